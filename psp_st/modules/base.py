@@ -1,0 +1,127 @@
+"""What every psp-st encoder module shares: the padded id batch contract and checked loading.
+
+Every encoder is a Sentence-Transformers ``InputModule`` whose ``preprocess`` emits padded 2-D ``input_ids``
+and ``attention_mask`` (what ST's merged forwards and cached losses expect), saves its weights as safetensors
+next to its own config file (never ``config.json``, which ST takes for a transformers config), and fails on
+load with a message that says which file is missing or wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file as load_safetensors_file
+from sentence_transformers.base.modules.input_module import InputModule
+
+#: Version of the on-disk layout written by psp-st modules; bumped on incompatible changes.
+FORMAT_VERSION = 1
+
+
+class ModelFolderError(ValueError):
+    """A model folder is incomplete, corrupt, or was written by an incompatible psp-st version."""
+
+
+def pad_flat_ids(
+    flat: np.ndarray,
+    lengths: np.ndarray,
+    pad_id: int,
+    drop_id: int | None = None,
+    empty_id: int | None = None,
+    max_length: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Turn a flat id array plus per-row lengths into padded ``(input_ids, attention_mask)``, vectorized.
+
+    Args:
+        flat: all ids of the batch, row after row.
+        lengths: number of ids of each row.
+        pad_id: id written into padding positions.
+        drop_id: ids equal to this are removed first (P-SP drops unknown pieces).
+        empty_id: a row left with no id gets this single id (P-SP: the unknown piece); ``None`` leaves the
+            row all padding.
+        max_length: keep at most this many ids per row (after dropping).
+    """
+    batch = len(lengths)
+    rows = np.repeat(np.arange(batch), lengths)
+    if drop_id is not None:
+        keep = flat != drop_id
+        flat, rows = flat[keep], rows[keep]
+        lengths = np.bincount(rows, minlength=batch)
+    starts = np.cumsum(lengths) - lengths
+    cols = np.arange(len(flat)) - np.repeat(starts, lengths)
+    if max_length is not None:
+        keep = cols < max_length
+        flat, rows, cols = flat[keep], rows[keep], cols[keep]
+        lengths = np.minimum(lengths, max_length)
+    width = max(int(lengths.max(initial=0)), 1)
+    input_ids = np.full((batch, width), pad_id, dtype=np.int64)
+    input_ids[rows, cols] = flat
+    if empty_id is not None:
+        input_ids[lengths == 0, 0] = empty_id
+    input_ids = torch.from_numpy(input_ids)
+    return input_ids, (input_ids != pad_id).long()
+
+
+class PSPInputModule(InputModule):
+    """Checked loading helpers for psp-st modules (config, files, weights)."""
+
+    config_file_name: str = "psp_config.json"
+    weights_file_name: str = "model.safetensors"
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {**super().get_config_dict(), "format_version": FORMAT_VERSION}
+
+    @classmethod
+    def _hub_kwargs(cls, **kwargs) -> dict[str, Any]:
+        keys = ("subfolder", "token", "cache_folder", "revision", "local_files_only")
+        return {key: kwargs[key] for key in keys if key in kwargs}
+
+    @classmethod
+    def _require_file(cls, model_name_or_path: str, filename: str, what: str, **hub_kwargs) -> str:
+        path = cls.load_file_path(model_name_or_path, filename=filename, **hub_kwargs)
+        if path is None:
+            where = f"{model_name_or_path}/{hub_kwargs.get('subfolder') or ''}".rstrip("/")
+            raise ModelFolderError(
+                f"{cls.__name__}: {what} '{filename}' is missing from {where}. The folder is incomplete or "
+                f"corrupt: re-save the model (model.save(path)) or download it again."
+            )
+        return path
+
+    @classmethod
+    def _load_checked_config(cls, model_name_or_path: str, **hub_kwargs) -> dict[str, Any]:
+        path = cls._require_file(model_name_or_path, cls.config_file_name, "config file", **hub_kwargs)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                config = json.load(handle)
+        except json.JSONDecodeError as error:
+            raise ModelFolderError(f"{cls.__name__}: {path} is not valid JSON ({error}).") from error
+        version = config.pop("format_version", None)
+        if version is None:
+            raise ModelFolderError(
+                f"{cls.__name__}: {path} has no 'format_version': it was written by a pre-release psp-st. "
+                "Re-save it with the psp-st version that wrote it, or retrain it with this one."
+            )
+        if version > FORMAT_VERSION:
+            raise ModelFolderError(
+                f"{cls.__name__}: {path} has format_version {version}, but this psp-st reads up to "
+                f"{FORMAT_VERSION}. Upgrade psp-st: pip install -U psp-st"
+            )
+        return config
+
+    @classmethod
+    def _load_checked_weights(cls, model_name_or_path: str, **hub_kwargs) -> dict[str, torch.Tensor]:
+        path = cls._require_file(model_name_or_path, cls.weights_file_name, "weights file", **hub_kwargs)
+        try:
+            return load_safetensors_file(path)
+        except Exception as error:  # safetensors raises its own SafetensorError on truncated files
+            raise ModelFolderError(f"{cls.__name__}: cannot read weights {path}: {error}") from error
+
+    @staticmethod
+    def _check_shape(name: str, tensor: torch.Tensor, expected: tuple[int, ...], hint: str) -> None:
+        if tuple(tensor.shape) != expected:
+            raise ModelFolderError(
+                f"weight '{name}' has shape {tuple(tensor.shape)}, expected {expected} ({hint}). The weights do not "
+                "belong to this tokenizer/config: the folder mixes files from different models."
+            )

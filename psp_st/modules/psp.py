@@ -1,0 +1,279 @@
+"""P-SP: the sentencepiece-averaging encoder of Wieting et al., "Paraphrastic Representations at Scale"."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from safetensors.torch import save_file as save_safetensors_file
+from torch import nn
+
+from psp_st.modules.base import ModelFolderError, PSPInputModule, pad_flat_ids
+from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
+from psp_st.tokenization.text_checks import check_texts
+
+
+class PSPEmbedding(PSPInputModule):
+    """Sentence embedding = mean of the embeddings of the sentence's sentencepiece pieces.
+
+    Unknown-piece semantics follow the paper: pieces the sentencepiece model maps to ``<unk>`` are dropped; a
+    text with no known piece (including ``""`` and whitespace-only text) gets the ``<unk>`` vector, never zeros
+    or NaN. Rows ``0 .. vocab_size-1`` are the pieces, row ``vocab_size`` is padding (all zeros, no gradient).
+
+    Args:
+        tokenizer: a :class:`~psp_st.tokenization.SentencePieceTokenizer` or the path of a ``.model`` file.
+        embedding_dim: vector size (the paper uses 1024).
+        embedding_weights: initial piece vectors ``(vocab_size, embedding_dim)``; random ``N(0, 1)`` if None.
+        max_seq_length: keep at most this many known pieces per text (``None``: no limit).
+        dropout: dropout on piece vectors while training (the paper tunes 0, 0.1, 0.3).
+        word_dropout: while training, drop each piece with this probability (at least one piece stays).
+        lowercase: lower-case inputs; ``None`` keeps the tokenizer's setting (default ``True`` when trained
+            with :meth:`from_texts`).
+
+    Example::
+
+        from sentence_transformers import SentenceTransformer
+        from psp_st.modules.psp import PSPEmbedding
+
+        module = PSPEmbedding.from_texts(sentences, vocab_size=50_000, embedding_dim=1024)
+        model = SentenceTransformer(modules=[module])
+        vectors = module.embed(["A man plays a guitar."])  # fast path, numpy, no ST overhead
+    """
+
+    config_keys: list[str] = ["embedding_dim", "max_seq_length", "dropout", "word_dropout", "lowercase"]
+    tokenizer_file_name: str = "sentencepiece.model"
+    modalities: list[str] = ["text"]
+
+    def __init__(
+        self,
+        tokenizer: SentencePieceTokenizer | str | os.PathLike,
+        embedding_dim: int = 1024,
+        embedding_weights: np.ndarray | torch.Tensor | None = None,
+        max_seq_length: int | None = None,
+        dropout: float = 0.0,
+        word_dropout: float = 0.0,
+        lowercase: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__()
+        if not isinstance(tokenizer, SentencePieceTokenizer):
+            tokenizer = SentencePieceTokenizer.from_file(tokenizer)
+        if lowercase is not None:
+            tokenizer.lowercase = lowercase
+        if max_seq_length is not None and max_seq_length < 1:
+            raise ValueError(f"max_seq_length must be >= 1 or None, got {max_seq_length}")
+        for name, value in (("dropout", dropout), ("word_dropout", word_dropout)):
+            if not 0.0 <= value < 1.0:
+                raise ValueError(f"{name} must be in [0, 1), got {value}")
+        self.tokenizer = tokenizer
+        self.max_seq_length = max_seq_length
+        self.dropout = dropout
+        self.word_dropout = word_dropout
+
+        vocab_size = tokenizer.vocab_size
+        if embedding_weights is None:
+            weights = torch.randn(vocab_size, embedding_dim)
+        else:
+            weights = torch.as_tensor(np.asarray(embedding_weights) if not torch.is_tensor(embedding_weights)
+                                      else embedding_weights, dtype=torch.float32)
+            if weights.shape[0] != vocab_size:
+                raise ValueError(f"embedding_weights has {weights.shape[0]} rows, the tokenizer has {vocab_size} pieces")
+            embedding_dim = weights.shape[1]
+        padding = torch.zeros(1, embedding_dim)
+        self.embedding = nn.Embedding.from_pretrained(
+            torch.cat([weights, padding]), freeze=False, padding_idx=vocab_size
+        )
+        self.embedding_dim = embedding_dim
+
+    # -- properties ---------------------------------------------------------------------------------------
+    @property
+    def lowercase(self) -> bool:
+        return self.tokenizer.lowercase
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.vocab_size
+
+    @property
+    def pad_id(self) -> int:
+        return self.tokenizer.vocab_size
+
+    @property
+    def unk_id(self) -> int:
+        return self.tokenizer.unk_id
+
+    def get_embedding_dimension(self) -> int:
+        return self.embedding_dim
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return self.embedding_dim
+
+    # -- alternative constructors -------------------------------------------------------------------------
+    @classmethod
+    def from_texts(
+        cls,
+        texts: Iterable[str],
+        vocab_size: int = 50_000,
+        embedding_dim: int = 1024,
+        character_coverage: float | None = None,
+        lowercase: bool = True,
+        seed: int = 42,
+        **options: Any,
+    ) -> PSPEmbedding:
+        """Train a sentencepiece unigram model on ``texts`` and return a fresh (untrained) module.
+
+        ``options`` go to :class:`PSPEmbedding` when they are its arguments (``max_seq_length``, ``dropout``,
+        ``word_dropout``) and to :meth:`SentencePieceTokenizer.train` otherwise.
+        """
+        module_keys = {"max_seq_length", "dropout", "word_dropout"}
+        module_options = {key: options.pop(key) for key in list(options) if key in module_keys}
+        if character_coverage is not None:
+            options["character_coverage"] = character_coverage
+        tokenizer = SentencePieceTokenizer.train(texts, vocab_size=vocab_size, lowercase=lowercase, seed=seed, **options)
+        generator = torch.Generator().manual_seed(seed)
+        weights = torch.randn(tokenizer.vocab_size, embedding_dim, generator=generator)
+        return cls(tokenizer, embedding_weights=weights, **module_options)
+
+    # -- Sentence-Transformers interface -----------------------------------------------------------------
+    def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, torch.Tensor]:
+        texts = check_texts(inputs)
+        if prompt:
+            texts = self._prepend_prompt(texts, prompt)
+        flat, lengths = self.tokenizer.encode_flat(texts)
+        input_ids, attention_mask = pad_flat_ids(
+            flat, lengths, pad_id=self.pad_id, drop_id=self.unk_id, empty_id=self.unk_id, max_length=self.max_seq_length
+        )
+        return {"input_ids": input_ids, "attention_mask": attention_mask}
+
+    def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
+        input_ids = features["input_ids"]
+        weight = self.embedding.weight
+        if self.training and (self.word_dropout > 0 or self.dropout > 0):
+            mask = input_ids != self.pad_id
+            if self.word_dropout > 0:
+                mask = self._drop_words(mask)
+            tokens = F.dropout(F.embedding(input_ids, weight, padding_idx=self.pad_id), self.dropout, training=True)
+            mask_f = mask.unsqueeze(-1).to(tokens.dtype)
+            embedding = (tokens * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
+        else:
+            embedding = F.embedding_bag(input_ids, weight, mode="mean", padding_idx=self.pad_id)
+        features["token_embeddings"] = None
+        features["sentence_embedding"] = embedding
+        return features
+
+    def _drop_words(self, mask: torch.Tensor) -> torch.Tensor:
+        keep = (torch.rand(mask.shape, device=mask.device) >= self.word_dropout) & mask
+        # never drop every piece of a text: fall back to its first piece
+        empty = ~keep.any(dim=1)
+        keep[empty, 0] = mask[empty, 0]
+        return keep
+
+    # -- fast path ----------------------------------------------------------------------------------------
+    @torch.inference_mode()
+    def embed(
+        self,
+        sentences: Sequence[str],
+        batch_size: int = 8192,
+        normalize: bool = False,
+        dtype: np.dtype | str = np.float32,
+        show_progress_bar: bool = False,
+    ) -> np.ndarray:
+        """Embed ``sentences`` into a ``(n, embedding_dim)`` array with no Sentence-Transformers overhead.
+
+        One sentencepiece call per batch (C++, whole list) and one ``embedding_bag`` over the flat piece ids:
+        no per-sentence Python work besides building the id array. Gives the same vectors as
+        ``SentenceTransformer.encode`` with this module.
+        """
+        texts = check_texts(sentences)
+        out = np.empty((len(texts), self.embedding_dim), dtype=dtype)
+        weight = self.embedding.weight.detach()
+        starts = range(0, len(texts), batch_size)
+        if show_progress_bar:
+            from tqdm.auto import tqdm
+
+            starts = tqdm(starts, desc="embed", unit="batch")
+        for start in starts:
+            batch = texts[start : start + batch_size]
+            out[start : start + len(batch)] = self._embed_batch(batch, weight, normalize).numpy()
+        return out
+
+    def _embed_batch(self, texts: list[str], weight: torch.Tensor, normalize: bool) -> torch.Tensor:
+        flat, lengths = self.tokenizer.encode_flat(texts)
+        rows = np.repeat(np.arange(len(texts)), lengths)
+        keep = flat != self.unk_id
+        flat, rows = flat[keep], rows[keep]
+        counts = np.bincount(rows, minlength=len(texts))
+        if self.max_seq_length is not None:
+            starts = np.cumsum(counts) - counts
+            cols = np.arange(len(flat)) - np.repeat(starts, counts)
+            flat = flat[cols < self.max_seq_length]
+            counts = np.minimum(counts, self.max_seq_length)
+        offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(counts)[:-1]]))
+        vectors = F.embedding_bag(torch.from_numpy(flat), weight, offsets, mode="mean")
+        empty = torch.from_numpy(counts == 0)
+        if bool(empty.any()):
+            vectors[empty] = weight[self.unk_id]
+        if normalize:
+            vectors = F.normalize(vectors, dim=-1)
+        return vectors
+
+    # -- saving and loading -------------------------------------------------------------------------------
+    def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
+        output_path = str(output_path)
+        os.makedirs(output_path, exist_ok=True)
+        self.save_config(output_path)
+        weights = self.embedding.weight.detach()[: self.vocab_size].contiguous().cpu()
+        save_safetensors_file({"embedding.weight": weights}, os.path.join(output_path, self.weights_file_name))
+        self.tokenizer.save(Path(output_path) / self.tokenizer_file_name)
+
+    @classmethod
+    def load(cls, model_name_or_path: str, **kwargs: Any) -> PSPEmbedding:
+        hub_kwargs = cls._hub_kwargs(**kwargs)
+        config = cls._load_checked_config(model_name_or_path, **hub_kwargs)
+        tokenizer_path = cls._require_file(model_name_or_path, cls.tokenizer_file_name, "sentencepiece model", **hub_kwargs)
+        try:
+            tokenizer = SentencePieceTokenizer.from_file(tokenizer_path)
+        except ValueError as error:
+            raise type(error)(f"{cls.__name__}: {tokenizer_path}: {error}") from error
+        weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
+        if "embedding.weight" not in weights:
+            raise ModelFolderError(f"{cls.__name__}: weights file has no 'embedding.weight' (found: {sorted(weights)})")
+        expected = (tokenizer.vocab_size, config.get("embedding_dim", weights["embedding.weight"].shape[-1]))
+        cls._check_shape("embedding.weight", weights["embedding.weight"], expected,
+                         f"{tokenizer.vocab_size} sentencepiece pieces x embedding_dim")
+        return cls(tokenizer, embedding_weights=weights["embedding.weight"], **config)
+
+    # -- export -------------------------------------------------------------------------------------------
+    def to_static_embedding(self):
+        """The same model as ST's built-in ``StaticEmbedding`` (HF ``tokenizers`` + ``nn.EmbeddingBag``).
+
+        Outputs are identical for texts without unknown pieces. For texts with unknown pieces the
+        StaticEmbedding averages the ``<unk>`` vector in, where PSPEmbedding drops those pieces; ``""`` gives
+        zeros there instead of the ``<unk>`` vector; ``max_seq_length`` is not applied.
+        """
+        from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+
+        weights = self.embedding.weight.detach()[: self.vocab_size].clone().cpu()
+        return StaticEmbedding(self.tokenizer.to_hf_tokenizer(), embedding_weights=weights)
+
+    def export_static(self, path: str | os.PathLike, normalize: bool = False) -> None:
+        """Write a model folder that ``SentenceTransformer(path)`` loads with no flag and without psp-st.
+
+        See :meth:`to_static_embedding` for how close its outputs are. ``normalize`` appends ST's ``Normalize``.
+        """
+        from sentence_transformers import SentenceTransformer
+        from sentence_transformers.sentence_transformer.modules import Normalize
+
+        modules: list[nn.Module] = [self.to_static_embedding()]
+        if normalize:
+            modules.append(Normalize())
+        SentenceTransformer(modules=modules, device="cpu").save(str(path))
+
+    def __repr__(self) -> str:
+        return (f"PSPEmbedding(vocab_size={self.vocab_size}, embedding_dim={self.embedding_dim}, "
+                f"lowercase={self.lowercase}, max_seq_length={self.max_seq_length})")

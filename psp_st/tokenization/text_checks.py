@@ -1,0 +1,26 @@
+"""Validation of text inputs shared by every tokenizer: a clear error instead of a crash deep inside."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def check_texts(texts: Sequence[str] | str) -> list[str]:
+    """Return ``texts`` as a list of strings, or raise naming the first bad element.
+
+    A single string is treated as a list of one. ``None``, numbers and other non-strings raise
+    :class:`TypeError` with their index; empty and whitespace-only strings are valid (each encoder documents
+    what they embed to).
+    """
+    if isinstance(texts, str):
+        return [texts]
+    if isinstance(texts, (bytes, bytearray)):
+        raise TypeError("texts must be str, not bytes: decode them first (e.g. bytes.decode('utf-8'))")
+    try:
+        texts = list(texts)
+    except TypeError:
+        raise TypeError(f"texts must be a list of strings, got {type(texts).__name__}") from None
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{index}] is {type(text).__name__} ({text!r:.40}), expected str")
+    return texts
