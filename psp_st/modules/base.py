@@ -25,12 +25,7 @@ class ModelFolderError(ValueError):
 
 
 def pad_flat_ids(
-    flat: np.ndarray,
-    lengths: np.ndarray,
-    pad_id: int,
-    drop_id: int | None = None,
-    empty_id: int | None = None,
-    max_length: int | None = None,
+    flat: np.ndarray, lengths: np.ndarray, pad_id: int, empty_id: int | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Turn a flat id array plus per-row lengths into padded ``(input_ids, attention_mask)``, vectorized.
 
@@ -38,23 +33,13 @@ def pad_flat_ids(
         flat: all ids of the batch, row after row.
         lengths: number of ids of each row.
         pad_id: id written into padding positions.
-        drop_id: ids equal to this are removed first (P-SP drops unknown pieces).
-        empty_id: a row left with no id gets this single id (P-SP: the unknown piece); ``None`` leaves the
-            row all padding.
-        max_length: keep at most this many ids per row (after dropping).
+        empty_id: a row with no id gets this single id (P-SP: the unknown piece); ``None`` leaves the row
+            all padding.
     """
     batch = len(lengths)
     rows = np.repeat(np.arange(batch), lengths)
-    if drop_id is not None:
-        keep = flat != drop_id
-        flat, rows = flat[keep], rows[keep]
-        lengths = np.bincount(rows, minlength=batch)
     starts = np.cumsum(lengths) - lengths
     cols = np.arange(len(flat)) - np.repeat(starts, lengths)
-    if max_length is not None:
-        keep = cols < max_length
-        flat, rows, cols = flat[keep], rows[keep], cols[keep]
-        lengths = np.minimum(lengths, max_length)
     width = max(int(lengths.max(initial=0)), 1)
     input_ids = np.full((batch, width), pad_id, dtype=np.int64)
     input_ids[rows, cols] = flat

@@ -21,8 +21,9 @@ from psp_st.tokenization.text_checks import check_texts
 class PSPEmbedding(PSPInputModule):
     """Sentence embedding = mean of the embeddings of the sentence's sentencepiece pieces.
 
-    Unknown-piece semantics follow the paper: pieces the sentencepiece model maps to ``<unk>`` are dropped; a
-    text with no known piece (including ``""`` and whitespace-only text) gets the ``<unk>`` vector, never zeros
+    Unknown-piece semantics follow the paper: pieces the sentencepiece model maps to ``<unk>`` are dropped
+    (with the bare ``▁`` word boundary sentencepiece puts before an unknown word, so the whole unknown word
+    is excluded: ``"a dog ☃ runs"`` embeds as ``"a dog runs"``); a text with no known piece (including ``""`` and whitespace-only text) gets the ``<unk>`` vector, never zeros
     or NaN. Rows ``0 .. vocab_size-1`` are the pieces, row ``vocab_size`` is padding (all zeros, no gradient).
 
     Args:
@@ -63,8 +64,8 @@ class PSPEmbedding(PSPInputModule):
         super().__init__()
         if not isinstance(tokenizer, SentencePieceTokenizer):
             tokenizer = SentencePieceTokenizer.from_file(tokenizer)
-        if lowercase is not None:
-            tokenizer.lowercase = lowercase
+        if lowercase is not None and lowercase != tokenizer.lowercase:
+            tokenizer = SentencePieceTokenizer(tokenizer.model_proto, lowercase=lowercase, num_threads=tokenizer.num_threads)
         if max_seq_length is not None and max_seq_length < 1:
             raise ValueError(f"max_seq_length must be >= 1 or None, got {max_seq_length}")
         for name, value in (("dropout", dropout), ("word_dropout", word_dropout)):
@@ -141,13 +142,11 @@ class PSPEmbedding(PSPInputModule):
 
     # -- Sentence-Transformers interface -----------------------------------------------------------------
     def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, torch.Tensor]:
-        texts = check_texts(inputs)
+        texts = check_texts(inputs, where="SentenceTransformer.encode")
         if prompt:
             texts = self._prepend_prompt(texts, prompt)
-        flat, lengths = self.tokenizer.encode_flat(texts)
-        input_ids, attention_mask = pad_flat_ids(
-            flat, lengths, pad_id=self.pad_id, drop_id=self.unk_id, empty_id=self.unk_id, max_length=self.max_seq_length
-        )
+        flat, lengths = self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True)
+        input_ids, attention_mask = pad_flat_ids(flat, lengths, pad_id=self.pad_id, empty_id=self.unk_id)
         return {"input_ids": input_ids, "attention_mask": attention_mask}
 
     def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
@@ -157,11 +156,15 @@ class PSPEmbedding(PSPInputModule):
             mask = input_ids != self.pad_id
             if self.word_dropout > 0:
                 mask = self._drop_words(mask)
-            tokens = F.dropout(F.embedding(input_ids, weight, padding_idx=self.pad_id), self.dropout, training=True)
+            tokens = F.embedding(input_ids, weight, padding_idx=self.pad_id, sparse=self.embedding.sparse)
+            tokens = F.dropout(tokens, self.dropout, training=True)
             mask_f = mask.unsqueeze(-1).to(tokens.dtype)
             embedding = (tokens * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
         else:
-            embedding = F.embedding_bag(input_ids, weight, mode="mean", padding_idx=self.pad_id)
+            # embedding.sparse (set by a trainer, e.g. MegaBatchTrainer(sparse_embeddings=True)) -> sparse gradients
+            embedding = F.embedding_bag(
+                input_ids, weight, mode="mean", padding_idx=self.pad_id, sparse=self.embedding.sparse
+            )
         features["token_embeddings"] = None
         features["sentence_embedding"] = embedding
         return features
@@ -203,16 +206,7 @@ class PSPEmbedding(PSPInputModule):
         return out
 
     def _embed_batch(self, texts: list[str], weight: torch.Tensor, normalize: bool) -> torch.Tensor:
-        flat, lengths = self.tokenizer.encode_flat(texts)
-        rows = np.repeat(np.arange(len(texts)), lengths)
-        keep = flat != self.unk_id
-        flat, rows = flat[keep], rows[keep]
-        counts = np.bincount(rows, minlength=len(texts))
-        if self.max_seq_length is not None:
-            starts = np.cumsum(counts) - counts
-            cols = np.arange(len(flat)) - np.repeat(starts, counts)
-            flat = flat[cols < self.max_seq_length]
-            counts = np.minimum(counts, self.max_seq_length)
+        flat, counts = self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True)
         offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(counts)[:-1]]))
         vectors = F.embedding_bag(torch.from_numpy(flat), weight, offsets, mode="mean")
         empty = torch.from_numpy(counts == 0)

@@ -31,6 +31,13 @@ DEFAULT_CHARACTER_COVERAGE = 1.0
 DEFAULT_INPUT_SENTENCE_SIZE = 10_000_000
 
 
+def truncate_flat(flat: np.ndarray, lengths: np.ndarray, max_length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Keep the first ``max_length`` ids of each row of a flat id array (vectorized)."""
+    starts = np.cumsum(lengths) - lengths
+    cols = np.arange(len(flat)) - np.repeat(starts, lengths)
+    return flat[cols < max_length], np.minimum(lengths, max_length)
+
+
 class SentencePieceTokenizer:
     """A sentencepiece model plus the preprocessing P-SP applies around it (lower-casing, truncation).
 
@@ -95,12 +102,15 @@ class SentencePieceTokenizer:
             raise ValueError(f"character_coverage must be in (0, 1], got {character_coverage}")
 
         count = 0
+        bad_input: TypeError | None = None
 
         def sentences():
-            nonlocal count
+            # sentencepiece turns exceptions raised here into a bare RuntimeError: keep ours to re-raise it
+            nonlocal count, bad_input
             for index, text in enumerate(texts):
                 if not isinstance(text, str):
-                    raise TypeError(f"training text #{index} is {type(text).__name__}, expected str")
+                    bad_input = TypeError(f"training text #{index} is {type(text).__name__}, expected str")
+                    return
                 text = text.strip()
                 if text:
                     count += 1
@@ -126,9 +136,13 @@ class SentencePieceTokenizer:
                 **trainer_options,
             )
         except RuntimeError as error:
+            if bad_input is not None:
+                raise bad_input from None
             if count == 0:
                 raise ValueError("cannot train a sentencepiece model: no non-empty training text") from error
             raise
+        if bad_input is not None:
+            raise bad_input
         logger.info("trained sentencepiece %s model on %d sentences", model_type, count)
         return cls(buffer.getvalue(), lowercase=lowercase)
 
@@ -166,12 +180,43 @@ class SentencePieceTokenizer:
             texts = [text.lower() for text in texts]
         return self.processor.encode(texts, out_type=str, num_threads=self.num_threads)
 
-    def encode_flat(self, texts: Sequence[str], max_length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Encode ``texts`` into one flat id array and per-text lengths (no per-token Python work)."""
-        ids = self.encode(texts, max_length=max_length)
+    def encode_flat(
+        self, texts: Sequence[str], max_length: int | None = None, drop_unknown: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Encode ``texts`` into one flat id array and per-text lengths (no per-token Python work).
+
+        With ``drop_unknown``, unknown pieces are removed together with a bare word-boundary piece (``▁``)
+        right before them, so an unknown word leaves no trace: ``"a dog ☃ runs"`` encodes as ``"a dog runs"``.
+        ``max_length`` then keeps the first ``max_length`` remaining pieces of each text.
+        """
+        ids = self.encode(texts)
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         flat = np.fromiter((i for row in ids for i in row), dtype=np.int64, count=int(lengths.sum()))
+        if drop_unknown and len(flat):
+            flat, lengths = self._drop_unknown(flat, lengths)
+        if max_length is not None:
+            flat, lengths = truncate_flat(flat, lengths, max_length)
         return flat, lengths
+
+    def _drop_unknown(self, flat: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rows = np.repeat(np.arange(len(lengths)), lengths)
+        unknown = flat == self.unk_id
+        if not unknown.any():
+            return flat, lengths
+        drop = unknown.copy()
+        space = self.word_boundary_id
+        if space is not None:
+            before_unknown = np.zeros_like(unknown)
+            before_unknown[:-1] = unknown[1:] & (rows[:-1] == rows[1:])
+            drop |= before_unknown & (flat == space)
+        keep = ~drop
+        return flat[keep], np.bincount(rows[keep], minlength=len(lengths))
+
+    @property
+    def word_boundary_id(self) -> int | None:
+        """Id of the bare ``▁`` piece that sentencepiece emits before a word it cannot start with a piece."""
+        index = self.processor.piece_to_id("\u2581")
+        return None if index == self.unk_id else index
 
     def unknown_rate(self, texts: Sequence[str]) -> float:
         """Share of texts that contain at least one unknown piece."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
-def check_texts(texts: Sequence[str] | str) -> list[str]:
+def check_texts(texts: Sequence[str] | str, where: str | None = None) -> list[str]:
     """Return ``texts`` as a list of strings, or raise naming the first bad element.
 
     A single string is treated as a list of one. ``None``, numbers and other non-strings raise
-    :class:`TypeError` with their index; empty and whitespace-only strings are valid (each encoder documents
+    :class:`TypeError` with their index (or, with ``where``, naming the caller instead: Sentence-Transformers
+    reorders inputs by length, so a batch index would mislead); empty and whitespace-only strings are valid (each encoder documents
     what they embed to).
     """
     if isinstance(texts, str):
@@ -22,5 +23,6 @@ def check_texts(texts: Sequence[str] | str) -> list[str]:
         raise TypeError(f"texts must be a list of strings, got {type(texts).__name__}") from None
     for index, text in enumerate(texts):
         if not isinstance(text, str):
-            raise TypeError(f"texts[{index}] is {type(text).__name__} ({text!r:.40}), expected str")
+            label = f"texts[{index}]" if where is None else f"an input of {where}"
+            raise TypeError(f"{label} is {type(text).__name__} ({text!r:.40}), expected str")
     return texts

@@ -1,0 +1,30 @@
+"""``psp-st score``: cosine similarity of sentence pairs in a TSV file."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("score", help="score sentence pairs (TSV) with cosine similarity",
+                                   description=run.__doc__)
+    parser.add_argument("--model", required=True, help="model folder, psp-st short name (psp-en) or Hub id")
+    parser.add_argument("--pairs", required=True, help="UTF-8 TSV: sentence1<TAB>sentence2 per line")
+    parser.add_argument("--output", required=True, help="output TSV: the input columns plus a cosine column")
+    parser.add_argument("--header", action="store_true", help="the first line is a header")
+    parser.add_argument("--chunk-size", type=int, default=50_000, help="pairs scored per chunk (RAM bound)")
+    parser.add_argument("--threads", type=int, default=None, help="torch/sentencepiece threads (default: all)")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Lines keep their order; a line without exactly one tab (or an empty line) is an error naming it."""
+    from psp_st.cli._model import open_model
+    from psp_st.inference import score_file
+
+    model = open_model(args.model, args.threads)
+    count = score_file(model, args.pairs, args.output, chunk_size=args.chunk_size, header=args.header,
+                       show_progress_bar=not args.no_progress)
+    print(f"wrote {args.output}: {count} scored pairs")
+    return 0

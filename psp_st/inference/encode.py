@@ -1,0 +1,31 @@
+"""One entry point to embed texts with any SentenceTransformer, taking the P-SP fast path when possible."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from psp_st.tokenization.text_checks import check_texts
+
+
+def fast_module(model):
+    """The model's first module if it has a fast ``embed`` path and nothing after it changes the vector."""
+    from sentence_transformers.sentence_transformer.modules import Normalize
+
+    modules = list(model)
+    if modules and hasattr(modules[0], "embed") and all(isinstance(m, Normalize) for m in modules[1:]):
+        return modules[0], len(modules) > 1
+    return None, False
+
+
+def encode_texts(model, texts: Sequence[str], batch_size: int = 8192, normalize: bool = False) -> np.ndarray:
+    """Embed ``texts`` as a float32 ``(n, dim)`` array; uses ``module.embed`` for P-SP-style models."""
+    texts = check_texts(texts)
+    module, has_normalize = fast_module(model)
+    if module is not None:
+        return module.embed(texts, batch_size=batch_size, normalize=normalize or has_normalize)
+    if not texts:
+        return np.zeros((0, model.get_embedding_dimension() or 0), dtype=np.float32)
+    vectors = model.encode(texts, batch_size=min(batch_size, 256), convert_to_numpy=True, normalize_embeddings=normalize)
+    return np.asarray(vectors, dtype=np.float32)

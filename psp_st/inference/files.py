@@ -1,0 +1,91 @@
+"""Embed a text file into a ``.npy`` and score a TSV of pairs, streamed in chunks (10M lines fit in little RAM)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from psp_st.inference.encode import encode_texts
+from psp_st.io.atomic import atomic_path
+from psp_st.io.lines import count_lines, iter_line_chunks
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="line", disable=not enabled)
+
+
+def embed_file(
+    model,
+    input_path: str | os.PathLike,
+    output_path: str | os.PathLike,
+    chunk_size: int = 100_000,
+    float16: bool = False,
+    normalize: bool = False,
+    show_progress_bar: bool = True,
+) -> tuple[int, int]:
+    """Embed every line of ``input_path`` (UTF-8, one text per line) into the ``.npy`` file ``output_path``.
+
+    Row ``i`` of the array is line ``i + 1``. An empty line is embedded as the empty text (for P-SP: the
+    ``<unk>`` vector), so rows stay aligned with lines. The array is written through a memory map in chunks
+    and renamed into place only when complete. Returns the array shape.
+    """
+    total = count_lines(input_path)
+    dim = model.get_embedding_dimension()
+    dtype = np.float16 if float16 else np.float32
+    with atomic_path(output_path) as tmp, _progress(total, "embed", show_progress_bar) as bar:
+        array = np.lib.format.open_memmap(tmp, mode="w+", dtype=dtype, shape=(total, dim))
+        row = 0
+        for chunk in iter_line_chunks(input_path, chunk_size):
+            texts = [text for _, text in chunk]
+            array[row : row + len(texts)] = encode_texts(model, texts, normalize=normalize)
+            row += len(texts)
+            bar.update(len(texts))
+        array.flush()
+        del array
+    return total, dim
+
+
+def _split_pair(path: Path, number: int, text: str) -> tuple[str, str]:
+    fields = text.split("\t")
+    if len(fields) != 2:
+        what = "an empty line" if text == "" else f"{len(fields)} field(s)"
+        raise ValueError(f"{path}:{number}: expected 2 tab-separated sentences, got {what}")
+    return fields[0], fields[1]
+
+
+def score_file(
+    model,
+    pairs_path: str | os.PathLike,
+    output_path: str | os.PathLike,
+    chunk_size: int = 50_000,
+    header: bool = False,
+    show_progress_bar: bool = True,
+) -> int:
+    """Write each ``sentence1<TAB>sentence2`` line of ``pairs_path`` with a third column: their cosine.
+
+    Lines keep their order. A line without exactly one tab (including an empty line) raises
+    :class:`ValueError` naming its line number; nothing is written then. With ``header`` the first line is
+    copied with a ``cosine`` column added. Returns the number of scored pairs.
+    """
+    pairs_path = Path(pairs_path)
+    total = count_lines(pairs_path)
+    scored = 0
+    with atomic_path(output_path) as tmp, open(tmp, "w", encoding="utf-8") as out, \
+            _progress(total, "score", show_progress_bar) as bar:
+        for chunk in iter_line_chunks(pairs_path, chunk_size):
+            if header and chunk[0][0] == 1:
+                out.write(f"{chunk[0][1]}\tcosine\n")
+                chunk = chunk[1:]
+                bar.update(1)
+            pairs = [_split_pair(pairs_path, number, text) for number, text in chunk]
+            left = encode_texts(model, [a for a, _ in pairs], normalize=True)
+            right = encode_texts(model, [b for _, b in pairs], normalize=True)
+            cosines = np.einsum("ij,ij->i", left, right)
+            out.writelines(f"{a}\t{b}\t{c:.6f}\n" for (a, b), c in zip(pairs, cosines, strict=True))
+            scored += len(pairs)
+            bar.update(len(chunk))
+    return scored

@@ -1,0 +1,235 @@
+"""Morfessor Baseline segmentation: words -> morphs, as the token unit of any token-based encoder.
+
+Sjöblom et al. (W-NUT 2018, section 4.1 and appendix A.1) train Morfessor Baseline on the training corpus and
+embed morphs instead of words, which shrinks the vocabulary of morphologically rich languages (Finnish: 131k
+word types -> 34k morphs). :class:`MorfessorTokenizer` splits text into lower-cased words (the
+:class:`~psp_st.tokenization.words.WordTokenizer` rules), segments each word with the Morfessor model (Viterbi
+for words it has not seen) and maps morphs to ids with a :class:`~psp_st.tokenization.words.Vocabulary`.
+
+The Morfessor model is saved in Morfessor's own text segmentation format (``morfessor_segmentation.txt``, one
+``<count> <morph> + <morph> ...`` line per word, readable by the ``morfessor`` command line tool) and loaded with
+Morfessor's text reader: never with pickle. ``morfessor`` is an optional dependency: ``pip install psp-st[zoo]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from psp_st.io.atomic import atomic_path
+from psp_st.tokenization.words import (
+    TOKENIZER_FORMAT_VERSION,
+    UNK_TOKEN,
+    Vocabulary,
+    WordTokenizer,
+    _VocabularyTokenizer,
+)
+
+
+def _import_morfessor():
+    try:
+        import morfessor
+    except ImportError as error:  # pragma: no cover - depends on the environment
+        raise ImportError("Morfessor segmentation needs the 'morfessor' package: pip install psp-st[zoo]") from error
+    import morfessor.utils
+
+    morfessor.utils.show_progress_bar = False  # it prints dots to stderr otherwise
+    return morfessor
+
+
+class MorfessorSegmenter:
+    """A Morfessor Baseline model with a per-word cache.
+
+    Args:
+        segmentations: ``(count, word, morphs)`` triples, as ``BaselineModel.get_segmentations()`` gives them.
+        corpus_weight: the model's corpus weight (kept so a reloaded model segments unseen words the same way).
+    """
+
+    file_name: ClassVar[str] = "morfessor_segmentation.txt"
+
+    def __init__(self, segmentations: Iterable[tuple[int, str, Sequence[str]]], corpus_weight: float = 1.0,
+                 max_word_length: int = 60) -> None:
+        morfessor = _import_morfessor()
+        segmentations = [(int(count), str(word), tuple(morphs)) for count, word, morphs in segmentations]
+        for count, word, morphs in segmentations:
+            if "".join(morphs) != word or not word or " " in word or any(" + " in m or not m for m in morphs):
+                raise ValueError(f"bad Morfessor segmentation {count} {word!r} -> {morphs!r}")
+        # The model is always rebuilt from its segmentation list (what the text file holds), so a freshly
+        # trained segmenter and one reloaded from disk segment every word, seen or unseen, identically.
+        self.model = morfessor.BaselineModel(corpusweight=corpus_weight)
+        self.model.load_segmentations(segmentations)
+        self.segmentations = segmentations
+        self.corpus_weight = corpus_weight
+        self.max_word_length = max_word_length
+        self._cache: dict[str, tuple[str, ...]] = {word: morphs for _, word, morphs in segmentations}
+        self._known = len(self._cache)
+
+    @classmethod
+    def train(
+        cls,
+        words: Counter | Iterable[str],
+        corpus_weight: float = 1.0,
+        count_modifier: str = "log",
+        finish_threshold: float = 0.005,
+        max_epochs: int | None = None,
+        max_words: int | None = None,
+        seed: int = 0,
+    ) -> MorfessorSegmenter:
+        """Train Morfessor Baseline (recursive batch algorithm) on word counts.
+
+        Args:
+            words: a ``Counter`` of word frequencies, or an iterable of words (counted here).
+            corpus_weight: Morfessor's ``alpha``: larger values give longer morphs / a larger lexicon.
+            count_modifier: ``"log"`` (``round(log(count + 1))``, the Morfessor 2.0 recommendation for
+                dampening frequent words), ``"types"`` (every word counts once) or ``"tokens"`` (raw counts).
+            finish_threshold: stop when the cost improves by less than this per word type.
+            max_epochs: cap on training epochs (``None``: until converged).
+            max_words: train on the ``max_words`` most frequent words only (training time grows with the
+                number of word types); other words are segmented with Viterbi when they are met.
+            seed: seed of the random order Morfessor visits words in.
+        """
+        import random
+
+        morfessor = _import_morfessor()
+        counts = words if isinstance(words, Counter) else Counter(words)
+        modifiers = {"log": lambda c: max(1, int(round(math.log(c + 1, 2)))), "types": lambda c: 1, "tokens": None}
+        if count_modifier not in modifiers:
+            raise ValueError(f"count_modifier must be one of {sorted(modifiers)}, got {count_modifier!r}")
+        items = [(word, count) for word, count in counts.items() if word and " " not in word]
+        if max_words is not None:
+            items = sorted(items, key=lambda item: (-item[1], item[0]))[:max_words]
+        data = [(count, word) for word, count in sorted(items)]
+        if not data:
+            raise ValueError("cannot train Morfessor: no words in the training texts")
+        random.seed(seed)
+        model = morfessor.BaselineModel(corpusweight=corpus_weight)
+        model.load_data(data, count_modifier=modifiers[count_modifier])
+        model.train_batch(finish_threshold=finish_threshold, max_epochs=max_epochs)
+        return cls(model.get_segmentations(), corpus_weight=corpus_weight)
+
+    def segment(self, word: str) -> tuple[str, ...]:
+        """Morphs of ``word`` (cached; Viterbi segmentation for words not in the training data)."""
+        morphs = self._cache.get(word)
+        if morphs is None:
+            if len(word) > self.max_word_length:  # Viterbi is quadratic in the word length
+                morphs = tuple(word[i : i + self.max_word_length] for i in range(0, len(word), self.max_word_length))
+            else:
+                morphs = tuple(self.model.viterbi_segment(word)[0])
+            if len(self._cache) < self._known + 1_000_000:
+                self._cache[word] = morphs
+        return morphs
+
+    def lexicon_size(self) -> int:
+        """Number of distinct morphs in the model's lexicon."""
+        return len({m for _, _, seg in self.segmentations for m in seg})
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Write the model in Morfessor's text segmentation format (atomically)."""
+        morfessor = _import_morfessor()
+        io = morfessor.MorfessorIO(encoding="utf-8")
+        with atomic_path(Path(directory) / self.file_name) as tmp:
+            io.write_segmentation_file(str(tmp), self.segmentations)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike, corpus_weight: float = 1.0, **options: Any) -> MorfessorSegmenter:
+        """Read a model written by :meth:`save` (or ``morfessor -S``) with Morfessor's text reader."""
+        morfessor = _import_morfessor()
+        path = Path(directory) / cls.file_name
+        if not path.is_file():
+            raise FileNotFoundError(f"Morfessor segmentation file not found: {path}")
+        io = morfessor.MorfessorIO(encoding="utf-8")
+        try:
+            segmentations = list(io.read_segmentation_file(str(path)))
+        except (ValueError, UnicodeDecodeError) as error:
+            raise ValueError(f"{path} is not a Morfessor segmentation file ({error})") from error
+        if not segmentations:
+            raise ValueError(f"{path} holds no segmentation")
+        return cls(segmentations, corpus_weight=corpus_weight, **options)
+
+
+class MorfessorTokenizer(_VocabularyTokenizer):
+    """Words segmented into Morfessor morphs, then mapped to ids with a morph vocabulary.
+
+    Args:
+        vocabulary: the morph vocabulary (``<unk>`` first).
+        segmenter: the trained :class:`MorfessorSegmenter`.
+        lowercase: lower-case the text before splitting it into words.
+
+    Example::
+
+        tokenizer = MorfessorTokenizer.train(finnish_sentences, min_count=1)
+        tokenizer.tokenize(["Talossa on kissoja."])  # [['talo', 'ssa', 'on', 'kissa', 'ja', '.']]
+    """
+
+    kind: ClassVar[str] = "morfessor"
+
+    def __init__(self, vocabulary: Vocabulary | Sequence[str], segmenter: MorfessorSegmenter,
+                 lowercase: bool = True) -> None:
+        super().__init__(vocabulary, lowercase)
+        self.segmenter = segmenter
+        self.words = WordTokenizer([UNK_TOKEN], lowercase=lowercase)
+
+    def split(self, text: str, max_length: int | None = None) -> list[str]:
+        segment = self.segmenter.segment
+        morphs: list[str] = []
+        for word in self.words.split(text, max_length):
+            morphs.extend(segment(word))
+            if max_length is not None and len(morphs) >= max_length:
+                return morphs[:max_length]
+        return morphs
+
+    def _extra_config(self) -> dict[str, Any]:
+        return {"corpus_weight": self.segmenter.corpus_weight}
+
+    @classmethod
+    def train(
+        cls,
+        texts: Iterable[str],
+        min_count: int = 1,
+        max_size: int | None = None,
+        lowercase: bool = True,
+        **morfessor_options: Any,
+    ) -> MorfessorTokenizer:
+        """Train Morfessor Baseline on the words of ``texts``, then build the morph vocabulary.
+
+        ``morfessor_options`` go to :meth:`MorfessorSegmenter.train` (``corpus_weight``, ``count_modifier``,
+        ``max_epochs``, ...).
+        """
+        texts = list(texts)
+        word_counts = WordTokenizer.count_tokens(texts, lowercase=lowercase)
+        segmenter = MorfessorSegmenter.train(word_counts, **morfessor_options)
+        morph_counts: Counter = Counter()
+        for word, count in word_counts.items():
+            for morph in segmenter.segment(word):
+                morph_counts[morph] += count
+        vocabulary = Vocabulary.from_counts(morph_counts, min_count=min_count, max_size=max_size)
+        return cls(vocabulary, segmenter, lowercase=lowercase)
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Write ``vocab.json`` (morph vocabulary, options) and ``morfessor_segmentation.txt``."""
+        self.segmenter.save(directory)
+        super().save(directory)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> MorfessorTokenizer:
+        path = Path(directory) / cls.file_name
+        if not path.is_file():
+            raise FileNotFoundError(f"tokenizer file not found: {path}")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise ValueError(f"{path} is not valid JSON ({error})") from error
+        if not isinstance(data, dict) or data.get("kind") != cls.kind:
+            raise ValueError(f"{path}: expected a '{cls.kind}' tokenizer, found {data.get('kind')!r}")
+        if data.get("format_version", 0) > TOKENIZER_FORMAT_VERSION:
+            raise ValueError(f"{path}: tokenizer format_version {data['format_version']} is too new: pip install -U psp-st")
+        segmenter = MorfessorSegmenter.load(directory, corpus_weight=float(data.get("corpus_weight", 1.0)))
+        try:
+            return cls(Vocabulary(data["tokens"]), segmenter, lowercase=bool(data.get("lowercase", True)))
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"{path}: malformed tokenizer file ({error!r})") from error

@@ -1,0 +1,253 @@
+"""Word and character-trigram tokenizers with a vocabulary built from training text (WORD / TRIGRAM models).
+
+Following Wieting & Gimpel, "ParaNMT-50M" (section 4): WORD averages the embeddings of the (lower-cased) words
+of a sentence, TRIGRAM those of the character trigrams of ``" " + text + " "``. Both map tokens to ids with a
+:class:`Vocabulary` (id 0 is ``<unk>``). We use a vocabulary rather than feature hashing for trigrams: it is what
+the paper does, it has no collisions, a vector can be traced back to its trigram, and a caption/news corpus has
+only tens of thousands of distinct trigrams, so the table stays small (cap it with ``max_size``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import string
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from itertools import islice
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from psp_st.io.atomic import atomic_path
+from psp_st.tokenization.text_checks import check_texts
+
+#: Words keep inner apostrophes, hyphens and dots ("don't", "well-known", "u.s"); other punctuation marks are
+#: tokens of their own, whitespace separates.
+WORD_PATTERN = re.compile(r"\w+(?:['’\-.]\w+)*|[^\w\s]")
+_WHITESPACE = re.compile(r"\s+")
+UNK_TOKEN = "<unk>"
+#: Version of the tokenizer file layout.
+TOKENIZER_FORMAT_VERSION = 1
+
+
+def _strip_punctuation(word: str) -> str:
+    """``word`` without punctuation characters (ASCII and Unicode category P*)."""
+    return "".join(ch for ch in word if ch not in string.punctuation and not unicodedata.category(ch).startswith("P"))
+
+
+class Vocabulary:
+    """Token <-> id table; id 0 is ``<unk>``.
+
+    Args:
+        tokens: the tokens, in id order; ``tokens[0]`` must be ``"<unk>"``.
+    """
+
+    def __init__(self, tokens: Sequence[str]) -> None:
+        tokens = list(tokens)
+        if not tokens or tokens[0] != UNK_TOKEN:
+            raise ValueError(f"a vocabulary must start with {UNK_TOKEN!r}, got {tokens[:1]}")
+        index = {token: i for i, token in enumerate(tokens)}
+        if len(index) != len(tokens):
+            raise ValueError("vocabulary has duplicate tokens")
+        self.tokens = tokens
+        self.index = index
+
+    @classmethod
+    def from_counts(cls, counts: Counter, min_count: int = 1, max_size: int | None = None) -> Vocabulary:
+        """Tokens seen at least ``min_count`` times, most frequent first, at most ``max_size`` (``<unk>`` included)."""
+        if min_count < 1:
+            raise ValueError(f"min_count must be >= 1, got {min_count}")
+        if max_size is not None and max_size < 2:
+            raise ValueError(f"max_size must be >= 2 (<unk> and one token), got {max_size}")
+        ranked = sorted((item for item in counts.items() if item[1] >= min_count and item[0] != UNK_TOKEN),
+                        key=lambda item: (-item[1], item[0]))
+        if max_size is not None:
+            ranked = ranked[: max_size - 1]
+        if not ranked:
+            raise ValueError(f"no token occurs at least min_count={min_count} times in the training texts")
+        return cls([UNK_TOKEN] + [token for token, _ in ranked])
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __contains__(self, token: str) -> bool:
+        return token in self.index
+
+    @property
+    def unk_id(self) -> int:
+        return 0
+
+
+class _VocabularyTokenizer:
+    """Shared encode/save/load of the vocabulary-based tokenizers; subclasses define :meth:`split`."""
+
+    kind: ClassVar[str]
+    file_name: ClassVar[str] = "vocab.json"
+
+    def __init__(self, vocabulary: Vocabulary | Sequence[str], lowercase: bool = True) -> None:
+        self.vocab = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
+        self.lowercase = lowercase
+
+    # -- subclass hooks -----------------------------------------------------------------------------------
+    def split(self, text: str, max_length: int | None = None) -> list[str]:
+        raise NotImplementedError
+
+    def lookup(self, token: str) -> int:
+        return self.vocab.index.get(token, 0)
+
+    def _extra_config(self) -> dict[str, Any]:
+        return {}
+
+    # -- properties ---------------------------------------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    @property
+    def unk_id(self) -> int:
+        return 0
+
+    def id_to_token(self, index: int) -> str:
+        return self.vocab.tokens[index]
+
+    # -- encoding -----------------------------------------------------------------------------------------
+    def tokenize(self, texts: Sequence[str] | str, max_length: int | None = None) -> list[list[str]]:
+        """Token strings of each text (before the vocabulary lookup)."""
+        return [self.split(text, max_length) for text in check_texts(texts)]
+
+    def encode(self, texts: Sequence[str] | str, max_length: int | None = None) -> list[list[int]]:
+        """Token ids of each text; unknown tokens are :attr:`unk_id`. Stops after ``max_length`` tokens."""
+        lookup = self.lookup
+        return [[lookup(token) for token in self.split(text, max_length)] for text in check_texts(texts)]
+
+    def encode_flat(self, texts: Sequence[str], max_length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """One flat id array and the per-text lengths (the layout :func:`pad_flat_ids` takes)."""
+        ids = self.encode(texts, max_length=max_length)
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        flat = np.fromiter((i for row in ids for i in row), dtype=np.int64, count=int(lengths.sum()))
+        return flat, lengths
+
+    def unknown_rate(self, texts: Sequence[str]) -> float:
+        """Share of tokens mapped to ``<unk>``."""
+        flat, _ = self.encode_flat(texts)
+        return float((flat == 0).mean()) if len(flat) else 0.0
+
+    # -- training -----------------------------------------------------------------------------------------
+    @classmethod
+    def count_tokens(cls, texts: Iterable[str], **options: Any) -> Counter:
+        splitter = cls(Vocabulary([UNK_TOKEN]), **options)
+        counts: Counter = Counter()
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"training text #{index} is {type(text).__name__}, expected str")
+            counts.update(splitter.split(text))
+        return counts
+
+    @classmethod
+    def train(cls, texts: Iterable[str], min_count: int = 1, max_size: int | None = None, **options: Any):
+        """Build the vocabulary from ``texts``: tokens seen ``min_count`` times, the ``max_size`` most frequent."""
+        counts = cls.count_tokens(texts, **options)
+        return cls(Vocabulary.from_counts(counts, min_count=min_count, max_size=max_size), **options)
+
+    # -- saving and loading -------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"format_version": TOKENIZER_FORMAT_VERSION, "kind": self.kind, "lowercase": self.lowercase,
+                **self._extra_config(), "tokens": self.vocab.tokens}
+
+    def save(self, directory: str | os.PathLike) -> None:
+        """Write ``vocab.json`` (kind, options and the token list) into ``directory`` (atomically)."""
+        with atomic_path(Path(directory) / self.file_name) as tmp:
+            tmp.write_text(json.dumps(self.to_dict(), ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "tokenizer") -> _VocabularyTokenizer:
+        if not isinstance(data, dict) or data.get("kind") != cls.kind:
+            found = data.get("kind") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"{source}: expected a '{cls.kind}' tokenizer, found {found!r}")
+        if data.get("format_version", 0) > TOKENIZER_FORMAT_VERSION:
+            raise ValueError(f"{source}: tokenizer format_version {data['format_version']} is newer than this "
+                             f"psp-st reads ({TOKENIZER_FORMAT_VERSION}): pip install -U psp-st")
+        options = {key: value for key, value in data.items() if key not in ("format_version", "kind", "tokens")}
+        try:
+            return cls(Vocabulary(data["tokens"]), **options)
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"{source}: malformed tokenizer file ({error!r})") from error
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike) -> _VocabularyTokenizer:
+        path = Path(directory) / cls.file_name
+        if not path.is_file():
+            raise FileNotFoundError(f"tokenizer file not found: {path}")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise ValueError(f"{path} is not valid JSON ({error})") from error
+        return cls.from_dict(data, source=str(path))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(vocab_size={self.vocab_size}, lowercase={self.lowercase})"
+
+
+class WordTokenizer(_VocabularyTokenizer):
+    """Lower-cased words and punctuation marks; an unknown word is retried with its punctuation removed
+    ("don't" -> "dont", "u.s" -> "us") before it becomes ``<unk>``.
+
+    Example::
+
+        tokenizer = WordTokenizer.train(sentences, min_count=2, max_size=100_000)
+        tokenizer.encode(["A man plays a guitar."])
+    """
+
+    kind: ClassVar[str] = "words"
+
+    def __init__(self, vocabulary: Vocabulary | Sequence[str], lowercase: bool = True) -> None:
+        super().__init__(vocabulary, lowercase)
+        self._retry_cache: dict[str, int] = {}
+
+    def split(self, text: str, max_length: int | None = None) -> list[str]:
+        if self.lowercase:
+            text = text.lower()
+        if max_length is None:
+            return WORD_PATTERN.findall(text)
+        return [match.group() for match in islice(WORD_PATTERN.finditer(text), max_length)]
+
+    def lookup(self, token: str) -> int:
+        index = self.vocab.index.get(token)
+        if index is not None:
+            return index
+        cached = self._retry_cache.get(token)
+        if cached is None:
+            stripped = _strip_punctuation(token)
+            cached = self.vocab.index.get(stripped, 0) if stripped else 0
+            if len(self._retry_cache) < 1_000_000:
+                self._retry_cache[token] = cached
+        return cached
+
+
+class TrigramTokenizer(_VocabularyTokenizer):
+    """Character trigrams of ``" " + text + " "`` (whitespace runs collapsed to one space, lower-cased).
+
+    A text of ``n`` characters gives ``n`` trigrams; ``""`` gives none (the encoder then uses ``<unk>``).
+
+    Example::
+
+        TrigramTokenizer.train(["a cat"]).tokenize(["a cat"])  # [[' a ', 'a c', ' ca', 'cat', 'at ']]
+    """
+
+    kind: ClassVar[str] = "trigrams"
+
+    def split(self, text: str, max_length: int | None = None) -> list[str]:
+        if max_length is not None:
+            text = text[: max_length + 2 * max_length + 16]  # collapsing whitespace only shortens text
+        text = _WHITESPACE.sub(" ", text).strip()
+        if not text:
+            return []
+        if self.lowercase:
+            text = text.lower()
+        padded = f" {text} "
+        count = len(padded) - 2 if max_length is None else min(len(padded) - 2, max_length)
+        return [padded[i : i + 3] for i in range(count)]

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sentence_transformers import SentenceTransformer
+
+from psp_st.modules import ModelFolderError
+from psp_st.modules.psp import PSPEmbedding
+
+TEXTS = ["a man rides a horse", "two kids play in the snow", "", "dog 😀 3"]
+
+
+@pytest.fixture
+def saved(psp_model, tmp_path):
+    path = tmp_path / "model"
+    psp_model.save(str(path))
+    return path
+
+
+def test_round_trip_through_sentence_transformer(psp_model, saved):
+    reloaded = SentenceTransformer(str(saved), trust_remote_code=True, device="cpu")
+    np.testing.assert_array_equal(reloaded.encode(TEXTS), psp_model.encode(TEXTS))
+
+
+def test_saved_files_and_stable_class_path(saved):
+    assert {"model.safetensors", "sentencepiece.model", "psp_config.json", "modules.json"} <= set(os.listdir(saved))
+    assert not (saved / "config.json").exists()
+    modules = json.loads((saved / "modules.json").read_text())
+    assert modules[0]["type"] == "psp_st.modules.psp.PSPEmbedding"
+
+
+def test_config_round_trips_options(sp_tokenizer, tmp_path):
+    module = PSPEmbedding(sp_tokenizer, embedding_dim=8, max_seq_length=5, dropout=0.1, lowercase=False)
+    module.save(str(tmp_path))
+    loaded = PSPEmbedding.load(str(tmp_path))
+    assert (loaded.max_seq_length, loaded.dropout, loaded.lowercase, loaded.embedding_dim) == (5, 0.1, False, 8)
+
+
+@pytest.mark.parametrize(("missing", "message"), [
+    ("model.safetensors", "weights file 'model.safetensors' is missing"),
+    ("sentencepiece.model", "sentencepiece model 'sentencepiece.model' is missing"),
+    ("psp_config.json", "config file 'psp_config.json' is missing"),
+])
+def test_missing_file_is_named(saved, missing, message):
+    (saved / missing).unlink()
+    with pytest.raises(ModelFolderError, match=message):
+        PSPEmbedding.load(str(saved))
+
+
+def test_wrong_shape_is_reported(saved, sp_tokenizer):
+    other = PSPEmbedding(sp_tokenizer, embedding_dim=16)
+    other.save(str(saved.parent / "other"))
+    os.replace(saved.parent / "other" / "model.safetensors", saved / "model.safetensors")
+    with pytest.raises(ModelFolderError, match=r"shape \(\d+, 16\), expected \(\d+, 32\)"):
+        PSPEmbedding.load(str(saved))
+
+
+def test_truncated_weights_are_reported(saved):
+    (saved / "model.safetensors").write_bytes(b"\x00" * 10)
+    with pytest.raises(ModelFolderError, match="cannot read weights"):
+        PSPEmbedding.load(str(saved))
+
+
+def test_corrupt_tokenizer_is_reported(saved):
+    (saved / "sentencepiece.model").write_bytes(b"garbage")
+    with pytest.raises(ValueError, match="sentencepiece.model.*Not a valid sentencepiece model"):
+        PSPEmbedding.load(str(saved))
+
+
+def test_newer_format_asks_to_upgrade(saved):
+    config = json.loads((saved / "psp_config.json").read_text())
+    config["format_version"] = 99
+    (saved / "psp_config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelFolderError, match="pip install -U psp-st"):
+        PSPEmbedding.load(str(saved))
+
+
+def test_pre_release_format_is_reported(saved):
+    config = json.loads((saved / "psp_config.json").read_text())
+    del config["format_version"]
+    (saved / "psp_config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelFolderError, match="pre-release"):
+        PSPEmbedding.load(str(saved))
+
+
+def test_static_export_matches_on_known_pieces(psp_module, tmp_path):
+    psp_module.export_static(tmp_path / "static")
+    static = SentenceTransformer(str(tmp_path / "static"), device="cpu")
+    known = ["a man rides a horse", "Two KIDS play in the snow.", "3 dogs"]
+    np.testing.assert_allclose(static.encode(known), psp_module.embed(known), rtol=1e-5, atol=1e-6)
+    # Documented difference: the static form averages the <unk> vector in instead of dropping it.
+    with_unknown = "a dog \u2603"
+    assert not np.allclose(static.encode([with_unknown]), psp_module.embed([with_unknown]))
+
+
+def test_static_export_loads_without_psp_st(psp_module, tmp_path):
+    psp_module.export_static(tmp_path / "static", normalize=True)
+    code = (
+        "import sys; sys.modules['psp_st'] = None\n"  # make psp_st unimportable
+        "from sentence_transformers import SentenceTransformer\n"
+        f"m = SentenceTransformer({str(tmp_path / 'static')!r}, device='cpu')\n"
+        "import numpy as np; v = m.encode(['a dog']); print(v.shape, round(float(np.linalg.norm(v)), 4))\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "(1, 32) 1.0"

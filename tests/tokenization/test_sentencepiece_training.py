@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from psp_st.tokenization import SentencePieceTokenizer, train_tokenizer
+from tests.conftest import data_path
+
+
+def test_default_coverage_keeps_digits(sp_tokenizer):
+    ids = sp_tokenizer.encode(["There are 3 dogs and 12 cats, 2 of them sleep."])[0]
+    assert sp_tokenizer.unk_id not in ids
+    assert any(ch.isdigit() for ch in "".join(sp_tokenizer.id_to_piece(i) for i in ids))
+
+
+def test_reference_coverage_drops_characters_on_captions(caption_sentences):
+    # Why the default is 1.0: the reference's 0.995 leaves many caption sentences with unknown characters.
+    reference = SentencePieceTokenizer.train(caption_sentences, vocab_size=2000, character_coverage=0.995)
+    assert reference.unknown_rate(caption_sentences) > 0.05
+    assert SentencePieceTokenizer.train(caption_sentences, vocab_size=2000).unknown_rate(caption_sentences) == 0.0
+
+
+def test_lowercase_by_default(sp_tokenizer):
+    assert sp_tokenizer.encode(["A DOG Runs"]) == sp_tokenizer.encode(["a dog runs"])
+
+
+def test_lowercase_off_keeps_case(caption_sentences):
+    cased = SentencePieceTokenizer.train(caption_sentences[:3000], vocab_size=500, lowercase=False)
+    assert cased.encode(["A DOG"]) != cased.encode(["a dog"])
+
+
+def test_vocab_size_is_a_soft_limit():
+    tokenizer = SentencePieceTokenizer.train(["a small corpus", "with few sentences"], vocab_size=50_000)
+    assert 8 <= tokenizer.vocab_size < 100
+
+
+def test_training_needs_text():
+    with pytest.raises(ValueError, match="no non-empty training text"):
+        SentencePieceTokenizer.train(["", "   "], vocab_size=100)
+
+
+def test_training_rejects_non_strings():
+    with pytest.raises(TypeError, match="#1"):
+        SentencePieceTokenizer.train(["fine", 3], vocab_size=100)
+
+
+def test_same_seed_same_model(caption_sentences):
+    a = SentencePieceTokenizer.train(caption_sentences[:4000], vocab_size=800, seed=1)
+    b = SentencePieceTokenizer.train(caption_sentences[:4000], vocab_size=800, seed=1)
+    assert a.model_proto == b.model_proto
+
+
+def test_save_and_load_round_trip(sp_tokenizer, tmp_path):
+    sp_tokenizer.save(tmp_path / "sp.model")
+    loaded = SentencePieceTokenizer.from_file(tmp_path / "sp.model")
+    texts = ["a man rides a horse", "two kids play in 3 pools"]
+    assert loaded.encode(texts) == sp_tokenizer.encode(texts)
+
+
+def test_train_tokenizer_writes_file(caption_sentences, tmp_path):
+    train_tokenizer(caption_sentences[:2000], tmp_path / "out.model", vocab_size=300)
+    assert SentencePieceTokenizer.from_file(tmp_path / "out.model").vocab_size <= 300
+
+
+def test_corrupt_model_file_is_a_clear_error(tmp_path):
+    (tmp_path / "bad.model").write_bytes(b"not a model")
+    with pytest.raises(ValueError, match="Not a valid sentencepiece model"):
+        SentencePieceTokenizer.from_file(tmp_path / "bad.model")
+
+
+def test_hf_conversion_gives_identical_ids_on_real_text(sp_tokenizer):
+    frame = pd.read_parquet(data_path("sts/stsbenchmark/test.parquet"))
+    texts = frame.sentence1.tolist() + frame.sentence2.tolist() + ["  Extra   spaces\tand tabs  ", "Ünïcödé ½ ﬁ"]
+    hf = sp_tokenizer.to_hf_tokenizer()
+    hf_ids = [encoding.ids for encoding in hf.encode_batch(texts, add_special_tokens=False)]
+    assert hf_ids == sp_tokenizer.encode(texts)

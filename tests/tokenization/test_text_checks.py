@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+import pytest
+
+from psp_st.tokenization import check_texts
+
+
+def test_single_string_is_a_list_of_one():
+    assert check_texts("hello") == ["hello"]
+
+
+def test_non_string_names_its_index():
+    with pytest.raises(TypeError, match=r"texts\[2\] is int"):
+        check_texts(["a", "b", 7])
+
+
+def test_bytes_are_rejected_with_a_hint():
+    with pytest.raises(TypeError, match="decode"):
+        check_texts(b"raw")
+
+
+def test_empty_and_whitespace_strings_are_valid():
+    assert check_texts(["", "  "]) == ["", "  "]
