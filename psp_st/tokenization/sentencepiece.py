@@ -9,6 +9,7 @@ mostly tokenization. :meth:`SentencePieceTokenizer.to_hf_tokenizer` converts the
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import os
 import random
@@ -191,7 +192,7 @@ class SentencePieceTokenizer:
         """
         ids = self.encode(texts)
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
-        flat = np.fromiter((i for row in ids for i in row), dtype=np.int64, count=int(lengths.sum()))
+        flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
         if drop_unknown and len(flat):
             flat, lengths = self._drop_unknown(flat, lengths)
         if max_length is not None:
