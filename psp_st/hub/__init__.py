@@ -1,7 +1,10 @@
-"""Loading by short name, model cards, and publishing to the Hugging Face Hub."""
+"""Loading by short name, building releases, model cards, and publishing to the Hugging Face Hub."""
 
 from __future__ import annotations
 
-from psp_st.hub.load import load, resolve_model_name
+from psp_st.hub.build import build
+from psp_st.hub.card import render_model_card
+from psp_st.hub.load import check_model_folder, load, resolve_model_name
+from psp_st.hub.push import push, stage_upload
 
-__all__ = ["load", "resolve_model_name"]
+__all__ = ["build", "check_model_folder", "load", "push", "render_model_card", "resolve_model_name", "stage_upload"]

@@ -55,7 +55,8 @@ def _read_build_info(path: Path, check: bool = True) -> dict[str, Any] | None:
     except json.JSONDecodeError as error:
         if not check:
             return None
-        raise ModelFolderError(f"{file} is not valid JSON ({error}); {_rebuild_hint_plain(path)}") from error
+        raise ModelFolderError(f"{file} is not valid JSON ({error}): rebuild the folder with `psp-st build` or "
+                               "download it again.") from error
     if check:
         version = info.get("format_version")
         if not isinstance(version, int):
@@ -69,10 +70,6 @@ def _read_build_info(path: Path, check: bool = True) -> dict[str, Any] | None:
                 f"this psp-st reads up to {FORMAT_VERSION}. Upgrade psp-st: pip install -U psp-st"
             )
     return info
-
-
-def _rebuild_hint_plain(path: Path) -> str:
-    return f"rebuild the folder with `psp-st build` or download it again ({path})"
 
 
 def check_model_folder(path: str | os.PathLike) -> None:

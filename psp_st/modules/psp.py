@@ -14,6 +14,7 @@ from safetensors.torch import save_file as save_safetensors_file
 from torch import nn
 
 from psp_st.modules.base import ModelFolderError, PSPInputModule, pad_flat_ids
+from psp_st.modules.sparse_mean import sparse_bag_mean
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.text_checks import check_texts
 
@@ -160,11 +161,11 @@ class PSPEmbedding(PSPInputModule):
             tokens = F.dropout(tokens, self.dropout, training=True)
             mask_f = mask.unsqueeze(-1).to(tokens.dtype)
             embedding = (tokens * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
+        elif self.embedding.sparse and weight.requires_grad and torch.is_grad_enabled():
+            # embedding.sparse is set by a trainer (e.g. MegaBatchTrainer(sparse_embeddings=True)): compact sparse grads
+            embedding = sparse_bag_mean(input_ids, weight, self.pad_id)
         else:
-            # embedding.sparse (set by a trainer, e.g. MegaBatchTrainer(sparse_embeddings=True)) -> sparse gradients
-            embedding = F.embedding_bag(
-                input_ids, weight, mode="mean", padding_idx=self.pad_id, sparse=self.embedding.sparse
-            )
+            embedding = F.embedding_bag(input_ids, weight, mode="mean", padding_idx=self.pad_id)
         features["token_embeddings"] = None
         features["sentence_embedding"] = embedding
         return features

@@ -1,0 +1,27 @@
+"""Transformer baselines: SBERT bi-encoder, CrossEncoder pair classifier, Turku multi-output classifier.
+
+Heavy libraries (transformers, datasets, scikit-learn) are imported inside the functions that use them.
+"""
+
+from __future__ import annotations
+
+from psp_st.baselines.backbone import resolve_backbone
+from psp_st.baselines.bi_encoder import build_bi_encoder, train_bi_encoder
+from psp_st.baselines.cross_encoder import build_cross_encoder, train_cross_encoder
+from psp_st.baselines.turku_classifier import TurkuClassifier
+from psp_st.baselines.turku_labels import TurkuLabel, parse_label, parse_labels
+from psp_st.baselines.turku_metrics import format_turku_table, turku_scores
+
+__all__ = [
+    "TurkuClassifier",
+    "TurkuLabel",
+    "build_bi_encoder",
+    "build_cross_encoder",
+    "format_turku_table",
+    "parse_label",
+    "parse_labels",
+    "resolve_backbone",
+    "train_bi_encoder",
+    "train_cross_encoder",
+    "turku_scores",
+]

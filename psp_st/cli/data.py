@@ -1,0 +1,96 @@
+"""``psp-st data``: load a pair corpus, validate it, apply filters, print the reports, optionally save the result."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "data",
+        help="check and filter a pair corpus (Parquet/TSV/JSONL/Hub) and print kept/dropped counts",
+        description=run.__doc__,
+    )
+    parser.add_argument("source", nargs="+", help="Hub id, or local files / folders / globs (Parquet, TSV, JSONL)")
+    parser.add_argument(
+        "--kind",
+        choices=["pairs", "bitext", "opusparcus", "training-pairs"],
+        default="pairs",
+        help="layout: generic pairs (default), bitext (source/target/lang), Opusparcus TSV, our training_pairs/*.parquet",
+    )
+    parser.add_argument("--format", choices=["parquet", "tsv", "jsonl"], help="file format (default: from the suffix)")
+    parser.add_argument(
+        "--column",
+        action="append",
+        default=[],
+        metavar="OUT=SRC",
+        help="map an output column to a source column (name, or 0-based position for header-less TSV); repeatable",
+    )
+    parser.add_argument(
+        "--filters",
+        help="YAML file with a filters block (top-level 'filters:' or a recipe's 'data: filters:'), or inline YAML",
+    )
+    parser.add_argument(
+        "--on-error", choices=["raise", "skip"], default="raise", help="bad rows: stop (default) or skip and count"
+    )
+    parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets' filter/map")
+    parser.add_argument("--cache-dir", help="datasets cache folder")
+    parser.add_argument("--output", help="write the kept pairs to this Parquet file")
+    parser.set_defaults(func=run)
+
+
+def _columns(items: list[str]) -> dict[str, str | int]:
+    columns: dict[str, str | int] = {}
+    for item in items:
+        output, sep, source = item.partition("=")
+        if not sep or not output or not source:
+            raise ValueError(f"--column takes OUT=SRC, got {item!r}")
+        columns[output] = int(source) if source.isdigit() else source
+    return columns
+
+
+def _filters(value: str | None) -> dict | list | None:
+    import os
+
+    import yaml
+
+    if value is None:
+        return None
+    if os.path.isfile(value):
+        with open(value, encoding="utf-8") as handle:
+            config = yaml.safe_load(handle)
+    else:
+        config = yaml.safe_load(value)
+    if isinstance(config, dict) and "filters" in config:
+        return config["filters"]
+    if isinstance(config, dict) and isinstance(config.get("data"), dict):
+        return config["data"].get("filters")
+    if config is not None and not isinstance(config, (dict, list)):
+        raise ValueError(f"--filters must be a mapping or list of filters, got {config!r}")
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    """Loads with psp_st.data.load_pairs (memory-mapped), validates every row, applies the filters in order."""
+    from psp_st.data import apply_filters, load_bitext, load_opusparcus, load_pairs, load_training_pairs, validate_pairs
+
+    source = args.source[0] if len(args.source) == 1 else args.source
+    if args.kind == "training-pairs":
+        pairs = load_training_pairs(source, cache_dir=args.cache_dir)
+    elif args.kind == "bitext":
+        pairs = load_bitext(source, cache_dir=args.cache_dir)
+    elif args.kind == "opusparcus":
+        pairs = load_opusparcus(source, cache_dir=args.cache_dir)
+    else:
+        pairs = load_pairs(source, format=args.format, columns=_columns(args.column), cache_dir=args.cache_dir)
+    pairs, validation = validate_pairs(pairs, on_error=args.on_error)
+    print(validation)
+    pairs, report = apply_filters(pairs, _filters(args.filters), num_proc=args.num_proc)
+    print(report)
+    if args.output:
+        from psp_st.io.atomic import atomic_path
+
+        with atomic_path(args.output) as temporary:
+            pairs.to_parquet(str(temporary))
+        print(f"wrote {args.output}: {len(pairs):,} pairs")
+    return 0

@@ -1,0 +1,64 @@
+"""``psp-st neighbours``: the most similar sentences of a collection to a query (Opusparcus Tables 4-5)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("neighbours", help="nearest-neighbour table of a query sentence",
+                                   description=run.__doc__)
+    parser.add_argument("--model", required=True, help="model folder, psp-st short name (psp-en) or Hub id")
+    parser.add_argument("--query", required=True, action="append",
+                        help="query sentence (repeat for several tables)")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--candidates", help="UTF-8 text file, one candidate sentence per line")
+    source.add_argument("--parquet", help="Parquet file; candidates are the distinct texts of --columns")
+    parser.add_argument("--columns", default="sentence1,sentence2",
+                        help="comma-separated text columns of --parquet (default: sentence1,sentence2)")
+    parser.add_argument("--gold", action="append", default=None,
+                        help="annotated paraphrase of each query, shown in bold (repeat in query order)")
+    parser.add_argument("-k", "--top-k", type=int, default=10, help="neighbours per query (default: 10)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
+    parser.set_defaults(func=run)
+
+
+def read_candidates(args: argparse.Namespace) -> list[str]:
+    if args.candidates:
+        from pathlib import Path
+
+        path = Path(args.candidates)
+        if not path.is_file():
+            raise FileNotFoundError(f"--candidates file {path} does not exist")
+        texts = [line.rstrip("\n") for line in path.read_text(encoding="utf-8").splitlines()]
+    else:
+        from psp_st.evaluation.loaders import read_parquet
+
+        columns = [column.strip() for column in args.columns.split(",") if column.strip()]
+        data = read_parquet(args.parquet, columns, columns)
+        texts = [text for column in columns for text in data[column]]
+    texts = list(dict.fromkeys(text for text in texts if text.strip()))
+    if not texts:
+        raise ValueError("no candidate sentences (the file is empty)")
+    return texts
+
+
+def run(args: argparse.Namespace) -> int:
+    """Cosine similarity of each query to every distinct candidate; prints one markdown table per query."""
+    from psp_st.cli._model import open_model
+    from psp_st.evaluation.agreement import nearest_neighbours, neighbour_table_markdown
+    from psp_st.evaluation.embeddings import EmbeddingCache
+
+    if args.top_k < 1:
+        raise ValueError(f"--top-k must be >= 1, got {args.top_k}")
+    if args.gold is not None and len(args.gold) != len(args.query):
+        raise ValueError(f"{len(args.gold)} --gold sentences for {len(args.query)} --query sentences")
+    candidates = read_candidates(args)
+    model = open_model(args.model, args.threads)
+    cache = EmbeddingCache(model, show_progress_bar=len(candidates) > 10_000)
+    found = nearest_neighbours(cache.encode(args.query), cache.encode(candidates), candidates, k=args.top_k,
+                               exclude=args.query)
+    for index, (query, rows) in enumerate(zip(args.query, found, strict=True)):
+        print(neighbour_table_markdown(query, rows, gold=args.gold[index] if args.gold else None))
+        print()
+    return 0

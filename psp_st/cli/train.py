@@ -1,0 +1,33 @@
+"""``psp-st train``: train a model from a ``hub_configs/*.yaml`` recipe (checkpoints, --resume, final save)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("train", help="train a model from a YAML recipe (hub_configs/<name>.yaml)",
+                                   description=run.__doc__)
+    parser.add_argument("--config", required=True, help="recipe YAML, e.g. hub_configs/psp-en.yaml")
+    parser.add_argument("--output", default=None, help="run folder (default: runs/<recipe name>)")
+    parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
+    parser.add_argument("--max-steps", type=int, default=None, help="stop after this many optimizer steps")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load the data, train the tokenizer and model, train with mega-batching, evaluate on STS-B dev during
+    training, checkpoint, and save the final model (with a model card) to ``<output>/final``."""
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    from psp_st.training.recipe import train_from_config
+
+    model = train_from_config(args.config, output_dir=args.output, resume=args.resume, max_steps=args.max_steps)
+    print(f"trained {model[0]!r}")
+    return 0

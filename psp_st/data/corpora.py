@@ -1,0 +1,227 @@
+"""Loaders for the corpus layouts of the papers: ParaNMT scored pairs, Opusparcus, bitext, our training pairs.
+
+Each is a thin layer over :func:`psp_st.data.load_pairs` that knows one layout, so a recipe only names the
+corpus and its files. All return ``sentence1`` / ``sentence2`` plus ``score``, ``group_id`` or ``lang``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from psp_st.data.filters import ScoreRangeFilter, is_streaming
+from psp_st.data.loaders import Source, load_pairs, resolve_files
+
+logger = logging.getLogger(__name__)
+
+OPUSPARCUS_ANNOTATION_RANGE = (1.0, 4.0)
+
+
+def load_scored_pairs(source: Source, *, columns: dict[str, str | int] | None = None, **kwargs: Any):
+    """ParaNMT-style scored pairs: ``sentence1, sentence2, score``.
+
+    The ParaNMT-50M text file is header-less TSV ``reference <tab> paraphrase <tab> score`` (positions 0, 1, 2,
+    the default); Parquet/JSONL files name their columns (map them with ``columns``). A file without a score
+    column raises. Keyword arguments go to :func:`~psp_st.data.load_pairs`.
+    """
+    dataset = load_pairs(source, columns=columns, **kwargs)
+    if dataset.column_names is not None and "score" not in dataset.column_names:
+        raise ValueError(
+            f"{source}: no score column found (columns: {dataset.column_names}); map it with columns={{'score': ...}}"
+        )
+    return dataset
+
+
+def _opusparcus_split(files: Sequence[str]) -> str:
+    splits = set()
+    for path in files:
+        match = re.search(r"(train|dev|test)", Path(path).name)
+        if match is None:
+            raise ValueError(
+                f"cannot tell the Opusparcus split of {path!r} from its name; pass split='train', 'dev' or 'test'"
+            )
+        splits.add(match.group(1))
+    if len(splits) > 1:
+        raise ValueError(f"files mix Opusparcus splits {sorted(splits)}; load each split separately")
+    return splits.pop()
+
+
+def _check_annotations(dataset: Any, files: Sequence[str], batch_size: int = 1_000_000) -> None:
+    low, high = OPUSPARCUS_ANNOTATION_RANGE
+    offset = 0
+    for table in dataset.select_columns(["score"]).with_format("arrow").iter(batch_size=batch_size):
+        scores = table.column("score").to_numpy()
+        outside = np.flatnonzero((scores < low) | (scores > high))
+        if len(outside):
+            row = int(outside[0])
+            raise ValueError(
+                f"Opusparcus dev/test annotation scores must be in [{low}, {high}]; row {offset + row} of "
+                f"{list(files)} has {scores[row]}. Is this a training (ranked) file? Pass split='train'"
+            )
+        offset += len(scores)
+
+
+def _is_ranked(dataset: Any, batch_size: int = 1_000_000) -> bool:
+    """True when the score column never increases (the Opusparcus training files are ranked best first)."""
+    previous = np.inf
+    for table in dataset.select_columns(["score"]).with_format("arrow").iter(batch_size=batch_size):
+        scores = table.column("score").to_numpy()
+        if len(scores) and (scores[0] > previous or np.any(np.diff(scores) > 0)):
+            return False
+        if len(scores):
+            previous = scores[-1]
+    return True
+
+
+def load_opusparcus(
+    source: Source,
+    *,
+    split: str | None = None,
+    top_n: int | None = None,
+    min_annotation: float | None = None,
+    streaming: bool = False,
+    cache_dir: str | os.PathLike | None = None,
+    on_bad_lines: str = "error",
+):
+    """Opusparcus (Creutz 2018) TSV files as pairs with a ``score``.
+
+    Layout (README of Opusparcus 1.0): training files (``*-train*.txt.bz2``) have 7 tab-separated fields
+    ``id, sentence1, sentence2, PMI score, expected frequency, pivot languages, edit distance`` and are ranked by
+    the PMI score, best first; dev/test files have 4 fields ``id, sentence1, sentence2, annotation`` with the
+    mean of two annotators' 1-4 scores (1, 1.5, ..., 4). ``score`` is field 4 in both.
+
+    Args:
+        source: file(s), folder or glob of one split.
+        split: ``"train"``, ``"dev"`` or ``"test"``; None reads it from the file names.
+        top_n: training split only: the noise level, i.e. keep the N best-ranked pairs (the corpus paper's
+            "top N" subsets). File order is the ranking; if the scores are not in non-increasing order (e.g.
+            several files), the pairs are sorted by score first (streaming: file order is trusted).
+        min_annotation: dev/test only: keep pairs whose annotation is at least this (e.g. 3.0 = paraphrases).
+        streaming, cache_dir, on_bad_lines: as in :func:`~psp_st.data.load_pairs`.
+    """
+    files = resolve_files(source)
+    if files is None:
+        raise ValueError(
+            "load_opusparcus reads local Opusparcus files; for the Hub copy use load_pairs('GEM/opusparcus', ...)"
+        )
+    split = split or _opusparcus_split(files)
+    if split not in ("train", "dev", "test"):
+        raise ValueError(f"split must be 'train', 'dev' or 'test', got {split!r}")
+    if top_n is not None and (split != "train" or top_n < 1):
+        raise ValueError(
+            f"top_n selects the N best-ranked training pairs (N >= 1); got top_n={top_n} for split {split!r}"
+        )
+    if min_annotation is not None and split == "train":
+        raise ValueError("min_annotation applies to the annotated dev/test splits; use top_n for the training split")
+    dataset = load_pairs(
+        files,
+        format="tsv",
+        columns={"sentence1": 1, "sentence2": 2, "score": 3},
+        split=split,
+        streaming=streaming,
+        cache_dir=cache_dir,
+        on_bad_lines=on_bad_lines,
+        tsv_header=False,
+    )
+    if split == "train":
+        if top_n is None:
+            return dataset
+        if is_streaming(dataset):
+            return dataset.take(top_n)
+        if not _is_ranked(dataset):
+            logger.info(
+                "Opusparcus scores of %s are not in ranked order; sorting by score before taking the top %d",
+                files,
+                top_n,
+            )
+            dataset = dataset.sort("score", reverse=True)
+        if top_n > len(dataset):
+            logger.warning("top_n=%d exceeds the %d pairs available; keeping all", top_n, len(dataset))
+        return dataset.select(range(min(top_n, len(dataset))))
+    if not is_streaming(dataset):
+        _check_annotations(dataset, files)
+    if min_annotation is not None:
+        dataset = ScoreRangeFilter(min_score=min_annotation).apply(dataset)
+    return dataset
+
+
+def load_bitext(
+    source: Source,
+    *,
+    source_column: str = "source",
+    target_column: str = "target",
+    exclude_corpora: Sequence[str] = (),
+    **kwargs: Any,
+):
+    """X-English bitext (``source`` = non-English, ``target`` = English, ``lang``) as ``sentence1`` / ``sentence2``.
+
+    ``sentence1`` is the non-English side, so opposite-side negative mining always contrasts languages.
+    ``exclude_corpora`` drops rows whose ``corpus`` column is listed (e.g. ``("flores200-devtest",)`` before a
+    FLORES evaluation). Further keyword arguments go to :func:`~psp_st.data.load_pairs`.
+    """
+    columns = {"sentence1": source_column, "sentence2": target_column}
+    if not exclude_corpora:
+        return load_pairs(source, columns=columns, **kwargs)
+    dataset = load_pairs(source, columns=columns, keep_columns=("corpus",), **kwargs)
+    excluded = frozenset(exclude_corpora)
+    dataset = dataset.filter(lambda batch: [corpus not in excluded for corpus in batch["corpus"]], batched=True)
+    return dataset.remove_columns("corpus")
+
+
+def _group_ids(batch: dict[str, list], stem: str, has_group: bool) -> dict[str, list]:
+    if has_group:
+        return {"group_id": [f"{stem}:{group}" for group in batch["group_id"]]}
+    return {
+        "group_id": [
+            f"{stem}:s1-{hashlib.blake2b(text.encode('utf-8'), digest_size=8).hexdigest()}"
+            for text in batch["sentence1"]
+        ]
+    }
+
+
+def load_training_pairs(
+    source: Source,
+    *,
+    streaming: bool = False,
+    cache_dir: str | os.PathLike | None = None,
+):
+    """Our ``shared/data/training_pairs/*.parquet`` files as one dataset with a corpus-wide unique ``group_id``.
+
+    ``group_id`` becomes ``"<file stem>:<group_id>"`` so image ids cannot collide across caption files. Files
+    without ``group_id`` (ParaSCI, wiki-auto) group the pairs that share their ``sentence1``: wiki-auto pairs one
+    complex sentence with up to 8 simplifications, which are paraphrases of each other and must not serve as
+    each other's negatives. Extra columns (``subset``, ``split``, ...) are dropped. Files are concatenated in
+    name order (shuffle in the trainer).
+    """
+    from datasets import Features, Value, concatenate_datasets
+
+    files = resolve_files(source)
+    if files is None:
+        raise ValueError("load_training_pairs reads local files; use load_pairs for a Hub dataset")
+    parts = []
+    for path in files:
+        dataset = load_pairs(path, streaming=streaming, cache_dir=cache_dir)
+        has_group = "group_id" in (dataset.column_names or [])
+        features = Features(
+            {"sentence1": Value("large_string"), "sentence2": Value("large_string"), "group_id": Value("string")}
+        )
+        kwargs: dict[str, Any] = {
+            "fn_kwargs": {"stem": Path(path).stem, "has_group": has_group},
+            "batched": True,
+            "features": features,
+        }
+        if not streaming:
+            kwargs["desc"] = f"group ids: {Path(path).name}"
+        parts.append(
+            dataset.select_columns(["sentence1", "sentence2", *(["group_id"] if has_group else [])]).map(
+                _group_ids, **kwargs
+            )
+        )
+    return parts[0] if len(parts) == 1 else concatenate_datasets(parts)

@@ -1,0 +1,176 @@
+"""Row filters for sentence pairs, each a batched :meth:`datasets.Dataset.filter` step.
+
+Every filter is a small frozen dataclass with a batched ``keep(batch) -> list[bool]`` predicate and an
+``apply(dataset, num_proc=None, counter=None)`` method that works on a :class:`~datasets.Dataset` (result cached
+by datasets as an indices mapping on disk, so nothing is copied into RAM) and on a streaming
+:class:`~datasets.IterableDataset` (lazy; ``counter`` then counts kept/dropped rows as they stream by).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from psp_st.data.text_files import TEXT_COLUMNS
+
+_WORD = re.compile(r"\w+")
+
+
+@dataclass
+class FilterCount:
+    """Rows kept and dropped by one pipeline step (live counts for streaming datasets)."""
+
+    name: str
+    kept: int = 0
+    dropped: int = 0
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def update(self, mask: list[bool]) -> None:
+        kept = sum(mask)
+        self.kept += kept
+        self.dropped += len(mask) - kept
+
+
+def is_streaming(dataset: Any) -> bool:
+    """True for a :class:`datasets.IterableDataset`."""
+    from datasets import IterableDataset
+
+    return isinstance(dataset, IterableDataset)
+
+
+def require_columns(dataset: Any, names: tuple[str, ...], step: str) -> None:
+    """Raise a ValueError naming the missing column(s) a step needs (no-op when the columns are unknown)."""
+    available = dataset.column_names
+    if available is None:
+        return
+    missing = [name for name in names if name not in available]
+    if missing:
+        raise ValueError(f"filter {step!r} needs column(s) {missing}; the dataset has {available}")
+
+
+class PairFilter:
+    """Base class: a batched keep-predicate over the columns in :attr:`input_columns`."""
+
+    name: ClassVar[str] = "filter"
+    input_columns: ClassVar[tuple[str, ...]] = TEXT_COLUMNS
+
+    def keep(self, batch: dict[str, list]) -> list[bool]:
+        raise NotImplementedError
+
+    def apply(self, dataset: Any, num_proc: int | None = None, counter: FilterCount | None = None) -> Any:
+        """Filter ``dataset`` (``Dataset`` or ``IterableDataset``); ``counter`` is updated while streaming."""
+        require_columns(dataset, self.input_columns, self.name)
+        if is_streaming(dataset):
+            predicate: Callable[[dict[str, list]], list[bool]] = self.keep
+            if counter is not None:
+                predicate = _Counting(self.keep, counter)
+            return dataset.filter(predicate, batched=True)
+        return dataset.filter(self.keep, batched=True, num_proc=num_proc, desc=f"filter: {self.name}")
+
+
+@dataclass(frozen=True)
+class _Counting:
+    """A predicate that also counts its verdicts (streaming datasets only: datasets runs it in this process)."""
+
+    predicate: Callable[[dict[str, list]], list[bool]]
+    counter: FilterCount
+
+    def __call__(self, batch: dict[str, list]) -> list[bool]:
+        mask = self.predicate(batch)
+        self.counter.update(mask)
+        return mask
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (``\\w+`` runs: punctuation and tokenisation differences are ignored)."""
+    return _WORD.findall(text.lower())
+
+
+def trigram_overlap(text1: str, text2: str) -> float:
+    """Share of the shorter side's distinct word trigrams that also occur in the other side (0..1).
+
+    "Shorter" = the side with fewer distinct trigrams. When a side has fewer than 3 words, n-grams of its word
+    count are compared instead (bigrams for 2 words, unigrams for 1), so very short pairs are not waved through;
+    a side without words gives 0.
+    """
+    words1, words2 = words(text1), words(text2)
+    n = min(3, len(words1), len(words2))
+    if n == 0:
+        return 0.0
+    grams1 = set(zip(*(words1[i:] for i in range(n)), strict=False))
+    grams2 = set(zip(*(words2[i:] for i in range(n)), strict=False))
+    shorter, other = (grams1, grams2) if len(grams1) <= len(grams2) else (grams2, grams1)
+    return len(shorter & other) / len(shorter)
+
+
+def mean_length(text1: str, text2: str) -> float:
+    """Mean whitespace-token length of the two sides."""
+    return (len(text1.split()) + len(text2.split())) / 2
+
+
+@dataclass(frozen=True)
+class TrigramOverlapFilter(PairFilter):
+    """Keep pairs whose :func:`trigram_overlap` is at most ``max_overlap`` (drops near-copies).
+
+    ParaNMT (Wieting & Gimpel 2018, section 3) filters its back-translated pairs by trigram overlap so that
+    training sees real rewording rather than copies; 0.7 is the default threshold here.
+    """
+
+    max_overlap: float = 0.7
+    name: ClassVar[str] = "trigram_overlap"
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.max_overlap <= 1.0:
+            raise ValueError(f"max_overlap must be in [0, 1], got {self.max_overlap}")
+
+    def keep(self, batch: dict[str, list]) -> list[bool]:
+        return [
+            trigram_overlap(a, b) <= self.max_overlap
+            for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True)
+        ]
+
+
+@dataclass(frozen=True)
+class LengthFilter(PairFilter):
+    """Keep pairs whose :func:`mean_length` (whitespace tokens) is within ``[min_length, max_length]``."""
+
+    min_length: float = 0.0
+    max_length: float = math.inf
+    name: ClassVar[str] = "length"
+
+    def __post_init__(self) -> None:
+        if self.min_length > self.max_length:
+            raise ValueError(f"min_length {self.min_length} > max_length {self.max_length}")
+
+    def keep(self, batch: dict[str, list]) -> list[bool]:
+        return [
+            self.min_length <= mean_length(a, b) <= self.max_length
+            for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True)
+        ]
+
+
+@dataclass(frozen=True)
+class ScoreRangeFilter(PairFilter):
+    """Keep pairs whose paraphrase score is within ``[min_score, max_score]``; a missing or NaN score is dropped."""
+
+    min_score: float = -math.inf
+    max_score: float = math.inf
+    name: ClassVar[str] = "score"
+    input_columns: ClassVar[tuple[str, ...]] = ("score",)
+
+    def __post_init__(self) -> None:
+        if self.min_score > self.max_score:
+            raise ValueError(f"min_score {self.min_score} > max_score {self.max_score}")
+
+    def keep(self, batch: dict[str, list]) -> list[bool]:
+        return [score is not None and self.min_score <= score <= self.max_score for score in batch["score"]]
+
+
+def keep_by_mask(batch: dict[str, list], indices: list[int], keep: Any) -> list[bool]:
+    """Batched ``filter(..., with_indices=True)`` predicate: keep the rows whose ``keep[index]`` is True."""
+    import numpy as np
+
+    return keep[np.asarray(indices, dtype=np.int64)].tolist()

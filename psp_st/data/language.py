@@ -1,0 +1,84 @@
+"""Language-id filter with py3langid (a langid.py fork whose model ships in its PyPI wheel, no download)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from psp_st.data.filters import PairFilter
+
+
+@lru_cache(maxsize=8)
+def language_identifier(normalized: bool, candidates: tuple[str, ...] | None = None) -> Any:
+    """A cached py3langid identifier (one per process; loaded lazily so forked workers build their own)."""
+    try:
+        from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    except ImportError as error:
+        raise ImportError(
+            "the language filter needs py3langid: pip install 'psp-st[train]' (or pip install py3langid)"
+        ) from error
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=normalized)
+    if candidates:
+        identifier.set_languages(list(candidates))
+    return identifier
+
+
+def _codes(value: str | Sequence[str] | None) -> frozenset[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return frozenset([value])
+    return frozenset(value)
+
+
+@dataclass(frozen=True)
+class LanguageFilter(PairFilter):
+    """Keep pairs whose sides are identified as the expected languages (ISO 639-1 codes, e.g. ``"en"``).
+
+    Args:
+        sentence1: allowed language(s) of ``sentence1`` (None: any).
+        sentence2: allowed language(s) of ``sentence2`` (None: any).
+        min_confidence: also require a normalised probability of at least this much (None: argmax only).
+        candidates: restrict the classifier to these languages (often more accurate on short text).
+
+    Example (German-English bitext, X side first)::
+
+        LanguageFilter(sentence1="de", sentence2="en").apply(pairs)
+    """
+
+    sentence1: frozenset[str] | None = None
+    sentence2: frozenset[str] | None = None
+    min_confidence: float | None = None
+    candidates: tuple[str, ...] | None = None
+    name: ClassVar[str] = "language"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sentence1", _codes(self.sentence1))
+        object.__setattr__(self, "sentence2", _codes(self.sentence2))
+        if self.candidates is not None:
+            object.__setattr__(self, "candidates", tuple(sorted(_codes(self.candidates) or ())))
+        if self.sentence1 is None and self.sentence2 is None:
+            raise ValueError("LanguageFilter needs the expected language of sentence1 and/or sentence2")
+        if self.min_confidence is not None and not 0.0 <= self.min_confidence <= 1.0:
+            raise ValueError(f"min_confidence must be in [0, 1], got {self.min_confidence}")
+        identifier = language_identifier(self.min_confidence is not None, self.candidates)
+        unknown = ((self.sentence1 or frozenset()) | (self.sentence2 or frozenset())) - set(identifier.labels)
+        if unknown:
+            raise ValueError(f"unknown language code(s) {sorted(unknown)} for py3langid")
+
+    def _matches(self, text: str, allowed: frozenset[str] | None, identifier: Any) -> bool:
+        if allowed is None:
+            return True
+        language, confidence = identifier.classify(text)
+        if language not in allowed:
+            return False
+        return self.min_confidence is None or confidence >= self.min_confidence
+
+    def keep(self, batch: dict[str, list]) -> list[bool]:
+        identifier = language_identifier(self.min_confidence is not None, self.candidates)
+        return [
+            self._matches(a, self.sentence1, identifier) and self._matches(b, self.sentence2, identifier)
+            for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True)
+        ]

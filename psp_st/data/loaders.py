@@ -1,0 +1,299 @@
+"""``load_pairs``: paraphrase pairs from a Hub id or local Parquet / TSV / JSONL files as an HF dataset.
+
+Every loader returns a :class:`datasets.Dataset` backed by datasets' memory-mapped Arrow cache (or, with
+``streaming=True``, an :class:`datasets.IterableDataset`), so a multi-million-pair corpus is never loaded into
+RAM: rows are read from disk batch by batch while training.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from psp_st.data.text_files import TEXT_COLUMNS, BadLineError, TextLayout, generate_pairs, open_text
+
+PASSTHROUGH_COLUMNS: tuple[str, ...] = ("group_id", "score", "lang")
+"""Optional columns kept (when present) next to ``sentence1`` / ``sentence2``."""
+
+FORMATS: dict[str, str] = {
+    ".parquet": "parquet",
+    ".tsv": "tsv",
+    ".txt": "tsv",
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".ndjson": "jsonl",
+}
+_COMPRESSION = (".gz", ".bz2", ".xz")
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+
+Source = str | os.PathLike | Sequence[str | os.PathLike]
+
+
+def infer_format(path: str | os.PathLike) -> str:
+    """``"parquet"``, ``"tsv"`` or ``"jsonl"`` from a file name (``.gz`` / ``.bz2`` / ``.xz`` are looked through)."""
+    name = os.fspath(path).lower()
+    for suffix in _COMPRESSION:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    file_format = FORMATS.get(os.path.splitext(name)[1])
+    if file_format is None:
+        raise ValueError(
+            f"cannot tell the format of {os.fspath(path)!r} from its suffix; pass format='parquet', 'tsv' or 'jsonl'"
+        )
+    return file_format
+
+
+def resolve_files(source: Source) -> list[str] | None:
+    """Local files named by ``source`` (a file, a folder, a glob or a list of them), or None for a Hub id."""
+    if isinstance(source, (str, os.PathLike)):
+        text = os.fspath(source)
+        if glob.has_magic(text):
+            files = sorted(path for path in glob.glob(text, recursive=True) if os.path.isfile(path))
+            if not files:
+                raise FileNotFoundError(f"no file matches {text!r}")
+            return files
+        if os.path.isfile(text):
+            return [text]
+        if os.path.isdir(text):
+            files = sorted(str(path) for path in Path(text).iterdir() if path.is_file() and _known_suffix(path.name))
+            if not files:
+                raise FileNotFoundError(f"folder {text!r} holds no Parquet / TSV / JSONL file")
+            return files
+        if isinstance(source, str) and _HUB_ID.match(text) and not text.startswith((".", "/")):
+            return None
+        raise FileNotFoundError(f"{text!r} is neither a local file, folder or glob nor a Hub dataset id")
+    if isinstance(source, (bytes, bytearray)):
+        raise TypeError("source must be a path, a glob, a Hub id or a list of paths, not bytes")
+    files: list[str] = []
+    for item in source:
+        resolved = resolve_files(item)
+        if resolved is None:
+            raise ValueError(f"a list source may only hold local files or globs, got Hub id {item!r}")
+        files.extend(resolved)
+    if not files:
+        raise ValueError("source is an empty list")
+    return files
+
+
+def _known_suffix(name: str) -> bool:
+    try:
+        infer_format(name)
+    except ValueError:
+        return False
+    return True
+
+
+def load_pairs(
+    source: Source,
+    *,
+    format: str | None = None,
+    columns: Mapping[str, str | int] | None = None,
+    split: str = "train",
+    streaming: bool = False,
+    cache_dir: str | os.PathLike | None = None,
+    on_bad_lines: str = "error",
+    tsv_header: bool | None = None,
+    keep_columns: Sequence[str] = (),
+):
+    """Load sentence pairs with columns ``sentence1``, ``sentence2`` (+ ``group_id`` / ``score`` / ``lang`` if present).
+
+    Args:
+        source: a Hub dataset id, a local file, folder or glob (Parquet, TSV, JSONL; ``.gz``/``.bz2``/``.xz``
+            compressed text works), or a list of local files / globs (one format).
+        format: ``"parquet"``, ``"tsv"`` or ``"jsonl"``; inferred from the file suffix when None.
+        columns: output column -> source column, e.g. ``{"sentence1": "src", "sentence2": "tgt"}``. For a TSV
+            file without header, give 0-based positions, e.g. ``{"sentence1": 1, "sentence2": 2, "score": 3}``.
+        split: split to read from a Hub dataset (the split name given to local files).
+        streaming: return an :class:`~datasets.IterableDataset` that reads the files lazily.
+        cache_dir: datasets cache folder (default: datasets' own, ``~/.cache/huggingface/datasets``).
+        on_bad_lines: TSV/JSONL only: ``"error"`` raises :class:`~psp_st.data.text_files.BadLineError` naming
+            the file and line of a malformed line (wrong field count, invalid JSON, missing key, non-string or
+            empty text, unparsable or NaN score); ``"skip"`` drops such lines and logs a count per file.
+        tsv_header: whether TSV files start with a header line; None detects it (the first line holds every
+            requested column name). Header-less TSV defaults to ``sentence1, sentence2[, score]`` by position.
+        keep_columns: further source columns to keep unchanged (e.g. ``("corpus",)``).
+
+    Returns:
+        a :class:`datasets.Dataset` (memory-mapped) or, with ``streaming=True``, a :class:`datasets.IterableDataset`.
+        Parquet and Hub data are not checked row by row here: run :func:`psp_st.data.validate_pairs` next.
+
+    Example::
+
+        from psp_st.data import load_pairs
+
+        pairs = load_pairs("../shared/data/training_pairs/*.parquet")
+        para = load_pairs("para-nmt-5m.txt.gz", columns={"sentence1": 0, "sentence2": 1, "score": 2})
+    """
+    columns = dict(columns or {})
+    unknown = [name for name in columns if name not in (*TEXT_COLUMNS, *PASSTHROUGH_COLUMNS, *keep_columns)]
+    if unknown:
+        raise ValueError(
+            f"columns maps unknown output column(s) {unknown}; outputs are {[*TEXT_COLUMNS, *PASSTHROUGH_COLUMNS]}"
+        )
+    files = resolve_files(source)
+    if files is None:
+        return _load_hub(str(source), columns, split, streaming, cache_dir, keep_columns)
+    formats = {format or infer_format(path) for path in files}
+    if len(formats) > 1:
+        raise ValueError(
+            f"source mixes formats {sorted(formats)}; load each format separately and combine them with datasets.concatenate_datasets"
+        )
+    file_format = formats.pop()
+    if file_format == "parquet":
+        return _load_parquet(files, columns, split, streaming, cache_dir, keep_columns)
+    if file_format in ("tsv", "jsonl"):
+        layout = _text_layout(files[0], file_format, columns, tsv_header, on_bad_lines, keep_columns)
+        return _load_text(files, file_format, layout, split, streaming, cache_dir)
+    raise ValueError(f"format must be 'parquet', 'tsv' or 'jsonl', got {file_format!r}")
+
+
+def _output_mapping(
+    available: Sequence[str], columns: Mapping[str, Any], keep_columns: Sequence[str], where: str
+) -> dict[str, str]:
+    """output column -> source column; raises naming ``where`` when a sentence column is absent."""
+    mapping: dict[str, str] = {}
+    for output in TEXT_COLUMNS:
+        name = columns.get(output, output)
+        if name not in available:
+            raise ValueError(
+                f"{where}: column {name!r} (for {output!r}) is missing; available columns: {list(available)}. "
+                f"Map it with columns={{{output!r}: '<column name>'}}"
+            )
+        mapping[output] = name
+    for output in (*PASSTHROUGH_COLUMNS, *keep_columns):
+        name = columns.get(output, output)
+        if name in available:
+            mapping[output] = name
+        elif output in columns or output in keep_columns:
+            raise ValueError(
+                f"{where}: column {name!r} (for {output!r}) is missing; available columns: {list(available)}"
+            )
+    return mapping
+
+
+def _rename(dataset, mapping: Mapping[str, str]):
+    dataset = dataset.select_columns(list(dict.fromkeys(mapping.values())))
+    renames = {source: output for output, source in mapping.items() if source != output}
+    return dataset.rename_columns(renames) if renames else dataset
+
+
+def _load_hub(name: str, columns, split: str, streaming: bool, cache_dir, keep_columns):
+    from datasets import load_dataset
+
+    dataset = load_dataset(name, split=split, streaming=streaming, cache_dir=cache_dir)
+    available = dataset.column_names
+    if available is None:
+        raise ValueError(f"Hub dataset {name!r} does not declare its columns; load it without streaming")
+    return _rename(dataset, _output_mapping(available, columns, keep_columns, f"Hub dataset {name!r}"))
+
+
+def _load_parquet(files: list[str], columns, split: str, streaming: bool, cache_dir, keep_columns):
+    import pyarrow.parquet as pq
+    from datasets import load_dataset
+
+    mapping: dict[str, str] | None = None
+    for path in files:
+        file_mapping = _output_mapping(pq.read_schema(path).names, columns, keep_columns, path)
+        if mapping is not None and file_mapping != mapping:
+            raise ValueError(
+                f"{path}: columns {file_mapping} differ from the first file's {mapping}; load the files separately"
+            )
+        mapping = file_mapping
+    assert mapping is not None
+    if streaming:
+        from psp_st.data.parquet_stream import stream_parquet
+
+        return stream_parquet(files, mapping, split=split)
+    dataset = load_dataset(
+        "parquet",
+        data_files={split: files},
+        split=split,
+        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+        columns=list(dict.fromkeys(mapping.values())),
+    )
+    return _rename(dataset, mapping)
+
+
+def _first_line(path: str) -> str | None:
+    with open_text(path) as handle:
+        for line in handle:
+            if line.strip():
+                return line.rstrip("\r\n")
+    return None
+
+
+def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines: str, keep_columns) -> TextLayout:
+    first = _first_line(path)
+    if first is None:
+        raise ValueError(f"{path}: file is empty")
+    if file_format == "jsonl":
+        import json
+
+        try:
+            record = json.loads(first)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: first line is not valid JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}: first line is a JSON {type(record).__name__}, expected an object")
+        mapping = _output_mapping(list(record), columns, keep_columns, f"{path}:1")
+        return TextLayout(fields=mapping, on_bad_lines=on_bad_lines)
+    fields = first.split("\t")
+    by_position = any(isinstance(value, int) for value in columns.values())
+    if tsv_header is None:
+        wanted = [columns.get(name, name) for name in TEXT_COLUMNS]
+        tsv_header = not by_position and all(name in fields for name in wanted)
+    if tsv_header:
+        if by_position:
+            raise ValueError("columns holds positions but tsv_header=True; give column names instead")
+        mapping = _output_mapping(fields, columns, keep_columns, f"{path}:1 (header)")
+        return TextLayout(fields=mapping, header=True, on_bad_lines=on_bad_lines)
+    if columns and not by_position:
+        raise ValueError(f"{path} has no header line (first line: {first[:80]!r}); give columns as 0-based positions")
+    if columns:
+        positions = dict(columns)
+        missing = [name for name in TEXT_COLUMNS if name not in positions]
+        if missing:
+            raise ValueError(f"columns must give positions for {missing}")
+    else:
+        positions = {"sentence1": 0, "sentence2": 1}
+        if len(fields) == 3:
+            positions["score"] = 2
+    for name, value in positions.items():
+        if not isinstance(value, int) or value < 0:
+            raise ValueError(f"columns[{name!r}] must be a 0-based field position, got {value!r}")
+    return TextLayout(fields=positions, on_bad_lines=on_bad_lines)
+
+
+def _features(layout: TextLayout):
+    from datasets import Features, Value
+
+    return Features({name: Value("float64" if name == "score" else "string") for name in layout.fields})
+
+
+def _load_text(files: list[str], file_format: str, layout: TextLayout, split: str, streaming: bool, cache_dir):
+    from datasets import Dataset, IterableDataset
+    from datasets.exceptions import DatasetGenerationError
+
+    stamps = [f"{os.stat(path).st_size}:{os.stat(path).st_mtime_ns}" for path in files]
+    gen_kwargs = {"files": list(files), "stamps": stamps, "layout": layout, "file_format": file_format}
+    if streaming:
+        return IterableDataset.from_generator(
+            generate_pairs, features=_features(layout), gen_kwargs=gen_kwargs, split=split
+        )
+    try:
+        return Dataset.from_generator(
+            generate_pairs,
+            features=_features(layout),
+            cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+            gen_kwargs=gen_kwargs,
+            split=split,
+        )
+    except DatasetGenerationError as error:
+        cause = error.__cause__
+        if isinstance(cause, BadLineError):  # datasets wraps it; surface our file:line message
+            raise BadLineError(cause.path, cause.line_number, cause.reason) from None
+        raise

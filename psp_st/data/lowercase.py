@@ -1,0 +1,37 @@
+"""Lower-casing of both sides as a batched :meth:`datasets.Dataset.map` step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from psp_st.data.filters import FilterCount, is_streaming, require_columns
+from psp_st.data.text_files import TEXT_COLUMNS
+
+
+@dataclass(frozen=True)
+class Lowercase:
+    """Lower-case ``sentence1`` and ``sentence2`` (keeps every row).
+
+    On a :class:`~datasets.Dataset` the result is written to datasets' Arrow cache (a disk copy of the text
+    columns, never held in RAM); on an :class:`~datasets.IterableDataset` it is applied lazily.
+    """
+
+    name: ClassVar[str] = "lowercase"
+
+    @staticmethod
+    def transform(batch: dict[str, list]) -> dict[str, list]:
+        return {column: [text.lower() for text in batch[column]] for column in TEXT_COLUMNS}
+
+    def apply(self, dataset: Any, num_proc: int | None = None, counter: FilterCount | None = None) -> Any:
+        require_columns(dataset, TEXT_COLUMNS, self.name)
+        if is_streaming(dataset):
+            if counter is None:
+                return dataset.map(self.transform, batched=True)
+
+            def counted(batch: dict[str, list]) -> dict[str, list]:
+                counter.kept += len(batch["sentence1"])
+                return self.transform(batch)
+
+            return dataset.map(counted, batched=True)
+        return dataset.map(self.transform, batched=True, num_proc=num_proc, desc="lowercase")

@@ -1,0 +1,154 @@
+"""``apply_filters``: run the filters named in a recipe's ``filters:`` block and report rows kept/dropped per step."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from psp_st.data.dedup import ExactDedup
+from psp_st.data.filters import FilterCount, LengthFilter, ScoreRangeFilter, TrigramOverlapFilter, is_streaming
+from psp_st.data.lowercase import Lowercase
+
+
+@dataclass
+class FilterReport:
+    """Rows in, and kept/dropped per step. For a streaming dataset the counts fill in while it is iterated."""
+
+    total: int | None
+    steps: list[FilterCount] = field(default_factory=list)
+    streaming: bool = False
+
+    @property
+    def kept(self) -> int | None:
+        if self.streaming:
+            return None
+        return self.steps[-1].kept if self.steps else self.total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "kept": self.kept,
+            "streaming": self.streaming,
+            "steps": [
+                {"filter": step.name, "params": step.params, "kept": step.kept, "dropped": step.dropped}
+                for step in self.steps
+            ],
+        }
+
+    def __str__(self) -> str:
+        header = "data filters" + (" (streaming: counts so far)" if self.streaming else f" ({self.total:,} pairs in)")
+        lines = [header, f"  {'step':<16} {'kept':>12} {'dropped':>12} {'dropped %':>10}"]
+        for step in self.steps:
+            seen = step.kept + step.dropped
+            share = f"{100 * step.dropped / seen:.2f}" if seen else "-"
+            lines.append(f"  {step.name:<16} {step.kept:>12,} {step.dropped:>12,} {share:>10}")
+        return "\n".join(lines)
+
+
+def _range(value: Any, step: str, low_key: str = "min", high_key: str = "max") -> tuple[float, float]:
+    if isinstance(value, Mapping):
+        unknown = set(value) - {low_key, high_key}
+        if unknown:
+            raise ValueError(f"filter {step!r}: unknown key(s) {sorted(unknown)}; use {low_key!r} / {high_key!r}")
+        low, high = value.get(low_key), value.get(high_key)
+    elif isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
+        low, high = value
+    else:
+        raise ValueError(f"filter {step!r} takes {{{low_key}: .., {high_key}: ..}} or [low, high], got {value!r}")
+    return (-math.inf if low is None else float(low)), (math.inf if high is None else float(high))
+
+
+def _build_step(name: str, value: Any):
+    """One filter object from its config entry."""
+    if name == "lowercase":
+        return Lowercase()
+    if name == "length":
+        low, high = _range(value, name)
+        return LengthFilter(min_length=max(low, 0.0), max_length=high)
+    if name in ("score", "score_range"):
+        low, high = _range(value, name)
+        return ScoreRangeFilter(min_score=low, max_score=high)
+    if name == "trigram_overlap":
+        if isinstance(value, Mapping):
+            unknown = set(value) - {"max"}
+            if unknown:
+                raise ValueError(f"filter 'trigram_overlap': unknown key(s) {sorted(unknown)}; use 'max'")
+            value = value.get("max", 0.7)
+        return TrigramOverlapFilter(max_overlap=0.7 if value is True else float(value))
+    if name == "dedup":
+        options = dict(value) if isinstance(value, Mapping) else {}
+        unknown = set(options) - {"symmetric"}
+        if unknown:
+            raise ValueError(f"filter 'dedup': unknown key(s) {sorted(unknown)}; use 'symmetric'")
+        return ExactDedup(symmetric=bool(options.get("symmetric", False)))
+    if name == "language":
+        from psp_st.data.language import LanguageFilter
+
+        if isinstance(value, (str, Sequence)) and not isinstance(value, Mapping):
+            return LanguageFilter(sentence1=value, sentence2=value)
+        if isinstance(value, Mapping):
+            unknown = set(value) - {"sentence1", "sentence2", "min_confidence", "candidates"}
+            if unknown:
+                raise ValueError(f"filter 'language': unknown key(s) {sorted(unknown)}")
+            return LanguageFilter(**value)
+        raise ValueError(f"filter 'language' takes a code, a list of codes or a mapping, got {value!r}")
+    raise ValueError(f"unknown filter {name!r}; known filters: {sorted(FILTER_NAMES)}")
+
+
+FILTER_NAMES = ("lowercase", "length", "score", "score_range", "trigram_overlap", "dedup", "language")
+
+
+def _entries(config: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[tuple[str, Any]]:
+    if isinstance(config, Mapping):
+        return list(config.items())
+    entries: list[tuple[str, Any]] = []
+    for item in config:
+        if not isinstance(item, Mapping) or len(item) != 1:
+            raise ValueError(f"a list of filters must hold one-key mappings like {{'length': [3, 30]}}, got {item!r}")
+        entries.extend(item.items())
+    return entries
+
+
+def apply_filters(
+    dataset: Any, config: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None, *, num_proc: int | None = None
+):
+    """Apply the filters named in ``config`` in order; return ``(dataset, FilterReport)``.
+
+    ``config`` is a recipe's ``filters:`` block (a mapping, applied in its order, or a list of one-key mappings).
+    A value of ``false`` / ``null`` disables a step. Known steps::
+
+        filters:
+          lowercase: true
+          length: {min: 3, max: 30}          # mean whitespace length of the two sides, inclusive
+          trigram_overlap: {max: 0.7}        # or just 0.7
+          score: {min: 0.5, max: 1.0}        # needs a 'score' column
+          language: {sentence1: de, sentence2: en, min_confidence: 0.5}   # or "en" for both sides
+          dedup: true                        # or {symmetric: true}
+
+    Args:
+        dataset: a :class:`datasets.Dataset` or :class:`datasets.IterableDataset` with ``sentence1`` /
+            ``sentence2`` (see :func:`psp_st.data.load_pairs`).
+        config: the filters block; None or empty applies nothing.
+        num_proc: processes for datasets' ``map`` / ``filter`` on a ``Dataset`` (ignored when streaming).
+
+    Example::
+
+        pairs, report = apply_filters(load_pairs("pairs.parquet"), {"length": [3, 30], "trigram_overlap": 0.7})
+        print(report)
+    """
+    streaming = is_streaming(dataset)
+    report = FilterReport(total=None if streaming else len(dataset), streaming=streaming)
+    for name, value in _entries(config or {}):
+        if value is None or value is False:
+            continue
+        step = _build_step(name, value)
+        count = FilterCount(name=name, params=value if isinstance(value, Mapping) else {"value": value})
+        before = None if streaming else len(dataset)
+        dataset = step.apply(dataset, num_proc=num_proc, counter=count if streaming else None)
+        if before is not None:
+            count.kept = len(dataset)
+            count.dropped = before - count.kept
+        report.steps.append(count)
+    return dataset, report

@@ -1,0 +1,224 @@
+"""Line-checked readers for TSV and JSONL pair files: every malformed line is reported as ``file:line``.
+
+We read these two formats with our own generator instead of datasets' ``csv``/``json`` builders because those
+builders report a malformed line (a stray tab, a truncated JSON object, a number where text belongs) either
+without the file and line number or as a pyarrow error deep inside the Arrow conversion. The generator feeds
+:meth:`datasets.Dataset.from_generator`, so the rows still end up in datasets' memory-mapped Arrow cache (or,
+with ``streaming=True``, in an :class:`~datasets.IterableDataset` that reads the files lazily, one line at a
+time).
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import logging
+import lzma
+import math
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+logger = logging.getLogger(__name__)
+
+TEXT_COLUMNS = ("sentence1", "sentence2")
+
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+class BadLineError(ValueError):
+    """A malformed line of a TSV/JSONL file; the message starts with ``file:line:``."""
+
+    def __init__(self, path: str, line_number: int, reason: str) -> None:
+        super().__init__(f"{path}:{line_number}: {reason}")
+        self.path = path
+        self.line_number = line_number
+        self.reason = reason
+
+
+def open_text(path: str) -> IO[str]:
+    """Open a UTF-8 text file, transparently decompressing ``.gz``, ``.bz2`` and ``.xz``."""
+    opener = _OPENERS.get(os.path.splitext(path)[1].lower())
+    if opener is None:
+        return open(path, encoding="utf-8", newline="")
+    return opener(path, "rt", encoding="utf-8", newline="")
+
+
+@dataclass(frozen=True)
+class TextLayout:
+    """Where each output column lives in a line.
+
+    Args:
+        fields: output column -> position (TSV, 0-based) or key (JSONL). Must contain ``sentence1`` and
+            ``sentence2``; ``score`` (float), ``group_id`` and ``lang`` (strings) are optional.
+        header: TSV only: the first line of every file is a header naming the fields (``fields`` then holds
+            names, resolved per file).
+        on_bad_lines: ``"error"`` raises :class:`BadLineError` at the first bad line; ``"skip"`` drops bad lines
+            and logs how many were dropped per file (with the first few ``file:line`` reasons).
+    """
+
+    fields: Mapping[str, int | str]
+    header: bool = False
+    on_bad_lines: str = "error"
+
+    def __post_init__(self) -> None:
+        missing = [name for name in TEXT_COLUMNS if name not in self.fields]
+        if missing:
+            raise ValueError(f"layout must map {missing}; got {dict(self.fields)}")
+        if self.on_bad_lines not in ("error", "skip"):
+            raise ValueError(f"on_bad_lines must be 'error' or 'skip', got {self.on_bad_lines!r}")
+
+
+@dataclass
+class _SkipLog:
+    path: str
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
+
+    def add(self, error: BadLineError) -> None:
+        self.count += 1
+        if len(self.examples) < 3:
+            self.examples.append(str(error))
+
+    def report(self) -> None:
+        if self.count:
+            logger.warning(
+                "skipped %d malformed line(s) in %s, e.g. %s", self.count, self.path, "; ".join(self.examples)
+            )
+
+
+def _check_text(value: object, column: str, path: str, line_number: int) -> str:
+    if value is None:
+        raise BadLineError(path, line_number, f"column {column!r} is missing (null)")
+    if not isinstance(value, str):
+        raise BadLineError(
+            path, line_number, f"column {column!r} is {type(value).__name__} ({value!r:.40}), expected a string"
+        )
+    if not value.strip():
+        raise BadLineError(path, line_number, f"column {column!r} is empty")
+    return value
+
+
+def _check_score(value: object, path: str, line_number: int) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise BadLineError(path, line_number, f"column 'score' is not a number: {value!r:.40}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadLineError(
+            path, line_number, f"column 'score' is {type(value).__name__} ({value!r:.40}), expected a number"
+        )
+    if math.isnan(value):
+        raise BadLineError(path, line_number, "column 'score' is NaN")
+    return float(value)
+
+
+def _convert(raw: Mapping[str, object], path: str, line_number: int) -> dict[str, object]:
+    row: dict[str, object] = {}
+    for column, value in raw.items():
+        if column in TEXT_COLUMNS:
+            row[column] = _check_text(value, column, path, line_number)
+        elif column == "score":
+            row[column] = _check_score(value, path, line_number)
+        elif value is None:
+            raise BadLineError(path, line_number, f"column {column!r} is missing (null)")
+        else:
+            row[column] = str(value)
+    return row
+
+
+def _tsv_rows(path: str, layout: TextLayout) -> Iterator[tuple[int, dict[str, object] | BadLineError]]:
+    with open_text(path) as handle:
+        positions: dict[str, int] | None = None
+        expected: int | None = None
+        for line_number, line in enumerate(handle, start=1):
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            parts = line.split("\t")
+            if layout.header and positions is None:
+                names = {name: index for index, name in enumerate(parts)}
+                missing = [str(key) for key in layout.fields.values() if key not in names]
+                if missing:
+                    raise BadLineError(path, line_number, f"header {parts} lacks column(s) {missing}")
+                positions = {column: names[key] for column, key in layout.fields.items()}
+                expected = len(parts)
+                continue
+            if positions is None:
+                positions = {column: int(key) for column, key in layout.fields.items()}
+            if expected is None:
+                expected = len(parts)
+                needed = max(positions.values()) + 1
+                if expected < needed:
+                    raise BadLineError(
+                        path, line_number, f"expected at least {needed} tab-separated fields, got {expected}"
+                    )
+            if len(parts) != expected:
+                yield (
+                    line_number,
+                    BadLineError(
+                        path,
+                        line_number,
+                        f"expected {expected} tab-separated fields (as on the first line), got {len(parts)}",
+                    ),
+                )
+                continue
+            yield line_number, {column: parts[index] for column, index in positions.items()}
+
+
+def _jsonl_rows(path: str, layout: TextLayout) -> Iterator[tuple[int, dict[str, object] | BadLineError]]:
+    with open_text(path) as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                yield (
+                    line_number,
+                    BadLineError(path, line_number, f"invalid JSON ({error.msg} at column {error.colno})"),
+                )
+                continue
+            if not isinstance(record, dict):
+                yield (
+                    line_number,
+                    BadLineError(path, line_number, f"expected a JSON object, got {type(record).__name__}"),
+                )
+                continue
+            missing = [str(key) for key in layout.fields.values() if key not in record]
+            if missing:
+                yield (
+                    line_number,
+                    BadLineError(path, line_number, f"missing key(s) {missing}; the line has {sorted(record)}"),
+                )
+                continue
+            yield line_number, {column: record[key] for column, key in layout.fields.items()}
+
+
+def generate_pairs(
+    files: Sequence[str], stamps: Sequence[object], layout: TextLayout, file_format: str
+) -> Iterator[dict]:
+    """Yield checked rows (``sentence1``, ``sentence2`` and the layout's optional columns) from ``files``.
+
+    ``stamps`` (size and mtime of each file) only feeds datasets' cache fingerprint; ``files`` and ``stamps`` are
+    lists so that datasets can shard them across processes or DataLoader workers.
+    """
+    del stamps
+    reader = _tsv_rows if file_format == "tsv" else _jsonl_rows
+    for path in files:
+        skipped = _SkipLog(path)
+        for line_number, raw in reader(path, layout):
+            try:
+                if isinstance(raw, BadLineError):
+                    raise raw
+                row = _convert(raw, path, line_number)
+            except BadLineError as error:
+                if layout.on_bad_lines == "error":
+                    raise
+                skipped.add(error)
+                continue
+            yield row
+        skipped.report()

@@ -1,0 +1,54 @@
+"""Evaluation of paraphrastic sentence embeddings, native to Sentence-Transformers and MTEB.
+
+Evaluators are ST ``BaseEvaluator`` subclasses (usable as a trainer's ``evaluator``); :func:`run_suite` runs
+the ``quick`` or ``full`` suite and returns a dict; ``psp_st.evaluation.mteb_tasks`` holds offline MTEB tasks
+(imported lazily: it needs mteb).
+"""
+
+from __future__ import annotations
+
+from psp_st.evaluation.agreement import (
+    ScoreAgreementEvaluator,
+    nearest_neighbours,
+    neighbour_table_markdown,
+    plot_score_levels,
+    score_level_stats,
+)
+from psp_st.evaluation.bitext import BitextMiningEvaluator
+from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdClassificationEvaluator
+from psp_st.evaluation.correlation import UndefinedCorrelationError, correlations
+from psp_st.evaluation.embeddings import EmbeddingCache, NonFiniteEmbeddingError
+from psp_st.evaluation.loaders import load_local, load_sts_hub, read_opusparcus_tsv
+from psp_st.evaluation.report import format_table, to_markdown, write_report
+from psp_st.evaluation.retrieval import RetrievalEvaluator, rank_metrics, retrieval_ranks
+from psp_st.evaluation.sts import STSEvaluator, sbert_pooled, wieting_means
+from psp_st.evaluation.suite import SuiteEvaluator, run_suite
+
+__all__ = [
+    "BitextMiningEvaluator",
+    "EmbeddingCache",
+    "NonFiniteEmbeddingError",
+    "ParaphraseMLPEvaluator",
+    "RetrievalEvaluator",
+    "STSEvaluator",
+    "ScoreAgreementEvaluator",
+    "SuiteEvaluator",
+    "ThresholdClassificationEvaluator",
+    "UndefinedCorrelationError",
+    "correlations",
+    "format_table",
+    "load_local",
+    "load_sts_hub",
+    "nearest_neighbours",
+    "neighbour_table_markdown",
+    "plot_score_levels",
+    "rank_metrics",
+    "read_opusparcus_tsv",
+    "retrieval_ranks",
+    "run_suite",
+    "sbert_pooled",
+    "score_level_stats",
+    "to_markdown",
+    "wieting_means",
+    "write_report",
+]

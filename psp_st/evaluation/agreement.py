@@ -1,0 +1,173 @@
+"""Agreement with human scores: cosine per score level (Opusparcus Figure 2) and nearest-neighbour tables."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from psp_st.evaluation.base import CachedEmbeddingEvaluator
+from psp_st.evaluation.embeddings import EmbeddingCache, cosine_matrix, cosine_pairs
+from psp_st.evaluation.loaders import check_columns
+
+
+def sts_bucket(score: float) -> str:
+    """Integer bucket of a 0-5 STS score: ``[0,1)`` -> ``"0-1"`` ... ``[4,5]`` -> ``"4-5"`` (5 joins 4-5)."""
+    low = min(int(np.floor(score)), 4)
+    return f"{low}-{low + 1}"
+
+
+def exact_level(score: float) -> str:
+    """The score itself as the level (Opusparcus' seven grades 1.0, 1.5, ..., 4.0)."""
+    return f"{float(score):.1f}"
+
+
+def score_level_stats(scores: Sequence[float], similarities: Sequence[float],
+                      level: Callable[[float], str] = exact_level) -> list[dict[str, Any]]:
+    """Mean and standard deviation (sample, ``ddof=1``; 0 for one pair) of the similarities per score level.
+
+    Returns one ``{"level", "count", "mean", "std"}`` dict per level, sorted by level.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    similarities = np.asarray(similarities, dtype=np.float64)
+    if len(scores) != len(similarities):
+        raise ValueError(f"{len(scores)} scores but {len(similarities)} similarities")
+    if len(scores) == 0:
+        raise ValueError("no pairs to compute score-level statistics on")
+    for what, array in (("scores", scores), ("similarities", similarities)):
+        bad = np.flatnonzero(~np.isfinite(array))
+        if len(bad):
+            raise ValueError(f"{what} has NaN/inf at row {int(bad[0])}")
+    levels = np.asarray([level(score) for score in scores])
+    rows = []
+    for name in sorted(set(levels.tolist()), key=lambda text: float(text.split("-")[0])):
+        values = similarities[levels == name]
+        rows.append({"level": name, "count": len(values), "mean": float(values.mean()),
+                     "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0})
+    return rows
+
+
+def plot_score_levels(stats: Mapping[str, list[dict[str, Any]]], path: str | os.PathLike, title: str = "",
+                      xlabel: str = "human score") -> str:
+    """Grouped bar plot of mean cosine per score level with std error bars (like Opusparcus' Figure 2).
+
+    ``stats`` maps a group (dataset or language) to :func:`score_level_stats` rows. Writes a PNG with the
+    non-interactive Agg backend and returns its path.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as error:  # pragma: no cover
+        raise ImportError("plots need matplotlib: pip install 'psp-st[eval]'") from error
+    if not stats:
+        raise ValueError("nothing to plot: no score-level statistics")
+    levels = list(dict.fromkeys(row["level"] for rows in stats.values() for row in rows))
+    colors = {level: plt.cm.viridis(index / max(len(levels) - 1, 1)) for index, level in enumerate(levels)}
+    figure, axis = plt.subplots(figsize=(max(4.0, 0.5 * sum(len(rows) for rows in stats.values()) + 1.5), 3.2))
+    width = 0.8 / max(len(rows) for rows in stats.values())
+    positions, labels = [], []
+    for group_index, rows in enumerate(stats.values()):
+        for level_index, row in enumerate(rows):
+            x = group_index + (level_index - (len(rows) - 1) / 2) * width
+            axis.bar(x, row["mean"], width=width * 0.9, color=colors[row["level"]], yerr=row["std"],
+                     ecolor="black", capsize=2)
+            positions.append(x)
+            labels.append(row["level"])
+    if len(stats) == 1:  # one dataset: the levels are the x axis
+        axis.set_xticks(positions, labels)
+        axis.set_xlabel(f"{xlabel} ({next(iter(stats))})")
+    else:  # several datasets or languages side by side, as in Opusparcus' Figure 2
+        axis.set_xticks(range(len(stats)), list(stats))
+        axis.set_xlabel(xlabel)
+        handles = [matplotlib.patches.Patch(color=colors[level], label=level) for level in levels]
+        axis.legend(handles=handles, title="score", fontsize="small", frameon=False, loc="upper left",
+                    bbox_to_anchor=(1.0, 1.0))
+    axis.set_ylabel("mean cosine similarity (± std)")
+    if title:
+        axis.set_title(title)
+    figure.tight_layout()
+    path = os.fspath(path)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
+
+
+def nearest_neighbours(query_embeddings: np.ndarray, candidate_embeddings: np.ndarray, candidates: Sequence[str],
+                       k: int = 10, exclude: Sequence[str] | None = None) -> list[list[tuple[str, float]]]:
+    """For each query, the ``k`` most cosine-similar candidates as ``(text, cosine)``, best first.
+
+    ``exclude[i]`` (usually the query text itself) is skipped for query ``i``.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    sims = cosine_matrix(query_embeddings, candidate_embeddings)
+    results = []
+    for row, similarities in enumerate(sims):
+        order = np.argsort(-similarities, kind="stable")
+        picked = []
+        for column in order:
+            if exclude is not None and candidates[column] == exclude[row]:
+                continue
+            picked.append((candidates[column], float(similarities[column])))
+            if len(picked) == k:
+                break
+        results.append(picked)
+    return results
+
+
+def neighbour_table_markdown(query: str, neighbours: Sequence[tuple[str, float]], gold: str | None = None) -> str:
+    """A markdown table like Opusparcus' Tables 4-5 (rank, cosine, sentence; the gold paraphrase in bold)."""
+    lines = [f"Nearest neighbours of **{query}**" + (f" (annotated paraphrase: *{gold}*)" if gold else ""), "",
+             "| rank | cosine | sentence |", "|---:|---:|---|"]
+    for rank, (text, cosine) in enumerate(neighbours, start=1):
+        shown = text.replace("|", "\\|")
+        lines.append(f"| {rank} | {cosine:.3f} | {'**' + shown + '**' if text == gold else shown} |")
+    return "\n".join(lines)
+
+
+class ScoreAgreementEvaluator(CachedEmbeddingEvaluator):
+    """Cosine similarity of each pair, summarised per human score level (mean, std, count).
+
+    Args:
+        data: dataset with ``sentence1``, ``sentence2`` and a ``score`` column.
+        level: maps a score to its level name: :func:`exact_level` (Opusparcus' 7 grades, Turku labels) or
+            :func:`sts_bucket` (0-5 STS scores).
+        name: metric name prefix.
+
+    After a call, :attr:`stats` holds the rows for :func:`plot_score_levels`. The primary metric is the
+    difference between the mean cosine of the highest and of the lowest level (larger = better separation).
+    """
+
+    def __init__(self, data: Any, level: Callable[[float], str] = exact_level, name: str = "",
+                 score_column: str = "score", batch_size: int = 64, show_progress_bar: bool = False,
+                 cache: EmbeddingCache | None = None) -> None:
+        super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
+        check_columns(data, ("sentence1", "sentence2", score_column), f"agreement data {name!r}",
+                      ("sentence1", "sentence2"))
+        self.sentences1 = list(data["sentence1"])
+        self.sentences2 = list(data["sentence2"])
+        self.scores = np.asarray(data[score_column], dtype=np.float64)
+        self.level = level
+        self.stats: list[dict[str, Any]] = []
+        self.primary_metric = "separation"
+
+    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+                 ) -> dict[str, float]:
+        cache = self.embedding_cache(model)
+        cache.add([*self.sentences1, *self.sentences2])
+        similarities = cosine_pairs(cache.encode(self.sentences1), cache.encode(self.sentences2))
+        self.stats = score_level_stats(self.scores, similarities, self.level)
+        metrics: dict[str, float] = {}
+        for row in self.stats:
+            for key in ("mean", "std", "count"):
+                metrics[f"{row['level']}_{key}"] = float(row[key])
+        metrics["separation"] = self.stats[-1]["mean"] - self.stats[0]["mean"]
+        return self.finish(model, metrics, epoch, steps)
+
+    @property
+    def description(self) -> str:
+        return "Score Agreement"

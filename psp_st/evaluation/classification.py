@@ -1,0 +1,147 @@
+"""Paraphrase classification: a cosine threshold (ST's evaluator) and the Opusparcus MLP protocol."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sentence_transformers.sentence_transformer.evaluation import BinaryClassificationEvaluator
+
+from psp_st.evaluation.base import CachedEmbeddingEvaluator
+from psp_st.evaluation.embeddings import EmbeddingCache
+from psp_st.evaluation.loaders import PAIR_COLUMNS, check_columns
+
+
+def binary_labels(values: Any, source: str) -> list[int]:
+    """Labels as a list of 0/1 ints, or a ``ValueError`` naming the first row that is neither."""
+    labels = []
+    for row, value in enumerate(values):
+        if value not in (0, 1):
+            raise ValueError(f"{source}: label at row {row} is {value!r}; paraphrase labels must be 0 or 1")
+        labels.append(int(value))
+    return labels
+
+
+def turku_binary(dataset: Any, positive_from: int = 3) -> Any:
+    """Turku pairs with a 0/1 ``label``: main class >= 3 (paraphrase) is positive, 1-2 negative."""
+    check_columns(dataset, PAIR_COLUMNS, "Turku pairs")
+    labels = [int(label >= positive_from) for label in dataset["label"]]
+    return dataset.remove_columns("label").add_column("label", labels)
+
+
+class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
+    """ST's ``BinaryClassificationEvaluator`` (best-threshold accuracy/F1, AP, MCC on cosine similarity),
+    embedding through a shared :class:`~psp_st.evaluation.embeddings.EmbeddingCache` that checks for NaN.
+
+    Args:
+        data: a dataset with ``sentence1``, ``sentence2`` and a 0/1 ``label`` column.
+        name: metric name prefix.
+        cache: embedding cache shared with other evaluators (optional).
+        batch_size / show_progress_bar: as in ST.
+
+    Example::
+
+        evaluator = ThresholdClassificationEvaluator(load_local("msrpc-test", data_dir), name="msrpc")
+        evaluator(model)["msrpc_cosine_accuracy"]
+    """
+
+    def __init__(self, data: Any, name: str = "", cache: EmbeddingCache | None = None, batch_size: int = 64,
+                 show_progress_bar: bool = False) -> None:
+        source = f"pair classification data {name!r}"
+        check_columns(data, PAIR_COLUMNS, source, PAIR_COLUMNS[:2])
+        labels = binary_labels(data["label"], source)
+        super().__init__(list(data["sentence1"]), list(data["sentence2"]), labels, name=name,
+                         batch_size=batch_size, show_progress_bar=show_progress_bar, write_csv=False,
+                         similarity_fn_names=["cosine"])
+        self.cache = cache
+
+    def embed_inputs(self, model: Any, sentences: Any, **kwargs: Any) -> np.ndarray:
+        cache = self.cache if self.cache is not None and self.cache.model is model else EmbeddingCache(
+            model, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar)
+        return cache.encode(list(sentences))
+
+
+class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
+    """The Opusparcus protocol (Sjöblom et al., 2018): embed both sentences, concatenate the two vectors, train
+    an MLP with one hidden layer of 200 units on the training split (Opusparcus: the dev set), and report
+    accuracy on the test split next to the all-paraphrase baseline (the accuracy of answering "paraphrase"
+    for every test pair).
+
+    scikit-learn's ``MLPClassifier`` (Adam, ReLU) after standardizing the features, with early stopping on
+    10% of the training pairs; the paper gives no optimizer details, so these are sklearn's defaults with a
+    fixed seed.
+
+    Args:
+        train: dataset with ``sentence1``, ``sentence2``, 0/1 ``label`` to fit the classifier on.
+        test: dataset with the same columns to report accuracy on.
+        name: metric name prefix.
+        hidden_size: hidden units (200 in the paper).
+        max_iter: training epochs of the MLP.
+        seed: random seed of the MLP.
+
+    Reports ``accuracy``, ``f1``, ``all_paraphrase_accuracy``, ``train_pairs``, ``test_pairs``.
+
+    References:
+        Sjöblom, Creutz, Aulamo: "Paraphrase Detection on Noisy Subtitles in Six Languages", W-NUT 2018.
+    """
+
+    def __init__(self, train: Any, test: Any, name: str = "", hidden_size: int = 200, max_iter: int = 200,
+                 seed: int = 0, batch_size: int = 64, show_progress_bar: bool = False,
+                 cache: EmbeddingCache | None = None) -> None:
+        super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
+        self.splits = {}
+        for split, data in (("train", train), ("test", test)):
+            source = f"MLP {split} data {name!r}"
+            check_columns(data, PAIR_COLUMNS, source, PAIR_COLUMNS[:2])
+            self.splits[split] = (list(data["sentence1"]), list(data["sentence2"]),
+                                  np.asarray(binary_labels(data["label"], source)))
+        if len(set(self.splits["train"][2].tolist())) < 2:
+            raise ValueError(f"MLP train data {name!r}: needs both paraphrase (1) and non-paraphrase (0) labels")
+        self.hidden_size = hidden_size
+        self.max_iter = max_iter
+        self.seed = seed
+        self.primary_metric = "accuracy"
+
+    def features(self, model: Any, split: str) -> np.ndarray:
+        cache = self.embedding_cache(model)
+        first, second, _ = self.splits[split]
+        return np.concatenate([cache.encode(first), cache.encode(second)], axis=1)
+
+    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+                 ) -> dict[str, float]:
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.metrics import accuracy_score, f1_score
+        from sklearn.neural_network import MLPClassifier
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+        from threadpoolctl import threadpool_limits
+
+        cache = self.embedding_cache(model)
+        cache.add([text for s1, s2, _ in self.splits.values() for text in (*s1, *s2)])
+        train_x, test_x = self.features(model, "train"), self.features(model, "test")
+        train_y, test_y = self.splits["train"][2], self.splits["test"][2]
+        classifier = make_pipeline(StandardScaler(), MLPClassifier(
+            hidden_layer_sizes=(self.hidden_size,), max_iter=self.max_iter, early_stopping=True,
+            random_state=self.seed))
+        # one BLAS thread: these matrices are small, and threads only contend with torch's
+        with warnings.catch_warnings(), threadpool_limits(1):
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            classifier.fit(train_x, train_y)
+        predicted = classifier.predict(test_x)
+        metrics = {
+            "accuracy": float(accuracy_score(test_y, predicted)),
+            "f1": float(f1_score(test_y, predicted, zero_division=0.0)),
+            "all_paraphrase_accuracy": float(np.mean(test_y == 1)),
+            "train_pairs": float(len(train_y)),
+            "test_pairs": float(len(test_y)),
+        }
+        return self.finish(model, metrics, epoch, steps)
+
+    @property
+    def description(self) -> str:
+        return "Paraphrase MLP Classification"
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"hidden_size": self.hidden_size, "max_iter": self.max_iter, "seed": self.seed}

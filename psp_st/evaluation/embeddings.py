@@ -1,0 +1,108 @@
+"""Embed each distinct text once per evaluation run, and refuse NaN/inf embeddings with a clear error."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from psp_st.tokenization.text_checks import check_texts
+
+logger = logging.getLogger(__name__)
+
+
+class NonFiniteEmbeddingError(ValueError):
+    """The model returned NaN or infinite values for some texts."""
+
+
+def model_label(model: Any) -> str:
+    """A short human-readable name of a model, for error messages and reports."""
+    card = getattr(model, "model_card_data", None)
+    for attribute in ("model_name", "model_id", "base_model"):
+        value = getattr(card, attribute, None) if card is not None else None
+        if value:
+            return str(value)
+    return getattr(model, "name_or_path", None) or type(model).__name__
+
+
+def check_finite(embeddings: np.ndarray, texts: Sequence[str], model: Any = None) -> np.ndarray:
+    """Return ``embeddings`` if every value is finite; else raise naming the first offending text."""
+    finite = np.isfinite(embeddings).all(axis=1)
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
+        first = int(bad[0])
+        raise NonFiniteEmbeddingError(
+            f"model {model_label(model)} returned NaN/inf embeddings for {len(bad)} of {len(texts)} texts, "
+            f"first at index {first}: {texts[first]!r:.80}"
+        )
+    return embeddings
+
+
+class EmbeddingCache:
+    """Encodes texts with ``model.encode`` (Sentence-Transformers), each distinct text once, and checks them.
+
+    Every evaluator of a suite shares one cache, so a sentence that appears in several datasets (STS
+    Benchmark dev/test and the STS years share pairs; MSRPC repeats sentences) is embedded once. Embeddings
+    are float32 numpy rows, unnormalized, exactly what ``model.encode(texts)`` returns.
+
+    Args:
+        model: a ``SentenceTransformer`` (anything with a compatible ``encode``).
+        batch_size: ``encode`` batch size.
+        show_progress_bar: show ``encode``'s progress bar.
+    """
+
+    def __init__(self, model: Any, batch_size: int = 64, show_progress_bar: bool = False) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self.show_progress_bar = show_progress_bar
+        self._index: dict[str, int] = {}
+        self._rows: list[np.ndarray] = []
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def add(self, texts: Sequence[str]) -> None:
+        """Embed the texts not seen yet, in one ``encode`` call."""
+        texts = check_texts(texts)
+        new = list(dict.fromkeys(text for text in texts if text not in self._index))
+        if not new:
+            return
+        vectors = self.model.encode(
+            new, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar, convert_to_numpy=True
+        )
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(new):
+            raise ValueError(
+                f"model {model_label(self.model)} returned embeddings of shape {vectors.shape} for {len(new)} texts"
+            )
+        check_finite(vectors, new, self.model)
+        start = len(self._rows)
+        self._rows.extend(vectors)
+        for offset, text in enumerate(new):
+            self._index[text] = start + offset
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dim)`` embeddings of ``texts`` (embedding the unseen ones first)."""
+        texts = check_texts(texts)
+        self.add(texts)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._rows[self._index[text]] for text in texts])
+
+
+def cosine_pairs(embeddings1: np.ndarray, embeddings2: np.ndarray) -> np.ndarray:
+    """Row-wise cosine similarity, with ST's ``pairwise_cos_sim`` (the function its evaluators use)."""
+    import torch
+    from sentence_transformers.util import pairwise_cos_sim
+
+    return pairwise_cos_sim(torch.from_numpy(embeddings1), torch.from_numpy(embeddings2)).numpy()
+
+
+def cosine_matrix(queries: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Full cosine similarity matrix ``(len(queries), len(candidates))`` with ST's ``cos_sim``."""
+    import torch
+    from sentence_transformers.util import cos_sim
+
+    return cos_sim(torch.from_numpy(queries), torch.from_numpy(candidates)).numpy()

@@ -1,0 +1,200 @@
+"""MTEB tasks that read our local files, so ``mteb.evaluate(model, tasks)`` runs with no network.
+
+Each class subclasses MTEB's own abstract task (``AbsTaskSTS``, ``AbsTaskPairClassification``,
+``AbsTaskBitextMining``) and only replaces ``load_data``: scoring is MTEB's. The task names end in ``.local``
+so their results never mix with the official tasks' in an MTEB results cache. With network access, use the
+official tasks unchanged: ``mteb.get_tasks(tasks=list(OFFICIAL_NAMES.values()))`` (see :func:`get_tasks`).
+
+Example::
+
+    import mteb
+    from psp_st.evaluation.mteb_tasks import get_tasks
+
+    results = mteb.evaluate(model, get_tasks(["STSBenchmark"], data_dir="../shared/data"), cache=None)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+try:
+    from mteb.abstasks.pair_classification import AbsTaskPairClassification
+    from mteb.abstasks.sts import AbsTaskSTS
+    from mteb.abstasks.task_metadata import TaskMetadata
+    from mteb.abstasks.text.bitext_mining import AbsTaskBitextMining
+except ImportError as error:  # pragma: no cover - mteb ships with the eval extra
+    raise ImportError("the MTEB tasks need mteb>=2: pip install 'psp-st[eval]'") from error
+
+from psp_st.evaluation.loaders import load_local
+
+_COMMON: dict[str, Any] = {
+    "category": "t2t",
+    "modalities": ["text"],
+    "date": ("2012-01-01", "2017-12-31"),
+    "domains": ["Written"],
+    "task_subtypes": [],
+    "annotations_creators": "human-annotated",
+    "dialect": [],
+    "sample_creation": "found",
+    "bibtex_citation": "",
+}
+
+
+def _metadata(name: str, description: str, task_type: str, main_score: str, eval_langs: Any,
+              reference: str, license: str = "not specified", eval_splits: tuple[str, ...] = ("test",),
+              adapted_from: str | None = None) -> TaskMetadata:
+    return TaskMetadata(
+        name=name, description=description, reference=reference, type=task_type, main_score=main_score,
+        eval_splits=list(eval_splits), eval_langs=eval_langs, license=license,
+        # MTEB requires a dataset reference; these tasks never call load_dataset with it
+        dataset={"path": f"local/{name}", "revision": "local"},
+        adapted_from=[adapted_from] if adapted_from else None,
+        **_COMMON,
+    )
+
+
+class _LocalData:
+    """Mixin: ``load_data`` builds ``self.dataset`` from the shared data folder instead of the Hub."""
+
+    #: ``{split (or subset): local dataset key}``; subclasses fill it.
+    files: dict[str, str] = {}
+
+    def __init__(self, data_dir: str | os.PathLike | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.data_dir = data_dir
+
+    def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
+        if self.data_loaded:
+            return
+        self.dataset = self.read_local()
+        self.data_loaded = True
+
+    def read_local(self) -> Any:
+        from datasets import DatasetDict
+
+        return DatasetDict({split: self.prepare(load_local(key, self.data_dir)) for split, key in self.files.items()})
+
+    def prepare(self, dataset: Any) -> Any:
+        return dataset
+
+
+class STSBenchmarkLocal(_LocalData, AbsTaskSTS):
+    """MTEB's ``STSBenchmark`` on the local STS Benchmark files (scores 0-5)."""
+
+    min_score = 0
+    max_score = 5
+    files = {"validation": "stsb-dev", "test": "stsb-test"}
+    metadata = _metadata("STSBenchmark.local", "STS Benchmark (Cer et al., 2017) read from local Parquet files.",
+                         "STS", "cosine_spearman", ["eng-Latn"], "https://aclanthology.org/S17-2001",
+                         license="cc-by-sa-4.0", adapted_from="STSBenchmark")
+
+
+class SICKRLocal(_LocalData, AbsTaskSTS):
+    """MTEB's ``SICK-R`` on the local SICK files (relatedness on a 1-5 scale)."""
+
+    min_score = 1
+    max_score = 5
+    files = {"test": "sick-test"}
+    metadata = _metadata("SICK-R.local", "SICK relatedness (Marelli et al., 2014) read from local Parquet files.",
+                         "STS", "cosine_spearman", ["eng-Latn"], "https://aclanthology.org/L14-1314",
+                         license="cc-by-nc-sa-3.0", adapted_from="SICK-R")
+
+
+class STS17Local(_LocalData, AbsTaskSTS):
+    """MTEB's ``STS17`` English-English track on the local file (the other tracks are held out here)."""
+
+    min_score = 0
+    max_score = 5
+    files = {"test": "sts17-en-en"}
+    metadata = _metadata("STS17.local", "SemEval-2017 STS track 5 (en-en) read from a local Parquet file.",
+                         "STS", "cosine_spearman", {"en-en": ["eng-Latn", "eng-Latn"]},
+                         "https://aclanthology.org/S17-2001", license="cc-by-sa-4.0", adapted_from="STS17")
+
+    def read_local(self) -> Any:
+        from datasets import DatasetDict
+
+        return {"en-en": DatasetDict({"test": load_local("sts17-en-en", self.data_dir)})}
+
+
+class _PairClassificationLocal(_LocalData, AbsTaskPairClassification):
+    def prepare(self, dataset: Any) -> Any:
+        return dataset.rename_column("label", "labels")
+
+
+class MSRPCLocal(_PairClassificationLocal):
+    """Microsoft Research Paraphrase Corpus test set as an MTEB pair-classification task."""
+
+    files = {"test": "msrpc-test"}
+    metadata = _metadata("MSRPC.local", "MSR Paraphrase Corpus (Dolan & Brockett, 2005), local test file.",
+                         "PairClassification", "max_ap", ["eng-Latn"], "https://aclanthology.org/I05-5002")
+
+
+PAWSX_LANGS = {"de": "deu-Latn", "en": "eng-Latn", "es": "spa-Latn", "fr": "fra-Latn", "ja": "jpn-Jpan",
+               "ko": "kor-Hang", "zh": "cmn-Hans"}
+
+
+class PawsXLocal(_PairClassificationLocal):
+    """MTEB's ``PawsXPairClassification`` on the local PAWS-X files (7 languages)."""
+
+    metadata = _metadata("PawsXPairClassification.local", "PAWS-X (Yang et al., 2019) read from local files.",
+                         "PairClassification", "max_ap", {lang: [code] for lang, code in PAWSX_LANGS.items()},
+                         "https://aclanthology.org/D19-1382", eval_splits=("test", "validation"),
+                         adapted_from="PawsXPairClassification")
+
+    def read_local(self) -> Any:
+        from datasets import DatasetDict
+
+        return {lang: DatasetDict({"test": self.prepare(load_local(f"pawsx-{lang}-test", self.data_dir)),
+                                   "validation": self.prepare(load_local(f"pawsx-{lang}-dev", self.data_dir))})
+                for lang in self.hf_subsets}
+
+
+class TatoebaLocal(_LocalData, AbsTaskBitextMining):
+    """MTEB's ``Tatoeba`` bitext mining on the local LASER v1 test sets (deu-eng, fra-eng)."""
+
+    metadata = _metadata("Tatoeba.local", "Tatoeba (LASER v1 test sets) read from local Parquet files.",
+                         "BitextMining", "f1", {"deu-eng": ["deu-Latn", "eng-Latn"], "fra-eng": ["fra-Latn", "eng-Latn"]},
+                         "https://github.com/facebookresearch/LASER", license="cc-by-2.0",
+                         adapted_from="Tatoeba")
+
+    def read_local(self) -> Any:
+        from datasets import DatasetDict
+
+        return {pair: DatasetDict({"test": load_local(f"tatoeba-{pair.split('-')[0]}", self.data_dir)
+                                   .rename_columns({"source": "sentence1", "target": "sentence2"})})
+                for pair in self.hf_subsets}
+
+
+#: Local task class by official MTEB task name.
+LOCAL_TASKS: dict[str, type] = {
+    "STSBenchmark": STSBenchmarkLocal,
+    "SICK-R": SICKRLocal,
+    "STS17": STS17Local,
+    "MSRPC": MSRPCLocal,
+    "PawsXPairClassification": PawsXLocal,
+    "Tatoeba": TatoebaLocal,
+}
+
+#: Official MTEB names of the local tasks (MSRPC is not an MTEB task, so it has no online twin here).
+OFFICIAL_NAMES = ["STSBenchmark", "SICK-R", "STS17", "PawsXPairClassification", "Tatoeba"]
+
+
+def get_tasks(names: list[str] | None = None, data_dir: str | os.PathLike | None = None,
+              offline: bool = True) -> list[Any]:
+    """MTEB task objects: local (offline) versions by default, the official ones with ``offline=False``.
+
+    Args:
+        names: official task names (keys of :data:`LOCAL_TASKS`); all when ``None``.
+        data_dir: the shared data folder for the local tasks.
+        offline: ``False`` returns ``mteb.get_tasks(names)`` (downloads from the Hub).
+    """
+    names = list(names or LOCAL_TASKS)
+    unknown = [name for name in names if name not in LOCAL_TASKS]
+    if unknown:
+        raise ValueError(f"no local MTEB task for {unknown}; available: {sorted(LOCAL_TASKS)}")
+    if not offline:
+        import mteb
+
+        return list(mteb.get_tasks(tasks=[name for name in names if name in OFFICIAL_NAMES]))
+    return [LOCAL_TASKS[name](data_dir=data_dir) for name in names]

@@ -1,0 +1,78 @@
+"""Turn :func:`~psp_st.evaluation.run_suite` results into a console table, JSON and a markdown report."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from psp_st.io.atomic import atomic_path
+
+
+def format_table(summary: list[dict[str, Any]]) -> str:
+    """A fixed-width text table of the summary rows (task, metric, value), for the console."""
+    if not summary:
+        return "(no results)"
+    task_width = max(len("task"), *(len(row["task"]) for row in summary))
+    metric_width = max(len("metric"), *(len(row["metric"]) for row in summary))
+    lines = [f"{'task':<{task_width}}  {'metric':<{metric_width}}  {'value':>7}",
+             f"{'-' * task_width}  {'-' * metric_width}  {'-' * 7}"]
+    lines += [f"{row['task']:<{task_width}}  {row['metric']:<{metric_width}}  {row['value']:>7.2f}" for row in summary]
+    return "\n".join(lines)
+
+
+def summary_markdown(summary: list[dict[str, Any]]) -> str:
+    """The summary rows as markdown tables, one per group, one row per task and one column per metric."""
+    blocks = []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in summary:
+        groups.setdefault(row["group"], []).append(row)
+    for group, rows in groups.items():
+        metrics = list(dict.fromkeys(row["metric"] for row in rows))
+        tasks = list(dict.fromkeys(row["task"] for row in rows))
+        values = {(row["task"], row["metric"]): row["value"] for row in rows}
+        lines = [f"### {group}", "", "| task | " + " | ".join(metrics) + " |",
+                 "|---|" + "---:|" * len(metrics)]
+        for task in tasks:
+            cells = [f"{values[(task, m)]:.2f}" if (task, m) in values else "" for m in metrics]
+            lines.append(f"| {task} | " + " | ".join(cells) + " |")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def to_markdown(result: dict[str, Any], command: str | None = None) -> str:
+    """A markdown report: summary tables, skipped tasks, plots, nearest-neighbour tables and timing."""
+    lines = [f"# Evaluation of {result['model']} ({result['suite']} suite)", ""]
+    if command:
+        lines += ["Command:", "", "```bash", command, "```", ""]
+    lines += [f"Data: `{result['data_dir']}`. {result['embedded_texts']:,} distinct texts embedded; "
+              f"total {result['seconds']:.1f} s.", "",
+              "Correlations, accuracies, F1 and AP are ×100; retrieval and bitext numbers are percentages.", ""]
+    lines += [summary_markdown(result["summary"]), ""]
+    if result.get("skipped"):
+        lines += ["### Not run", ""] + [f"- **{task}**: {reason}" for task, reason in result["skipped"].items()] + [""]
+    if result.get("plots"):
+        lines += ["### Mean cosine per human score level", ""]
+        lines += [f"![{plot}]({plot})" for plot in result["plots"]] + [""]
+    if result.get("neighbours"):
+        lines += ["### Nearest neighbours (STS Benchmark test sentences)", ""]
+        for table in result["neighbours"]:
+            lines += [table, ""]
+    if result.get("task_seconds"):
+        lines += ["### Time per task (s)", "", "| task | seconds |", "|---|---:|"]
+        lines += [f"| {task} | {seconds:.1f} |" for task, seconds in result["task_seconds"].items()] + [""]
+    return "\n".join(lines)
+
+
+def write_report(result: dict[str, Any], out_dir: str | os.PathLike, command: str | None = None) -> dict[str, Path]:
+    """Write ``results.json`` and ``report.md`` into ``out_dir`` (atomically) and return their paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "results.json", "markdown": out / "report.md"}
+    payload = dict(result, command=command) if command else result
+    with atomic_path(paths["json"]) as temporary:
+        Path(temporary).write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+    with atomic_path(paths["markdown"]) as temporary:
+        Path(temporary).write_text(to_markdown(result, command), encoding="utf-8")
+    return paths

@@ -1,0 +1,125 @@
+"""Paraphrase retrieval per label (Turku Paraphrase Corpus, Kanerva et al. 2023, section 8.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from psp_st.evaluation.base import CachedEmbeddingEvaluator
+from psp_st.evaluation.embeddings import EmbeddingCache
+from psp_st.evaluation.loaders import check_columns
+
+#: Label groups reported by default, in order.
+LABEL_GROUPS = ("1", "2", "3", "4<>", "4", "positive")
+
+
+def turku_label_group(label: str) -> str:
+    """The reporting group of a Turku label: ``1``, ``2``, ``3``, ``4<>`` (4 with ``<`` or ``>``) or ``4``.
+
+    Flags ``i`` and ``s`` do not change the group (``4i`` is ``4``, ``4>s`` is ``4<>``).
+    """
+    label = str(label).strip()
+    if not label or label[0] not in "1234":
+        raise ValueError(f"Turku label {label!r} does not start with 1, 2, 3 or 4")
+    if label[0] == "4" and ("<" in label or ">" in label):
+        return "4<>"
+    return label[0]
+
+
+def retrieval_ranks(embeddings: np.ndarray, queries: Sequence[int], targets: Sequence[int],
+                    batch_size: int = 1024) -> np.ndarray:
+    """1-based rank of ``targets[i]`` among all rows of ``embeddings`` by cosine similarity to ``queries[i]``.
+
+    The query row itself is not a candidate (unless it is the target: rank 1). Ties count half: the rank is
+    ``1 + #(strictly more similar) + #(equally similar others) / 2``, the mean rank over the tie orders, so
+    a model that maps many texts to the same vector gains nothing from the order of the candidate list.
+    """
+    import torch
+
+    vectors = torch.nn.functional.normalize(torch.as_tensor(embeddings, dtype=torch.float32), dim=-1)
+    queries = np.asarray(queries, dtype=np.int64)
+    targets = np.asarray(targets, dtype=np.int64)
+    if len(queries) != len(targets):
+        raise ValueError(f"{len(queries)} queries but {len(targets)} targets")
+    ranks = np.empty(len(queries), dtype=np.float64)
+    for start in range(0, len(queries), batch_size):
+        q = torch.from_numpy(queries[start:start + batch_size])
+        t = torch.from_numpy(targets[start:start + batch_size])
+        sims = vectors[q] @ vectors.T
+        rows = torch.arange(len(q))
+        target_sims = sims[rows, t].unsqueeze(1)
+        sims[rows, q] = -torch.inf  # the query is not its own candidate
+        greater = (sims > target_sims).sum(1)
+        ties = (sims == target_sims).sum(1) - 1  # minus the target itself
+        rank = 1.0 + greater.double() + ties.clamp(min=0).double() / 2.0
+        rank[q == t] = 1.0
+        ranks[start:start + len(q)] = rank.numpy()
+    return ranks
+
+
+def rank_metrics(ranks: np.ndarray, num_candidates: int) -> dict[str, float]:
+    """``top1``/``top10`` accuracy (%) and mean rank as a percentage of the other candidates (0 = always first).
+
+    Mean rank % is ``mean(rank - 1) / (num_candidates - 1) * 100``: "as if there were 100 candidates", so 5%
+    means the target is ranked 6th of 100 on average (Kanerva et al., 2023, section 8.1).
+    """
+    if len(ranks) == 0:
+        raise ValueError("no pairs to compute retrieval metrics on")
+    if num_candidates < 2:
+        raise ValueError(f"retrieval needs at least 2 candidates, got {num_candidates}")
+    ranks = np.asarray(ranks, dtype=np.float64)
+    return {
+        "top1": float(np.mean(ranks <= 1) * 100),
+        "top10": float(np.mean(ranks <= 10) * 100),
+        "mean_rank_pct": float(np.mean(ranks - 1) / (num_candidates - 1) * 100),
+        "pairs": float(len(ranks)),
+    }
+
+
+class RetrievalEvaluator(CachedEmbeddingEvaluator):
+    """For each pair (s1, s2): the rank of s2 among all unique statements of the split, queried with s1.
+
+    Reports top-1 / top-10 accuracy and mean rank (%) per label group (see :func:`turku_label_group`) and for
+    all positive pairs (labels 3 and 4). Follows Kanerva et al. (2023), section 8.1: candidates are the
+    deduplicated statements of both sides of every pair of the split, compared by cosine similarity.
+    ST's ``InformationRetrievalEvaluator`` reports MRR/nDCG over relevant-document sets rather than the rank of
+    one target per label, so this is written directly.
+
+    Args:
+        data: dataset with ``sentence1``, ``sentence2`` and ``label_str`` (e.g. ``4>``) columns.
+        name: metric name prefix.
+
+    References:
+        Kanerva et al.: "Turku Paraphrase Corpus", Natural Language Engineering 2023.
+    """
+
+    def __init__(self, data: Any, name: str = "", label_column: str = "label_str", batch_size: int = 64,
+                 show_progress_bar: bool = False, cache: EmbeddingCache | None = None) -> None:
+        super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
+        check_columns(data, ("sentence1", "sentence2", label_column), f"retrieval data {name!r}",
+                      ("sentence1", "sentence2"))
+        self.sentences1 = list(data["sentence1"])
+        self.sentences2 = list(data["sentence2"])
+        self.groups = [turku_label_group(label) for label in data[label_column]]
+        self.primary_metric = "positive_top1"
+
+    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+                 ) -> dict[str, float]:
+        candidates = list(dict.fromkeys([*self.sentences1, *self.sentences2]))
+        index = {text: row for row, text in enumerate(candidates)}
+        embeddings = self.embedding_cache(model).encode(candidates)
+        ranks = retrieval_ranks(embeddings, [index[s] for s in self.sentences1], [index[s] for s in self.sentences2])
+        groups = np.asarray(self.groups)
+        metrics: dict[str, float] = {"candidates": float(len(candidates))}
+        for group in LABEL_GROUPS:
+            mask = np.isin(groups, ["3", "4<>", "4"]) if group == "positive" else groups == group
+            if mask.any():
+                for key, value in rank_metrics(ranks[mask], len(candidates)).items():
+                    metrics[f"{group}_{key}"] = value
+        return self.finish(model, metrics, epoch, steps)
+
+    @property
+    def description(self) -> str:
+        return "Paraphrase Retrieval"

@@ -1,0 +1,122 @@
+"""STS evaluation: per-subset Pearson/Spearman and the two ways the literature averages STS years."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from psp_st.evaluation.base import CachedEmbeddingEvaluator
+from psp_st.evaluation.correlation import correlations
+from psp_st.evaluation.embeddings import EmbeddingCache, cosine_pairs
+from psp_st.evaluation.loaders import STS_COLUMNS, check_columns
+
+
+def wieting_means(per_subset: Mapping[str, Mapping[str, float]], groups: Mapping[str, Sequence[str]],
+                  metric: str = "pearson") -> dict[str, float]:
+    """The Wieting convention: per group (STS year) the mean of its subsets' ``metric``; then their mean.
+
+    Returns ``{group: mean, ..., "all": mean of the group means}``.
+    """
+    means: dict[str, float] = {}
+    for group, names in groups.items():
+        missing = [name for name in names if name not in per_subset]
+        if missing or not names:
+            raise ValueError(f"STS group {group!r}: no result for subset(s) {missing or names}")
+        means[group] = float(np.mean([per_subset[name][metric] for name in names]))
+    if not means:
+        raise ValueError("no STS groups to average")
+    means["all"] = float(np.mean(list(means.values())))
+    return means
+
+
+def sbert_pooled(gold: Mapping[str, Sequence[float]], predicted: Mapping[str, Sequence[float]],
+                 groups: Mapping[str, Sequence[str]]) -> dict[str, float]:
+    """The SBERT convention: per group, Spearman over the concatenation of its subsets; then their mean."""
+    pooled: dict[str, float] = {}
+    for group, names in groups.items():
+        gold_all = np.concatenate([np.asarray(gold[name], dtype=np.float64) for name in names])
+        predicted_all = np.concatenate([np.asarray(predicted[name], dtype=np.float64) for name in names])
+        pooled[group] = correlations(gold_all, predicted_all, name=f"{group} (all subsets)")["spearman"]
+    pooled["all"] = float(np.mean(list(pooled.values())))
+    return pooled
+
+
+class STSEvaluator(CachedEmbeddingEvaluator):
+    """Cosine similarity vs. human scores on one or more STS subsets, optionally grouped into years.
+
+    For each subset: Pearson and Spearman between the gold score and the cosine of the two embeddings, the
+    same numbers as ST's ``EmbeddingSimilarityEvaluator`` (same ``pairwise_cos_sim`` and SciPy calls; a test
+    checks they agree). Written as its own evaluator because the STS years need what that one lacks: many
+    subsets in one pass with shared embeddings, the per-year averages of Wieting et al. (mean Pearson over a
+    year's subsets, then mean over years) and of SBERT (Spearman over a year's concatenated subsets), and a
+    clear error instead of NaN for constant scores or NaN embeddings.
+
+    Args:
+        subsets: ``{subset name: dataset}``; each dataset (``datasets.Dataset``, DataFrame or dict of lists)
+            needs ``sentence1``, ``sentence2`` and ``score`` columns.
+        groups: ``{year: [subset names]}`` to average over; ``None`` reports subsets only.
+        name: metric name prefix.
+        batch_size / show_progress_bar / cache: see :class:`CachedEmbeddingEvaluator`.
+
+    Example::
+
+        from psp_st.evaluation import STSEvaluator, load_local
+
+        evaluator = STSEvaluator({"stsb-test": load_local("stsb-test", "../shared/data")}, name="stsb")
+        evaluator(model)  # {"stsb_stsb-test_pearson": ..., "stsb_stsb-test_spearman": ...}
+    """
+
+    def __init__(self, subsets: Mapping[str, Any], groups: Mapping[str, Sequence[str]] | None = None,
+                 name: str = "", batch_size: int = 64, show_progress_bar: bool = False,
+                 cache: EmbeddingCache | None = None) -> None:
+        super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
+        if not subsets:
+            raise ValueError("STSEvaluator needs at least one subset")
+        self.subsets: dict[str, tuple[list[str], list[str], np.ndarray]] = {}
+        for subset, data in subsets.items():
+            source = getattr(getattr(data, "info", None), "description", None) or subset
+            check_columns(data, STS_COLUMNS, f"STS subset {subset!r} ({source})", STS_COLUMNS[:2])
+            try:
+                scores = np.asarray(data["score"], dtype=np.float64)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"STS subset {subset!r} ({source}): column 'score' is not numeric ({error})") from None
+            self.subsets[subset] = (list(data["sentence1"]), list(data["sentence2"]), scores)
+        self.groups = {group: list(names) for group, names in (groups or {}).items()}
+        for group, names in self.groups.items():
+            unknown = [n for n in names if n not in self.subsets]
+            if unknown:
+                raise ValueError(f"STS group {group!r} names unknown subset(s) {unknown}")
+        self.primary_metric = "wieting_pearson" if self.groups else f"{next(iter(self.subsets))}_spearman"
+
+    def predict(self, model: Any) -> dict[str, np.ndarray]:
+        """Cosine similarity of every pair, per subset."""
+        cache = self.embedding_cache(model)
+        cache.add([text for s1, s2, _ in self.subsets.values() for text in (*s1, *s2)])
+        return {subset: cosine_pairs(cache.encode(s1), cache.encode(s2))
+                for subset, (s1, s2, _) in self.subsets.items()}
+
+    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+                 ) -> dict[str, float]:
+        predicted = self.predict(model)
+        gold = {subset: scores for subset, (_, _, scores) in self.subsets.items()}
+        per_subset = {subset: correlations(gold[subset], predicted[subset], name=f"{self.name or 'STS'}/{subset}")
+                      for subset in self.subsets}
+        metrics = {f"{subset}_{metric}": value for subset, values in per_subset.items()
+                   for metric, value in values.items()}
+        if self.groups:
+            for group, value in wieting_means(per_subset, self.groups, "pearson").items():
+                metrics["wieting_pearson" if group == "all" else f"{group}_mean_pearson"] = value
+            for group, value in wieting_means(per_subset, self.groups, "spearman").items():
+                metrics["wieting_spearman" if group == "all" else f"{group}_mean_spearman"] = value
+            for group, value in sbert_pooled(gold, predicted, self.groups).items():
+                metrics["sbert_spearman" if group == "all" else f"{group}_all_spearman"] = value
+        return self.finish(model, metrics, epoch, steps)
+
+    @property
+    def description(self) -> str:
+        return "Semantic Similarity"
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"subsets": list(self.subsets), "groups": self.groups} if self.groups else {}

@@ -1,0 +1,306 @@
+"""The psp-st evaluation suite: one call that runs every evaluator of ``quick`` or ``full`` on a model.
+
+``quick`` (what the training recipes evaluate with; seconds for a static model): STS Benchmark dev/test,
+SICK-R test, STS 2017 en-en, PAWS-X en test and MSRPC test (cosine-threshold classification).
+``full`` adds the STS years when present locally, every STS 2017 track file present, PAWS-X in 7 languages,
+the Opusparcus MLP protocol (MSRPC train->test, PAWS-X en dev->test, Opusparcus dev->test when given), Turku
+binary classification and retrieval per label, Tatoeba error rates, human-score agreement plots and a
+nearest-neighbour table.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sentence_transformers.base.evaluation.evaluator import BaseEvaluator
+
+from psp_st.evaluation.agreement import (
+    ScoreAgreementEvaluator,
+    exact_level,
+    nearest_neighbours,
+    neighbour_table_markdown,
+    plot_score_levels,
+    sts_bucket,
+)
+from psp_st.evaluation.bitext import BitextMiningEvaluator
+from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdClassificationEvaluator, turku_binary
+from psp_st.evaluation.embeddings import EmbeddingCache, model_label
+from psp_st.evaluation.loaders import (
+    DEFAULT_DATA_DIR,
+    STS_COLUMNS,
+    load_local,
+    load_sts_folder,
+    opusparcus_binary,
+    opusparcus_path,
+    read_opusparcus_tsv,
+    read_parquet,
+)
+from psp_st.evaluation.retrieval import RetrievalEvaluator
+from psp_st.evaluation.sts import STSEvaluator
+
+logger = logging.getLogger(__name__)
+
+SUITES = ("quick", "full")
+PAWSX_LANGS = ("de", "en", "es", "fr", "ja", "ko", "zh")
+OPUSPARCUS_LANGS = ("de", "en", "fi", "fr", "ru", "sv")
+STS_YEARS = ("sts2012", "sts2013", "sts2014", "sts2015", "sts2016")
+
+
+@dataclass
+class SuiteTask:
+    """One line of the suite: how to build its evaluator, and which of its metrics go into the summary table.
+
+    ``headline`` maps a metric key (unprefixed) to ``(column label, scale)``; values are multiplied by
+    ``scale`` in the table (100 for correlations and accuracies given as fractions).
+    """
+
+    name: str
+    group: str
+    build: Callable[[EmbeddingCache], Any]
+    headline: dict[str, tuple[str, float]] = field(default_factory=dict)
+    plot: Callable[[Any], tuple[str, list[dict[str, Any]]]] | None = None
+
+
+def _sts(name: str, key: str, data_dir: Any) -> SuiteTask:
+    return SuiteTask(name, "STS", lambda cache: STSEvaluator({name: load_local(key, data_dir)}, cache=cache),
+                     {f"{name}_spearman": ("Spearman", 100.0), f"{name}_pearson": ("Pearson", 100.0)})
+
+
+def _threshold(name: str, group: str, loader: Callable[[], Any]) -> SuiteTask:
+    return SuiteTask(name, group, lambda cache: ThresholdClassificationEvaluator(loader(), cache=cache),
+                     {"cosine_accuracy": ("accuracy", 100.0), "cosine_f1": ("F1", 100.0), "cosine_ap": ("AP", 100.0)})
+
+
+def _mlp(name: str, train: Callable[[], Any], test: Callable[[], Any]) -> SuiteTask:
+    return SuiteTask(name, "Paraphrase MLP (Opusparcus protocol)",
+                     lambda cache: ParaphraseMLPEvaluator(train(), test(), cache=cache),
+                     {"accuracy": ("accuracy", 100.0), "all_paraphrase_accuracy": ("all-paraphrase baseline", 100.0)})
+
+
+def _agreement(name: str, loader: Callable[[], Any], level: Callable[[float], str], score_column: str = "score"
+               ) -> SuiteTask:
+    return SuiteTask(name, "Human-score agreement",
+                     lambda cache: ScoreAgreementEvaluator(loader(), level=level, score_column=score_column,
+                                                           cache=cache),
+                     {"separation": ("mean cosine top level - bottom level", 1.0)},
+                     plot=lambda evaluator: (name, evaluator.stats))
+
+
+def suite_tasks(suite: str = "quick", data_dir: str | os.PathLike | None = None,
+                opusparcus_dir: str | os.PathLike | None = None) -> tuple[list[SuiteTask], dict[str, str]]:
+    """The tasks of ``suite`` and ``{task: reason}`` for optional data that is absent (never silently)."""
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
+    data_dir = Path(data_dir or DEFAULT_DATA_DIR)
+    if not data_dir.is_dir():
+        raise FileNotFoundError(f"evaluation data folder {data_dir} does not exist (pass --data-dir / data_dir=)")
+    skipped: dict[str, str] = {}
+
+    def local(key: str) -> Callable[[], Any]:
+        return lambda: load_local(key, data_dir)
+
+    tasks = [
+        _sts("stsb-dev", "stsb-dev", data_dir),
+        _sts("stsb-test", "stsb-test", data_dir),
+        _sts("sick-r-test", "sick-test", data_dir),
+        _sts("sts17-en-en", "sts17-en-en", data_dir),
+        _threshold("pawsx-en-test", "Paraphrase classification (cosine threshold)", local("pawsx-en-test")),
+        _threshold("msrpc-test", "Paraphrase classification (cosine threshold)", local("msrpc-test")),
+    ]
+    if suite == "quick":
+        return tasks, skipped
+
+    # STS years (held out from the shared folder; used when a local copy sits next to the others)
+    year_dirs = {year: data_dir / "sts" / year for year in STS_YEARS if (data_dir / "sts" / year).exists()}
+    if year_dirs:
+        def build_years(cache: EmbeddingCache) -> STSEvaluator:
+            subsets, groups = {}, {}
+            for year, folder in year_dirs.items():
+                for subset, dataset in load_sts_folder(folder).items():
+                    subsets[f"{year}/{subset}"] = dataset
+                    groups.setdefault(year, []).append(f"{year}/{subset}")
+            return STSEvaluator(subsets, groups=groups, cache=cache)
+
+        tasks.append(SuiteTask("sts2012-2016", "STS", build_years,
+                               {"wieting_pearson": ("mean Pearson over years (Wieting)", 100.0),
+                                "sbert_spearman": ("mean Spearman of pooled years (SBERT)", 100.0)}))
+    else:
+        skipped["sts2012-2016"] = f"no {data_dir}/sts/sts2012..sts2016 folders (held-out data; use the Hub loaders)"
+    for track_file in sorted((data_dir / "sts" / "sts2017").glob("*.parquet")):
+        if track_file.stem != "en-en":
+            track = track_file.stem
+            tasks.append(SuiteTask(f"sts17-{track}", "STS", lambda cache, f=track_file, t=track: STSEvaluator(
+                {f"sts17-{t}": read_parquet(f, STS_COLUMNS, STS_COLUMNS[:2])}, cache=cache),
+                {f"sts17-{track}_spearman": ("Spearman", 100.0), f"sts17-{track}_pearson": ("Pearson", 100.0)}))
+
+    tasks.append(_sts("sick-r-dev", "sick-dev", data_dir))
+    for lang in PAWSX_LANGS:
+        if lang != "en":
+            tasks.append(_threshold(f"pawsx-{lang}-test", "Paraphrase classification (cosine threshold)",
+                                    local(f"pawsx-{lang}-test")))
+    for name, key in (("turku-release1-dev", "turku-release1-dev"), ("turku-opus-parsebank-dev",
+                                                                      "turku-opus-parsebank-dev")):
+        tasks.append(_threshold(f"{name} (labels>=3)", "Paraphrase classification (cosine threshold)",
+                                lambda k=key: turku_binary(load_local(k, data_dir))))
+
+    tasks.append(_mlp("msrpc train->test", local("msrpc-train"), local("msrpc-test")))
+    tasks.append(_mlp("pawsx-en dev->test", local("pawsx-en-dev"), local("pawsx-en-test")))
+    if opusparcus_dir is not None:
+        found = [lang for lang in OPUSPARCUS_LANGS if opusparcus_path(opusparcus_dir, lang, "test").is_file()]
+        if not found:
+            raise FileNotFoundError(f"--opusparcus-dir {opusparcus_dir} has no <lang>/test/<lang>-test.txt file")
+        for lang in found:
+            def reader(split: str, lang: str = lang) -> Callable[[], Any]:
+                return lambda: opusparcus_binary(read_opusparcus_tsv(opusparcus_path(opusparcus_dir, lang, split)))
+            tasks.append(_mlp(f"opusparcus-{lang} dev->test", reader("dev"), reader("test")))
+            tasks.append(_agreement(f"opusparcus-{lang}-dev",
+                                    lambda lang=lang: read_opusparcus_tsv(opusparcus_path(opusparcus_dir, lang, "dev")),
+                                    exact_level))
+    else:
+        skipped["opusparcus"] = "no --opusparcus-dir given (Opusparcus is not in the shared data; Hub: GEM/opusparcus)"
+
+    for name, key in (("turku-release1-dev", "turku-release1-dev"), ("turku-opus-parsebank-dev",
+                                                                      "turku-opus-parsebank-dev")):
+        tasks.append(SuiteTask(f"{name} retrieval", "Retrieval per label (Turku)",
+                               lambda cache, k=key, n=name: RetrievalEvaluator(load_local(k, data_dir), cache=cache),
+                               {f"{group}_{metric}": (f"{group} {label}", 1.0)
+                                for group in ("2", "3", "4<>", "4", "positive")
+                                for metric, label in (("top1", "top-1 %"), ("top10", "top-10 %"),
+                                                      ("mean_rank_pct", "mean rank %"))}))
+    for lang in ("deu", "fra"):
+        tasks.append(SuiteTask(f"tatoeba-{lang}", "Bitext mining (Tatoeba)",
+                               lambda cache, lang=lang: BitextMiningEvaluator(load_local(f"tatoeba-{lang}", data_dir),
+                                                                              cache=cache),
+                               {"src2trg_error": (f"{lang}->eng error %", 1.0),
+                                "trg2src_error": (f"eng->{lang} error %", 1.0)}))
+    tasks.append(_agreement("stsb-test", local("stsb-test"), sts_bucket))
+    tasks.append(_agreement("sick-r-test", local("sick-test"), sts_bucket))
+    tasks.append(_agreement("turku-release1-dev", local("turku-release1-dev"), exact_level, score_column="label"))
+    return tasks, skipped
+
+
+def _floats(metrics: dict[str, Any]) -> dict[str, float]:
+    return {key: float(value) for key, value in metrics.items()}
+
+
+def neighbour_tables(model_cache: EmbeddingCache, data_dir: Path, queries: int = 2, k: int = 10) -> list[str]:
+    """Nearest-neighbour tables (Opusparcus Tables 4-5 style) for the first STSb-test pairs scored 5."""
+    data = load_local("stsb-test", data_dir)
+    candidates = list(dict.fromkeys([*data["sentence1"], *data["sentence2"]]))
+    picked = [row for row in data if row["score"] >= 5.0][:queries]
+    query_texts = [row["sentence1"] for row in picked]
+    found = nearest_neighbours(model_cache.encode(query_texts), model_cache.encode(candidates), candidates, k=k,
+                               exclude=query_texts)
+    return [neighbour_table_markdown(row["sentence1"], rows, gold=row["sentence2"])
+            for row, rows in zip(picked, found, strict=True)]
+
+
+def run_suite(model: Any, suite: str = "quick", data_dir: str | os.PathLike | None = None,
+              out_dir: str | os.PathLike | None = None, batch_size: int = 64, show_progress_bar: bool = False,
+              opusparcus_dir: str | os.PathLike | None = None, model_name: str | None = None) -> dict[str, Any]:
+    """Run the ``quick`` or ``full`` suite on ``model`` (a ``SentenceTransformer``) and return the results.
+
+    Args:
+        model: the model; open names and paths with :func:`psp_st.hub.load` first.
+        suite: ``"quick"`` or ``"full"``.
+        data_dir: the shared data folder (default ``$PSP_ST_DATA_DIR`` or ``../shared/data``).
+        out_dir: when given, plots are written there (the report itself: :func:`psp_st.evaluation.write_report`).
+        batch_size: ``encode`` batch size.
+        show_progress_bar: progress bars over tasks and embedding batches.
+        opusparcus_dir: root of an Opusparcus 1.0 copy (``<lang>/{dev,test}/<lang>-{dev,test}.txt``).
+        model_name: name shown in the results and plots (default: from the model card, else its class).
+
+    Returns:
+        ``{"model", "suite", "data_dir", "seconds", "embedded_texts", "results": {task: metrics},
+        "summary": [{"group", "task", "metric", "value"}], "skipped": {task: reason}, "plots": [...],
+        "neighbours": [markdown tables]}``. Every metric comes from this run.
+    """
+    data_dir = Path(data_dir or DEFAULT_DATA_DIR)
+    model_name = model_name or model_label(model)
+    tasks, skipped = suite_tasks(suite, data_dir, opusparcus_dir)
+    cache = EmbeddingCache(model, batch_size=batch_size, show_progress_bar=show_progress_bar)
+    start = time.perf_counter()
+    results: dict[str, dict[str, float]] = {}
+    summary: list[dict[str, Any]] = []
+    timings: dict[str, float] = {}
+    plots: list[str] = []
+    if out_dir is not None:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    iterator: Any = tasks
+    if show_progress_bar:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(tasks, desc=f"{suite} suite", unit="task")
+    for task in iterator:
+        if show_progress_bar:
+            iterator.set_postfix_str(task.name)
+        task_start = time.perf_counter()
+        evaluator = task.build(cache)
+        metrics = _floats(evaluator(model))
+        timings[task.name] = time.perf_counter() - task_start
+        results[task.name] = metrics
+        for key, (label, scale) in task.headline.items():
+            if key in metrics:
+                summary.append({"group": task.group, "task": task.name, "metric": label,
+                                "value": metrics[key] * scale})
+        if task.plot is not None and out_dir is not None:
+            title, stats = task.plot(evaluator)
+            path = Path(out_dir) / f"agreement_{title.replace('/', '_')}.png"
+            plots.append(plot_score_levels({title: stats}, path, title=f"{model_name}: {title}"))
+    neighbours = neighbour_tables(cache, data_dir) if suite == "full" else []
+    return {
+        "model": model_name,
+        "suite": suite,
+        "data_dir": str(data_dir),
+        "seconds": time.perf_counter() - start,
+        "embedded_texts": len(cache),
+        "task_seconds": timings,
+        "results": results,
+        "summary": summary,
+        "skipped": skipped,
+        "plots": [os.path.basename(path) for path in plots],
+        "neighbours": neighbours,
+    }
+
+
+class SuiteEvaluator(BaseEvaluator):
+    """The suite as an ST evaluator (e.g. a trainer's ``evaluator=``): flat ``{task}_{metric}`` results.
+
+    The primary metric is STS Benchmark dev Spearman, so checkpoint selection never looks at a test set.
+
+    Args:
+        suite: ``"quick"`` (default) or ``"full"``.
+        data_dir: the shared data folder.
+        name: metric name prefix.
+        batch_size: ``encode`` batch size.
+    """
+
+    def __init__(self, suite: str = "quick", data_dir: str | os.PathLike | None = None, name: str = "",
+                 batch_size: int = 64) -> None:
+        super().__init__()
+        if suite not in SUITES:
+            raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
+        self.suite = suite
+        self.data_dir = data_dir
+        self.name = name
+        self.batch_size = batch_size
+        self.primary_metric = "stsb-dev_spearman"
+
+    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+                 ) -> dict[str, float]:
+        result = run_suite(model, self.suite, data_dir=self.data_dir, batch_size=self.batch_size)
+        metrics = {key if key.startswith(f"{task}_") else f"{task}_{key}": value
+                   for task, values in result["results"].items() for key, value in values.items()}
+        metrics = self.prefix_name_to_metrics(metrics, self.name)
+        if hasattr(model, "model_card_data"):
+            self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
+        return metrics
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"suite": self.suite}

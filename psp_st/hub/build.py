@@ -1,0 +1,227 @@
+"""``psp-st build``: run a ``hub_configs/<name>.yaml`` recipe end to end and write the release folder.
+
+The release folder is what gets published: the root is the ``StaticEmbedding`` export (loads with
+``SentenceTransformer("psp-en")`` from the folder's parent, no flag, no psp-st), ``trainable/`` holds the same
+weights as a ``PSPEmbedding``, ``psp_recipe.yaml`` the recipe as run, ``psp_build.json`` the build record
+(versions, recipe, seed, training time, the evaluation suite's numbers, one-thread speed, file sizes) and
+``README.md`` the model card rendered from that record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import logging
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from psp_st.hub.load import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER
+
+logger = logging.getLogger(__name__)
+
+RECIPE_FILE = "psp_recipe.yaml"
+#: Sentences used for the speed measurement (relative to the data folder) and how many.
+SPEED_CORPUS = "corpus/english_sentences.parquet"
+SPEED_SENTENCES = 20_000
+
+
+def find_recipe(name: str | os.PathLike) -> Path:
+    """The recipe file for ``name``: a path to a YAML file, or ``hub_configs/<name>.yaml`` in the working
+    directory, in the psp-st source checkout, or shipped in the package (``psp_st/resources/hub_configs``)."""
+    candidate = Path(name)
+    if candidate.suffix in (".yaml", ".yml"):
+        if candidate.is_file():
+            return candidate
+        raise FileNotFoundError(f"recipe file not found: {candidate}")
+    package = Path(__file__).resolve().parents[1]
+    searched = [Path.cwd() / "hub_configs" / f"{name}.yaml",
+                package.parent / "hub_configs" / f"{name}.yaml",  # a source checkout
+                package / "resources" / "hub_configs" / f"{name}.yaml"]  # an installed wheel
+    for path in searched:
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"no recipe for {name!r}; looked in: {', '.join(str(p) for p in searched)}")
+
+
+def _absolute_data_paths(config: dict[str, Any], data_dir: Path) -> dict[str, Any]:
+    """Make the recipe's relative data paths absolute under ``data_dir`` (absolute paths stay as they are)."""
+    config = copy.deepcopy(config)
+
+    def fix(path: str) -> str:
+        return path if os.path.isabs(path) else str(data_dir / path)
+
+    data = config.get("data", {})
+    data["sources"] = [fix(str(source)) for source in data.get("sources", [])]
+    evaluation = config.get("evaluation") or {}
+    for key, value in list(evaluation.items()):
+        if isinstance(value, str) and value.endswith(".parquet"):
+            evaluation[key] = fix(value)
+    return config
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int) -> Iterator[None]:
+    """Temporarily run torch with ``threads`` intra-op threads."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def speed_sentences(data_dir: Path, count: int = SPEED_SENTENCES, seed: int = 0) -> list[str]:
+    """A seeded sample of English corpus sentences for speed measurements."""
+    import pyarrow.parquet as pq
+
+    path = data_dir / SPEED_CORPUS
+    if not path.is_file():
+        raise FileNotFoundError(f"speed corpus {path} not found (pass --data-dir, the shared data folder)")
+    sentences = pq.read_table(path, columns=["sentence"]).column("sentence").to_pylist()
+    if len(sentences) > count:
+        keep = np.sort(np.random.default_rng(seed).choice(len(sentences), size=count, replace=False))
+        sentences = [sentences[i] for i in keep]
+    return sentences
+
+
+def measure_speed(static_model, module, sentences: Sequence[str], batch_size: int = 1024) -> dict[str, Any]:
+    """Sentences/s on one thread: ``SentenceTransformer.encode`` of the static form and ``PSPEmbedding.embed``."""
+    sentences = list(sentences)
+    result: dict[str, Any] = {"threads": 1, "sentences": len(sentences), "batch_size": batch_size,
+                              "corpus": SPEED_CORPUS, "cpu": platform.processor() or platform.machine()}
+    threads_before = getattr(module.tokenizer, "num_threads", None)
+    with torch_threads(1):
+        static_model.encode(sentences[:1000], batch_size=batch_size, show_progress_bar=False)  # warm-up
+        start = time.perf_counter()
+        static_model.encode(sentences, batch_size=batch_size, show_progress_bar=False)
+        result["sentences_per_second"] = len(sentences) / (time.perf_counter() - start)
+        module.tokenizer.num_threads = 1
+        try:
+            module.embed(sentences[:1000], batch_size=batch_size)
+            start = time.perf_counter()
+            module.embed(sentences, batch_size=batch_size)
+            result["fast_path_sentences_per_second"] = len(sentences) / (time.perf_counter() - start)
+        finally:
+            module.tokenizer.num_threads = threads_before
+    return result
+
+
+def evaluate(model, data_dir: Path, suite: str = "quick") -> dict[str, Any]:
+    """Run the project's evaluation suite on ``model``; keep its summary table (values x100) and timing."""
+    try:
+        from psp_st.evaluation import run_suite
+    except ImportError as error:
+        raise ImportError(f"the evaluation suite is not available ({error}); install psp-st[eval] or pass "
+                          "--no-eval") from error
+    result = run_suite(model, suite=suite, data_dir=str(data_dir))
+    metrics = {f"{row['task']} / {row['metric']}": round(float(row["value"]), 4) for row in result["summary"]}
+    return {"suite": suite, "metrics": metrics, "skipped": result.get("skipped", {}),
+            "seconds": round(float(result["seconds"]), 1)}
+
+
+def _file_sizes(folder: Path) -> dict[str, int]:
+    from psp_st.hub.push import upload_files
+
+    return {relative: (folder / relative).stat().st_size for relative in upload_files(folder)
+            if not relative.endswith("README.md") and relative != BUILD_INFO_FILE}
+
+
+def write_release(model, folder: Path, info: dict[str, Any]) -> dict[str, Any]:
+    """Write the static export, the trainable form, the recipe, the cards and the build record into ``folder``."""
+    import yaml
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.hub.card import render_model_card
+    from psp_st.modules.psp import PSPEmbedding
+
+    module = model[0]
+    if not isinstance(module, PSPEmbedding):
+        raise TypeError(f"psp-st build publishes PSPEmbedding models; the recipe produced {type(module).__name__}")
+    module.export_static(folder)
+    model.save(str(folder / TRAINABLE_SUBFOLDER))
+    (folder / RECIPE_FILE).write_text(yaml.safe_dump(info.get("recipe"), sort_keys=False), encoding="utf-8")
+    static = SentenceTransformer(str(folder), device="cpu")
+    (folder / "README.md").write_text(render_model_card(static, info), encoding="utf-8")
+    trainable = SentenceTransformer(str(folder / TRAINABLE_SUBFOLDER), device="cpu", trust_remote_code=True)
+    (folder / TRAINABLE_SUBFOLDER / "README.md").write_text(render_model_card(trainable, info, form="trainable"),
+                                                            encoding="utf-8")
+    info["files"] = _file_sizes(folder)
+    (folder / BUILD_INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    return info
+
+
+def build(
+    name: str = "psp-en",
+    output: str | os.PathLike | None = None,
+    data_dir: str | os.PathLike | None = None,
+    seed: int | None = None,
+    max_steps: int | None = None,
+    suite: str | None = "quick",
+    speed: bool = True,
+    work_dir: str | os.PathLike | None = None,
+) -> Path:
+    """Train the ``name`` recipe and write its release folder (default ``./<name>``); return the folder.
+
+    Args:
+        name: recipe name (``hub_configs/<name>.yaml``) or a recipe file.
+        output: release folder; replaced atomically when the build succeeds.
+        data_dir: the shared data folder the recipe's relative paths refer to (default: ``PSP_ST_DATA_DIR``).
+        seed: overrides the recipe's seed.
+        max_steps: stop training after this many optimizer steps (for smoke tests).
+        suite: evaluation suite recorded in the card (``None`` skips evaluation).
+        speed: measure one-thread encoding speed.
+        work_dir: keep training checkpoints here (default: a temporary folder, removed afterwards).
+    """
+    import psp_st
+    from psp_st.io.atomic import atomic_directory
+    from psp_st.modules.base import FORMAT_VERSION
+    from psp_st.training.pairs import DATA_DIR
+    from psp_st.training.recipe import load_config, train_from_config
+
+    recipe_path = find_recipe(name)
+    config = load_config(recipe_path)
+    if seed is not None:
+        config["seed"] = int(seed)
+    config.setdefault("seed", 42)
+    data_dir = Path(data_dir) if data_dir else DATA_DIR
+    if not data_dir.is_dir():
+        raise FileNotFoundError(f"data folder {data_dir} not found (pass --data-dir or set PSP_ST_DATA_DIR)")
+    run_config = _absolute_data_paths(config, data_dir)
+    output = Path(output) if output else Path.cwd() / config["name"]
+
+    import torch
+
+    info: dict[str, Any] = {
+        "name": config["name"], "psp_st_version": psp_st.__version__, "format_version": FORMAT_VERSION,
+        "recipe_file": recipe_path.name, "recipe": config, "seed": config["seed"], "max_steps": max_steps,
+    }
+    with contextlib.ExitStack() as stack:
+        work = Path(work_dir) if work_dir else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="psp-st-build-")))
+        start = time.perf_counter()
+        model = train_from_config(run_config, output_dir=work, max_steps=max_steps)
+        info["training"] = {"seconds": round(time.perf_counter() - start, 1), "threads": torch.get_num_threads(),
+                            "datasets": [str(source) for source in config["data"]["sources"]]}
+        with atomic_directory(output) as folder:
+            module = model[0]
+            module.eval()
+            from sentence_transformers import SentenceTransformer
+
+            module.export_static(folder)  # written again by write_release; needed here to evaluate what ships
+            static = SentenceTransformer(str(folder), device="cpu")
+            if suite:
+                info["evaluation"] = evaluate(static, data_dir, suite)
+            if speed:
+                info["speed"] = measure_speed(static, module, speed_sentences(data_dir))
+            write_release(model, folder, info)
+    logger.info("wrote %s", output)
+    return output

@@ -1,0 +1,157 @@
+"""Publishing a model folder to the Hugging Face Hub, with a corrected model card and a dry-run mode.
+
+:func:`stage_upload` writes exactly the files that would be uploaded (the model files plus README.md cards
+re-rendered for the target repo id) into a folder; :func:`push` stages into a temporary folder and uploads it
+with ``SentenceTransformer.push_to_hub(local_model_path=...)`` (``HfApi.upload_folder`` underneath), or, with
+``dry_run``, stages into that folder and uploads nothing. Tokens are never printed or logged: log records and
+error messages are scrubbed of the token while pushing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from psp_st.hub.load import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, check_model_folder
+
+logger = logging.getLogger(__name__)
+
+#: Files and folders never uploaded (caches, temporary and editor files).
+EXCLUDED = re.compile(r"(^|/)(\.[^/]*|__pycache__|checkpoints?)(/|$)|\.tmp$|~$")
+
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class _RedactToken(logging.Filter):
+    """Replace a secret in every log record passing through the handler it is attached to."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__()
+        self.secret = secret
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if self.secret in message:
+            record.msg, record.args = message.replace(self.secret, "***"), None
+        return True
+
+
+@contextlib.contextmanager
+def redacted(token: str | None) -> Iterator[None]:
+    """While active, log handlers drop ``token`` from records and raised errors have it replaced by ``***``."""
+    if not token:
+        yield
+        return
+    handlers = list(logging.getLogger().handlers)
+    for name in list(logging.root.manager.loggerDict):
+        handlers += getattr(logging.getLogger(name), "handlers", [])
+    redactor = _RedactToken(token)
+    for handler in handlers:
+        handler.addFilter(redactor)
+    try:
+        yield
+    except Exception as error:
+        message = str(error)
+        if token in message:
+            raise RuntimeError(f"{type(error).__name__}: {message.replace(token, '***')}") from None
+        raise
+    finally:
+        for handler in handlers:
+            handler.removeFilter(redactor)
+
+
+def check_repo_id(repo_id: str) -> str:
+    """``ORG/NAME`` or raise ValueError."""
+    if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
+        raise ValueError(f"--repo-id must look like ORG/NAME (letters, digits, '-', '_', '.'), got {repo_id!r}")
+    return repo_id
+
+
+def upload_files(folder: str | os.PathLike) -> list[str]:
+    """Relative paths (posix) of the files in ``folder`` that an upload includes, sorted."""
+    folder = Path(folder)
+    files = []
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder).as_posix()
+        if path.is_file() and not EXCLUDED.search(relative):
+            files.append(relative)
+    return files
+
+
+def _refresh_cards(staged: Path, repo_id: str) -> None:
+    """Re-render the cards of a ``psp-st build`` folder for ``repo_id``; elsewhere fix ST's id placeholder."""
+    from psp_st.hub.card import ST_PLACEHOLDER, render_model_card
+
+    info_file = staged / BUILD_INFO_FILE
+    if info_file.is_file():
+        from sentence_transformers import SentenceTransformer
+
+        info = json.loads(info_file.read_text(encoding="utf-8"))
+        static = SentenceTransformer(str(staged), device="cpu")
+        (staged / "README.md").write_text(render_model_card(static, info, model_id=repo_id), encoding="utf-8")
+        trainable_dir = staged / TRAINABLE_SUBFOLDER
+        if trainable_dir.is_dir():
+            trainable = SentenceTransformer(str(trainable_dir), device="cpu", trust_remote_code=True)
+            card = render_model_card(trainable, info, model_id=repo_id, form="trainable")
+            (trainable_dir / "README.md").write_text(card, encoding="utf-8")
+        return
+    readme = staged / "README.md"
+    if readme.is_file():
+        readme.write_text(readme.read_text(encoding="utf-8").replace(ST_PLACEHOLDER, repo_id), encoding="utf-8")
+
+
+def stage_upload(folder: str | os.PathLike, repo_id: str, out: str | os.PathLike) -> list[str]:
+    """Write into ``out`` exactly the files a push of ``folder`` to ``repo_id`` uploads; return their paths.
+
+    ``out`` must not exist or be an empty folder (nothing else may end up in the upload).
+    """
+    folder, out = Path(folder), Path(out)
+    check_repo_id(repo_id)
+    check_model_folder(folder)
+    if out.resolve() == folder.resolve() or folder.resolve() in out.resolve().parents:
+        raise ValueError(f"the dry-run folder {out} must be outside the model folder {folder}")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ValueError(f"dry-run folder {out} exists and is not empty; pass a new folder")
+    out.mkdir(parents=True, exist_ok=True)
+    for relative in upload_files(folder):
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(folder / relative, target)
+    _refresh_cards(out, repo_id)
+    return upload_files(out)
+
+
+def push(
+    folder: str | os.PathLike,
+    repo_id: str,
+    token: str | None = None,
+    private: bool = False,
+    dry_run: str | os.PathLike | None = None,
+    commit_message: str | None = None,
+) -> str:
+    """Upload a model folder to ``repo_id`` (or, with ``dry_run``, write the upload to that folder instead).
+
+    Returns the commit URL, or the dry-run folder. The token (argument, ``HF_TOKEN`` or the cached login) is
+    passed to ``huggingface_hub`` only; it never appears in logs or error messages.
+    """
+    check_repo_id(repo_id)
+    if dry_run is not None:
+        files = stage_upload(folder, repo_id, dry_run)
+        logger.info("dry run: %d files that would be uploaded to %s written to %s", len(files), repo_id, dry_run)
+        return str(dry_run)
+    from sentence_transformers import SentenceTransformer
+
+    with tempfile.TemporaryDirectory(prefix="psp-st-push-") as tmp, redacted(token):
+        staged = Path(tmp) / "upload"
+        files = stage_upload(folder, repo_id, staged)
+        model = SentenceTransformer(str(staged), device="cpu")
+        logger.info("uploading %d files to %s", len(files), repo_id)
+        return model.push_to_hub(repo_id, token=token, private=private, local_model_path=str(staged), exist_ok=True,
+                                 commit_message=commit_message or f"Upload {Path(folder).name} with psp-st")

@@ -1,0 +1,133 @@
+"""Cosine-distance contrastive loss with labels (Sjöblom et al. 2018) and random negative pairing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch.nn.functional as F
+from sentence_transformers.sentence_transformer.losses import ContrastiveLoss, SiameseDistanceMetric
+from torch import Tensor
+
+
+class CosineContrastiveLoss(ContrastiveLoss):
+    def __init__(self, model, margin: float = 0.5, size_average: bool = True) -> None:
+        """Contrastive loss on cosine distance ``d = 1 - cos``: paraphrases pulled together, others pushed apart.
+
+        ::
+
+            loss = y * d + (1 - y) * relu(margin - d) ** 2
+
+        How it differs from ST's :class:`~sentence_transformers.sentence_transformer.losses.ContrastiveLoss`
+        (which it subclasses, reusing its forward, label checks and config): the positive term is *linear* in the
+        cosine distance instead of ``0.5 * d**2``, and the negative term has no ``0.5`` factor. The distance is
+        always the cosine distance. (The paper's printed equation swaps the roles of ``y``; its text, followed
+        here, says the hinge acts on the non-paraphrases.)
+
+        Args:
+            model: the SentenceTransformer being trained (any encoder).
+            margin: non-paraphrases should be at least this cosine distance apart.
+            size_average: average (else sum) over the batch.
+
+        References:
+            - Sjöblom, Creutz & Aulamo, Paraphrase Detection on Noisy Subtitles in Six Languages (W-NUT 2018),
+              section 3.2
+
+        Requirements:
+            1. (sentence1, sentence2) pairs with a 1/0 label; make negatives for positive-only data with
+               :func:`add_random_negatives`
+
+        Inputs:
+            +-----------------------------------------------+------------------------------+
+            | Inputs                                        | Labels                       |
+            +===============================================+==============================+
+            | (sentence1, sentence2) pairs                  | 1 if paraphrase, 0 if not    |
+            +-----------------------------------------------+------------------------------+
+
+        Example:
+            ::
+
+                from psp_st.losses import CosineContrastiveLoss, add_random_negatives
+
+                train_dataset = add_random_negatives(positive_pairs, seed=0)  # adds a "label" column
+                loss = CosineContrastiveLoss(model, margin=0.5)
+                trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss)
+        """
+        super().__init__(model, distance_metric=SiameseDistanceMetric.COSINE_DISTANCE, margin=margin,
+                         size_average=size_average)
+
+    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor) -> Tensor:
+        if labels is None:
+            raise ValueError(f"{type(self).__name__} needs a 'label' column (1 = paraphrase, 0 = not); "
+                             "use psp_st.losses.add_random_negatives on positive-only data")
+        if labels.numel() != embeddings[0].shape[0]:
+            raise ValueError(f"{type(self).__name__} expects one label per pair, got {labels.numel()} labels "
+                             f"for {embeddings[0].shape[0]} pairs")
+        labels = labels.view(-1).float()
+        distances = 1 - F.cosine_similarity(embeddings[0], embeddings[1])
+        losses = labels * distances + (1 - labels) * F.relu(self.margin - distances).pow(2)
+        return losses.mean() if self.size_average else losses.sum()
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"margin": self.margin, "size_average": self.size_average}
+
+    @property
+    def citation(self) -> str:
+        return """
+@inproceedings{sjoblom-etal-2018-paraphrase,
+    title = "Paraphrase Detection on Noisy Subtitles in Six Languages",
+    author = {Sj{\\"o}blom, Eetu and Creutz, Mathias and Aulamo, Mikko},
+    booktitle = "Proceedings of the 2018 EMNLP Workshop W-NUT: The 4th Workshop on Noisy User-generated Text",
+    year = "2018",
+    pages = "64--73",
+}
+"""
+
+
+def add_random_negatives(
+    dataset,
+    seed: int = 0,
+    sentence1_column: str = "sentence1",
+    sentence2_column: str = "sentence2",
+    group_column: str | None = "group_id",
+    label_column: str = "label",
+    shuffle: bool = True,
+):
+    """Turn a positive-only pair dataset into a labelled one with as many random negatives as positives.
+
+    Every ``sentence1`` is paired once more with the ``sentence2`` of another, randomly chosen row (a
+    random derangement: never its own partner; when ``group_column`` exists, never a row of the same group,
+    e.g. another caption of the same image, as far as 8 re-draws can avoid it). Returns a ``datasets.Dataset``
+    with columns ``sentence1_column, sentence2_column, label_column`` (1 = original pair, 0 = random pair),
+    shuffled with ``seed``. Works on memory-mapped datasets: only index arrays are built in RAM.
+    """
+    from datasets import Dataset, concatenate_datasets
+
+    if not isinstance(dataset, Dataset):
+        raise TypeError(f"add_random_negatives expects a datasets.Dataset, got {type(dataset).__name__}")
+    missing = [c for c in (sentence1_column, sentence2_column) if c not in dataset.column_names]
+    if missing:
+        raise ValueError(f"add_random_negatives: dataset has no column(s) {missing} (columns: {dataset.column_names})")
+    n = len(dataset)
+    if n < 2:
+        raise ValueError(f"add_random_negatives needs at least 2 pairs to pair randomly, got {n}")
+    rng = np.random.default_rng(seed)
+    partner = (np.arange(n) + rng.integers(1, n, size=n)) % n  # never i itself
+    if group_column and group_column in dataset.column_names:
+        groups = np.asarray(dataset[group_column])
+        for _ in range(8):
+            clash = np.flatnonzero((groups[partner] == groups) & (groups != -1))
+            if not len(clash):
+                break
+            partner[clash] = (clash + rng.integers(1, n, size=len(clash))) % n
+    columns = [sentence1_column, sentence2_column]
+    positives = dataset.select_columns(columns)
+    negatives = concatenate_datasets(
+        [dataset.select_columns([sentence1_column]),
+         dataset.select(partner).select_columns([sentence2_column]).flatten_indices()],
+        axis=1,
+    )
+    positives = positives.add_column(label_column, np.ones(n, dtype=np.int64))
+    negatives = negatives.add_column(label_column, np.zeros(n, dtype=np.int64))
+    merged = concatenate_datasets([positives, negatives])
+    return merged.shuffle(seed=seed).flatten_indices() if shuffle else merged

@@ -1,0 +1,98 @@
+"""Hardest opposite-side negatives over a (mega-)batch of pairs, fully vectorized."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def mine_hardest_negatives(
+    anchors: torch.Tensor,
+    positives: torch.Tensor,
+    groups: torch.Tensor | None = None,
+    anchor_text_ids: torch.Tensor | None = None,
+    positive_text_ids: torch.Tensor | None = None,
+    chunk_size: int = 4096,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """For every pair ``(s_i, t_i)`` pick the most similar sentence of the *opposite side*.
+
+    Returns ``(anchor_negative, positive_negative)``, two index tensors of shape ``(N,)``:
+
+    * ``anchor_negative[i] = argmax_j cos(s_i, t_j)`` over positives ``j != i`` (the ``t'`` of the paper),
+    * ``positive_negative[i] = argmax_j cos(t_i, s_j)`` over anchors ``j != i`` (the ``s'``).
+
+    Opposite-side mining keeps bilingual (X-English) training valid: an English sentence only ever gets an
+    English negative drawn from the English side, never its own translation's language.
+
+    False-negative guards (both optional):
+
+    * ``groups``: pairs with the same non-negative group id (e.g. all captions of one image) are never each
+      other's negatives; ``-1`` means "no group".
+    * ``anchor_text_ids`` / ``positive_text_ids``: integer ids of the *text* of each sentence (equal text ->
+      equal id). A candidate whose text equals the sentence itself or its partner is skipped, so a sentence
+      repeated in another pair is never its own hardest negative.
+
+    When every candidate of a row is excluded by the guards, the guards are dropped for that row (only the
+    partner stays excluded); with a single pair the partner itself is returned (the loss is then constant).
+    The similarity matrix is computed in row chunks of ``chunk_size``: no Python loop over sentences.
+    ``dtype=torch.bfloat16`` computes the similarities about 5x faster on CPUs with AMX/AVX512-BF16; the
+    argmax is then exact up to bf16 rounding (near-ties may pick another, equally hard negative).
+    """
+    if anchors.shape != positives.shape or anchors.ndim != 2:
+        raise ValueError(
+            f"anchors and positives must be (N, dim) with the same shape, got {tuple(anchors.shape)} "
+            f"and {tuple(positives.shape)}"
+        )
+    n = anchors.shape[0]
+    device = anchors.device
+    if groups is not None:
+        groups = torch.as_tensor(groups, device=device).view(-1)
+        if groups.numel() != n:
+            raise ValueError(f"groups has {groups.numel()} entries for {n} pairs")
+    with torch.no_grad():
+        a = F.normalize(anchors.detach().float(), dim=-1).to(dtype)
+        p = F.normalize(positives.detach().float(), dim=-1).to(dtype)
+        anchor_negative = torch.empty(n, dtype=torch.long, device=device)
+        positive_negative = torch.empty(n, dtype=torch.long, device=device)
+        for start in range(0, n, chunk_size):
+            rows = torch.arange(start, min(start + chunk_size, n), device=device)
+            local = torch.arange(len(rows), device=device)
+            for queries, candidates, query_ids, partner_ids, out in (
+                (a, p, anchor_text_ids, positive_text_ids, anchor_negative),
+                (p, a, positive_text_ids, anchor_text_ids, positive_negative),
+            ):
+                scores = (queries[rows] @ candidates.T).float()
+                guard = None
+                if groups is not None:
+                    row_groups = groups[rows].unsqueeze(1)
+                    guard = (row_groups == groups.unsqueeze(0)) & (row_groups >= 0)
+                if query_ids is not None and partner_ids is not None:
+                    candidate_ids = partner_ids.to(device).unsqueeze(0)  # candidates are the partners' side
+                    same_text = (candidate_ids == query_ids.to(device)[rows].unsqueeze(1)) | (
+                        candidate_ids == partner_ids.to(device)[rows].unsqueeze(1))
+                    guard = same_text if guard is None else guard | same_text
+                if n > 1:
+                    scores[local, rows] = float("-inf")  # never the partner
+                best = (scores.masked_fill(guard, float("-inf")) if guard is not None else scores).argmax(dim=1)
+                if guard is not None:
+                    # rows whose every candidate is guarded fall back to "anything but the partner"
+                    empty = torch.isneginf(scores.gather(1, best.unsqueeze(1)).squeeze(1)) | guard[local, best]
+                    if bool(empty.any()):
+                        best[empty] = scores[empty].argmax(dim=1)
+                out[rows] = best
+    return anchor_negative, positive_negative
+
+
+def text_ids(*columns: list[str]) -> list[torch.Tensor]:
+    """Integer ids shared across ``columns``: texts equal after lower-casing and stripping get equal ids.
+
+    Vectorized with :func:`pandas.factorize` (feeds the text guard of :func:`mine_hardest_negatives`).
+    """
+    import numpy as np
+    import pandas as pd
+
+    sizes = [len(column) for column in columns]
+    flat = pd.Series(np.concatenate([np.asarray(column, dtype=object) for column in columns]) if columns else [])
+    codes, _ = pd.factorize(flat.str.lower().str.strip())
+    return [torch.from_numpy(part.astype(np.int64)) for part in np.split(codes, np.cumsum(sizes)[:-1])]

@@ -1,0 +1,125 @@
+"""The paraphrase margin loss of Wieting & Gimpel (ParaNMT-50M) and Wieting et al. (P-SP)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from psp_st.losses.hard_negatives import mine_hardest_negatives
+
+
+class ParaphraseMarginLoss(nn.Module):
+    def __init__(self, model: nn.Module, margin: float = 0.4, symmetric: bool = True) -> None:
+        """Margin loss with hardest negatives: a paraphrase must beat its hardest non-paraphrase by ``margin``.
+
+        For pairs ``(s, t)`` with negatives ``t'`` (for ``s``, drawn from the ``t`` side) and ``s'`` (for ``t``,
+        drawn from the ``s`` side)::
+
+            loss = relu(margin - cos(s, t) + cos(s, t')) + relu(margin - cos(s, t) + cos(t, s'))
+
+        averaged over the batch; ``symmetric=False`` keeps only the first term (the P-SP objective, eq. 1).
+
+        Negatives come either from the batch itself (two input columns: each pair gets the most similar
+        opposite-side sentence of the batch except its partner, selected without gradient) or from extra
+        columns mined elsewhere, e.g. over a whole mega-batch by :class:`~psp_st.training.MegaBatchTrainer`
+        (four input columns). The loss only sees sentence embeddings, so it works for any encoder.
+
+        Why not ST's ``MegaBatchMarginLoss``: that loss mines within the current (large) batch and uses
+        fixed positive/negative margins (``cos(s,t) > 0.8``, ``cos(s,t') < 0.3``); the papers use one relative
+        margin, opposite-side negatives over an annealed mega-batch of many optimizer steps, and (here) a
+        false-negative group guard.
+
+        Args:
+            model: the SentenceTransformer being trained (any encoder).
+            margin: the margin delta (0.4 in both papers).
+            symmetric: also use the negative of the second sentence (the second term above).
+
+        References:
+            - Wieting & Gimpel, ParaNMT-50M (ACL 2018), section 4: https://aclanthology.org/P18-1042/
+            - Wieting et al., Paraphrastic Representations at Scale (EMNLP 2022 demos), section 3
+
+        Requirements:
+            1. (anchor, positive) pairs that are paraphrases or translations
+            2. optional mined negatives; optional integer group ids as labels (``-1`` = no group)
+
+        Inputs:
+            +-----------------------------------------------------------+---------------------------------------+
+            | Inputs                                                    | Labels                                |
+            +===========================================================+=======================================+
+            | (anchor, positive) pairs                                  | none, or group id per pair (in-batch  |
+            |                                                           | mining never pairs two of one group)  |
+            +-----------------------------------------------------------+---------------------------------------+
+            | (anchor, positive, anchor_negative, positive_negative)    | none (ignored)                        |
+            +-----------------------------------------------------------+---------------------------------------+
+
+            ``anchor_negative`` is the negative of the anchor (a sentence of the positive side) and
+            ``positive_negative`` the negative of the positive (a sentence of the anchor side).
+
+        Example:
+            ::
+
+                from datasets import Dataset
+                from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+                from psp_st.losses import ParaphraseMarginLoss
+
+                model = SentenceTransformer(modules=[psp_module])
+                train_dataset = Dataset.from_dict({
+                    "sentence1": ["A man plays a guitar.", "A dog runs on grass."],
+                    "sentence2": ["Someone is playing guitar.", "A dog is running outside."],
+                })
+                loss = ParaphraseMarginLoss(model, margin=0.4)
+                trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss)
+                trainer.train()
+        """
+        super().__init__()
+        if margin < 0:
+            raise ValueError(f"margin must be >= 0, got {margin}")
+        self.model = model
+        self.margin = margin
+        self.symmetric = symmetric
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
+        features = list(sentence_features)
+        if len(features) not in (2, 4):
+            raise ValueError(
+                f"{type(self).__name__} expects 2 columns (anchor, positive) or 4 columns (anchor, positive, "
+                f"anchor_negative, positive_negative), got {len(features)}"
+            )
+        # one forward per column: ST's column merging pads input_ids with 0, which is not every encoder's pad id
+        embeddings = [self.model(column)["sentence_embedding"] for column in features]
+        return self.compute_loss_from_embeddings(embeddings, labels)
+
+    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Tensor:
+        anchors, positives = embeddings[0], embeddings[1]
+        if len(embeddings) == 4:
+            anchor_negatives, positive_negatives = embeddings[2], embeddings[3]
+        else:
+            groups = None if labels is None else labels.view(-1).long()
+            if groups is not None and groups.numel() != anchors.shape[0]:
+                raise ValueError(f"{type(self).__name__}: got {groups.numel()} group labels for "
+                                 f"{anchors.shape[0]} pairs")
+            negative_of_anchor, negative_of_positive = mine_hardest_negatives(anchors, positives, groups)
+            anchor_negatives, positive_negatives = positives[negative_of_anchor], anchors[negative_of_positive]
+        positive_score = F.cosine_similarity(anchors, positives)
+        losses = F.relu(self.margin - positive_score + F.cosine_similarity(anchors, anchor_negatives))
+        if self.symmetric:
+            losses = losses + F.relu(self.margin - positive_score + F.cosine_similarity(positives, positive_negatives))
+        return losses.mean()
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"margin": self.margin, "symmetric": self.symmetric}
+
+    @property
+    def citation(self) -> str:
+        return """
+@inproceedings{wieting-gimpel-2018-paranmt,
+    title = "{P}ara{NMT}-50{M}: Pushing the Limits of Paraphrastic Sentence Embeddings with Millions of Machine Translations",
+    author = "Wieting, John and Gimpel, Kevin",
+    booktitle = "Proceedings of the 56th Annual Meeting of the Association for Computational Linguistics",
+    year = "2018",
+    pages = "451--462",
+}
+"""

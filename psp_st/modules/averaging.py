@@ -1,0 +1,64 @@
+"""WORD and TRIGRAM averaging: the bag-of-tokens encoders of Wieting & Gimpel, "ParaNMT-50M" (section 4).
+
+``g(s) = mean_t x_t`` over the token vectors of the sentence: words for WORD, character trigrams of
+``" " + s + " "`` for TRIGRAM. Computed with ``embedding_bag`` (no ``(batch, length, dim)`` tensor), so long
+texts cost memory only for their ids. Any tokenizer works: :class:`WordAveraging` over Morfessor morphs is the
+WA model of Sjöblom et al. (2018).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import torch
+import torch.nn.functional as F
+
+from psp_st.modules.token_encoder import TokenEncoder
+
+
+class TokenAveraging(TokenEncoder):
+    """Masked mean of token vectors, over any tokenizer (see :class:`~psp_st.modules.token_encoder.TokenEncoder`).
+
+    Args:
+        tokenizer: WordTokenizer, TrigramTokenizer, MorfessorTokenizer or SentencePieceTokenizer.
+        embedding_dim: vector size (ParaNMT uses 300).
+        embedding_weights: initial token vectors ``(vocab_size, embedding_dim)``; random ``N(0, 1)`` otherwise.
+        max_seq_length: keep at most this many tokens per text (default ``None``: all).
+    """
+
+    def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return F.embedding_bag(input_ids, self.embedding.weight, mode="mean", padding_idx=self.pad_id,
+                               sparse=self.embedding.sparse)
+
+
+class WordAveraging(TokenAveraging):
+    """WORD: the mean of the sentence's word vectors (ParaNMT section 4; "WA" of Sjöblom et al. 2018).
+
+    Words are lower-cased; unknown words are retried without punctuation, then map to ``<unk>``
+    (:class:`~psp_st.tokenization.words.WordTokenizer`). ``from_texts(..., tokenizer="morfessor")`` averages
+    Morfessor morphs instead.
+
+    Example::
+
+        from sentence_transformers import SentenceTransformer
+        from psp_st.modules.averaging import WordAveraging
+
+        module = WordAveraging.from_texts(sentences, embedding_dim=300, min_count=2)
+        model = SentenceTransformer(modules=[module])
+    """
+
+    default_tokenizer: ClassVar[str] = "words"
+
+
+class TrigramAveraging(TokenAveraging):
+    """TRIGRAM: the mean of the vectors of the character trigrams of ``" " + text + " "`` (ParaNMT section 4).
+
+    Trigrams come from a vocabulary built on the training texts (see
+    :class:`~psp_st.tokenization.words.TrigramTokenizer` for why not hashing); unknown ones map to ``<unk>``.
+
+    Example::
+
+        module = TrigramAveraging.from_texts(sentences, embedding_dim=300, min_count=2)
+    """
+
+    default_tokenizer: ClassVar[str] = "trigrams"

@@ -1,0 +1,217 @@
+"""Recurrent encoders: LSTM/BLSTM averaging (ParaNMT) and the gated recurrent averaging network (GRAN).
+
+- :class:`LSTMAveraging`: mean (or max) of the LSTM hidden states (Wieting & Gimpel, "ParaNMT-50M", section 4);
+  bidirectional with the two directions either summed (the paper's BLSTM: "averaging the forward and backward
+  hidden states with no concatenation") or concatenated.
+- :class:`GRAN`: ``a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)``, sentence = mean of ``a_t``, with the ``h_t`` of
+  an LSTM (Wieting et al. 2017, "Learning paraphrastic sentence embeddings from back-translated bitext",
+  section 4.1) or of the GRU written out in Sjöblom et al. 2018, section 3.1 (leaky ReLU activation, Xavier
+  init, embeddings uniform in [-0.01, 0.01], variational dropout).
+
+Padding never changes a vector: the LSTMs run on packed sequences and the GRU loop keeps the state of a
+finished row; all pooling is masked. Every recurrent encoder has a default ``max_seq_length`` of 128 tokens
+(the papers train on sentences of at most 30 words) and refuses values above 1024, so a 1 MB string is cut
+instead of being unrolled a million steps.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from psp_st.modules.token_encoder import TokenEncoder
+
+#: default cap on tokens per text for the recurrent encoders
+RECURRENT_MAX_SEQ_LENGTH = 128
+#: hard cap: one recurrent step per token
+RECURRENT_MAX_SEQ_LENGTH_LIMIT = 1024
+
+
+def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean over the time axis of ``states`` ``(batch, time, dim)`` where ``mask`` ``(batch, time)`` is true."""
+    mask_f = mask.unsqueeze(-1).to(states.dtype)
+    return (states * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
+
+
+def masked_max(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Max over the time axis of ``states`` where ``mask`` is true."""
+    return states.masked_fill(~mask.unsqueeze(-1), float("-inf")).max(dim=1).values
+
+
+def run_packed(rnn: nn.Module, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Run ``rnn`` (batch_first) on right-padded ``inputs`` as a packed sequence; padded outputs are zeros."""
+    lengths = mask.sum(1).clamp(min=1).cpu()
+    packed = pack_padded_sequence(inputs, lengths, batch_first=True, enforce_sorted=False)
+    output, _ = rnn(packed)
+    output, _ = pad_packed_sequence(output, batch_first=True, total_length=inputs.shape[1])
+    return output
+
+
+def variational_dropout_mask(shape: tuple[int, int], p: float, like: torch.Tensor) -> torch.Tensor:
+    """One dropout mask per sequence (``(batch, dim)``), reused at every time step (Gal & Ghahramani 2016)."""
+    return torch.bernoulli(torch.full(shape, 1.0 - p, device=like.device, dtype=like.dtype)) / (1.0 - p)
+
+
+class _RecurrentEncoder(TokenEncoder):
+    default_max_seq_length: ClassVar[int | None] = RECURRENT_MAX_SEQ_LENGTH
+    max_seq_length_limit: ClassVar[int | None] = RECURRENT_MAX_SEQ_LENGTH_LIMIT
+
+
+class LSTMAveraging(_RecurrentEncoder):
+    """LSTM / BLSTM averaging: the sentence vector pools the LSTM hidden states (ParaNMT section 4).
+
+    Args:
+        tokenizer: WordTokenizer, TrigramTokenizer, MorfessorTokenizer or SentencePieceTokenizer.
+        embedding_dim: token vector size.
+        hidden_size: LSTM state size per direction (default: ``embedding_dim``).
+        bidirectional: run a BLSTM.
+        pooling: ``"mean"`` (the paper) or ``"max"`` over time.
+        combine: for a BLSTM, ``"sum"`` adds the two directions' pooled states (the paper's BLSTM) and
+            ``"concat"`` concatenates them (output ``2 * hidden_size``).
+        scramble: probability of shuffling a text's token order while training (ParaNMT: 0.3).
+        max_seq_length: tokens kept per text (default 128, at most 1024).
+
+    Example::
+
+        module = LSTMAveraging.from_texts(sentences, embedding_dim=300, bidirectional=True, scramble=0.3)
+    """
+
+    config_keys: list[str] = TokenEncoder.config_keys + ["hidden_size", "bidirectional", "pooling", "combine"]
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        embedding_dim: int = 300,
+        hidden_size: int | None = None,
+        bidirectional: bool = False,
+        pooling: str = "mean",
+        combine: str = "sum",
+        **kwargs: Any,
+    ) -> None:
+        if pooling not in ("mean", "max"):
+            raise ValueError(f"pooling must be 'mean' or 'max', got {pooling!r}")
+        if combine not in ("sum", "concat"):
+            raise ValueError(f"combine must be 'sum' or 'concat', got {combine!r}")
+        super().__init__(tokenizer, embedding_dim=embedding_dim, **kwargs)
+        self.hidden_size = hidden_size or embedding_dim
+        self.bidirectional = bidirectional
+        self.pooling = pooling
+        self.combine = combine
+        self.lstm = nn.LSTM(embedding_dim, self.hidden_size, batch_first=True, bidirectional=bidirectional)
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return 2 * self.hidden_size if self.bidirectional and self.combine == "concat" else self.hidden_size
+
+    def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        states = run_packed(self.lstm, self.embedding(input_ids), mask)
+        pooled = masked_mean(states, mask) if self.pooling == "mean" else masked_max(states, mask)
+        if self.bidirectional and self.combine == "sum":
+            forward, backward = pooled.split(self.hidden_size, dim=-1)
+            return forward + backward
+        return pooled
+
+
+class GRAN(_RecurrentEncoder):
+    """Gated recurrent averaging network: ``a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)``, ``g(s) = mean_t a_t``.
+
+    ``gate="lstm"``: ``h_t`` from an LSTM (Wieting et al. 2017, section 4.1; run packed).
+    ``gate="gru"``: ``h_t`` from the GRU of Sjöblom et al. 2018 (section 3.1), exactly as written there::
+
+        r_t = sigmoid(W_r x_t + U_r h_{t-1})
+        z_t = sigmoid(W_z x_t + U_z h_{t-1})
+        h~_t = z_t * f(W_h x_t + U_h (r_t * h_{t-1}) + b_h)      f = leaky ReLU
+        h_t = (1 - z_t) * h_{t-1} + h~_t
+
+    with Xavier-initialized GRU weights and token vectors uniform in [-0.01, 0.01]. This differs from
+    ``torch.nn.GRU`` (tanh, reset gate applied after ``U_h``, extra biases), so it is written out here as a loop
+    over time steps; a finished row keeps its state, so padding changes nothing.
+
+    Args:
+        tokenizer: WordTokenizer, TrigramTokenizer, MorfessorTokenizer or SentencePieceTokenizer.
+        embedding_dim: token vector size (also the sentence vector size).
+        hidden_size: recurrent state size (default: ``embedding_dim``).
+        gate: ``"lstm"`` or ``"gru"``.
+        dropout: variational dropout while training: one mask per sequence on the recurrent inputs (and, for the
+            GRU, on ``h_{t-1}`` in the recurrent products).
+        activation: ``"leaky_relu"`` (the paper's ``f``) or ``"tanh"``; GRU only.
+        scramble: probability of shuffling a text's token order while training.
+        max_seq_length: tokens kept per text (default 128, at most 1024).
+
+    Example::
+
+        module = GRAN.from_texts(sentences, embedding_dim=300, gate="gru", tokenizer="morfessor")
+    """
+
+    config_keys: list[str] = TokenEncoder.config_keys + ["hidden_size", "gate", "dropout", "activation"]
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        embedding_dim: int = 300,
+        hidden_size: int | None = None,
+        gate: str = "lstm",
+        dropout: float = 0.0,
+        activation: str = "leaky_relu",
+        **kwargs: Any,
+    ) -> None:
+        if gate not in ("lstm", "gru"):
+            raise ValueError(f"gate must be 'lstm' or 'gru', got {gate!r}")
+        if activation not in ("leaky_relu", "tanh"):
+            raise ValueError(f"activation must be 'leaky_relu' or 'tanh', got {activation!r}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        self.gate = gate  # read by init_embeddings during super().__init__
+        super().__init__(tokenizer, embedding_dim=embedding_dim, **kwargs)
+        self.hidden_size = hidden_size or embedding_dim
+        self.dropout = dropout
+        self.activation = activation
+        hidden = self.hidden_size
+        if gate == "lstm":
+            self.lstm = nn.LSTM(embedding_dim, hidden, batch_first=True)
+        else:
+            self.gru_input = nn.Linear(embedding_dim, 3 * hidden, bias=False)  # [W_r; W_z; W_h]
+            self.gru_recurrent_rz = nn.Linear(hidden, 2 * hidden, bias=False)  # [U_r; U_z]
+            self.gru_recurrent_h = nn.Linear(hidden, hidden, bias=False)  # U_h
+            self.gru_bias = nn.Parameter(torch.zeros(hidden))  # b_h
+            for layer in (self.gru_input, self.gru_recurrent_rz, self.gru_recurrent_h):
+                nn.init.xavier_uniform_(layer.weight)
+        self.gate_input = nn.Linear(embedding_dim, embedding_dim)  # W_x, b
+        self.gate_hidden = nn.Linear(hidden, embedding_dim, bias=False)  # W_h
+
+    def init_embeddings(self, weight: torch.Tensor) -> None:
+        if self.gate == "gru":
+            nn.init.uniform_(weight, -0.01, 0.01)
+        else:
+            nn.init.normal_(weight)
+
+    def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        tokens = self.embedding(input_ids)
+        inputs = tokens
+        if self.training and self.dropout > 0:
+            inputs = tokens * variational_dropout_mask((tokens.shape[0], tokens.shape[2]), self.dropout, tokens)[:, None]
+        states = run_packed(self.lstm, inputs, mask) if self.gate == "lstm" else self._gru(inputs, mask)
+        gated = tokens * torch.sigmoid(self.gate_input(tokens) + self.gate_hidden(states))
+        return masked_mean(gated, mask)
+
+    def _gru(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        batch, steps, _ = inputs.shape
+        hidden = self.hidden_size
+        act = F.leaky_relu if self.activation == "leaky_relu" else torch.tanh
+        projected = self.gru_input(inputs)  # (batch, steps, 3 * hidden), all steps at once
+        state = inputs.new_zeros(batch, hidden)
+        keep = None
+        if self.training and self.dropout > 0:
+            keep = variational_dropout_mask((batch, hidden), self.dropout, inputs)
+        outputs = []
+        for t in range(steps):
+            x_r, x_z, x_h = projected[:, t].split(hidden, dim=-1)
+            previous = state if keep is None else state * keep
+            r, z = torch.sigmoid(torch.cat([x_r, x_z], dim=-1) + self.gru_recurrent_rz(previous)).split(hidden, dim=-1)
+            candidate = z * act(x_h + self.gru_recurrent_h(r * previous) + self.gru_bias)
+            state = torch.where(mask[:, t, None], (1 - z) * state + candidate, state)
+            outputs.append(state)
+        return torch.stack(outputs, dim=1)

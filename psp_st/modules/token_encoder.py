@@ -1,0 +1,264 @@
+"""The part every token-based zoo encoder shares: tokenizer -> padded ids -> token embeddings, saving/loading.
+
+:class:`TokenEncoder` is the base of WORD/TRIGRAM averaging (:mod:`psp_st.modules.averaging`) and of the
+LSTM/BLSTM/GRAN encoders (:mod:`psp_st.modules.recurrent`). It accepts any psp-st tokenizer (words, character
+trigrams, sentencepiece pieces, Morfessor morphs), records its kind in ``psp_config.json`` and saves
+``model.safetensors`` (the whole ``state_dict``) plus the tokenizer's files.
+
+Unknown words, trigrams and morphs map to the tokenizer's ``<unk>`` id, whose vector is trained like any other
+(WORD/TRIGRAM semantics of the ParaNMT paper); unknown sentencepiece pieces are dropped, as P-SP's
+:class:`~psp_st.modules.psp.PSPEmbedding` does. A text
+with no known token (``""``, whitespace, only unknown words) is embedded as the single ``<unk>`` token, so
+every such text gets the same vector. Row ``vocab_size`` of the
+embedding table is padding (zeros, no gradient).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from safetensors.torch import save_file as save_safetensors_file
+from torch import nn
+
+from psp_st.modules.base import ModelFolderError, PSPInputModule, pad_flat_ids
+from psp_st.tokenization.store import (
+    load_tokenizer,
+    save_tokenizer,
+    tokenizer_files,
+    tokenizer_kind,
+    train_tokenizer_of_kind,
+)
+from psp_st.tokenization.text_checks import check_texts
+
+
+def scramble_ids(input_ids: torch.Tensor, mask: torch.Tensor, probability: float) -> torch.Tensor:
+    """Shuffle the token order of each row with ``probability`` (padding stays at the end).
+
+    The "scrambling" regularizer of Wieting & Gimpel (2017) used for the LSTM models of ParaNMT (rate 0.3).
+    """
+    batch, width = input_ids.shape
+    keys = torch.arange(width, device=input_ids.device, dtype=torch.float32).expand(batch, width).clone()
+    rows = torch.rand(batch, device=input_ids.device) < probability
+    if not bool(rows.any()):
+        return input_ids
+    keys[rows] = torch.rand(int(rows.sum()), width, device=input_ids.device) * width
+    keys = keys.masked_fill(~mask.bool(), float("inf"))
+    order = keys.argsort(dim=1, stable=True)
+    return input_ids.gather(1, order)
+
+
+def drop_rows_without_known_tokens(flat: np.ndarray, lengths: np.ndarray, unk_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """Empty the rows whose tokens are all ``unk_id``, so that they embed exactly like ``""`` (one ``<unk>``)."""
+    if len(flat) == 0:
+        return flat, lengths
+    rows = np.repeat(np.arange(len(lengths)), lengths)
+    known = np.bincount(rows, weights=(flat != unk_id), minlength=len(lengths))
+    empty = (known == 0) & (lengths > 0)
+    if not empty.any():
+        return flat, lengths
+    return flat[~empty[rows]], np.where(empty, 0, lengths)
+
+
+class TokenEncoder(PSPInputModule):
+    """Base class: tokenizer, embedding table, preprocessing, checked saving and loading.
+
+    Subclasses implement :meth:`pool` (token vectors + mask -> sentence vector), list their extra constructor
+    arguments in ``config_keys`` and set ``default_max_seq_length``.
+
+    Args:
+        tokenizer: a WordTokenizer, TrigramTokenizer, MorfessorTokenizer or SentencePieceTokenizer.
+        embedding_dim: size of the token vectors.
+        embedding_weights: initial token vectors ``(vocab_size, embedding_dim)``; otherwise :meth:`init_embeddings`.
+        max_seq_length: keep at most this many tokens per text (``None``: no limit). The default is the class's
+            ``default_max_seq_length``.
+        scramble: while training, shuffle the token order of a text with this probability (regularizer for
+            order-aware encoders; ParaNMT uses 0.3 for LSTMs). Has no effect on averaging encoders.
+    """
+
+    config_keys: list[str] = ["embedding_dim", "max_seq_length", "scramble"]
+    modalities: list[str] = ["text"]
+    default_max_seq_length: ClassVar[int | None] = None
+    #: tokenizer kind :meth:`from_texts` trains unless told otherwise
+    default_tokenizer: ClassVar[str] = "words"
+    #: the largest ``max_seq_length`` a recurrent encoder accepts: beyond it a 1 MB string would be unrolled
+    #: over a million steps.
+    max_seq_length_limit: ClassVar[int | None] = None
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        embedding_dim: int = 300,
+        embedding_weights: torch.Tensor | None = None,
+        max_seq_length: int | None | str = "default",
+        scramble: float = 0.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__()
+        self.tokenizer_kind = tokenizer_kind(tokenizer)
+        self.tokenizer = tokenizer
+        if max_seq_length == "default":
+            max_seq_length = self.default_max_seq_length
+        if max_seq_length is not None and (not isinstance(max_seq_length, int) or max_seq_length < 1):
+            raise ValueError(f"max_seq_length must be a positive int or None, got {max_seq_length!r}")
+        limit = self.max_seq_length_limit
+        if limit is not None and (max_seq_length is None or max_seq_length > limit):
+            raise ValueError(f"{type(self).__name__}: max_seq_length must be at most {limit} (got {max_seq_length}): "
+                             "a recurrent encoder unrolls one step per token")
+        if not 0.0 <= scramble < 1.0:
+            raise ValueError(f"scramble must be in [0, 1), got {scramble}")
+        self.max_seq_length = max_seq_length
+        self.scramble = scramble
+        self.embedding_dim = embedding_dim
+        vocab_size = tokenizer.vocab_size
+        self.embedding = nn.Embedding(vocab_size + 1, embedding_dim, padding_idx=vocab_size)
+        with torch.no_grad():
+            if embedding_weights is not None:
+                weights = torch.as_tensor(embedding_weights, dtype=torch.float32)
+                if tuple(weights.shape) != (vocab_size, embedding_dim):
+                    raise ValueError(f"embedding_weights has shape {tuple(weights.shape)}, expected "
+                                     f"({vocab_size}, {embedding_dim}) (tokenizer vocab_size x embedding_dim)")
+                self.embedding.weight[:vocab_size] = weights
+            else:
+                self.init_embeddings(self.embedding.weight[:vocab_size])
+            self.embedding.weight[vocab_size].zero_()
+
+    def init_embeddings(self, weight: torch.Tensor) -> None:
+        """Initial token vectors (in place); default ``N(0, 1)`` like ``nn.Embedding``."""
+        nn.init.normal_(weight)
+
+    @classmethod
+    def from_texts(
+        cls,
+        texts: Iterable[str],
+        embedding_dim: int = 300,
+        tokenizer: str | None = None,
+        min_count: int = 1,
+        max_size: int | None = None,
+        lowercase: bool = True,
+        seed: int = 42,
+        tokenizer_options: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> TokenEncoder:
+        """Build the vocabulary (or train the Morfessor / sentencepiece model) on ``texts``; fresh vectors.
+
+        Args:
+            texts: training sentences.
+            embedding_dim: vector size.
+            tokenizer: ``"words"``, ``"trigrams"``, ``"morfessor"`` or ``"sentencepiece"`` (default: the class's).
+            min_count: keep tokens seen at least this often.
+            max_size: vocabulary size cap (``<unk>`` included).
+            lowercase: lower-case all text.
+            seed: seed of the random initial vectors.
+            tokenizer_options: extra arguments of the tokenizer training (e.g. Morfessor ``corpus_weight``).
+            **options: module arguments (``max_seq_length``, ``hidden_size``, ``scramble``, ...).
+        """
+        texts = list(texts)
+        trained = train_tokenizer_of_kind(tokenizer or cls.default_tokenizer, texts, min_count=min_count,
+                                          max_size=max_size, lowercase=lowercase, **(tokenizer_options or {}))
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            return cls(trained, embedding_dim=embedding_dim, **options)
+
+    # -- properties ---------------------------------------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.vocab_size
+
+    @property
+    def pad_id(self) -> int:
+        return self.tokenizer.vocab_size
+
+    @property
+    def unk_id(self) -> int:
+        return self.tokenizer.unk_id
+
+    def get_embedding_dimension(self) -> int:
+        return self.get_sentence_embedding_dimension()
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return self.embedding_dim
+
+    def get_config_dict(self) -> dict[str, Any]:
+        config = super().get_config_dict()
+        config["tokenizer"] = self.tokenizer_kind
+        if self.tokenizer_kind == "sentencepiece":
+            config["lowercase"] = self.tokenizer.lowercase
+        return config
+
+    # -- Sentence-Transformers interface -----------------------------------------------------------------
+    def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, torch.Tensor]:
+        texts = check_texts(inputs)
+        if prompt:
+            texts = self._prepend_prompt(texts, prompt)
+        if self.tokenizer_kind == "sentencepiece":  # P-SP semantics: unknown pieces (and their "▁") are dropped
+            flat, lengths = self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True)
+        else:
+            flat, lengths = self.tokenizer.encode_flat(texts, max_length=self.max_seq_length)
+        flat, lengths = drop_rows_without_known_tokens(flat, lengths, self.unk_id)
+        input_ids, attention_mask = pad_flat_ids(flat, lengths, pad_id=self.pad_id, empty_id=self.unk_id)
+        return {"input_ids": input_ids, "attention_mask": attention_mask}
+
+    def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
+        input_ids = features["input_ids"]
+        mask = input_ids != self.pad_id
+        if self.training and self.scramble > 0:
+            input_ids = scramble_ids(input_ids, mask, self.scramble)
+        features["sentence_embedding"] = self.pool(input_ids, mask)
+        features["token_embeddings"] = None
+        return features
+
+    def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Sentence vectors ``(batch, dim)`` from padded ids and their mask (padding at the end of each row)."""
+        raise NotImplementedError
+
+    # -- saving and loading -------------------------------------------------------------------------------
+    def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
+        output_path = str(output_path)
+        os.makedirs(output_path, exist_ok=True)
+        self.save_config(output_path)
+        state = {name: tensor.detach().contiguous().cpu() for name, tensor in self.state_dict().items()}
+        save_safetensors_file(state, os.path.join(output_path, self.weights_file_name))
+        save_tokenizer(self.tokenizer, output_path)
+
+    @classmethod
+    def load(cls, model_name_or_path: str, **kwargs: Any) -> TokenEncoder:
+        hub_kwargs = cls._hub_kwargs(**kwargs)
+        config = cls._load_checked_config(model_name_or_path, **hub_kwargs)
+        kind = config.pop("tokenizer", None)
+        lowercase = config.pop("lowercase", None)
+        if kind is None:
+            raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} names no tokenizer")
+        try:
+            files = tokenizer_files(kind)
+        except KeyError:
+            raise ModelFolderError(f"{cls.__name__}: unknown tokenizer kind {kind!r} in {cls.config_file_name}") from None
+        paths = [cls._require_file(model_name_or_path, name, f"{kind} tokenizer file", **hub_kwargs) for name in files]
+        directory = os.path.dirname(paths[0])
+        try:
+            tokenizer = load_tokenizer(kind, directory, lowercase=lowercase)
+        except (ValueError, FileNotFoundError) as error:
+            raise ModelFolderError(f"{cls.__name__}: cannot read the {kind} tokenizer in {directory}: {error}") from error
+        weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
+        try:
+            module = cls(tokenizer, **config)
+        except (TypeError, ValueError) as error:
+            raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {directory} is invalid: {error}") from error
+        expected = {name: tuple(t.shape) for name, t in module.state_dict().items()}
+        found = {name: tuple(t.shape) for name, t in weights.items()}
+        if expected != found:
+            diff = sorted(set(expected.items()) ^ set(found.items()))[:4]
+            raise ModelFolderError(
+                f"{cls.__name__}: the weights in {directory} do not match its config/tokenizer (first differences: "
+                f"{diff}). The folder mixes files from different models: re-save it."
+            )
+        module.load_state_dict(weights, strict=True)
+        return module
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(tokenizer={self.tokenizer_kind}, vocab_size={self.vocab_size}, "
+                f"embedding_dim={self.embedding_dim}, output_dim={self.get_sentence_embedding_dimension()}, "
+                f"max_seq_length={self.max_seq_length})")

@@ -1,0 +1,17 @@
+"""Paraphrastic training inside Sentence-Transformers: annealed mega-batching, sparse Adam, scrambling, recipes."""
+
+from __future__ import annotations
+
+from psp_st.training.megabatch import NEGATIVE_COLUMNS, MegaBatchStream, MegaBatchTrainer
+from psp_st.training.optimizer import SparseDenseAdam
+from psp_st.training.schedule import MegaBatchSchedule
+from psp_st.training.scramble import scramble_input_ids
+
+__all__ = [
+    "NEGATIVE_COLUMNS",
+    "MegaBatchSchedule",
+    "MegaBatchStream",
+    "MegaBatchTrainer",
+    "SparseDenseAdam",
+    "scramble_input_ids",
+]

@@ -1,0 +1,349 @@
+"""Annealed mega-batching inside ``SentenceTransformerTrainer`` (Wieting & Gimpel 2018; Wieting et al., P-SP)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import torch
+from sentence_transformers import SentenceTransformerTrainer
+from torch import nn
+from torch.utils.data import DataLoader, IterableDataset
+
+from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
+from psp_st.training.optimizer import SparseDenseAdam, clip_grad_norm_sparse
+from psp_st.training.schedule import MegaBatchSchedule
+from psp_st.training.scramble import scramble_input_ids
+
+logger = logging.getLogger(__name__)
+
+#: Column names of the mined negatives, in the order ParaphraseMarginLoss reads them.
+NEGATIVE_COLUMNS = ("anchor_negative", "positive_negative")
+
+
+class MegaBatchStream(IterableDataset):
+    """One epoch of training mini-batches with negatives mined over annealed mega-batches.
+
+    Per mega-batch of M mini-batches: fetch the rows (one Arrow ``take``), embed both sides with the current
+    model in eval mode without gradient, mine for every pair the hardest opposite-side sentence of the whole
+    mega-batch except its partner (and same-group / same-text sentences), then yield the M mini-batches one
+    by one, collated with the trainer's collator and two extra columns :data:`NEGATIVE_COLUMNS`.
+
+    The data order is a pure function of ``(seed, epoch)`` and M of the global mini-batch index, so a resumed
+    run sees the same batches: the stream asks ``global_step()`` where training stands when an epoch starts,
+    and yields ``None`` placeholders for the mini-batches the trainer skips (it drops exactly those).
+    """
+
+    def __init__(
+        self,
+        dataset,
+        columns: tuple[str, str],
+        batch_size: int,
+        schedule: MegaBatchSchedule,
+        preprocess: Callable[[list[str]], dict[str, Any]],
+        embed: Callable[[dict[str, Any]], torch.Tensor],
+        collate: Callable[[list[dict[str, Any]]], dict[str, Any]],
+        global_step: Callable[[], int],
+        gradient_accumulation_steps: int = 1,
+        seed: int = 0,
+        drop_last: bool = False,
+        group_column: str | None = "group_id",
+        text_guard: bool = True,
+        mining_chunk_size: int = 4096,
+        mining_dtype: torch.dtype = torch.float32,
+    ) -> None:
+        super().__init__()
+        missing = [c for c in columns if c not in dataset.column_names]
+        if missing:
+            raise ValueError(f"mega-batching: the training dataset has no column(s) {missing} "
+                             f"(columns: {dataset.column_names})")
+        self.dataset = dataset
+        self.columns = columns
+        self.batch_size = batch_size
+        self.schedule = schedule
+        self.preprocess = preprocess
+        self.embed = embed
+        self.collate = collate
+        self.global_step = global_step
+        self.gradient_accumulation_steps = gradient_accumulation_steps
+        self.seed = seed
+        self.drop_last = drop_last
+        self.group_column = group_column if group_column in dataset.column_names else None
+        self.text_guard = text_guard
+        self.mining_chunk_size = mining_chunk_size
+        self.mining_dtype = mining_dtype
+        self.current_megabatch_size = schedule.size_at(0)
+
+    def __len__(self) -> int:
+        n = len(self.dataset)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def batches(self, epoch: int) -> list[np.ndarray]:
+        """Row indices of every mini-batch of ``epoch`` (deterministic in ``seed`` and ``epoch``)."""
+        order = np.random.default_rng([self.seed, epoch]).permutation(len(self.dataset))
+        return [order[start : start + self.batch_size] for start in range(0, len(self) * self.batch_size,
+                                                                          self.batch_size)]
+
+    def position(self) -> tuple[int, int]:
+        """``(epoch, mini-batches already trained in it)`` from the trainer's global step."""
+        updates_per_epoch = max(-(-len(self) // self.gradient_accumulation_steps), 1)
+        step = self.global_step()
+        epoch = step // updates_per_epoch
+        return epoch, (step - epoch * updates_per_epoch) * self.gradient_accumulation_steps
+
+    def __iter__(self) -> Iterator[dict[str, Any] | None]:
+        epoch, skip = self.position()
+        batches = self.batches(epoch)
+        for start, end in self.schedule.boundaries(epoch * len(self), len(batches)):
+            if end <= skip:
+                yield from [None] * (end - start)
+                continue
+            self.current_megabatch_size = end - start
+            yield from self._megabatch(batches[start:end], skip=max(skip - start, 0))
+
+    def _megabatch(self, batches: list[np.ndarray], skip: int) -> Iterator[dict[str, Any] | None]:
+        indices = np.concatenate(batches)
+        rows = self.dataset[indices]
+        first, second = (self._texts(rows, column, indices) for column in self.columns)
+        groups = None
+        if self.group_column is not None:
+            groups = torch.as_tensor(np.asarray(rows[self.group_column], dtype=np.int64))
+        anchor_ids = positive_ids = None
+        if self.text_guard:
+            anchor_ids, positive_ids = text_ids(first, second)
+        # tokenize each side of the mega-batch once; mini-batches (and their negatives) are row selections
+        features = [self.preprocess(first), self.preprocess(second)]
+        if not all(_row_indexable(f, len(indices)) for f in features):
+            features = None
+        embeddings = [self.embed(f) for f in features] if features else [self.embed(self.preprocess(t))
+                                                                          for t in (first, second)]
+        negative_of_anchor, negative_of_positive = mine_hardest_negatives(
+            embeddings[0], embeddings[1], groups, anchor_ids, positive_ids, self.mining_chunk_size,
+            self.mining_dtype,
+        )
+        offset = 0
+        for number, batch in enumerate(batches):
+            span = torch.arange(offset, offset + len(batch))
+            offset += len(batch)
+            if number < skip:
+                yield None
+            elif features is not None:
+                columns = (self.columns[0], self.columns[1]) + NEGATIVE_COLUMNS
+                parts = (features[0], span), (features[1], span), (features[1], negative_of_anchor[span]), \
+                    (features[0], negative_of_positive[span])
+                yield {f"{column}_{key}": value for column, (feature, rows_) in zip(columns, parts, strict=True)
+                       for key, value in take_rows(feature, rows_).items()}
+            else:  # features with no per-row layout: tokenize the texts again through the collator
+                yield self.collate([
+                    {self.columns[0]: first[i], self.columns[1]: second[i],
+                     NEGATIVE_COLUMNS[0]: second[negative_of_anchor[i]],
+                     NEGATIVE_COLUMNS[1]: first[negative_of_positive[i]]}
+                    for i in span.tolist()
+                ])
+
+    @staticmethod
+    def _texts(rows: dict[str, list], column: str, indices: np.ndarray) -> list[str]:
+        texts = rows[column]
+        bad = [i for i, text in enumerate(texts) if not isinstance(text, str) or not text.strip()]
+        if bad:
+            row = int(indices[bad[0]])
+            raise ValueError(f"training dataset row {row}, column {column!r}: expected a non-empty string, got "
+                             f"{texts[bad[0]]!r} ({len(bad)} bad value(s) in this mega-batch); filter the dataset "
+                             "first (psp_st.data validation drops and counts such rows)")
+        return texts
+
+
+class MegaBatchTrainer(SentenceTransformerTrainer):
+    """``SentenceTransformerTrainer`` whose train dataloader mines hardest negatives over annealed mega-batches.
+
+    Faithful to the reference P-SP / ParaNMT code: M mini-batches are embedded together with no gradient and
+    dropout off; each pair's negative is the most similar *opposite-side* sentence of the mega-batch except its
+    partner; then training proceeds mini-batch by mini-batch (M optimizer steps), re-embedding the negatives
+    with gradient (use :class:`~psp_st.losses.ParaphraseMarginLoss`, which reads the 4 columns). M starts at 1
+    and grows by 1 every ``anneal`` mini-batches up to ``megabatch_size``; the growth carries across epochs
+    and checkpoint/resume (:class:`~psp_st.training.schedule.MegaBatchSchedule`). Checkpointing, evaluation,
+    logging (plus ``megabatch_size``) and multiple epochs are ST's own.
+
+    Differences from the reference code, on purpose: a group guard (``group_column``: pairs of one group,
+    e.g. captions of one image, are never negatives of each other) and a text guard (a sentence equal to the
+    anchor or its partner is never its negative); mining is matrix ops over the whole mega-batch.
+
+    Args:
+        megabatch_size: the largest M (100 for P-SP, 40 for the ParaNMT models); ``None`` or 0 turns
+            mega-batching off (plain ST training with the given loss, e.g. in-batch MNRL).
+        anneal: mini-batches between increments of M (0: M = ``megabatch_size`` from the start).
+        group_column: integer group id column (``-1`` = no group); ignored when absent.
+        text_guard: skip candidates whose text equals the sentence or its partner.
+        scramble: probability of shuffling a training sentence's tokens (order-aware encoders only).
+        sparse_embeddings: give ``nn.Embedding``/``nn.EmbeddingBag`` tables sparse gradients and train with
+            :class:`~psp_st.training.optimizer.SparseDenseAdam`; ``args.max_grad_norm`` then clips the global
+            norm over sparse and dense gradients (really: every step, before the update); otherwise ST's
+            default optimizer.
+        mining_chunk_size: rows of the similarity matrix computed at once.
+        mining_dtype: dtype of the mining similarity matmul; ``"bfloat16"`` (default) is ~5x faster on CPUs
+            with AMX/AVX512-BF16 (the argmax may then pick another near-tied negative); ``"float32"`` is exact.
+        encode_batch_size: sentences per no-grad forward when embedding a mega-batch.
+
+    Single process only (CPU or one GPU): the mega-batch stream is not sharded across processes.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        megabatch_size: int | None = 100,
+        anneal: int = 150,
+        group_column: str | None = "group_id",
+        text_guard: bool = True,
+        scramble: float = 0.0,
+        sparse_embeddings: bool = True,
+        mining_chunk_size: int = 4096,
+        mining_dtype: str | torch.dtype = "bfloat16",
+        encode_batch_size: int = 4096,
+        **kwargs: Any,
+    ) -> None:
+        self.schedule = MegaBatchSchedule(megabatch_size, anneal) if megabatch_size else None
+        self.group_column = group_column
+        self.text_guard = text_guard
+        self.scramble = scramble
+        self.sparse_embeddings = sparse_embeddings
+        self.mining_chunk_size = mining_chunk_size
+        self.mining_dtype = getattr(torch, mining_dtype) if isinstance(mining_dtype, str) else mining_dtype
+        self.encode_batch_size = encode_batch_size
+        self._stream: MegaBatchStream | None = None
+        super().__init__(*args, **kwargs)
+        if self.schedule is None and group_column and self.train_dataset is not None \
+                and group_column in getattr(self.train_dataset, "column_names", []):
+            # without mega-batching the collator would tokenize the group ids as text
+            self.train_dataset = self.train_dataset.remove_columns(group_column)
+        if sparse_embeddings:
+            for module in self.model.modules():
+                if isinstance(module, (nn.Embedding, nn.EmbeddingBag)):
+                    module.sparse = True
+
+    # -- data ---------------------------------------------------------------------------------------------
+    def get_train_dataloader(self) -> DataLoader:
+        if self.schedule is None:
+            return super().get_train_dataloader()
+        from datasets import Dataset
+
+        if not isinstance(self.train_dataset, Dataset):
+            raise TypeError("MegaBatchTrainer needs a map-style datasets.Dataset (memory-mapped Arrow is fine) to "
+                            f"mine over mega-batches, got {type(self.train_dataset).__name__}")
+        text_columns = [c for c in self.train_dataset.column_names if c != self.group_column]
+        if len(text_columns) != 2:
+            raise ValueError(f"mega-batching expects exactly two text columns plus an optional {self.group_column!r} "
+                             f"column, got {self.train_dataset.column_names}")
+        self._stream = MegaBatchStream(
+            self.train_dataset,
+            columns=(text_columns[0], text_columns[1]),
+            batch_size=self.args.train_batch_size,
+            schedule=self.schedule,
+            preprocess=self.model.preprocess,
+            embed=self.embed_for_mining,
+            collate=self.data_collator,
+            global_step=lambda: self.state.global_step,
+            gradient_accumulation_steps=self.args.gradient_accumulation_steps,
+            seed=self.args.seed,
+            drop_last=self.args.dataloader_drop_last,
+            group_column=self.group_column,
+            text_guard=self.text_guard,
+            mining_chunk_size=self.mining_chunk_size,
+            mining_dtype=self.mining_dtype,
+        )
+        # batch_size=None: the stream yields finished batches; the trainer's resume skip drops the first ones
+        return DataLoader(self._stream, batch_size=None, collate_fn=_identity, num_workers=0)
+
+    @torch.no_grad()
+    def embed_for_mining(self, features: dict[str, Any]) -> torch.Tensor:
+        """Embed preprocessed ``features`` with the current model in eval mode (dropout off), no gradient."""
+        model = self.model
+        was_training = model.training
+        model.eval()
+        try:
+            n = next(v.shape[0] for v in features.values() if isinstance(v, torch.Tensor))
+            chunks = []
+            for start in range(0, n, self.encode_batch_size):
+                rows = torch.arange(start, min(start + self.encode_batch_size, n))
+                chunk = take_rows(features, rows) if _row_indexable(features, n) else features
+                chunk = {k: v.to(model.device) if isinstance(v, torch.Tensor) else v for k, v in chunk.items()}
+                chunks.append(model(chunk)["sentence_embedding"].float())
+                if chunk is features:
+                    break
+            return torch.cat(chunks)
+        finally:
+            model.train(was_training)
+
+    def num_examples(self, dataloader: DataLoader) -> int:
+        if isinstance(getattr(dataloader, "dataset", None), MegaBatchStream):
+            return len(dataloader.dataset.dataset)  # pairs, not mini-batches
+        return super().num_examples(dataloader)
+
+    # -- training step ------------------------------------------------------------------------------------
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        if self.scramble > 0 and model.training:
+            for key in [k for k in inputs if k.endswith("_input_ids")]:
+                mask = inputs.get(key[: -len("input_ids")] + "attention_mask")
+                inputs[key] = scramble_input_ids(inputs[key], mask, self.scramble)
+        return super().compute_loss(model, inputs, return_outputs=return_outputs,
+                                    num_items_in_batch=num_items_in_batch)
+
+    def create_optimizer(self, model=None):
+        if not self.sparse_embeddings:
+            return super().create_optimizer()
+        if self.optimizer is None:
+            parameters = [p for p in self.loss.parameters() if p.requires_grad] if isinstance(self.loss, nn.Module) \
+                else [p for p in self.model.parameters() if p.requires_grad]
+            self.optimizer = SparseDenseAdam(
+                parameters, lr=self.args.learning_rate, betas=(self.args.adam_beta1, self.args.adam_beta2),
+                eps=self.args.adam_epsilon, weight_decay=self.args.weight_decay,
+            )
+        return self.optimizer
+
+    # transformers' clipping/norm goes through torch.nn.utils.clip_grad_norm_, which cannot read sparse gradients
+    def _clip_grad_norm(self, model):
+        if not self.sparse_embeddings:
+            return super()._clip_grad_norm(model)
+        return clip_grad_norm_sparse(model.parameters(), self.args.max_grad_norm)
+
+    def _get_grad_norm(self, model, grad_norm=None):
+        if not self.sparse_embeddings:
+            return super()._get_grad_norm(model, grad_norm)
+        return float(grad_norm if grad_norm is not None else clip_grad_norm_sparse(model.parameters(), 0.0))
+
+    def log(self, logs: dict[str, float], *args: Any, **kwargs: Any) -> None:
+        if self._stream is not None and "loss" in logs:
+            logs["megabatch_size"] = self._stream.current_megabatch_size
+        return super().log(logs, *args, **kwargs)
+
+
+def _identity(batch: Any) -> Any:
+    return batch
+
+
+def _row_indexable(features: dict[str, Any], n: int) -> bool:
+    """Every tensor is per row (first dim ``n``) and 2-D ones come with an attention mask (right padding)."""
+    tensors = [v for v in features.values() if isinstance(v, torch.Tensor)]
+    return bool(tensors) and all(v.ndim >= 1 and v.shape[0] == n for v in tensors) and (
+        all(v.ndim == 1 for v in tensors) or isinstance(features.get("attention_mask"), torch.Tensor))
+
+
+def take_rows(features: dict[str, Any], rows: torch.Tensor) -> dict[str, Any]:
+    """Select ``rows`` of padded features and trim the padding columns no selected row needs.
+
+    Works for any module whose ``preprocess`` emits right-padded ``(n, length)`` tensors plus an
+    ``attention_mask`` (psp-st encoders, HF transformers): no re-tokenization, no knowledge of pad ids.
+    """
+    mask = features.get("attention_mask")
+    width = None
+    if isinstance(mask, torch.Tensor) and mask.ndim == 2:
+        width = max(int(mask[rows].sum(1).max()) if len(rows) else 1, 1)
+    out = {}
+    for key, value in features.items():
+        if isinstance(value, torch.Tensor):
+            value = value[rows]
+            if width is not None and value.ndim >= 2 and value.shape[1] == mask.shape[1]:
+                value = value[:, :width]
+        out[key] = value
+    return out

@@ -1,0 +1,107 @@
+"""Adam for a mix of sparse (embedding tables) and dense gradients, with real gradient-norm clipping."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import torch
+
+
+class SparseDenseAdam(torch.optim.Optimizer):
+    """Adam that updates only the touched rows of sparse-gradient parameters ("lazy Adam").
+
+    Why our own: ``torch.optim.SparseAdam`` rejects dense gradients and ``torch.optim.Adam`` rejects sparse
+    ones, while a model may hold both (an embedding table plus LSTM weights). A dense Adam step over a
+    50k x 1024 table costs about a second on one CPU core; this one touches only the rows of the batch.
+    Sparse rows follow ``SparseAdam`` (moments of untouched rows do not decay); dense parameters get AdamW.
+
+    ``max_grad_norm`` clips the global gradient norm over sparse and dense gradients together *before* the
+    update (``torch.nn.utils.clip_grad_norm_`` cannot read sparse gradients); the norm of the last step is in
+    :attr:`last_grad_norm`.
+    """
+
+    def __init__(
+        self,
+        params: Iterable[torch.Tensor] | Iterable[dict],
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        max_grad_norm: float = 0.0,
+    ) -> None:
+        if lr < 0:
+            raise ValueError(f"learning rate must be >= 0, got {lr}")
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
+        super().__init__(params, defaults)
+        self.max_grad_norm = max_grad_norm
+        self.last_grad_norm: float | None = None
+
+    def _clip(self) -> None:
+        if self.max_grad_norm <= 0:
+            return
+        params = [p for group in self.param_groups for p in group["params"]]
+        self.last_grad_norm = float(clip_grad_norm_sparse(params, self.max_grad_norm))
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            with torch.enable_grad():
+                loss = closure()
+        self._clip()
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["step"] = torch.tensor(0.0)
+                    state["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                    state["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format)
+                state["step"] += 1
+                step = float(state["step"])
+                step_size = group["lr"] * math.sqrt(1 - beta2**step) / (1 - beta1**step)
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                if p.grad.is_sparse:
+                    grad = p.grad.coalesce()
+                    if grad.sparse_dim() != 1:
+                        raise ValueError("SparseDenseAdam supports row-sparse gradients (embedding tables) only")
+                    rows, values = grad.indices()[0], grad.values()
+                    m = exp_avg.index_select(0, rows).mul_(beta1).add_(values, alpha=1 - beta1)
+                    v = exp_avg_sq.index_select(0, rows).mul_(beta2).addcmul_(values, values, value=1 - beta2)
+                    exp_avg.index_copy_(0, rows, m)
+                    exp_avg_sq.index_copy_(0, rows, v)
+                    p.index_add_(0, rows, m.div_(v.sqrt_().add_(group["eps"])), alpha=-step_size)
+                else:
+                    if group["weight_decay"]:
+                        p.mul_(1 - group["lr"] * group["weight_decay"])
+                    exp_avg.mul_(beta1).add_(p.grad, alpha=1 - beta1)
+                    exp_avg_sq.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+                    p.addcdiv_(exp_avg, exp_avg_sq.sqrt().add_(group["eps"]), value=-step_size)
+        return loss
+
+
+@torch.no_grad()
+def clip_grad_norm_sparse(parameters: Iterable[torch.Tensor], max_norm: float) -> torch.Tensor:
+    """Global L2 norm of all gradients, sparse or dense; scales them to ``max_norm`` when above it (> 0).
+
+    ``torch.nn.utils.clip_grad_norm_`` fails on sparse gradients. Returns the norm before clipping.
+    """
+    params = [p for p in parameters if p.grad is not None]
+    if not params:
+        return torch.tensor(0.0)
+    squares = []
+    for p in params:
+        if p.grad.is_sparse:
+            p.grad = p.grad.coalesce()
+            squares.append(p.grad.values().float().pow(2).sum())
+        else:
+            squares.append(p.grad.float().pow(2).sum())
+    norm = torch.stack(squares).sum().sqrt()
+    if max_norm > 0 and float(norm) > max_norm:
+        scale = max_norm / (float(norm) + 1e-6)
+        for p in params:
+            p.grad.mul_(scale)
+    return norm

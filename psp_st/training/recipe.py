@@ -1,0 +1,223 @@
+"""A ``hub_configs/*.yaml`` recipe -> dataset, tokenizer, model, loss, trainer; train, checkpoint, resume, save.
+
+Recipe keys (all optional except ``data.sources``; see ``hub_configs/psp-en.yaml``)::
+
+    name: psp-en
+    seed: 42
+    data:      {sources: [training_pairs/*.parquet], shared_sentence_groups: true, max_pairs: null,
+                cache_dir: null}
+    tokenizer: {vocab_size: 50000, lowercase: true, input_sentence_size: 2000000}
+    model:     {type: psp, embedding_dim: 1024, dropout: 0.0, word_dropout: 0.0, init_std: 1.0, init_from: null}
+    loss:      {name: margin, margin: 0.4, symmetric: true}   # or mnrl (scale), contrastive (margin)
+    megabatch: {size: 100, anneal: 150, text_guard: true, scramble: 0.0, sparse_embeddings: true}
+    trainer:   {...SentenceTransformerTrainingArguments...}
+    evaluation: {sts_dev: sts/stsbenchmark/dev.parquet}
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from psp_st.training.pairs import load_training_pairs, resolve_data_path
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TRAINER_ARGS: dict[str, Any] = {
+    "num_train_epochs": 1,
+    "per_device_train_batch_size": 128,
+    "learning_rate": 1e-3,
+    "lr_scheduler_type": "constant",
+    "warmup_steps": 0,
+    "max_grad_norm": 1.0,
+    "eval_strategy": "steps",
+    "eval_steps": 1000,
+    "save_strategy": "steps",
+    "save_steps": 1000,
+    "save_total_limit": 2,
+    "logging_steps": 100,
+    "report_to": "none",
+    "dataloader_drop_last": False,
+    "use_cpu": True,
+}
+
+
+def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
+    """A recipe dict, or the YAML file holding one (checked for the required keys)."""
+    if not isinstance(config, dict):
+        import yaml
+
+        path = Path(config)
+        if not path.exists():
+            raise FileNotFoundError(f"recipe {path} does not exist")
+        with open(path, encoding="utf-8") as handle:
+            config = yaml.safe_load(handle)
+        if not isinstance(config, dict):
+            raise ValueError(f"recipe {path}: expected a YAML mapping at the top level")
+        config.setdefault("name", path.stem)
+    config = dict(config)
+    unknown = set(config) - {"name", "seed", "data", "tokenizer", "model", "loss", "megabatch", "trainer",
+                             "evaluation", "description"}
+    if unknown:
+        raise ValueError(f"recipe: unknown top-level key(s) {sorted(unknown)}")
+    if not config.get("data", {}).get("sources"):
+        raise ValueError("recipe: data.sources (a list of parquet files/globs) is required")
+    return config
+
+
+def load_recipe_pairs(data_cfg: dict[str, Any], seed: int):
+    """The recipe's training pairs; with ``data.cache_dir`` they are saved once as Arrow and memory-mapped after."""
+    import hashlib
+
+    from datasets import load_from_disk
+
+    data_cfg = dict(data_cfg)
+    cache_dir = data_cfg.pop("cache_dir", None)
+    cache = None
+    if cache_dir:
+        key = hashlib.sha1(json.dumps([data_cfg, seed], sort_keys=True).encode()).hexdigest()[:16]
+        cache = Path(cache_dir) / f"pairs-{key}"
+        if cache.is_dir():
+            logger.info("training pairs: memory-mapping the cached %s", cache)
+            return load_from_disk(str(cache))
+    dataset = load_training_pairs(data_cfg.pop("sources"), seed=seed, **data_cfg)
+    if cache is not None:
+        dataset.save_to_disk(str(cache))
+        dataset = load_from_disk(str(cache))
+    return dataset
+
+
+def build_model(config: dict[str, Any], train_dataset, seed: int):
+    """Train the sentencepiece tokenizer on the training sentences and build a fresh model."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from torch import nn
+
+    from psp_st.modules.psp import PSPEmbedding
+
+    model_cfg = dict(config.get("model", {}))
+    if model_cfg.get("init_from"):
+        # start from an existing model folder (its tokenizer and weights), e.g. a cached initial model
+        model = SentenceTransformer(str(model_cfg["init_from"]), device="cpu", trust_remote_code=True)
+        for module in model.modules():
+            for key in ("dropout", "word_dropout"):
+                if key in model_cfg and hasattr(module, key) and not isinstance(getattr(module, key), nn.Module):
+                    setattr(module, key, float(model_cfg[key]))
+        return model
+    kind = model_cfg.pop("type", "psp")
+    if kind != "psp":
+        raise ValueError(f"recipe: model.type {kind!r} is not supported by the recipe builder (only 'psp')")
+    tok_cfg = dict(config.get("tokenizer", {}))
+    init_std = float(model_cfg.pop("init_std", 1.0))
+    texts = list(train_dataset["sentence1"]) + list(train_dataset["sentence2"])
+    module = PSPEmbedding.from_texts(texts, vocab_size=tok_cfg.pop("vocab_size", 50_000),
+                                     embedding_dim=model_cfg.pop("embedding_dim", 1024),
+                                     lowercase=tok_cfg.pop("lowercase", True), seed=seed,
+                                     **tok_cfg, **{k: model_cfg.pop(k) for k in list(model_cfg)
+                                                   if k in ("dropout", "word_dropout", "max_seq_length")})
+    if model_cfg:
+        raise ValueError(f"recipe: unknown model option(s) {sorted(model_cfg)}")
+    if init_std != 1.0:
+        with torch.no_grad():
+            module.embedding.weight[: module.vocab_size].mul_(init_std)
+    return SentenceTransformer(modules=[module], device="cpu")
+
+
+def build_loss(config: dict[str, Any], model):
+    """The loss named in ``loss.name`` (margin | mnrl | contrastive)."""
+    loss_cfg = dict(config.get("loss", {"name": "margin"}))
+    name = loss_cfg.pop("name", "margin")
+    if name == "margin":
+        from psp_st.losses import ParaphraseMarginLoss
+
+        return ParaphraseMarginLoss(model, **loss_cfg)
+    if name == "mnrl":
+        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+        return MultipleNegativesRankingLoss(model, **loss_cfg)
+    if name == "contrastive":
+        from psp_st.losses import CosineContrastiveLoss
+
+        return CosineContrastiveLoss(model, **loss_cfg)
+    raise ValueError(f"recipe: unknown loss.name {name!r} (margin | mnrl | contrastive)")
+
+
+def sts_evaluator(path: str | os.PathLike, name: str):
+    """ST's EmbeddingSimilarityEvaluator on an STS parquet file (scores 0-5 scaled to 0-1)."""
+    import pandas as pd
+    from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
+
+    frame = pd.read_parquet(resolve_data_path(path)[0])
+    return EmbeddingSimilarityEvaluator(frame.sentence1.tolist(), frame.sentence2.tolist(),
+                                        (frame.score / 5.0).tolist(), name=name)
+
+
+def train_from_config(
+    config: dict | str | os.PathLike,
+    output_dir: str | os.PathLike | None = None,
+    resume: bool = False,
+    max_steps: int | None = None,
+):
+    """Train the model a recipe describes; returns the trained ``SentenceTransformer`` (saved to ``output_dir/final``).
+
+    ``output_dir`` (default ``runs/<name>``) holds ``initial/`` (tokenizer + initial weights, so a resumed run
+    rebuilds the very same model), ``checkpoint-*/`` and ``final/`` (with a model card). ``resume=True``
+    continues from the last checkpoint with the same step count and data order.
+    """
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from psp_st.losses import add_random_negatives
+    from psp_st.training.megabatch import MegaBatchTrainer
+
+    config = load_config(config)
+    seed = int(config.get("seed", 42))
+    output_dir = Path(output_dir or Path("runs") / config["name"])
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+
+    train_dataset = load_recipe_pairs(config["data"], seed)
+
+    initial = output_dir / "initial"
+    checkpoint = get_last_checkpoint(str(output_dir)) if resume and output_dir.is_dir() else None
+    if resume and checkpoint is None:
+        logger.warning("--resume: no checkpoint in %s, starting from scratch", output_dir)
+    if checkpoint is not None and initial.is_dir():
+        model = SentenceTransformer(str(initial), device="cpu", trust_remote_code=True)
+    else:
+        model = build_model(config, train_dataset, seed)
+        model.save(str(initial))
+
+    loss_name = config.get("loss", {}).get("name", "margin")
+    mega_cfg = dict(config.get("megabatch", {}))
+    megabatch_size = mega_cfg.pop("size", 100) if loss_name == "margin" else None
+    if loss_name == "contrastive":
+        train_dataset = add_random_negatives(train_dataset, seed=seed)
+    loss = build_loss(config, model)
+
+    trainer_args = {**DEFAULT_TRAINER_ARGS, **config.get("trainer", {}), "output_dir": str(output_dir), "seed": seed}
+    if max_steps is not None:
+        trainer_args["max_steps"] = max_steps
+    args = SentenceTransformerTrainingArguments(**trainer_args)
+    eval_cfg = config.get("evaluation", {"sts_dev": "sts/stsbenchmark/dev.parquet"})
+    evaluator = sts_evaluator(eval_cfg["sts_dev"], "sts-dev") if eval_cfg.get("sts_dev") else None
+
+    model.model_card_data.model_name = config.get("description", config["name"])
+    trainer = MegaBatchTrainer(
+        model=model, args=args, train_dataset=train_dataset, loss=loss, evaluator=evaluator,
+        megabatch_size=megabatch_size, anneal=mega_cfg.pop("anneal", 150), **mega_cfg,
+    )
+    output = trainer.train(resume_from_checkpoint=checkpoint)
+    final = output_dir / "final"
+    model.save(str(final))
+    metrics = {**output.metrics, "global_step": output.global_step, "train_pairs": len(train_dataset)}
+    (output_dir / "train_metrics.json").write_text(json.dumps(metrics, indent=2))
+    logger.info("saved %s", final)
+    return model

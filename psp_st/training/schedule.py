@@ -1,0 +1,44 @@
+"""The annealed mega-batch size schedule of Wieting & Gimpel (2018) / Wieting et al. (P-SP)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class MegaBatchSchedule:
+    """M (mini-batches per mega-batch) as a pure function of the global mini-batch index.
+
+    M starts at 1 and grows by 1 every ``anneal`` mini-batches up to ``megabatch_size`` (``anneal=0``: always
+    ``megabatch_size``). Because M depends on the *global* index only, its growth carries across epochs and
+    across checkpoint/resume with no extra state. A mega-batch never crosses an epoch boundary: the last one
+    of an epoch is cut short.
+    """
+
+    megabatch_size: int = 100
+    anneal: int = 150
+
+    def __post_init__(self) -> None:
+        if self.megabatch_size < 1:
+            raise ValueError(f"megabatch_size must be >= 1, got {self.megabatch_size}")
+        if self.anneal < 0:
+            raise ValueError(f"anneal must be >= 0, got {self.anneal}")
+
+    def size_at(self, batch_index: int) -> int:
+        """M for a mega-batch that starts at global mini-batch ``batch_index``."""
+        if self.anneal == 0:
+            return self.megabatch_size
+        return min(1 + batch_index // self.anneal, self.megabatch_size)
+
+    def boundaries(self, first_batch: int, num_batches: int) -> list[tuple[int, int]]:
+        """``(start, end)`` mini-batch ranges (epoch-local) of the mega-batches of an epoch.
+
+        ``first_batch`` is the global index of the epoch's first mini-batch, ``num_batches`` its length.
+        """
+        spans = []
+        start = 0
+        while start < num_batches:
+            end = min(start + self.size_at(first_batch + start), num_batches)
+            spans.append((start, end))
+            start = end
+        return spans

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import json
+
+from psp_st.cli import main
+
+
+def test_turku_command_trains_saves_and_records(tiny_bert_dir, data_dir, tmp_path):
+    code = main([
+        "baseline", "turku", "--model", str(tiny_bert_dir), "--data-dir", str(data_dir), "--limit", "8",
+        "--max-steps", "1", "--batch-size", "4", "--no-eval", "--output", str(tmp_path / "turku"),
+        "--results", str(tmp_path / "turku.json"),
+    ])
+    assert code == 0
+    assert (tmp_path / "turku" / "turku_heads.safetensors").is_file()
+    record = json.loads((tmp_path / "turku.json").read_text())
+    assert record["kind"] == "turku" and record["train"]["steps"] == 1
+
+
+def test_bad_turku_label_in_a_file_is_a_clean_error(tiny_bert_dir, tmp_path, capsys):
+    import pandas as pd
+
+    pd.DataFrame(
+        {"sentence1": ["a", "b", "c"], "sentence2": ["d", "e", "f"], "label": [4, 3, 5], "label_str": ["4", "3", "5"]}
+    ).to_parquet(tmp_path / "bad.parquet")
+    code = main(["baseline", "turku", "--model", str(tiny_bert_dir), "--train", str(tmp_path / "bad.parquet"),
+                 "--max-steps", "1", "--no-eval"])
+    assert code == 1
+    assert "bad.parquet column label_str, row 2: label '5'" in capsys.readouterr().err
+
+
+def test_table_command_renders_records(tmp_path, capsys):
+    record = {"name": "toy", "command": "psp-st baseline sbert", "train": {"seconds": 120.0},
+              "metrics": {"stsb_spearman": 80.123, "pairs_per_second": 250.4}}
+    (tmp_path / "toy.json").write_text(json.dumps(record))
+    assert main(["baseline", "table", str(tmp_path / "toy.json"), "--output", str(tmp_path / "t.md")]) == 0
+    text = (tmp_path / "t.md").read_text()
+    assert "| toy | 80.1 | — |" in text and "2.0 min" in text and "psp-st baseline sbert" in text
+
+
+def test_speed_command_feeds_the_table(tiny_bert_dir, data_dir, tmp_path):
+    speed = tmp_path / "speed.json"
+    assert main(["baseline", "speed", f"toy=sbert:{tiny_bert_dir}", "--data-dir", str(data_dir), "--pairs", "8",
+                 "--repeats", "1", "--output", str(speed)]) == 0
+    measured = json.loads(speed.read_text())["pairs_per_second"]["toy"]
+    assert measured > 0
+    (tmp_path / "toy.json").write_text(json.dumps({"name": "toy", "metrics": {"pairs_per_second": -1.0}}))
+    assert main(["baseline", "table", str(tmp_path / "toy.json"), "--speed", str(speed),
+                 "--output", str(tmp_path / "t.md")]) == 0
+    assert f"| {measured:.0f} |" in (tmp_path / "t.md").read_text()
+
+
+def test_bad_speed_spec_is_a_clean_error(capsys):
+    assert main(["baseline", "speed", "toy=bogus:/nowhere"]) == 1
+    assert "expected NAME=sbert|cross-encoder|turku:PATH" in capsys.readouterr().err

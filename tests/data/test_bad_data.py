@@ -1,0 +1,126 @@
+"""The bad-data matrix: each kind of bad row gives a clear error naming row/column (or file:line), or a counted skip."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import pytest
+
+from psp_st.data import BadLineError, load_pairs, validate_pairs
+
+GOOD = {"sentence1": "A dog runs .", "sentence2": "A dog is running .", "score": 0.8}
+
+BAD_ROWS = [
+    ({"sentence2": None}, "sentence2", "missing value"),
+    ({"sentence1": ""}, "sentence1", "empty"),
+    ({"sentence2": "   "}, "sentence2", "empty"),
+    ({"score": math.nan}, "score", "NaN score"),
+    ({"score": None}, "score", "missing score"),
+]
+
+
+def _with_bad_row(pairs_dataset, change):
+    rows = [dict(GOOD), dict(GOOD, **change), dict(GOOD)]
+    return pairs_dataset({key: [row[key] for row in rows] for key in GOOD})
+
+
+@pytest.mark.parametrize(("change", "column", "reason"), BAD_ROWS)
+def test_bad_row_raises_naming_row_and_column(pairs_dataset, change, column, reason):
+    pairs = _with_bad_row(pairs_dataset, change)
+    with pytest.raises(ValueError, match=rf"row 1: column '{column}': {reason}.*on_error='skip'"):
+        validate_pairs(pairs)
+
+
+@pytest.mark.parametrize(("change", "column", "reason"), BAD_ROWS)
+def test_bad_row_is_skipped_and_counted(pairs_dataset, change, column, reason):
+    pairs = _with_bad_row(pairs_dataset, change)
+    kept, report = validate_pairs(pairs, on_error="skip")
+    assert len(kept) == 2
+    assert report.skipped == 1 and report.reasons == {reason: 1}
+    assert f"row 1: column '{column}'" in str(report)
+
+
+@pytest.mark.parametrize(("change", "column", "reason"), BAD_ROWS)
+def test_bad_row_in_a_stream_raises_naming_row(pairs_dataset, change, column, reason):
+    stream = _with_bad_row(pairs_dataset, change).to_iterable_dataset()
+    checked, _ = validate_pairs(stream)
+    with pytest.raises(ValueError, match=rf"row 1: column '{column}': {reason}"):
+        list(checked)
+
+
+def test_bad_rows_in_a_stream_are_skipped_and_counted(pairs_dataset):
+    stream = _with_bad_row(pairs_dataset, {"sentence1": ""}).to_iterable_dataset()
+    checked, report = validate_pairs(stream, on_error="skip")
+    assert len(list(checked)) == 2
+    assert report.skipped == 1 and report.reasons == {"empty": 1}
+
+
+def test_non_string_value_in_a_stream_is_named(pairs_dataset):
+    from datasets import IterableDataset
+
+    def rows():
+        yield dict(GOOD)
+        yield dict(GOOD, sentence1=12)
+
+    checked, _ = validate_pairs(IterableDataset.from_generator(rows))
+    with pytest.raises(ValueError, match=r"row 1: column 'sentence1': non-string \(int\)"):
+        list(checked)
+
+
+def test_missing_column_raises_even_when_skipping(pairs_dataset):
+    pairs = pairs_dataset({"sentence1": ["a"], "text": ["b"]})
+    with pytest.raises(ValueError, match=r"column 'sentence2' is missing; the dataset has \['sentence1', 'text'\]"):
+        validate_pairs(pairs, on_error="skip")
+
+
+def test_non_string_column_raises_type_error(pairs_dataset):
+    pairs = pairs_dataset({"sentence1": ["a"], "sentence2": [3]})
+    with pytest.raises(TypeError, match="column 'sentence2' holds int64, expected strings"):
+        validate_pairs(pairs)
+
+
+def test_non_numeric_score_column_raises_type_error(pairs_dataset):
+    pairs = pairs_dataset({"sentence1": ["a"], "sentence2": ["b"], "score": ["high"]})
+    with pytest.raises(TypeError, match="column 'score' holds string, expected numbers"):
+        validate_pairs(pairs)
+
+
+def test_clean_dataset_is_returned_unchanged(pairs_dataset):
+    pairs = _with_bad_row(pairs_dataset, {})
+    checked, report = validate_pairs(pairs, on_error="skip")
+    assert checked is pairs and report.skipped == 0 and "no bad rows" in str(report)
+
+
+def test_null_in_parquet_is_named_by_row(write_parquet, cache_dir):
+    path = write_parquet("p.parquet", {"sentence1": ["a b", "c d", "e f"], "sentence2": ["g h", None, "i j"]})
+    with pytest.raises(ValueError, match="row 1: column 'sentence2': missing value"):
+        validate_pairs(load_pairs(path, cache_dir=cache_dir))
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("bad_fields.tsv", r"bad_fields\.tsv:2: expected 3 tab-separated fields \(as on the first line\), got 2"),
+        ("nan_score.tsv", r"nan_score\.tsv:2: column 'score' is NaN"),
+        ("empty_side.tsv", r"empty_side\.tsv:2: column 'sentence2' is empty"),
+        ("bad_json.jsonl", r"bad_json\.jsonl:2: invalid JSON"),
+        ("nonstring.jsonl", r"nonstring\.jsonl:2: column 'sentence2' is int \(42\), expected a string"),
+        ("missing_key.jsonl", r"missing_key\.jsonl:2: missing key\(s\) \['sentence2'\]"),
+    ],
+)
+def test_malformed_line_names_file_and_line(fixture_path, cache_dir, name, message):
+    with pytest.raises(BadLineError, match=message):
+        load_pairs(fixture_path(name), cache_dir=cache_dir)
+
+
+def test_malformed_line_in_a_stream_names_file_and_line(fixture_path):
+    with pytest.raises(BadLineError, match=r"bad_json\.jsonl:2: invalid JSON"):
+        list(load_pairs(fixture_path("bad_json.jsonl"), streaming=True))
+
+
+def test_skipped_lines_are_counted_in_the_log(fixture_path, cache_dir, caplog):
+    with caplog.at_level(logging.WARNING, logger="psp_st.data.text_files"):
+        pairs = load_pairs(fixture_path("bad_fields.tsv"), on_bad_lines="skip", cache_dir=cache_dir)
+    assert len(pairs) == 2
+    assert "skipped 1 malformed line(s)" in caplog.text and "bad_fields.tsv:2" in caplog.text

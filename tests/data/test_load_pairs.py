@@ -1,0 +1,147 @@
+"""load_pairs: each local format, column mapping, passthrough columns, streaming and source resolution."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+
+import pytest
+
+from psp_st.data import load_pairs
+
+
+def test_headerless_tsv_reads_sentences_and_score(fixture_path, cache_dir):
+    pairs = load_pairs(fixture_path("paranmt.tsv"), cache_dir=cache_dir)
+    assert pairs.column_names == ["sentence1", "sentence2", "score"]
+    assert len(pairs) == 4
+    assert pairs[0] == {
+        "sentence1": "A man is playing a guitar .",
+        "sentence2": "A guy plays the guitar .",
+        "score": 0.91,
+    }
+
+
+def test_tsv_header_is_detected_and_group_id_passes_through(fixture_path, cache_dir):
+    pairs = load_pairs(fixture_path("header.tsv"), cache_dir=cache_dir)
+    assert pairs.column_names == ["sentence1", "sentence2", "group_id"]
+    assert pairs["group_id"][:] == ["img1", "img2"]
+
+
+def test_tsv_positions_select_fields(fixture_path, cache_dir):
+    pairs = load_pairs(fixture_path("paranmt.tsv"), columns={"sentence1": 1, "sentence2": 0}, cache_dir=cache_dir)
+    assert pairs.column_names == ["sentence1", "sentence2"]
+    assert pairs[0]["sentence1"] == "A guy plays the guitar ."
+
+
+def test_jsonl_columns_are_renamed_and_extra_keys_dropped(fixture_path, cache_dir):
+    pairs = load_pairs(
+        fixture_path("pairs.jsonl"),
+        columns={"sentence1": "src", "sentence2": "tgt", "score": "sim"},
+        cache_dir=cache_dir,
+    )
+    assert pairs.column_names == ["sentence1", "sentence2", "score"]
+    assert len(pairs) == 3  # the blank line is ignored
+    assert pairs[2] == {"sentence1": "He opened the door .", "sentence2": "The door was opened by him .", "score": 0.9}
+
+
+def test_parquet_renames_and_keeps_only_known_columns(write_parquet, cache_dir):
+    path = write_parquet(
+        "bitext.parquet", {"source": ["Guten Morgen"], "target": ["Good morning"], "lang": ["de"], "corpus": ["x"]}
+    )
+    pairs = load_pairs(path, columns={"sentence1": "source", "sentence2": "target"}, cache_dir=cache_dir)
+    assert pairs.column_names == ["sentence1", "sentence2", "lang"]
+    assert pairs[0] == {"sentence1": "Guten Morgen", "sentence2": "Good morning", "lang": "de"}
+
+
+def test_parquet_dataset_is_memory_mapped_not_in_memory(write_parquet, cache_dir):
+    path = write_parquet("p.parquet", {"sentence1": ["a b c"] * 10, "sentence2": ["d e f"] * 10})
+    pairs = load_pairs(path, cache_dir=cache_dir)
+    assert pairs.cache_files, "expected an on-disk Arrow cache file"
+    assert all(entry["filename"].startswith(cache_dir) for entry in pairs.cache_files)
+
+
+def test_glob_and_list_sources_concatenate_in_name_order(write_parquet, tmp_path, cache_dir):
+    write_parquet("parts/b.parquet", {"sentence1": ["b1"], "sentence2": ["b2"]})
+    write_parquet("parts/a.parquet", {"sentence1": ["a1"], "sentence2": ["a2"]})
+    by_glob = load_pairs(str(tmp_path / "parts" / "*.parquet"), cache_dir=cache_dir)
+    by_list = load_pairs([tmp_path / "parts" / "a.parquet", tmp_path / "parts" / "b.parquet"], cache_dir=cache_dir)
+    by_folder = load_pairs(tmp_path / "parts", cache_dir=cache_dir)
+    assert by_glob["sentence1"][:] == by_list["sentence1"][:] == by_folder["sentence1"][:] == ["a1", "b1"]
+
+
+def test_streaming_yields_the_same_rows(fixture_path, cache_dir):
+    from datasets import IterableDataset
+
+    stream = load_pairs(fixture_path("paranmt.tsv"), streaming=True)
+    assert isinstance(stream, IterableDataset)
+    assert list(stream) == load_pairs(fixture_path("paranmt.tsv"), cache_dir=cache_dir).to_list()
+
+
+def test_gzip_tsv_is_read(fixture_path, tmp_path, cache_dir):
+    target = tmp_path / "paranmt.tsv.gz"
+    with open(fixture_path("paranmt.tsv"), "rb") as source, gzip.open(target, "wb") as sink:
+        shutil.copyfileobj(source, sink)
+    assert len(load_pairs(target, cache_dir=cache_dir)) == 4
+
+
+def test_edited_text_file_is_not_served_from_a_stale_cache(tmp_path, cache_dir):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("one two\tthree four\n")
+    assert load_pairs(path, cache_dir=cache_dir)["sentence1"][:] == ["one two"]
+    path.write_text("five six seven\teight nine\n")
+    assert load_pairs(path, cache_dir=cache_dir)["sentence1"][:] == ["five six seven"]
+
+
+def test_missing_sentence_column_names_file_and_columns(write_parquet, cache_dir):
+    path = write_parquet("p.parquet", {"source": ["x"], "target": ["y"]})
+    with pytest.raises(ValueError, match=r"p\.parquet: column 'sentence1'.*available columns: \['source', 'target'\]"):
+        load_pairs(path, cache_dir=cache_dir)
+
+
+def test_nonexistent_local_path_raises_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope"):
+        load_pairs(str(tmp_path / "nope.tsv"))
+
+
+def test_unknown_suffix_asks_for_format(tmp_path):
+    path = tmp_path / "pairs.xyz"
+    path.write_text("a\tb\n")
+    with pytest.raises(ValueError, match="format="):
+        load_pairs(path)
+
+
+def test_mixed_formats_in_one_source_are_refused(fixture_path):
+    with pytest.raises(ValueError, match="mixes formats"):
+        load_pairs([fixture_path("paranmt.tsv"), fixture_path("pairs.jsonl")])
+
+
+def test_hub_id_goes_to_load_dataset_and_is_renamed(monkeypatch, pairs_dataset):
+    import datasets
+
+    calls = {}
+
+    def fake_load_dataset(name, **kwargs):
+        calls.update(kwargs, name=name)
+        return pairs_dataset({"question": ["q1"], "answer": ["a1"], "other": [1]})
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
+    pairs = load_pairs("org/pairs", columns={"sentence1": "question", "sentence2": "answer"}, split="dev")
+    assert calls == {"name": "org/pairs", "split": "dev", "streaming": False, "cache_dir": None}
+    assert pairs.to_list() == [{"sentence1": "q1", "sentence2": "a1"}]
+
+
+def test_streaming_parquet_uses_row_groups_as_shards(tmp_path, cache_dir):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "rg.parquet"
+    table = pa.table({"src": [f"s{i}" for i in range(10)], "tgt": [f"t{i}" for i in range(10)], "group_id": ["g"] * 10})
+    pq.write_table(table, path, row_group_size=3)
+    stream = load_pairs(path, columns={"sentence1": "src", "sentence2": "tgt"}, streaming=True)
+    assert stream.num_shards == 4 and stream.column_names == ["sentence1", "sentence2", "group_id"]
+    assert (
+        list(stream)
+        == load_pairs(path, columns={"sentence1": "src", "sentence2": "tgt"}, cache_dir=cache_dir).to_list()
+    )
+    shuffled = [row["sentence1"] for row in stream.shuffle(seed=0, buffer_size=4)]
+    assert sorted(shuffled) == sorted(table.column("src").to_pylist()) and shuffled != table.column("src").to_pylist()

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from psp_st.evaluation.agreement import (
+    ScoreAgreementEvaluator,
+    exact_level,
+    nearest_neighbours,
+    neighbour_table_markdown,
+    plot_score_levels,
+    score_level_stats,
+    sts_bucket,
+)
+
+
+def test_score_level_stats_by_hand():
+    rows = score_level_stats([1.0, 1.0, 4.0, 2.5], [0.2, 0.4, 0.9, 0.5])
+    assert [row["level"] for row in rows] == ["1.0", "2.5", "4.0"]
+    assert rows[0] == pytest.approx({"level": "1.0", "count": 2, "mean": 0.3, "std": np.sqrt(0.02)})
+    assert rows[1]["std"] == 0.0 and rows[2]["mean"] == pytest.approx(0.9)
+
+
+def test_sts_buckets_put_five_with_four():
+    assert [sts_bucket(score) for score in (0.0, 0.99, 1.0, 4.2, 5.0)] == ["0-1", "0-1", "1-2", "4-5", "4-5"]
+    assert exact_level(3) == "3.0"
+
+
+def test_score_level_stats_rejects_nan():
+    with pytest.raises(ValueError, match="similarities has NaN/inf at row 1"):
+        score_level_stats([1.0, 2.0], [0.1, float("nan")])
+
+
+def test_plot_writes_a_png(tmp_path):
+    stats = {"toy": score_level_stats([1.0, 2.0, 2.0], [0.1, 0.5, 0.7])}
+    path = plot_score_levels(stats, tmp_path / "plot.png", title="toy")
+    from pathlib import Path
+
+    assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_nearest_neighbours_skip_the_query_and_sort_by_cosine():
+    candidates = ["q", "near", "far", "mid"]
+    embeddings = np.array([[1.0, 0.0], [1.0, 0.1], [-1.0, 0.0], [1.0, 1.0]], dtype=np.float32)
+    found = nearest_neighbours(embeddings[:1], embeddings, candidates, k=2, exclude=["q"])
+    assert [text for text, _ in found[0]] == ["near", "mid"]
+    assert found[0][1][1] == pytest.approx(1 / np.sqrt(2), abs=1e-6)
+    table = neighbour_table_markdown("q", found[0], gold="mid")
+    assert "| 2 | 0.707 | **mid** |" in table
+
+
+def test_agreement_evaluator_separation(lookup_model):
+    model = lookup_model({"a": [1, 0], "b": [1, 0], "c": [0, 1]})
+    data = {"sentence1": ["a", "a"], "sentence2": ["b", "c"], "score": [4.0, 1.0]}
+    evaluator = ScoreAgreementEvaluator(data)
+    metrics = evaluator(model)
+    assert metrics["4.0_mean"] == pytest.approx(1.0) and metrics["1.0_mean"] == pytest.approx(0.0)
+    assert metrics["separation"] == pytest.approx(1.0)
+    assert len(evaluator.stats) == 2

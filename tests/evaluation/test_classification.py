@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import pytest
+
+from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdClassificationEvaluator, turku_binary
+from psp_st.evaluation.loaders import opusparcus_binary, opusparcus_path, read_opusparcus_tsv
+
+
+def test_threshold_accuracy_on_a_separable_toy_set(lookup_model):
+    model = lookup_model({"a": [1, 0], "b": [1, 0.1], "c": [0, 1], "d": [1, -1]})
+    data = {"sentence1": ["a", "a", "c"], "sentence2": ["b", "c", "d"], "label": [1, 0, 0]}
+    metrics = ThresholdClassificationEvaluator(data, name="toy")(model)
+    assert metrics["toy_cosine_accuracy"] == pytest.approx(1.0)
+    assert metrics["toy_cosine_ap"] == pytest.approx(1.0)
+
+
+def test_labels_other_than_zero_and_one_name_the_row():
+    data = {"sentence1": ["a", "b"], "sentence2": ["b", "c"], "label": [1, 3]}
+    with pytest.raises(ValueError, match="label at row 1 is 3"):
+        ThresholdClassificationEvaluator(data, name="toy")
+
+
+def test_turku_binary_makes_labels_3_and_4_positive():
+    from datasets import Dataset
+
+    data = Dataset.from_dict({"sentence1": ["a"] * 4, "sentence2": ["b"] * 4, "label": [1, 2, 3, 4]})
+    assert turku_binary(data)["label"] == [0, 0, 1, 1]
+
+
+def test_opusparcus_fixture_in_the_release_layout(opusparcus_dir):
+    dev = read_opusparcus_tsv(opusparcus_path(opusparcus_dir, "en", "dev"))
+    assert dev[0]["sentence2"] == "you don't understand ." and dev[0]["score"] == 4.0
+    binary = opusparcus_binary(dev)
+    assert 2.5 not in binary["score"] and len(binary) == len(dev) - 2  # the two 2.5 pairs are undecided
+    assert binary["label"] == [int(score >= 3.0) for score in binary["score"]]
+
+
+def test_mlp_protocol_on_the_opusparcus_fixture(opusparcus_dir, psp_model):
+    dev = opusparcus_binary(read_opusparcus_tsv(opusparcus_path(opusparcus_dir, "en", "dev")))
+    test = opusparcus_binary(read_opusparcus_tsv(opusparcus_path(opusparcus_dir, "en", "test")))
+    metrics = ParaphraseMLPEvaluator(dev, test, name="opusparcus-en")(psp_model)
+    # test fixture: 11 decided pairs (one 2.5 dropped), 6 of them paraphrases (score >= 3)
+    assert metrics["opusparcus-en_test_pairs"] == 11
+    assert metrics["opusparcus-en_all_paraphrase_accuracy"] == pytest.approx(6 / 11)
+    assert 0.0 <= metrics["opusparcus-en_accuracy"] <= 1.0
+
+
+def test_mlp_learns_a_separable_problem(lookup_model):
+    vectors = {f"p{i}": [1.0, i / 10] for i in range(10)} | {f"n{i}": [-1.0, i / 10] for i in range(10)}
+    model = lookup_model(vectors)
+    train = {"sentence1": [f"p{i}" for i in range(8)] + [f"n{i}" for i in range(8)],
+             "sentence2": [f"p{i + 1}" for i in range(8)] + [f"n{i + 1}" for i in range(8)],
+             "label": [1] * 8 + [0] * 8}
+    test = {"sentence1": ["p8", "n8"], "sentence2": ["p9", "n9"], "label": [1, 0]}
+    metrics = ParaphraseMLPEvaluator(train, test, max_iter=500)(model)
+    assert metrics["accuracy"] == 1.0 and metrics["all_paraphrase_accuracy"] == 0.5

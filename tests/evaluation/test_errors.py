@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from psp_st.evaluation.embeddings import EmbeddingCache, NonFiniteEmbeddingError
+from psp_st.evaluation.loaders import load_local, read_opusparcus_tsv, read_parquet
+from psp_st.evaluation.sts import STSEvaluator
+
+
+def test_missing_data_file_names_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"sts/stsbenchmark/test\.parquet does not exist.*--data-dir"):
+        load_local("stsb-test", tmp_path)
+
+
+def test_split_without_a_needed_column_names_file_and_column(tmp_path):
+    path = tmp_path / "sts" / "stsbenchmark" / "test.parquet"
+    path.parent.mkdir(parents=True)
+    pd.DataFrame({"sentence1": ["a"], "sentence2": ["b"], "similarity": [1.0]}).to_parquet(path)
+    with pytest.raises(ValueError, match=r"test\.parquet: missing column\(s\) \['score'\]"):
+        load_local("stsb-test", tmp_path)
+
+
+def test_null_sentence_names_the_row(tmp_path):
+    path = tmp_path / "pairs.parquet"
+    pd.DataFrame({"sentence1": ["a", None], "sentence2": ["b", "c"], "label": [1, 0]}).to_parquet(path)
+    with pytest.raises(ValueError, match=r"pairs\.parquet: column 'sentence1' row 1 is null \(missing\)"):
+        read_parquet(path, ["sentence1", "sentence2", "label"], ["sentence1", "sentence2"])
+
+
+def test_unknown_dataset_key():
+    with pytest.raises(ValueError, match="unknown dataset 'stsc-test'"):
+        load_local("stsc-test")
+
+
+def test_malformed_opusparcus_line(tmp_path):
+    path = tmp_path / "en-dev.txt"
+    path.write_text("en-D1\ta\tb\t4.0\nen-D2\ta\tb\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 2 has 3 tab-separated fields"):
+        read_opusparcus_tsv(path)
+
+
+class NaNModel:
+    model_card_data = type("Card", (), {"model_name": "broken-model"})()
+
+    def encode(self, texts, **kwargs):
+        vectors = np.ones((len(texts), 4), dtype=np.float32)
+        vectors[texts.index("bad")] = np.nan if "bad" in texts else 1.0
+        return vectors
+
+
+def test_model_returning_nan_is_named_with_the_text():
+    with pytest.raises(NonFiniteEmbeddingError, match="model broken-model returned NaN/inf embeddings for 1 of 2 "
+                                                      "texts, first at index 1: 'bad'"):
+        EmbeddingCache(NaNModel()).encode(["good", "bad"])
+
+
+def test_evaluators_surface_the_nan_error():
+    data = {"sentence1": ["good", "bad"], "sentence2": ["fine", "ok"], "score": [1.0, 2.0]}
+    with pytest.raises(NonFiniteEmbeddingError, match="broken-model"):
+        STSEvaluator({"toy": data})(NaNModel())

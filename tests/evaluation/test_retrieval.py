@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from psp_st.evaluation.retrieval import RetrievalEvaluator, rank_metrics, retrieval_ranks, turku_label_group
+
+
+def test_ranks_exclude_the_query_and_average_ties():
+    # rows: 0 query, 1 target, 2 closer than target, 3 a tie with the target, 4 far away
+    embeddings = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 0.1], [1.0, 1.0], [-1.0, 0.0]])
+    ranks = retrieval_ranks(embeddings, queries=[0, 0, 0], targets=[1, 2, 4])
+    # target 1: one candidate strictly closer (2), one tie (3) -> 1 + 1 + 0.5
+    # target 2: the closest -> 1; target 4: the farthest of 4 candidates -> 4
+    assert ranks.tolist() == [2.5, 1.0, 4.0]
+
+
+def test_query_equal_to_target_ranks_first():
+    embeddings = np.array([[1.0, 0.0], [0.0, 1.0]])
+    assert retrieval_ranks(embeddings, [0], [0]).tolist() == [1.0]
+
+
+def test_rank_metrics_by_hand():
+    # 11 candidates -> 10 others per query; ranks 1, 3 and 11
+    metrics = rank_metrics(np.array([1.0, 3.0, 11.0]), num_candidates=11)
+    assert metrics["top1"] == pytest.approx(100 / 3)
+    assert metrics["top10"] == pytest.approx(200 / 3)
+    assert metrics["mean_rank_pct"] == pytest.approx((0 + 2 + 10) / 3 / 10 * 100)
+
+
+@pytest.mark.parametrize(("label", "group"), [("4", "4"), ("4i", "4"), ("4s", "4"), ("4>", "4<>"),
+                                               ("4<is", "4<>"), ("3", "3"), ("2", "2"), ("1", "1")])
+def test_turku_label_groups(label, group):
+    assert turku_label_group(label) == group
+
+
+def test_unknown_turku_label_is_an_error():
+    with pytest.raises(ValueError, match="'x' does not start with"):
+        turku_label_group("x")
+
+
+def test_retrieval_evaluator_reports_per_label_group(lookup_model):
+    model = lookup_model({"a": [1, 0], "b": [1, 0.1], "c": [0, 1], "d": [0.1, 1]})
+    data = {"sentence1": ["a", "c"], "sentence2": ["b", "d"], "label_str": ["4", "2"]}
+    metrics = RetrievalEvaluator(data, name="toy")(model)
+    assert metrics["toy_candidates"] == 4
+    assert metrics["toy_4_top1"] == 100.0 and metrics["toy_2_top1"] == 100.0
+    assert metrics["toy_positive_pairs"] == 1
+    assert "toy_3_top1" not in metrics
+
+
+def test_retrieval_evaluator_needs_label_str():
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['label_str'\]"):
+        RetrievalEvaluator({"sentence1": ["a"], "sentence2": ["b"], "label": [4]})

@@ -1,0 +1,77 @@
+"""Fixtures for the hub tests: a tiny psp-en recipe and one release folder built from it (session-wide)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+TINY_RECIPE = """\
+name: psp-en
+description: tiny psp-en recipe for tests
+seed: 7
+data:
+  sources: [training_pairs/coco_captions_val2017.parquet]
+  max_pairs: 600
+tokenizer: {vocab_size: 400}
+model: {type: psp, embedding_dim: 16}
+loss: {name: margin, margin: 0.4}
+megabatch: {size: 2, anneal: 2}
+trainer:
+  per_device_train_batch_size: 32
+  learning_rate: 0.01
+  eval_strategy: "no"
+  save_strategy: "no"
+  logging_steps: 1000
+  disable_tqdm: true
+evaluation: {}
+"""
+
+#: Optimizer steps of the tiny builds.
+TINY_STEPS = 4
+
+
+@pytest.fixture(scope="session")
+def tiny_recipe(tmp_path_factory, data_dir) -> Path:
+    """A recipe named psp-en that trains a 16-dim model on 600 COCO caption pairs (a few seconds)."""
+    path = tmp_path_factory.mktemp("recipe") / "tiny-psp-en.yaml"
+    path.write_text(TINY_RECIPE, encoding="utf-8")
+    return path
+
+
+def run_build(recipe: Path, data_dir: Path, cwd: Path, *extra: str) -> int:
+    """``psp-st build RECIPE --max-steps 4 --no-eval --no-speed`` run from ``cwd``, like a user would."""
+    from psp_st.cli import main
+
+    before = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return main(["build", str(recipe), "--max-steps", str(TINY_STEPS), "--data-dir", str(data_dir),
+                     "--no-eval", "--no-speed", *extra])
+    finally:
+        os.chdir(before)
+
+
+@pytest.fixture(scope="session")
+def build_cli():
+    """:func:`run_build` as a fixture (test modules cannot import this conftest)."""
+    return run_build
+
+
+@pytest.fixture(scope="session")
+def release(tmp_path_factory, tiny_recipe, data_dir) -> Path:
+    """The ./psp-en folder written by a tiny `psp-st build` run with no --output (do not modify it)."""
+    workdir = tmp_path_factory.mktemp("build")
+    assert run_build(tiny_recipe, data_dir, workdir) == 0
+    return workdir / "psp-en"
+
+
+@pytest.fixture
+def release_copy(release, tmp_path) -> Path:
+    """A private copy of :func:`release` that a test may damage."""
+    import shutil
+
+    copy = tmp_path / "psp-en"
+    shutil.copytree(release, copy)
+    return copy

@@ -1,0 +1,110 @@
+"""`psp-st build`: the release folder loads by short name, without flags or psp-st, and is reproducible."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+
+SENTENCES = ["A man is riding a horse on the beach.", "Two dogs play in the snow.", "a plate of food"]
+
+
+def test_short_name_loads_static_export_without_flags_or_psp_st(release):
+    # the user's line, in a fresh interpreter where psp_st cannot be imported, from the folder build ran in
+    code = (
+        "import sys; sys.modules['psp_st'] = None\n"
+        "from sentence_transformers import SentenceTransformer\n"
+        "model = SentenceTransformer('psp-en')\n"
+        f"print(model.encode({SENTENCES!r}).shape)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=release.parent, capture_output=True, text=True,
+                            timeout=120, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().endswith("(3, 16)")
+
+
+def test_release_holds_both_forms_and_the_record(release):
+    assert json.loads((release / "modules.json").read_text())[0]["type"].endswith("StaticEmbedding")
+    trainable_modules = json.loads((release / "trainable" / "modules.json").read_text())
+    assert trainable_modules[0]["type"] == "psp_st.modules.psp.PSPEmbedding"
+    info = json.loads((release / "psp_build.json").read_text())
+    assert info["name"] == "psp-en" and info["seed"] == 7 and info["max_steps"] == 4
+    assert "model.safetensors" in info["files"] and "trainable/sentencepiece.model" in info["files"]
+    assert (release / "psp_recipe.yaml").is_file() and (release / "README.md").is_file()
+
+
+def test_static_and_trainable_forms_give_the_same_vectors(release, monkeypatch):
+    from psp_st.hub import load
+
+    monkeypatch.chdir(release.parent)
+    static = load("psp-en").encode(SENTENCES)
+    trainable = load("psp-en", trainable=True).encode(SENTENCES)
+    # identical for text without unknown pieces (the static form averages <unk> in, the trainable one drops it)
+    np.testing.assert_allclose(static, trainable, atol=1e-5)
+
+
+def test_same_seed_twice_gives_the_same_vectors(release, build_cli, tiny_recipe, data_dir, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    assert build_cli(tiny_recipe, data_dir, tmp_path) == 0
+    first = SentenceTransformer(str(release), device="cpu").encode(SENTENCES)
+    second = SentenceTransformer(str(tmp_path / "psp-en"), device="cpu").encode(SENTENCES)
+    # same seed -> same tokenizer, data order and updates; CPU float32 kernels are deterministic here, the
+    # tolerance only absorbs summation-order differences if the thread count changes between runs
+    np.testing.assert_allclose(first, second, rtol=0, atol=1e-6)
+
+
+def test_different_seed_gives_different_vectors(release, build_cli, tiny_recipe, data_dir, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    assert build_cli(tiny_recipe, data_dir, tmp_path, "--seed", "8", "--output", "other") == 0
+    first = SentenceTransformer(str(release), device="cpu").encode(SENTENCES)
+    other = SentenceTransformer(str(tmp_path / "other"), device="cpu").encode(SENTENCES)
+    assert not np.allclose(first, other, atol=1e-3)
+
+
+def test_build_records_suite_summary_in_card(build_cli, tiny_recipe, data_dir, tmp_path, monkeypatch):
+    import psp_st.evaluation
+
+    calls = []
+
+    def fake_run_suite(model, suite="quick", data_dir=None):
+        calls.append((suite, data_dir, model.encode(["a dog"]).shape))
+        return {"summary": [{"group": "STS", "task": "stsb-test", "metric": "Spearman", "value": 12.345}],
+                "seconds": 1.0, "skipped": {}}
+
+    monkeypatch.setattr(psp_st.evaluation, "run_suite", fake_run_suite)
+    from psp_st.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", str(tiny_recipe), "--max-steps", "1", "--data-dir", str(data_dir), "--no-speed"]) == 0
+    assert calls == [("quick", str(data_dir), (1, 16))]  # the static form, i.e. what ships, is evaluated
+    info = json.loads((tmp_path / "psp-en" / "psp_build.json").read_text())
+    assert info["evaluation"]["metrics"] == {"stsb-test / Spearman": 12.345}
+    assert "| STS Benchmark test | Spearman | 12.35 |" in (tmp_path / "psp-en" / "README.md").read_text()
+
+
+def test_unknown_recipe_lists_where_it_looked(tmp_path, monkeypatch):
+    import pytest
+
+    from psp_st.hub.build import find_recipe
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no recipe for 'nope'.*hub_configs/nope.yaml"):
+        find_recipe("nope")
+
+
+def test_speed_is_measured_on_one_thread_and_restores_threads(release):
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.hub.build import measure_speed
+
+    threads = torch.get_num_threads()
+    trainable = SentenceTransformer(str(release / "trainable"), device="cpu", trust_remote_code=True)
+    speed = measure_speed(SentenceTransformer(str(release), device="cpu"), trainable[0], SENTENCES * 200)
+    assert speed["threads"] == 1 and speed["sentences"] == 600
+    assert speed["sentences_per_second"] > 0 and speed["fast_path_sentences_per_second"] > 0
+    assert torch.get_num_threads() == threads

@@ -1,0 +1,99 @@
+"""`psp_st.load`: short names resolve to the local build first; damaged or old folders say what to do."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from psp_st.hub.load import resolve_model_name
+from psp_st.modules.base import ModelFolderError
+
+
+def test_short_name_resolves_to_local_build_first(release, monkeypatch):
+    monkeypatch.chdir(release.parent)
+    assert resolve_model_name("psp-en") == "psp-en"
+
+
+def test_short_name_falls_back_to_hub_id(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert resolve_model_name("psp-en") == "psp-st/psp-en"
+
+
+def test_trainable_flag_loads_psp_embedding(release, monkeypatch):
+    from psp_st.hub import load
+    from psp_st.modules.psp import PSPEmbedding
+
+    monkeypatch.chdir(release.parent)
+    assert isinstance(load("psp-en", trainable=True)[0], PSPEmbedding)
+
+
+def test_missing_file_names_file_and_rebuild_command(release_copy):
+    from psp_st.hub import load
+
+    (release_copy / "trainable" / "sentencepiece.model").unlink()
+    with pytest.raises(ModelFolderError, match=r"trainable/sentencepiece.model' is missing.*psp-st build psp-en"):
+        load(release_copy)
+
+
+def test_truncated_weights_are_reported(release_copy):
+    from psp_st.hub import load
+
+    weights = release_copy / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(ModelFolderError, match=r"'model.safetensors' has 100 bytes.*psp-st build psp-en"):
+        load(release_copy)
+
+
+def test_missing_psp_file_without_build_record_still_explains(release_copy):
+    from psp_st.hub import load
+
+    (release_copy / "psp_build.json").unlink()
+    (release_copy / "trainable" / "sentencepiece.model").unlink()
+    with pytest.raises(ModelFolderError, match=r"sentencepiece model 'sentencepiece.model' is missing"):
+        load(release_copy, trainable=True)
+
+
+def test_folder_from_older_psp_st_is_refused_with_instructions(release_copy):
+    from psp_st.hub import load
+
+    config_file = release_copy / "trainable" / "psp_config.json"
+    config = json.loads(config_file.read_text())
+    del config["format_version"]  # what pre-release psp-st wrote
+    config_file.write_text(json.dumps(config))
+    (release_copy / "psp_build.json").unlink()  # sizes changed; test the module's own check
+    with pytest.raises(ModelFolderError, match=r"pre-release psp-st.*(Re-save|retrain)"):
+        load(release_copy, trainable=True)
+
+
+def test_build_record_without_format_version_is_refused(release_copy):
+    from psp_st.hub import load
+
+    info_file = release_copy / "psp_build.json"
+    info = json.loads(info_file.read_text())
+    del info["format_version"]
+    info_file.write_text(json.dumps(info))
+    with pytest.raises(ModelFolderError, match=r"pre-release psp-st\. Rebuild it with this psp-st \(psp-st build psp-en"):
+        load(release_copy)
+
+
+def test_folder_from_newer_psp_st_asks_to_upgrade(release_copy):
+    from psp_st.hub import load
+
+    info_file = release_copy / "psp_build.json"
+    info = json.loads(info_file.read_text())
+    info["format_version"] = 99
+    info_file.write_text(json.dumps(info))
+    with pytest.raises(ModelFolderError, match=r"pip install -U psp-st"):
+        load(release_copy)
+
+
+def test_trainable_requested_from_static_only_folder(release_copy):
+    import shutil
+
+    from psp_st.hub import load
+
+    shutil.rmtree(release_copy / "trainable")
+    (release_copy / "psp_build.json").unlink()
+    with pytest.raises(ModelFolderError, match=r"no 'trainable/' subfolder"):
+        load(release_copy, trainable=True)

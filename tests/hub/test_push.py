@@ -1,0 +1,112 @@
+"""`psp-st push`: the dry run writes exactly what a push uploads; tokens never leak."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+SECRET = "hf_SeCrEtToKeN1234567890abcdefXYZ"
+
+
+def _files(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def test_dry_run_writes_model_files_with_card_for_repo_id(release, tmp_path):
+    from psp_st.hub.push import push
+
+    out = tmp_path / "upload"
+    push(release, "my-org/psp-en", dry_run=out)
+    assert _files(out) == _files(release)
+    card = (out / "README.md").read_text()
+    assert 'SentenceTransformer("my-org/psp-en")' in card
+    assert 'psp_st.load("my-org/psp-en", trainable=True)' in (out / "trainable" / "README.md").read_text()
+    assert (out / "model.safetensors").read_bytes() == (release / "model.safetensors").read_bytes()
+
+
+def test_dry_run_skips_hidden_and_temporary_files(release_copy, tmp_path):
+    from psp_st.hub.push import push
+
+    (release_copy / ".cache").mkdir()
+    (release_copy / ".cache" / "x").write_text("x")
+    (release_copy / "notes.tmp").write_text("x")
+    out = tmp_path / "upload"
+    push(release_copy, "org/name", dry_run=out)
+    assert not (out / ".cache").exists() and not (out / "notes.tmp").exists()
+
+
+def test_dry_run_refuses_non_empty_folder(release, tmp_path):
+    from psp_st.hub.push import push
+
+    (tmp_path / "old.txt").write_text("x")
+    with pytest.raises(ValueError, match="not empty"):
+        push(release, "org/name", dry_run=tmp_path)
+
+
+@pytest.mark.parametrize("repo_id", ["psp-en", "org/", "a/b/c", "org/na me"])
+def test_bad_repo_id_is_refused(release, tmp_path, repo_id):
+    from psp_st.hub.push import push
+
+    with pytest.raises(ValueError, match="ORG/NAME"):
+        push(release, repo_id, dry_run=tmp_path / "out")
+
+
+def test_real_push_uploads_the_dry_run_files(release, tmp_path, monkeypatch):
+    import huggingface_hub
+
+    from psp_st.hub.push import push
+
+    uploaded = {}
+
+    def fake_create_repo(self, repo_id, **kwargs):
+        return huggingface_hub.RepoUrl(f"https://huggingface.co/{repo_id}")
+
+    def fake_upload_folder(self, repo_id, folder_path, **kwargs):
+        from pathlib import Path
+
+        uploaded["files"] = _files(Path(folder_path))
+        uploaded["card"] = (Path(folder_path) / "README.md").read_text()
+
+        class Info:
+            commit_url = f"https://huggingface.co/{repo_id}/commit/abc"
+        return Info()
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_repo", fake_create_repo)
+    monkeypatch.setattr(huggingface_hub.HfApi, "upload_folder", fake_upload_folder)
+    url = push(release, "org/psp-en", token=SECRET)
+    push(release, "org/psp-en", dry_run=tmp_path / "dry")
+    assert url.endswith("/commit/abc")
+    assert uploaded["files"] == _files(tmp_path / "dry")
+    assert uploaded["card"] == (tmp_path / "dry" / "README.md").read_text()
+
+
+def test_token_never_appears_in_output_logs_or_files(release, tmp_path, capsys, caplog):
+    from psp_st.cli import main
+
+    caplog.set_level(logging.DEBUG)
+    assert main(["push", str(release), "--repo-id", "org/psp-en", "--dry-run", str(tmp_path / "out"),
+                 "--token", SECRET]) == 0
+    captured = capsys.readouterr()
+    assert SECRET not in captured.out + captured.err
+    assert SECRET not in caplog.text
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes()
+
+
+def test_token_is_redacted_from_hub_errors_and_logs(release, monkeypatch, caplog):
+    import huggingface_hub
+
+    from psp_st.hub.push import push
+
+    def failing_create_repo(self, repo_id, **kwargs):
+        logging.getLogger("huggingface_hub").warning("request with Authorization: Bearer %s", SECRET)
+        raise OSError(f"401 Unauthorized for token {SECRET}")
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "create_repo", failing_create_repo)
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(RuntimeError) as error:
+        push(release, "org/psp-en", token=SECRET)
+    assert SECRET not in str(error.value) and "***" in str(error.value)
+    assert SECRET not in caplog.text

@@ -1,0 +1,46 @@
+"""CosineContrastiveLoss formula and random negative pairing."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from datasets import Dataset
+
+from psp_st.losses import CosineContrastiveLoss, add_random_negatives
+
+
+def test_loss_is_linear_for_positives_and_squared_hinge_for_negatives(psp_model):
+    a, b = torch.randn(4, 8), torch.randn(4, 8)
+    labels = torch.tensor([1, 0, 1, 0])
+    d = 1 - F.cosine_similarity(a, b)
+    expected = torch.where(labels == 1, d, F.relu(0.5 - d) ** 2).mean()
+    loss = CosineContrastiveLoss(psp_model, margin=0.5)
+    assert torch.allclose(loss.compute_loss_from_embeddings([a, b], labels), expected)
+
+
+def test_missing_labels_is_a_clear_error(psp_model):
+    with pytest.raises(ValueError, match="label"):
+        CosineContrastiveLoss(psp_model).compute_loss_from_embeddings([torch.randn(2, 3)] * 2, None)
+
+
+def test_random_negatives_balanced_and_never_own_partner_or_group():
+    data = Dataset.from_dict({
+        "sentence1": [f"s{i}" for i in range(40)],
+        "sentence2": [f"t{i}" for i in range(40)],
+        "group_id": [i // 4 for i in range(40)],
+    })
+    out = add_random_negatives(data, seed=1)
+    assert out.column_names == ["sentence1", "sentence2", "label"]
+    assert len(out) == 80 and sum(out["label"]) == 40
+    for s1, s2, label in zip(out["sentence1"], out["sentence2"], out["label"], strict=True):
+        i, j = int(s1[1:]), int(s2[1:])
+        if label == 1:
+            assert i == j
+        else:
+            assert i != j and i // 4 != j // 4
+
+
+def test_random_negatives_reject_missing_column():
+    with pytest.raises(ValueError, match="sentence2"):
+        add_random_negatives(Dataset.from_dict({"sentence1": ["a", "b"]}))

@@ -1,0 +1,62 @@
+"""The miner returns the opposite-side argmax of cosine, excluding the partner, same-group and same-text rows."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from psp_st.losses import mine_hardest_negatives, text_ids
+
+
+def brute_force(anchors, positives, exclude):
+    """Reference: a per-row Python loop over the full cosine matrix."""
+    scores = F.normalize(anchors, dim=-1) @ F.normalize(positives, dim=-1).T
+    result = []
+    for i in range(len(anchors)):
+        best, best_j = -2.0, None
+        for j in range(len(positives)):
+            if j != i and not exclude[i][j] and scores[i, j] > best:
+                best, best_j = scores[i, j], j
+        result.append(best_j)
+    return torch.tensor(result)
+
+
+def test_miner_is_opposite_side_argmax_excluding_partner_and_group():
+    torch.manual_seed(0)
+    n = 97
+    anchors, positives = torch.randn(n, 8), torch.randn(n, 8)
+    groups = torch.randint(-1, 20, (n,))
+    same_group = [[bool(groups[i] == groups[j] and groups[i] >= 0) for j in range(n)] for i in range(n)]
+    negative_of_anchor, negative_of_positive = mine_hardest_negatives(anchors, positives, groups, chunk_size=16)
+    assert torch.equal(negative_of_anchor, brute_force(anchors, positives, same_group))
+    assert torch.equal(negative_of_positive, brute_force(positives, anchors, same_group))
+
+
+def test_miner_without_guard_can_pick_same_group_and_never_partner():
+    # positives[1] is nearly anchors[0]: the hardest negative of pair 0 unless the group guard forbids it
+    anchors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.1]])
+    positives = torch.tensor([[0.9, 0.1], [1.0, 0.01], [0.0, -1.0]])
+    unguarded, _ = mine_hardest_negatives(anchors, positives)
+    guarded, _ = mine_hardest_negatives(anchors, positives, torch.tensor([7, 7, -1]))
+    assert unguarded[0] == 1
+    assert guarded[0] == 2
+    assert all(unguarded[i] != i for i in range(3))
+
+
+def test_text_guard_skips_a_repeated_sentence():
+    a_texts = ["a dog runs", "a cat sits", "a bird sings"]
+    p_texts = ["the dog is running", "A dog runs ", "a bird is singing"]  # pair 1's positive repeats anchor 0
+    anchor_ids, positive_ids = text_ids(a_texts, p_texts)
+    assert anchor_ids[0] == positive_ids[1]
+    anchors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    positives = torch.tensor([[0.9, 0.2], [1.0, 0.0], [0.6, 0.4]])
+    plain, _ = mine_hardest_negatives(anchors, positives)
+    guarded, _ = mine_hardest_negatives(anchors, positives, anchor_text_ids=anchor_ids, positive_text_ids=positive_ids)
+    assert plain[0] == 1 and guarded[0] == 2
+
+
+def test_all_guarded_row_falls_back_to_any_non_partner():
+    anchors, positives = torch.randn(4, 3), torch.randn(4, 3)
+    negative_of_anchor, negative_of_positive = mine_hardest_negatives(anchors, positives, torch.zeros(4, dtype=torch.long))
+    assert all(negative_of_anchor[i] != i for i in range(4))
+    assert all(negative_of_positive[i] != i for i in range(4))

@@ -1,0 +1,82 @@
+"""Every zoo encoder trains inside SentenceTransformerTrainer: in-batch MNRL, the margin loss, mega-batching."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from datasets import Dataset
+from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+
+@pytest.fixture
+def pairs(caption_sentences) -> Dataset:
+    """16 real caption pairs (4 per image group)."""
+    return Dataset.from_dict({
+        "sentence1": caption_sentences[:16],
+        "sentence2": caption_sentences[10_000:10_016],
+        "group_id": [i // 4 for i in range(16)],
+    })
+
+
+def training_args(tmp_path, steps: int = 2) -> SentenceTransformerTrainingArguments:
+    return SentenceTransformerTrainingArguments(
+        output_dir=str(tmp_path / "out"), max_steps=steps, per_device_train_batch_size=4, learning_rate=0.05,
+        report_to=[], save_strategy="no", use_cpu=True, disable_tqdm=True, seed=0,
+    )
+
+
+def snapshot(model) -> dict[str, torch.Tensor]:
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+def assert_trained_and_round_trips(model, before, tmp_path) -> None:
+    after = dict(model.named_parameters())
+    changed = [name for name, p in after.items() if not torch.equal(before[name], p.detach())]
+    assert any("embedding" in name for name in changed)
+    recurrent = [name for name in after if "lstm" in name or "gru" in name or "gate" in name]
+    assert all(name in changed for name in recurrent), set(recurrent) - set(changed)
+    for module in model.modules():  # the padding row never learns
+        if isinstance(module, torch.nn.Embedding) and module.padding_idx is not None:
+            assert torch.all(module.weight[module.padding_idx] == 0)
+    model.save(str(tmp_path / "saved"))
+    reloaded = SentenceTransformer(str(tmp_path / "saved"), trust_remote_code=True, device="cpu")
+    texts = ["a dog runs", "unseen words here"]
+    np.testing.assert_array_equal(reloaded.encode(texts), model.encode(texts))
+
+
+@pytest.mark.parametrize("kind", ["word", "lstm_morfessor", "gran_gru", "word_trigram_concat"])
+def test_trains_with_multiple_negatives_ranking_loss(make_encoder, kind, pairs, tmp_path):
+    model = SentenceTransformer(modules=[make_encoder(kind)], device="cpu")
+    before = snapshot(model)
+    trainer = SentenceTransformerTrainer(model=model, args=training_args(tmp_path),
+                                         train_dataset=pairs.remove_columns("group_id"),
+                                         loss=MultipleNegativesRankingLoss(model))
+    trainer.train()
+    assert_trained_and_round_trips(model, before, tmp_path)
+
+
+def test_trains_with_margin_loss_and_megabatching(make_encoder, encoder_kind, pairs, tmp_path):
+    from psp_st.losses import ParaphraseMarginLoss
+    from psp_st.training import MegaBatchTrainer
+
+    model = SentenceTransformer(modules=[make_encoder(encoder_kind)], device="cpu")
+    before = snapshot(model)
+    trainer = MegaBatchTrainer(model=model, args=training_args(tmp_path, steps=3), train_dataset=pairs,
+                               loss=ParaphraseMarginLoss(model, margin=0.4), megabatch_size=2, anneal=0)
+    trainer.train()
+    assert trainer._stream is not None and trainer._stream.current_megabatch_size == 2
+    assert_trained_and_round_trips(model, before, tmp_path)
+
+
+def test_trains_with_in_batch_margin_loss(make_encoder, pairs, tmp_path):
+    from psp_st.losses import ParaphraseMarginLoss
+
+    model = SentenceTransformer(modules=[make_encoder("gran_gru")], device="cpu")
+    before = snapshot(model)
+    trainer = SentenceTransformerTrainer(model=model, args=training_args(tmp_path),
+                                         train_dataset=pairs.remove_columns("group_id"),
+                                         loss=ParaphraseMarginLoss(model, margin=0.4))
+    trainer.train()
+    assert_trained_and_round_trips(model, before, tmp_path)
