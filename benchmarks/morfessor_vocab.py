@@ -63,7 +63,7 @@ def main() -> None:
         "psp-st's WordTokenizer (punctuation marks are tokens).",
         "",
         "| lang | sentences | word tokens | no segmentation (word types) | Morfessor (morph types) | reduction | "
-        "morphs per word | training s | paper: no segm. | paper: Morfessor | paper reduction |",
+        "morphs per word | Morfessor training s (wall, shared machine) | paper: no segm. | paper: Morfessor | paper reduction |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for lang, r in rows:

@@ -71,7 +71,11 @@ def main() -> None:
     )
     trainer.train()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    # file-backed pages of the memory-mapped Arrow file count in RSS but are page cache, reclaimable
+    now = {key: round(int(status[key].split()[0]) / 1024) for key in ("RssAnon", "RssFile") if key in status}
     print(json.dumps({"pairs": len(dataset), "steps": args.steps, "peak_rss_mb": round(peak_mb),
+                      "rss_anon_mb_at_end": now.get("RssAnon"), "rss_file_mb_at_end": now.get("RssFile"),
                       "seconds": round(time.perf_counter() - start, 1)}))
 
 

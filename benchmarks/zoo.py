@@ -99,7 +99,8 @@ def run_one(name: str, train_dataset, texts: list[str], speed_texts: list[str], 
                                    loss=ParaphraseMarginLoss(model, margin=0.4),
                                    megabatch_size=args.megabatch, anneal=args.anneal)
         start, cpu_start = time.perf_counter(), time.process_time()
-        trainer.train()
+        if not args.no_train:
+            trainer.train()
         train_seconds, train_cpu = time.perf_counter() - start, time.process_time() - cpu_start
     model.eval()
     sts_pred, sts_gold = sts_scores(model, DATA / "sts/stsbenchmark/test.parquet")
@@ -111,8 +112,9 @@ def run_one(name: str, train_dataset, texts: list[str], speed_texts: list[str], 
     result = {
         "model": name, "stsb_spearman": 100 * spearmanr(sts_pred, sts_gold).statistic,
         "sickr_pearson": 100 * pearsonr(sick_pred, sick_gold).statistic,
-        "train_pairs_per_s": len(train_dataset) / train_seconds, "encode_per_s": len(speed_texts) / encode_seconds,
-        "train_pairs_per_cpu_s": len(train_dataset) / train_cpu, "encode_per_cpu_s": len(speed_texts) / encode_cpu,
+        "train_pairs_per_s": len(train_dataset) / max(train_seconds, 1e-9),
+        "encode_per_s": len(speed_texts) / encode_seconds,
+        "train_pairs_per_cpu_s": len(train_dataset) / max(train_cpu, 1e-9), "encode_per_cpu_s": len(speed_texts) / encode_cpu,
         "params": params, "dim": module.get_sentence_embedding_dimension(), "build_s": build_seconds,
         "train_s": train_seconds,
     }
@@ -152,6 +154,7 @@ def main() -> None:
     parser.add_argument("--encode-sentences", type=int, default=5_000)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-train", action="store_true", help="evaluate the untrained (random init) encoders")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
 
@@ -166,7 +169,8 @@ def main() -> None:
     print(f"{len(train_dataset)} training pairs, {len(speed_texts)} speed sentences", file=sys.stderr)
 
     command = "python " + " ".join(["benchmarks/zoo.py", *sys.argv[1:]])
-    header = (f"Command: `{command}`\n\n{len(train_dataset):,} English training pairs (shuffled sample of "
+    header = (f"Command: `{command}`\n\n{'UNTRAINED (no training step; speed columns meaningless). ' if args.no_train else ''}"
+              f"{len(train_dataset):,} English training pairs (shuffled sample of "
               f"`shared/data/training_pairs/*.parquet`), one epoch, batch {args.batch_size}, Adam lr {args.lr}, "
               f"margin loss 0.4, mega-batch M={args.megabatch}, scrambling {args.scramble} (recurrent encoders), "
               f"dim {args.dim}, torch threads {args.threads}. CPU = process CPU time (one thread), wall = elapsed "

@@ -108,7 +108,8 @@ def load_pairs(
         columns: output column -> source column, e.g. ``{"sentence1": "src", "sentence2": "tgt"}``. For a TSV
             file without header, give 0-based positions, e.g. ``{"sentence1": 1, "sentence2": 2, "score": 3}``.
         split: split to read from a Hub dataset (the split name given to local files).
-        streaming: return an :class:`~datasets.IterableDataset` that reads the files lazily.
+        streaming: return an :class:`~datasets.IterableDataset` that reads the files lazily (Parquet: one row
+            group at a time, row groups as shards; see :mod:`psp_st.data.parquet_stream`).
         cache_dir: datasets cache folder (default: datasets' own, ``~/.cache/huggingface/datasets``).
         on_bad_lines: TSV/JSONL only: ``"error"`` raises :class:`~psp_st.data.text_files.BadLineError` naming
             the file and line of a malformed line (wrong field count, invalid JSON, missing key, non-string or

@@ -118,16 +118,15 @@ def _needs_installed_code(path: Path) -> bool:
     return any(t.startswith("psp_st.") for t in types)
 
 
-def _download(repo_id: str, trainable: bool, **kwargs: Any) -> Path:
-    """Fetch a Hub model repo (only the trainable subfolder when asked) and return its local folder."""
+def _download(repo_id: str, **kwargs: Any) -> Path:
+    """Fetch a whole Hub model repo (both forms: the folder is checked as one) and return its local folder."""
     from huggingface_hub import snapshot_download
 
     hub_keys = ("revision", "cache_folder", "token", "local_files_only")
     hub_kwargs = {key: kwargs[key] for key in hub_keys if kwargs.get(key) is not None}
     if "cache_folder" in hub_kwargs:
         hub_kwargs["cache_dir"] = hub_kwargs.pop("cache_folder")
-    patterns = [f"{TRAINABLE_SUBFOLDER}/*", f"{TRAINABLE_SUBFOLDER}/**", BUILD_INFO_FILE] if trainable else None
-    return Path(snapshot_download(repo_id, allow_patterns=patterns, **hub_kwargs))
+    return Path(snapshot_download(repo_id, **hub_kwargs))
 
 
 def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = False, **kwargs: Any):
@@ -149,7 +148,7 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
     resolved = resolve_model_name(name)
     path = Path(resolved)
     if not path.is_dir() and trainable:
-        path = _download(resolved, trainable=True, **kwargs)
+        path = _download(resolved, **kwargs)
     if path.is_dir():
         root = path
         if trainable and (path / TRAINABLE_SUBFOLDER).is_dir():

@@ -53,6 +53,7 @@ class MegaBatchStream(IterableDataset):
         text_guard: bool = True,
         mining_chunk_size: int = 4096,
         mining_dtype: torch.dtype = torch.float32,
+        max_over_partner: float | None = None,
     ) -> None:
         super().__init__()
         missing = [c for c in columns if c not in dataset.column_names]
@@ -74,6 +75,7 @@ class MegaBatchStream(IterableDataset):
         self.text_guard = text_guard
         self.mining_chunk_size = mining_chunk_size
         self.mining_dtype = mining_dtype
+        self.max_over_partner = max_over_partner
         self.current_megabatch_size = schedule.size_at(0)
 
     def __len__(self) -> int:
@@ -121,7 +123,7 @@ class MegaBatchStream(IterableDataset):
                                                                           for t in (first, second)]
         negative_of_anchor, negative_of_positive = mine_hardest_negatives(
             embeddings[0], embeddings[1], groups, anchor_ids, positive_ids, self.mining_chunk_size,
-            self.mining_dtype,
+            self.mining_dtype, self.max_over_partner,
         )
         offset = 0
         for number, batch in enumerate(batches):
@@ -184,6 +186,8 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         mining_chunk_size: rows of the similarity matrix computed at once.
         mining_dtype: dtype of the mining similarity matmul; ``"bfloat16"`` (default) is ~5x faster on CPUs
             with AMX/AVX512-BF16 (the argmax may then pick another near-tied negative); ``"float32"`` is exact.
+        max_over_partner: skip candidates more similar than the partner by more than this (``0.0``: semi-hard
+            mining); a guard against paraphrases of *other* groups in large mega-batches. ``None``: off.
         encode_batch_size: sentences per no-grad forward when embedding a mega-batch.
 
     Single process only (CPU or one GPU): the mega-batch stream is not sharded across processes.
@@ -200,6 +204,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         sparse_embeddings: bool = True,
         mining_chunk_size: int = 4096,
         mining_dtype: str | torch.dtype = "bfloat16",
+        max_over_partner: float | None = None,
         encode_batch_size: int = 4096,
         **kwargs: Any,
     ) -> None:
@@ -211,6 +216,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         self.mining_chunk_size = mining_chunk_size
         self.mining_dtype = getattr(torch, mining_dtype) if isinstance(mining_dtype, str) else mining_dtype
         self.encode_batch_size = encode_batch_size
+        self.max_over_partner = max_over_partner
         self._stream: MegaBatchStream | None = None
         super().__init__(*args, **kwargs)
         if self.schedule is None and group_column and self.train_dataset is not None \
@@ -251,6 +257,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             text_guard=self.text_guard,
             mining_chunk_size=self.mining_chunk_size,
             mining_dtype=self.mining_dtype,
+            max_over_partner=self.max_over_partner,
         )
         # batch_size=None: the stream yields finished batches; the trainer's resume skip drops the first ones
         return DataLoader(self._stream, batch_size=None, collate_fn=_identity, num_workers=0)

@@ -97,3 +97,22 @@ def test_trainable_requested_from_static_only_folder(release_copy):
     (release_copy / "psp_build.json").unlink()
     with pytest.raises(ModelFolderError, match=r"no 'trainable/' subfolder"):
         load(release_copy, trainable=True)
+
+
+def test_trainable_from_hub_id_downloads_the_repo_and_opens_its_subfolder(release, tmp_path, monkeypatch):
+    import huggingface_hub
+
+    from psp_st.hub import load
+    from psp_st.modules.psp import PSPEmbedding
+
+    calls = []
+
+    def fake_snapshot_download(repo_id, **kwargs):
+        calls.append(repo_id)
+        return str(release)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
+    monkeypatch.chdir(tmp_path)  # no local ./psp-en: the short name means the Hub id
+    model = load("psp-en", trainable=True)
+    assert calls == ["psp-st/psp-en"]
+    assert isinstance(model[0], PSPEmbedding)
