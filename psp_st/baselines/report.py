@@ -45,7 +45,7 @@ def read_records(paths: Sequence[str | os.PathLike]) -> list[dict[str, Any]]:
 
 def _cell(record: dict[str, Any], key: str, decimals: int) -> str:
     if key == "train_seconds":
-        seconds = record.get("train", {}).get("seconds")
+        seconds = (record.get("train") or {}).get("seconds")
         return "—" if seconds is None else f"{seconds / 60:.1f} min"
     value = record["metrics"].get(key)
     return "—" if value is None else f"{value:.{decimals}f}"

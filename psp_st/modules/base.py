@@ -58,6 +58,18 @@ class PSPInputModule(InputModule):
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "format_version": FORMAT_VERSION}
 
+    def padded_ids(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
+        """``features["input_ids"]`` with every position the attention mask excludes set to ``self.pad_id``.
+
+        Sentence-Transformers' merged forward (``merge_feature_batches``: one forward for anchor, positive and
+        negative columns) pads ``input_ids`` with 0, which is a real piece here; the mask is what says padding.
+        """
+        input_ids = features["input_ids"]
+        mask = features.get("attention_mask")
+        if mask is not None and mask.shape == input_ids.shape:
+            input_ids = input_ids.masked_fill(mask == 0, self.pad_id)
+        return input_ids
+
     @classmethod
     def _hub_kwargs(cls, **kwargs) -> dict[str, Any]:
         keys = ("subfolder", "token", "cache_folder", "revision", "local_files_only")

@@ -120,7 +120,7 @@ class CombinedEncoder(PSPInputModule):
         return {"input_ids": input_ids, "attention_mask": (input_ids != self.pad_id).long()}
 
     def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
-        input_ids = features["input_ids"]
+        input_ids = self.padded_ids(features)
         vectors = []
         for encoder, offset in zip(self.encoders, self.id_offsets, strict=True):
             pad = int(encoder.pad_id)

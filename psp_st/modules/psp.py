@@ -151,7 +151,7 @@ class PSPEmbedding(PSPInputModule):
         return {"input_ids": input_ids, "attention_mask": attention_mask}
 
     def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
-        input_ids = features["input_ids"]
+        input_ids = self.padded_ids(features)
         weight = self.embedding.weight
         if self.training and (self.word_dropout > 0 or self.dropout > 0):
             mask = input_ids != self.pad_id

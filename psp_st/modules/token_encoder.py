@@ -203,7 +203,7 @@ class TokenEncoder(PSPInputModule):
         return {"input_ids": input_ids, "attention_mask": attention_mask}
 
     def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
-        input_ids = features["input_ids"]
+        input_ids = self.padded_ids(features)
         mask = input_ids != self.pad_id
         if self.training and self.scramble > 0:
             input_ids = scramble_ids(input_ids, mask, self.scramble)

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+from psp_st.tokenization.morfessor import MorfessorSegmenter, MorfessorTokenizer
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer, train_tokenizer
+from psp_st.tokenization.store import load_tokenizer, save_tokenizer, train_tokenizer_of_kind
 from psp_st.tokenization.text_checks import check_texts
+from psp_st.tokenization.words import TrigramTokenizer, Vocabulary, WordTokenizer
 
-__all__ = ["SentencePieceTokenizer", "check_texts", "train_tokenizer"]
+__all__ = [
+    "MorfessorSegmenter",
+    "MorfessorTokenizer",
+    "SentencePieceTokenizer",
+    "TrigramTokenizer",
+    "Vocabulary",
+    "WordTokenizer",
+    "check_texts",
+    "load_tokenizer",
+    "save_tokenizer",
+    "train_tokenizer",
+    "train_tokenizer_of_kind",
+]

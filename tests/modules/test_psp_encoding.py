@@ -113,3 +113,22 @@ def test_invalid_options_are_value_errors(sp_tokenizer, option, value):
 
     with pytest.raises(ValueError, match=option):
         PSPEmbedding(sp_tokenizer, embedding_dim=8, **{option: value})
+
+
+def test_zero_padding_from_sentence_transformers_merging_is_ignored(psp_module):
+    # ST's merged forward pads input_ids with 0 (a real piece id here); the attention mask must decide.
+    features = psp_module.preprocess(["a dog", "a man rides a red bike down the street"])
+    expected = psp_module(dict(features))["sentence_embedding"]
+    ids = features["input_ids"].masked_fill(features["attention_mask"] == 0, 0)
+    merged = psp_module({"input_ids": ids, "attention_mask": features["attention_mask"]})["sentence_embedding"]
+    torch.testing.assert_close(merged, expected)
+
+
+def test_mnrl_with_hard_negative_column_uses_the_mask(psp_model):
+    from sentence_transformers.base.losses.merged_forward import merge_feature_batches
+
+    module = psp_model[0]
+    short, long = module.preprocess(["a dog"]), module.preprocess(["a man rides a red bike down the street"])
+    merged = merge_feature_batches([short, long])
+    vectors = module(merged)["sentence_embedding"]
+    torch.testing.assert_close(vectors[0], module(short)["sentence_embedding"][0])
