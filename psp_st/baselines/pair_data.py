@@ -18,21 +18,17 @@ import os
 import re
 from pathlib import Path
 
+from psp_st.evaluation.loaders import LOCAL_FILES
+
 #: Release-1 dev folds used for training (the rest, 85-89, are the evaluation split).
 TURKU_TRAIN_FOLDS = frozenset(range(80, 85))
 PAWSX_LANGUAGES = ("de", "en", "es", "fr", "ja", "ko", "zh")
 
+#: The shared-data files of the evaluation suite, under the names the baselines use.
 _FILES = {
-    "stsb-train": "sts/stsbenchmark/train.parquet",
-    "stsb-dev": "sts/stsbenchmark/dev.parquet",
-    "stsb-test": "sts/stsbenchmark/test.parquet",
-    "sick-train": "sts/sick/train.parquet",
-    "sick-dev": "sts/sick/dev.parquet",
-    "sick-test": "sts/sick/test.parquet",
-    "msrpc-train": "pair_classification/msrpc/train.parquet",
-    "msrpc-test": "pair_classification/msrpc/test.parquet",
-    "turku-release1-dev": "pair_classification/turku/fi_release1_dev.parquet",
-    "turku-opus-pb-dev": "pair_classification/turku/fi_opus_parsebank_dev.parquet",
+    **{key: path for key, path in LOCAL_FILES.items() if key.split("-")[0] in {"stsb", "sick", "msrpc"}},
+    "turku-release1-dev": LOCAL_FILES["turku-release1-dev"],
+    "turku-opus-pb-dev": LOCAL_FILES["turku-opus-parsebank-dev"],
 }
 
 

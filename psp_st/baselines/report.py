@@ -63,10 +63,13 @@ def commands_list(records: Sequence[dict[str, Any]]) -> str:
     return "\n".join(f"# {r['name']}\n{r['command']}" for r in records if r.get("command"))
 
 
-def write_table(records: Sequence[dict[str, Any]], path: str | os.PathLike, preamble: str = "") -> Path:
-    """Write the table and the commands that produced every row to a markdown file."""
+def write_table(
+    records: Sequence[dict[str, Any]], path: str | os.PathLike, preamble: str = "", extra_commands: Sequence[str] = ()
+) -> Path:
+    """Write the table and the commands that produced every row (then ``extra_commands``) to a markdown file."""
     text = (preamble.rstrip() + "\n\n" if preamble else "") + results_table(records)
-    text += "\n\nCommands (each writes the JSON record the row is read from):\n\n```bash\n" + commands_list(records) + "\n```\n"
+    commands = "\n".join([commands_list(records), *extra_commands])
+    text += "\n\nCommands (each writes the JSON record the row is read from):\n\n```bash\n" + commands + "\n```\n"
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(path)

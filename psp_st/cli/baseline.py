@@ -269,14 +269,18 @@ def run_table(args: argparse.Namespace) -> int:
     from psp_st.baselines.report import read_records, results_table, write_table
 
     records = read_records(args.records)
+    extra = []
     if args.speed:
-        speeds = json.loads(args.speed.read_text(encoding="utf-8"))["pairs_per_second"]
+        speed_record = json.loads(args.speed.read_text(encoding="utf-8"))
+        speeds = speed_record["pairs_per_second"]
+        extra.append(f"# pairs/s column\n{speed_record.get('command') or ''}")
         for record in records:
             if record["name"] in speeds:
                 record["metrics"]["pairs_per_second"] = speeds[record["name"]]
     if args.output:
         preamble = args.preamble.read_text(encoding="utf-8") if args.preamble else ""
-        print(f"wrote {write_table(records, args.output, preamble)}")
+        extra.append("# this file\npsp-st " + shlex.join(sys.argv[1:]))
+        print(f"wrote {write_table(records, args.output, preamble, extra)}")
     else:
         print(results_table(records))
     return 0
