@@ -207,6 +207,9 @@ def build(
     }
     with contextlib.ExitStack() as stack:
         work = Path(work_dir) if work_dir else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="psp-st-build-")))
+        cache_dir = run_config.get("data", {}).get("cache_dir")
+        if cache_dir and not Path(cache_dir).is_absolute():  # keep the user's folder clean: cache in the work dir
+            run_config["data"]["cache_dir"] = str(work / cache_dir)
         start = time.perf_counter()
         model = train_from_config(run_config, output_dir=work, max_steps=max_steps)
         info["training"] = {"seconds": round(time.perf_counter() - start, 1), "threads": torch.get_num_threads(),

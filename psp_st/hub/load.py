@@ -75,7 +75,8 @@ def _read_build_info(path: Path, check: bool = True) -> dict[str, Any] | None:
 def check_model_folder(path: str | os.PathLike) -> None:
     """Raise :class:`ModelFolderError` (saying what to do) if a model folder is incomplete or too new.
 
-    Checks ``modules.json`` and every module folder it names; for folders written by ``psp-st build`` also the
+    Checks ``modules.json`` and the folder of every psp-st module it names (folders of other modules are left to
+    Sentence-Transformers: e.g. ``Normalize`` has no files, and published models often omit its folder); for folders written by ``psp-st build`` also the
     recorded ``format_version`` and that every recorded file is present with its recorded size.
     """
     path = Path(path)
@@ -90,7 +91,7 @@ def check_model_folder(path: str | os.PathLike) -> None:
         raise ModelFolderError(f"{modules_file} is not valid JSON ({error}): {_rebuild_hint(path)}.") from error
     for entry in modules:
         module_dir = path / entry.get("path", "")
-        if not module_dir.is_dir():
+        if entry.get("type", "").startswith("psp_st.") and not module_dir.is_dir():
             raise ModelFolderError(
                 f"{path}: module folder '{entry.get('path')}' named in modules.json is missing: {_rebuild_hint(path)}."
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -116,3 +117,21 @@ def test_trainable_from_hub_id_downloads_the_repo_and_opens_its_subfolder(releas
     model = load("psp-en", trainable=True)
     assert calls == ["psp-st/psp-en"]
     assert isinstance(model[0], PSPEmbedding)
+
+
+def test_folder_without_the_files_of_a_fileless_st_module_loads(tmp_path):
+    # Published ST models (e.g. the PyPI all-MiniLM-L6-v2) name a Normalize folder they never ship.
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize
+
+    from psp_st.hub import load
+    from psp_st.modules.psp import PSPEmbedding
+    from psp_st.tokenization import SentencePieceTokenizer
+
+    tokenizer = SentencePieceTokenizer.train(["a dog runs", "a cat sleeps", "two men talk"] * 20, vocab_size=30)
+    path = tmp_path / "model"
+    SentenceTransformer(modules=[PSPEmbedding(tokenizer, embedding_dim=4).to_static_embedding(), Normalize()],
+                        device="cpu").save(str(path))
+    normalize_dir = path / json.loads((path / "modules.json").read_text())[1]["path"]
+    shutil.rmtree(normalize_dir, ignore_errors=True)
+    assert load(path).encode(["a dog"]).shape == (1, 4)

