@@ -89,9 +89,11 @@ def main() -> None:
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     trainable.tokenizer.num_threads = 1
     sentences = pd.read_parquet(args.data_dir / "corpus/english_sentences.parquet").sentence.tolist()[:10_000]
-    speeds = {name: speed(lambda s, m=model: m.encode(s, batch_size=1024 if "MiniLM" not in name else 64),
-                          sentences if "MiniLM" not in name else sentences[:1000])
-              for name, model in models.items()}
+    speeds = {}
+    for name, model in models.items():
+        transformer = "MiniLM" in name
+        speeds[name] = speed(lambda s, m=model, b=64 if transformer else 1024: m.encode(s, batch_size=b),
+                             sentences[:1000] if transformer else sentences)
     fast = speed(trainable.embed, sentences)
     minilm = speeds["all-MiniLM-L6-v2"]
 
