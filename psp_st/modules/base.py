@@ -58,6 +58,19 @@ class PSPInputModule(InputModule):
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "format_version": FORMAT_VERSION}
 
+    # Token-id layout shared by the encoders: rows 0 .. vocab_size-1 are tokens, row vocab_size is padding.
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.vocab_size
+
+    @property
+    def pad_id(self) -> int:
+        return self.tokenizer.vocab_size
+
+    @property
+    def unk_id(self) -> int:
+        return self.tokenizer.unk_id
+
     def padded_ids(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
         """``features["input_ids"]`` with every position the attention mask excludes set to ``self.pad_id``.
 

@@ -97,18 +97,6 @@ class PSPEmbedding(PSPInputModule):
     def lowercase(self) -> bool:
         return self.tokenizer.lowercase
 
-    @property
-    def vocab_size(self) -> int:
-        return self.tokenizer.vocab_size
-
-    @property
-    def pad_id(self) -> int:
-        return self.tokenizer.vocab_size
-
-    @property
-    def unk_id(self) -> int:
-        return self.tokenizer.unk_id
-
     def get_embedding_dimension(self) -> int:
         return self.embedding_dim
 

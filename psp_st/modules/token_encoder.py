@@ -164,18 +164,6 @@ class TokenEncoder(PSPInputModule):
             return cls(trained, embedding_dim=embedding_dim, **options)
 
     # -- properties ---------------------------------------------------------------------------------------
-    @property
-    def vocab_size(self) -> int:
-        return self.tokenizer.vocab_size
-
-    @property
-    def pad_id(self) -> int:
-        return self.tokenizer.vocab_size
-
-    @property
-    def unk_id(self) -> int:
-        return self.tokenizer.unk_id
-
     def get_embedding_dimension(self) -> int:
         return self.get_sentence_embedding_dimension()
 
