@@ -13,7 +13,6 @@ Morfessor's text reader: never with pickle. ``morfessor`` is an optional depende
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import Counter
@@ -23,7 +22,6 @@ from typing import Any, ClassVar
 
 from psp_st.io.atomic import atomic_path
 from psp_st.tokenization.words import (
-    TOKENIZER_FORMAT_VERSION,
     UNK_TOKEN,
     Vocabulary,
     WordTokenizer,
@@ -217,17 +215,8 @@ class MorfessorTokenizer(_VocabularyTokenizer):
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> MorfessorTokenizer:
-        path = Path(directory) / cls.file_name
-        if not path.is_file():
-            raise FileNotFoundError(f"tokenizer file not found: {path}")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise ValueError(f"{path} is not valid JSON ({error})") from error
-        if not isinstance(data, dict) or data.get("kind") != cls.kind:
-            raise ValueError(f"{path}: expected a '{cls.kind}' tokenizer, found {data.get('kind')!r}")
-        if data.get("format_version", 0) > TOKENIZER_FORMAT_VERSION:
-            raise ValueError(f"{path}: tokenizer format_version {data['format_version']} is too new: pip install -U psp-st")
+        path, data = cls._read_file(directory)
+        cls._check_header(data, str(path))
         segmenter = MorfessorSegmenter.load(directory, corpus_weight=float(data.get("corpus_weight", 1.0)))
         try:
             return cls(Vocabulary(data["tokens"]), segmenter, lowercase=bool(data.get("lowercase", True)))

@@ -164,13 +164,29 @@ class _VocabularyTokenizer:
             tmp.write_text(json.dumps(self.to_dict(), ensure_ascii=False), encoding="utf-8")
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "tokenizer") -> _VocabularyTokenizer:
+    def _check_header(cls, data: Any, source: str) -> None:
+        """Raise unless ``data`` is a tokenizer file of this kind and a format version we read."""
         if not isinstance(data, dict) or data.get("kind") != cls.kind:
             found = data.get("kind") if isinstance(data, dict) else type(data).__name__
             raise ValueError(f"{source}: expected a '{cls.kind}' tokenizer, found {found!r}")
         if data.get("format_version", 0) > TOKENIZER_FORMAT_VERSION:
             raise ValueError(f"{source}: tokenizer format_version {data['format_version']} is newer than this "
                              f"psp-st reads ({TOKENIZER_FORMAT_VERSION}): pip install -U psp-st")
+
+    @classmethod
+    def _read_file(cls, directory: str | os.PathLike) -> tuple[Path, Any]:
+        """The path and parsed JSON of ``directory/vocab.json``, with clear errors for missing or invalid files."""
+        path = Path(directory) / cls.file_name
+        if not path.is_file():
+            raise FileNotFoundError(f"tokenizer file not found: {path}")
+        try:
+            return path, json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise ValueError(f"{path} is not valid JSON ({error})") from error
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "tokenizer") -> _VocabularyTokenizer:
+        cls._check_header(data, source)
         options = {key: value for key, value in data.items() if key not in ("format_version", "kind", "tokens")}
         try:
             return cls(Vocabulary(data["tokens"]), **options)
@@ -179,13 +195,7 @@ class _VocabularyTokenizer:
 
     @classmethod
     def load(cls, directory: str | os.PathLike) -> _VocabularyTokenizer:
-        path = Path(directory) / cls.file_name
-        if not path.is_file():
-            raise FileNotFoundError(f"tokenizer file not found: {path}")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise ValueError(f"{path} is not valid JSON ({error})") from error
+        path, data = cls._read_file(directory)
         return cls.from_dict(data, source=str(path))
 
     def __repr__(self) -> str:
