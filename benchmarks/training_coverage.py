@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 from safetensors.torch import load_file
 
+from psp_st.io.data_dir import default_data_dir
 from psp_st.tokenization import SentencePieceTokenizer
-from psp_st.training.pairs import DATA_DIR
 
 
 def main(initial: str, final: str) -> None:
@@ -21,7 +21,7 @@ def main(initial: str, final: str) -> None:
     moved = ((w1 - w0).norm(dim=1) / w0.norm(dim=1)).numpy()
     tokenizer = SentencePieceTokenizer.from_file(f"{final}/sentencepiece.model")
     for split in ("dev", "test"):
-        frame = pd.read_parquet(DATA_DIR / "sts" / "stsbenchmark" / f"{split}.parquet")
+        frame = pd.read_parquet(default_data_dir() / "sts" / "stsbenchmark" / f"{split}.parquet")
         for genre in ["all", *sorted(frame.genre.unique())]:
             rows = frame if genre == "all" else frame[frame.genre == genre]
             flat, _ = tokenizer.encode_flat(rows.sentence1.tolist() + rows.sentence2.tolist())

@@ -11,12 +11,12 @@ import pandas as pd
 from scipy.stats import spearmanr
 from sentence_transformers import SentenceTransformer
 
-from psp_st.training.pairs import DATA_DIR
+from psp_st.io.data_dir import default_data_dir
 
 
 def main(paths: list[str]) -> None:
     for split in ("dev", "test"):
-        frame = pd.read_parquet(DATA_DIR / "sts" / "stsbenchmark" / f"{split}.parquet")
+        frame = pd.read_parquet(default_data_dir() / "sts" / "stsbenchmark" / f"{split}.parquet")
         for path in paths:
             model = SentenceTransformer(path, device="cpu", trust_remote_code=True)
             a = model.encode(frame.sentence1.tolist(), normalize_embeddings=True)

@@ -22,11 +22,11 @@ def main() -> None:
     import pandas as pd
     from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
 
-    from psp_st.training.pairs import DATA_DIR
+    from psp_st.io.data_dir import default_data_dir
     from psp_st.training.recipe import train_from_config
 
     model = train_from_config(args.config, output_dir=args.output, max_steps=args.max_steps)
-    test = pd.read_parquet(DATA_DIR / "sts" / "stsbenchmark" / "test.parquet")
+    test = pd.read_parquet(default_data_dir() / "sts" / "stsbenchmark" / "test.parquet")
     evaluator = EmbeddingSimilarityEvaluator(test.sentence1.tolist(), test.sentence2.tolist(),
                                              (test.score / 5).tolist(), name="sts-test")
     spearman = evaluator(model)["sts-test_spearman_cosine"]

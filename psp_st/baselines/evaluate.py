@@ -74,6 +74,12 @@ def score_cross_encoder(model, data_dir: str | os.PathLike | None = None, batch_
     predicted = [int(p >= 0.5) for p in probabilities(frame)]
     metrics["msrpc_accuracy"] = 100 * accuracy_score(frame.label, predicted)
     metrics["msrpc_f1"] = 100 * f1_score(frame.label, predicted)
+    # Turku binary (base label >= 3 = paraphrase, as `--train turku-*` binarises it) on the held-out folds
+    frame = load_pair_frame("turku-eval", data_dir)
+    gold = (frame.label >= 3).astype(int)
+    predicted = [int(p >= 0.5) for p in probabilities(frame)]
+    metrics["turku_binary_accuracy"] = 100 * accuracy_score(gold, predicted)
+    metrics["turku_binary_f1"] = 100 * f1_score(gold, predicted)
     pairs = speed_pairs(data_dir)
     metrics["pairs_per_second"] = measure_pairs_per_second(
         lambda p: model.predict(p, batch_size=32, show_progress_bar=False), pairs
@@ -88,11 +94,11 @@ def score_bi_encoder(model, data_dir: str | os.PathLike | None = None, batch_siz
     with the suite's own evaluator (``ThresholdClassificationEvaluator``, as in its ``full`` suite) over the
     same embedding cache. The whole suite result is kept under ``"suite"``.
     """
-    from psp_st.baselines.pair_data import default_data_dir
     from psp_st.evaluation import run_suite
     from psp_st.evaluation.classification import ThresholdClassificationEvaluator
     from psp_st.evaluation.embeddings import EmbeddingCache
     from psp_st.evaluation.loaders import load_local
+    from psp_st.io.data_dir import default_data_dir
 
     data_dir = data_dir if data_dir is not None else default_data_dir()
     suite = run_suite(model, suite="quick", data_dir=data_dir, batch_size=batch_size)

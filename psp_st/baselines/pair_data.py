@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from psp_st.evaluation.loaders import LOCAL_FILES
+from psp_st.io.data_dir import default_data_dir
 
 #: Release-1 dev folds used for training (the rest, 85-89, are the evaluation split).
 TURKU_TRAIN_FOLDS = frozenset(range(80, 85))
@@ -30,14 +31,6 @@ _FILES = {
     "turku-release1-dev": LOCAL_FILES["turku-release1-dev"],
     "turku-opus-pb-dev": LOCAL_FILES["turku-opus-parsebank-dev"],
 }
-
-
-def default_data_dir() -> Path:
-    """``$PSP_ST_DATA_DIR``, else ``../shared/data`` beside the repository, else ``./shared/data``."""
-    if os.environ.get("PSP_ST_DATA_DIR"):
-        return Path(os.environ["PSP_ST_DATA_DIR"])
-    beside_repo = Path(__file__).resolve().parents[3] / "shared" / "data"
-    return beside_repo if beside_repo.is_dir() else Path("shared/data")
 
 
 def pair_set_names() -> list[str]:

@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("name", help="recipe name (hub_configs/NAME.yaml, e.g. psp-en) or a recipe .yaml file")
     parser.add_argument("--output", type=Path, default=None, help="release folder (default: ./NAME)")
     parser.add_argument("--data-dir", type=Path, default=None,
-                        help="shared data folder for the recipe's relative paths (default: $PSP_ST_DATA_DIR)")
+                        help="shared data folder for the recipe's relative paths (default: $PSP_ST_DATA_DIR or ../shared/data)")
     parser.add_argument("--seed", type=int, default=None, help="override the recipe's seed")
     parser.add_argument("--max-steps", type=int, default=None, help="stop training after N steps (smoke tests)")
     parser.add_argument("--suite", default="quick", help="evaluation suite for the model card (default: quick)")

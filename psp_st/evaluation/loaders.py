@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-#: Default local data folder: ``$PSP_ST_DATA_DIR``, else ``../shared/data`` next to the working directory.
-DEFAULT_DATA_DIR = os.environ.get("PSP_ST_DATA_DIR", "../shared/data")
+from psp_st.io.data_dir import default_data_dir
 
 #: Local files of the shared data folder, by dataset key.
 LOCAL_FILES: dict[str, str] = {
@@ -112,7 +111,7 @@ def local_path(key: str, data_dir: str | os.PathLike | None = None) -> Path:
     """Path of the local file of dataset ``key`` (see :data:`LOCAL_FILES`)."""
     if key not in LOCAL_FILES:
         raise ValueError(f"unknown dataset {key!r}; known: {sorted(LOCAL_FILES)}")
-    return Path(data_dir or DEFAULT_DATA_DIR) / LOCAL_FILES[key]
+    return Path(data_dir or default_data_dir()) / LOCAL_FILES[key]
 
 
 def load_local(key: str, data_dir: str | os.PathLike | None = None) -> Any:

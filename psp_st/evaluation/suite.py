@@ -32,7 +32,6 @@ from psp_st.evaluation.bitext import BitextMiningEvaluator
 from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdClassificationEvaluator, turku_binary
 from psp_st.evaluation.embeddings import EmbeddingCache, model_label
 from psp_st.evaluation.loaders import (
-    DEFAULT_DATA_DIR,
     STS_COLUMNS,
     load_local,
     load_sts_folder,
@@ -43,6 +42,7 @@ from psp_st.evaluation.loaders import (
 )
 from psp_st.evaluation.retrieval import RetrievalEvaluator
 from psp_st.evaluation.sts import STSEvaluator
+from psp_st.io.data_dir import default_data_dir
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def suite_tasks(suite: str = "quick", data_dir: str | os.PathLike | None = None,
     """The tasks of ``suite`` and ``{task: reason}`` for optional data that is absent (never silently)."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
-    data_dir = Path(data_dir or DEFAULT_DATA_DIR)
+    data_dir = Path(data_dir or default_data_dir())
     if not data_dir.is_dir():
         raise FileNotFoundError(f"evaluation data folder {data_dir} does not exist (pass --data-dir / data_dir=)")
     skipped: dict[str, str] = {}
@@ -221,7 +221,7 @@ def run_suite(model: Any, suite: str = "quick", data_dir: str | os.PathLike | No
         "summary": [{"group", "task", "metric", "value"}], "skipped": {task: reason}, "plots": [...],
         "neighbours": [markdown tables]}``. Every metric comes from this run.
     """
-    data_dir = Path(data_dir or DEFAULT_DATA_DIR)
+    data_dir = Path(data_dir or default_data_dir())
     model_name = model_name or model_label(model)
     tasks, skipped = suite_tasks(suite, data_dir, opusparcus_dir)
     cache = EmbeddingCache(model, batch_size=batch_size, show_progress_bar=show_progress_bar)

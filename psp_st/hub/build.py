@@ -175,7 +175,7 @@ def build(
     Args:
         name: recipe name (``hub_configs/<name>.yaml``) or a recipe file.
         output: release folder; replaced atomically when the build succeeds.
-        data_dir: the shared data folder the recipe's relative paths refer to (default: ``PSP_ST_DATA_DIR``).
+        data_dir: the shared data folder the recipe's relative paths refer to (default: :func:`psp_st.io.data_dir.default_data_dir`).
         seed: overrides the recipe's seed.
         max_steps: stop training after this many optimizer steps (for smoke tests).
         suite: evaluation suite recorded in the card (``None`` skips evaluation).
@@ -184,8 +184,8 @@ def build(
     """
     import psp_st
     from psp_st.io.atomic import atomic_directory
+    from psp_st.io.data_dir import default_data_dir
     from psp_st.modules.base import FORMAT_VERSION
-    from psp_st.training.pairs import DATA_DIR
     from psp_st.training.recipe import load_config, train_from_config
 
     recipe_path = find_recipe(name)
@@ -193,7 +193,7 @@ def build(
     if seed is not None:
         config["seed"] = int(seed)
     config.setdefault("seed", 42)
-    data_dir = Path(data_dir) if data_dir else DATA_DIR
+    data_dir = Path(data_dir) if data_dir else default_data_dir()
     if not data_dir.is_dir():
         raise FileNotFoundError(f"data folder {data_dir} not found (pass --data-dir or set PSP_ST_DATA_DIR)")
     run_config = _absolute_data_paths(config, data_dir)

@@ -10,20 +10,21 @@ from pathlib import Path
 
 import numpy as np
 
+from psp_st.io.data_dir import default_data_dir
+
 logger = logging.getLogger(__name__)
 
-#: Default location of the shared data (overridable with PSP_ST_DATA_DIR).
-DATA_DIR = Path(os.environ.get("PSP_ST_DATA_DIR", Path(__file__).resolve().parents[3] / "shared" / "data"))
 
 
 def resolve_data_path(pattern: str | os.PathLike) -> list[str]:
     """Files matching ``pattern`` (absolute, or relative to the shared data folder), sorted."""
     pattern = str(pattern)
     if not os.path.isabs(pattern) and not glob.glob(pattern):
-        pattern = str(DATA_DIR / pattern)
+        pattern = str(default_data_dir() / pattern)
     files = sorted(glob.glob(pattern))
     if not files:
-        raise FileNotFoundError(f"no training file matches {pattern!r} (data folder: {DATA_DIR}; set PSP_ST_DATA_DIR)")
+        raise FileNotFoundError(f"no training file matches {pattern!r} (data folder: {default_data_dir()}; "
+                                "set PSP_ST_DATA_DIR)")
     return files
 
 

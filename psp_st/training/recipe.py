@@ -8,7 +8,7 @@ Recipe keys (all optional except ``data.sources``; see ``hub_configs/psp-en.yaml
                 cache_dir: null}
     tokenizer: {vocab_size: 50000, lowercase: true, input_sentence_size: 2000000}
     model:     {type: psp, embedding_dim: 1024, dropout: 0.0, word_dropout: 0.0, init_std: 1.0, init_from: null}
-    loss:      {name: margin, margin: 0.4, symmetric: true}   # or mnrl (scale), contrastive (margin)
+    loss:      {name: margin, margin: 0.4, symmetric: true, in_batch_weight: 0.0}  # or mnrl (scale), contrastive
     megabatch: {size: 100, anneal: 150, text_guard: true, scramble: 0.0, sparse_embeddings: true}
     trainer:   {...SentenceTransformerTrainingArguments...}
     evaluation: {sts_dev: sts/stsbenchmark/dev.parquet}
