@@ -21,7 +21,7 @@ COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("MSRPC F1", "msrpc_f1", 1),
     ("Turku acc", "turku_accuracy", 1),
     ("Turku W-F1", "turku_weighted_f1", 1),
-    ("Turku binary acc", "turku_binary_accuracy", 1),
+    ("Turku binary bal. acc", "turku_binary_balanced_accuracy", 1),
     ("pairs/s (1 thread)", "pairs_per_second", 0),
     ("train time", "train_seconds", 0),
 )

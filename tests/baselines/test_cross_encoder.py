@@ -35,3 +35,15 @@ def test_bad_label_names_the_row(tiny_bert_dir):
     bad = Dataset.from_dict({"sentence1": ["a", "b", "c"], "sentence2": ["c", "d", "e"], "label": [1, 0, 3]})
     with pytest.raises(ValueError, match="pair set 'pawsx', row 2: label 3"):
         train_cross_encoder(model, {"pawsx": bad}, max_steps=1)
+
+
+def test_scoring_reports_turku_binary_with_its_majority_rate(tiny_bert_dir, data_dir):
+    from psp_st.baselines.evaluate import score_cross_encoder
+    from psp_st.baselines.pair_data import load_pair_frame
+
+    model = build_cross_encoder(str(tiny_bert_dir), max_length=32)
+    metrics = score_cross_encoder(model, data_dir, batch_size=64, limit=200)
+    positives = (load_pair_frame("turku-eval", data_dir, limit=200).label >= 3).mean()
+    assert metrics["turku_binary_majority_rate"] == pytest.approx(100 * max(positives, 1 - positives))
+    assert 0 <= metrics["turku_binary_balanced_accuracy"] <= 100
+    assert {"stsb_spearman", "pawsx_en_accuracy", "msrpc_f1", "pairs_per_second"} <= set(metrics)
