@@ -27,7 +27,10 @@ def build_bi_encoder(model_name_or_path: str = "all-MiniLM-L6-v2", max_seq_lengt
     from psp_st.baselines.backbone import resolve_backbone
 
     model = SentenceTransformer(resolve_backbone(model_name_or_path), device=device)
-    model.max_seq_length = max_seq_length
+    try:
+        model.max_seq_length = max_seq_length
+    except AttributeError:
+        pass  # static-embedding models (e.g. psp-en's export) have no sequence length to cap
     return model
 
 

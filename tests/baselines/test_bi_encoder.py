@@ -52,3 +52,14 @@ def test_bad_label_names_the_set_and_row(tiny_bert_dir):
     with pytest.raises(ValueError, match="at least one"):
         train_bi_encoder(model)
     assert torch.get_num_threads() >= 1
+
+
+def test_static_embedding_folder_loads_without_a_length_cap(tiny_bert_dir, tmp_path):
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+    from tokenizers import Tokenizer
+
+    static = StaticEmbedding(Tokenizer.from_file(str(tiny_bert_dir / "tokenizer.json")), embedding_dim=8)
+    SentenceTransformer(modules=[static], device="cpu").save(str(tmp_path / "static"))
+    model = build_bi_encoder(str(tmp_path / "static"), max_seq_length=16)
+    assert model.encode(["the cat sat"]).shape == (1, 8)
