@@ -51,6 +51,27 @@ def find_recipe(name: str | os.PathLike) -> Path:
     raise FileNotFoundError(f"no recipe for {name!r}; looked in: {', '.join(str(p) for p in searched)}")
 
 
+def source_files(sources: list[str], data_dir: Path) -> dict[str, int]:
+    """Every file the recipe's sources matched, relative to ``data_dir``, with its row count (Parquet metadata)."""
+    import pyarrow.parquet as pq
+
+    from psp_st.training.pairs import resolve_data_path
+
+    files: dict[str, int] = {}
+    for source in sources:
+        for path in resolve_data_path(source):
+            relative = os.path.relpath(path, data_dir)
+            name = path if relative.startswith("..") else relative
+            files[name] = pq.ParquetFile(path).metadata.num_rows if path.endswith(".parquet") else None
+    return files
+
+
+def _trained_pairs(work: Path) -> int | None:
+    """Pairs the trainer saw per epoch (after validation and filters), from ``train_metrics.json``."""
+    metrics = work / "train_metrics.json"
+    return json.loads(metrics.read_text()).get("train_pairs") if metrics.is_file() else None
+
+
 def _absolute_data_paths(config: dict[str, Any], data_dir: Path) -> dict[str, Any]:
     """Make the recipe's relative data paths absolute under ``data_dir`` (absolute paths stay as they are)."""
     config = copy.deepcopy(config)
@@ -213,7 +234,9 @@ def build(
         start = time.perf_counter()
         model = train_from_config(run_config, output_dir=work, max_steps=max_steps)
         info["training"] = {"seconds": round(time.perf_counter() - start, 1), "threads": torch.get_num_threads(),
-                            "datasets": [str(source) for source in config["data"]["sources"]]}
+                            "datasets": [str(source) for source in config["data"]["sources"]],
+                            "files": source_files(run_config["data"]["sources"], data_dir),
+                            "pairs": _trained_pairs(work)}
         with atomic_directory(output) as folder:
             module = model[0]
             module.eval()

@@ -138,13 +138,16 @@ def training_section(info: dict[str, Any]) -> str:
     """``### Training Data`` and ``### Training Recipe`` from the build record."""
     training = info.get("training") or {}
     lines = ["### Training Data", ""]
+    files = training.get("files") or {}
     datasets = training.get("datasets") or []
-    if datasets:
+    if files:
+        lines += [f"- `{name}`" + (f": {rows:,} pairs" if rows else "") for name, rows in files.items()]
+    elif datasets:
         lines += [f"- {item}" for item in datasets]
     else:
         lines.append("See the recipe below.")
     if training.get("pairs"):
-        lines += ["", f"{training['pairs']:,} training pairs after filtering."]
+        lines += ["", f"{training['pairs']:,} training pairs per epoch after validation and filtering."]
     lines += ["", "### Training Recipe", ""]
     lines.append(
         f"Built with `psp-st build {info.get('name', '?')}` (seed {info.get('seed')}"

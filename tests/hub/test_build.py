@@ -35,6 +35,19 @@ def test_release_holds_both_forms_and_the_record(release):
     assert (release / "psp_recipe.yaml").is_file() and (release / "README.md").is_file()
 
 
+def test_record_and_card_name_every_training_file_with_its_rows(release, tiny_recipe, data_dir):
+    import pyarrow.parquet as pq
+    import yaml
+
+    training = json.loads((release / "psp_build.json").read_text())["training"]
+    sources = yaml.safe_load(tiny_recipe.read_text())["data"]["sources"]
+    matched = sorted(p for source in sources for p in data_dir.glob(source))
+    assert training["files"] == {str(p.relative_to(data_dir)): pq.ParquetFile(p).metadata.num_rows for p in matched}
+    assert training["pairs"] > 0
+    card = (release / "README.md").read_text()
+    assert all(f"`{name}`: {rows:,} pairs" in card for name, rows in training["files"].items())
+
+
 def test_static_and_trainable_forms_give_the_same_vectors(release, monkeypatch):
     from psp_st.hub import load
 
