@@ -151,9 +151,24 @@ def run_sbert(args: argparse.Namespace) -> int:
         )
         train["sets"] = {name: len(d) for name, d in {**pairs, **labelled}.items()}
         print(f"trained {train['steps']:.0f} steps in {train['seconds']:.0f} s")
+    if train is None:
+        train = _build_record_training(args.model)
     metrics = {} if args.no_eval else score_bi_encoder(model, args.data_dir)
     _record(args, "sbert", train, metrics, {})
     return 0
+
+
+def _build_record_training(model: str) -> dict | None:
+    """Training facts of a model folder written by ``psp-st build`` (its ``psp_build.json``), else ``None``."""
+    import json
+
+    from psp_st.hub.load import BUILD_INFO_FILE
+
+    record = Path(model) / BUILD_INFO_FILE
+    if not record.is_file():
+        return None
+    training = json.loads(record.read_text(encoding="utf-8")).get("training") or {}
+    return {"seconds": training.get("seconds"), "threads": training.get("threads"), "source": str(record)}
 
 
 def run_cross_encoder(args: argparse.Namespace) -> int:

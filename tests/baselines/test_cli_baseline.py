@@ -53,3 +53,13 @@ def test_speed_command_feeds_the_table(tiny_bert_dir, data_dir, tmp_path):
 def test_bad_speed_spec_is_a_clean_error(capsys):
     assert main(["baseline", "speed", "toy=bogus:/nowhere"]) == 1
     assert "expected NAME=sbert|cross-encoder|turku:PATH" in capsys.readouterr().err
+
+
+def test_untrained_record_of_a_built_model_carries_its_build_time(tmp_path):
+    import json
+
+    from psp_st.cli.baseline import _build_record_training
+
+    (tmp_path / "psp_build.json").write_text(json.dumps({"training": {"seconds": 821.6, "threads": 2}}))
+    assert _build_record_training(str(tmp_path))["seconds"] == 821.6
+    assert _build_record_training(str(tmp_path / "missing")) is None
