@@ -22,6 +22,12 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def rowwise_cosine(a, b):
+    import numpy as np
+
+    return (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("first", type=Path)
@@ -42,11 +48,10 @@ def main() -> None:
         model = SentenceTransformer(str(folder), device="cpu")
         emb = model.encode(sentences, batch_size=1024, convert_to_numpy=True, normalize_embeddings=False)
         vectors.append(emb)
-        a, b = emb[: len(dev)], emb[len(dev):]
-        cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-        spearman.append(round(100 * spearmanr(dev.score, cos).statistic, 4))
+        cosine = rowwise_cosine(emb[: len(dev)], emb[len(dev):])
+        spearman.append(round(100 * spearmanr(dev.score, cosine).statistic, 4))
     first, second = vectors
-    cosine = (first * second).sum(1) / (np.linalg.norm(first, axis=1) * np.linalg.norm(second, axis=1))
+    cosine = rowwise_cosine(first, second)
     weights = sorted(p.relative_to(args.first) for p in args.first.rglob("*.safetensors"))
     report = {
         "sentences": len(sentences),

@@ -11,8 +11,8 @@ References:
 
 from __future__ import annotations
 
+import contextlib
 import os
-import time
 from typing import Any
 
 
@@ -27,10 +27,8 @@ def build_bi_encoder(model_name_or_path: str = "all-MiniLM-L6-v2", max_seq_lengt
     from psp_st.baselines.backbone import resolve_backbone
 
     model = SentenceTransformer(resolve_backbone(model_name_or_path), device=device)
-    try:
+    with contextlib.suppress(AttributeError):  # static-embedding models (e.g. psp-en) have no length to cap
         model.max_seq_length = max_seq_length
-    except AttributeError:
-        pass  # static-embedding models (e.g. psp-en's export) have no sequence length to cap
     return model
 
 
@@ -74,9 +72,9 @@ def train_bi_encoder(
             ``ContrastiveLoss``.
         max_steps: stop after this many optimizer steps (``-1``: run ``epochs``).
     """
-    import tempfile
-
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments, losses
+
+    from psp_st.baselines.trainer_run import timed_trainer_run
 
     pair_sets, labelled_sets = dict(pair_sets or {}), dict(labelled_sets or {})
     if not pair_sets and not labelled_sets:
@@ -94,28 +92,8 @@ def train_bi_encoder(
         check_pair_dataset(dataset, name, labelled=True)
         train[name], loss[name] = dataset.select_columns(["sentence1", "sentence2", "label"]), contrastive
 
-    with tempfile.TemporaryDirectory(prefix="psp-st-sbert-") as scratch:
-        args = SentenceTransformerTrainingArguments(
-            output_dir=scratch,
-            per_device_train_batch_size=batch_size,
-            learning_rate=learning_rate,
-            num_train_epochs=epochs,
-            max_steps=max_steps,
-            warmup_steps=warmup_ratio,
-            batch_sampler="no_duplicates",
-            multi_dataset_batch_sampler="proportional",
-            save_strategy="no",
-            report_to=[],
-            logging_steps=max(1, min(50, max_steps if max_steps > 0 else 50)),
-            disable_tqdm=not show_progress_bar,
-            seed=seed,
-            use_cpu=str(model.device) == "cpu",
-            dataloader_num_workers=0,
-        )
-        trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=train, loss=loss)
-        start = time.perf_counter()
-        output = trainer.train()
-        seconds = time.perf_counter() - start
-    if output_dir is not None:
-        model.save(str(output_dir))
-    return {"steps": float(output.global_step), "seconds": seconds, "loss": float(output.training_loss)}
+    return timed_trainer_run(
+        SentenceTransformerTrainer, SentenceTransformerTrainingArguments, model, train, loss, output_dir,
+        batch_size, learning_rate, epochs, max_steps, warmup_ratio, seed, show_progress_bar,
+        batch_sampler="no_duplicates", multi_dataset_batch_sampler="proportional",
+    )

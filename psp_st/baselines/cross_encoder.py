@@ -12,7 +12,6 @@ References:
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 from psp_st.baselines.bi_encoder import check_pair_dataset
@@ -43,11 +42,11 @@ def train_cross_encoder(
 
     Returns ``{"steps", "seconds", "loss"}``; saves to ``output_dir`` (safetensors) when given.
     """
-    import tempfile
-
     from datasets import concatenate_datasets
     from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    from psp_st.baselines.trainer_run import timed_trainer_run
 
     if not labelled_sets:
         raise ValueError("train_cross_encoder needs at least one labelled set")
@@ -58,29 +57,10 @@ def train_cross_encoder(
         parts.append(part.cast_column("label", _float_feature()))
     train = concatenate_datasets(parts)
 
-    with tempfile.TemporaryDirectory(prefix="psp-st-ce-") as scratch:
-        args = CrossEncoderTrainingArguments(
-            output_dir=scratch,
-            per_device_train_batch_size=batch_size,
-            learning_rate=learning_rate,
-            num_train_epochs=epochs,
-            max_steps=max_steps,
-            warmup_steps=warmup_ratio,
-            save_strategy="no",
-            report_to=[],
-            logging_steps=max(1, min(50, max_steps if max_steps > 0 else 50)),
-            disable_tqdm=not show_progress_bar,
-            seed=seed,
-            use_cpu=str(model.device) == "cpu",
-            dataloader_num_workers=0,
-        )
-        trainer = CrossEncoderTrainer(model=model, args=args, train_dataset=train, loss=BinaryCrossEntropyLoss(model))
-        start = time.perf_counter()
-        output = trainer.train()
-        seconds = time.perf_counter() - start
-    if output_dir is not None:
-        model.save(str(output_dir))
-    return {"steps": float(output.global_step), "seconds": seconds, "loss": float(output.training_loss)}
+    return timed_trainer_run(
+        CrossEncoderTrainer, CrossEncoderTrainingArguments, model, train, BinaryCrossEntropyLoss(model), output_dir,
+        batch_size, learning_rate, epochs, max_steps, warmup_ratio, seed, show_progress_bar,
+    )
 
 
 def _float_feature():

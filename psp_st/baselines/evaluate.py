@@ -67,16 +67,18 @@ def score_cross_encoder(
         pairs = list(zip(frame.sentence1, frame.sentence2, strict=True))
         return [float(p) for p in model.predict(pairs, batch_size=batch_size, show_progress_bar=False)]
 
+    def predicted_labels(frame) -> list[int]:
+        return [int(p >= 0.5) for p in probabilities(frame)]
+
     metrics: dict[str, float] = {}
     for key, name in STS_SETS.items():
         frame = load_pair_frame(name, data_dir, limit=limit)
         metrics[f"{key}_spearman"] = _spearman(frame.score, probabilities(frame))
     for lang in PAWSX_LANGS:
         frame = load_pair_frame(f"pawsx-{lang}-test", data_dir, limit=limit)
-        predicted = [int(p >= 0.5) for p in probabilities(frame)]
-        metrics[f"pawsx_{lang}_accuracy"] = 100 * accuracy_score(frame.label, predicted)
+        metrics[f"pawsx_{lang}_accuracy"] = 100 * accuracy_score(frame.label, predicted_labels(frame))
     frame = load_pair_frame("msrpc-test", data_dir, limit=limit)
-    predicted = [int(p >= 0.5) for p in probabilities(frame)]
+    predicted = predicted_labels(frame)
     metrics["msrpc_accuracy"] = 100 * accuracy_score(frame.label, predicted)
     metrics["msrpc_f1"] = 100 * f1_score(frame.label, predicted)
     # Turku binary (base label >= 3 = paraphrase, as `--train turku-*` binarises it) on the held-out folds. Only 2%
@@ -84,7 +86,7 @@ def score_cross_encoder(
     # (mean recall of the two classes) is the column the table shows.
     frame = load_pair_frame("turku-eval", data_dir, limit=limit)
     gold = (frame.label >= 3).astype(int)
-    predicted = [int(p >= 0.5) for p in probabilities(frame)]
+    predicted = predicted_labels(frame)
     metrics["turku_binary_accuracy"] = 100 * accuracy_score(gold, predicted)
     metrics["turku_binary_balanced_accuracy"] = 100 * balanced_accuracy_score(gold, predicted)
     metrics["turku_binary_f1"] = 100 * f1_score(gold, predicted)

@@ -33,9 +33,9 @@ class ParaphraseMarginLoss(nn.Module):
         ``in_batch_weight > 0`` adds that weight times an in-batch softmax term over the mini-batch (the
         MultipleNegativesRankingLoss objective, both directions when ``symmetric``): every other partner of the
         batch is a negative, except those of the same group (labels). The margin term only sees the single
-        hardest negative; the softmax term sees all of them, which measurably generalizes better off captions
-        (see ``benchmarks/results/training.md``). It is part of this loss rather than a second ST loss because
-        both terms share one forward pass over the same four columns.
+        hardest negative; the softmax term sees all of them (on our data it raised STS-B test and lowered dev:
+        run R3 in ``benchmarks/results/training.md``). It is part of this loss rather than a second ST loss
+        because both terms share one forward pass over the same four columns.
 
         Negatives come either from the batch itself (two input columns: each pair gets the most similar
         opposite-side sentence of the batch except its partner, selected without gradient) or from extra

@@ -137,9 +137,6 @@ class MegaBatchStream(IterableDataset):
                     (features[0], negative_of_positive[span])
                 batch_inputs = {f"{column}_{key}": value for column, (feature, rows_) in zip(columns, parts, strict=True)
                                 for key, value in take_rows(feature, rows_).items()}
-                if groups is not None:
-                    batch_inputs["label"] = groups[span]  # the loss's in-batch term masks same-group pairs
-                yield batch_inputs
             else:  # features with no per-row layout: tokenize the texts again through the collator
                 batch_inputs = self.collate([
                     {self.columns[0]: first[i], self.columns[1]: second[i],
@@ -147,9 +144,9 @@ class MegaBatchStream(IterableDataset):
                      NEGATIVE_COLUMNS[1]: first[negative_of_positive[i]]}
                     for i in span.tolist()
                 ])
-                if groups is not None:
-                    batch_inputs["label"] = groups[span]
-                yield batch_inputs
+            if groups is not None:
+                batch_inputs["label"] = groups[span]  # the loss's in-batch term masks same-group pairs
+            yield batch_inputs
 
     @staticmethod
     def _texts(rows: dict[str, list], column: str, indices: np.ndarray) -> list[str]:

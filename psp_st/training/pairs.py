@@ -15,16 +15,14 @@ from psp_st.io.data_dir import default_data_dir
 logger = logging.getLogger(__name__)
 
 
-
 def resolve_data_path(pattern: str | os.PathLike) -> list[str]:
     """Files matching ``pattern`` (absolute, or relative to the shared data folder), sorted."""
-    pattern = str(pattern)
+    pattern, data_dir = str(pattern), default_data_dir()
     if not os.path.isabs(pattern) and not glob.glob(pattern):
-        pattern = str(default_data_dir() / pattern)
+        pattern = str(data_dir / pattern)
     files = sorted(glob.glob(pattern))
     if not files:
-        raise FileNotFoundError(f"no training file matches {pattern!r} (data folder: {default_data_dir()}; "
-                                "set PSP_ST_DATA_DIR)")
+        raise FileNotFoundError(f"no training file matches {pattern!r} (data folder: {data_dir}; set PSP_ST_DATA_DIR)")
     return files
 
 
