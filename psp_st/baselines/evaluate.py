@@ -19,10 +19,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from psp_st.baselines.pair_data import load_pair_frame
+from psp_st.evaluation.classification import TURKU_PARAPHRASE_FROM
 
 #: The STS sets and the pair-classification sets of the table.
 STS_SETS = {"stsb": "stsb-test", "sick": "sick-test"}
-PAWSX_LANGS = ("en", "de", "fr")
+#: The PAWS-X languages of the baselines table (a subset of ``loaders.PAWSX_LANGS``).
+TABLE_PAWSX_LANGS = ("en", "de", "fr")
 
 
 def _spearman(gold: Sequence[float], predicted: Sequence[float]) -> float:
@@ -74,7 +76,7 @@ def score_cross_encoder(
     for key, name in STS_SETS.items():
         frame = load_pair_frame(name, data_dir, limit=limit)
         metrics[f"{key}_spearman"] = _spearman(frame.score, probabilities(frame))
-    for lang in PAWSX_LANGS:
+    for lang in TABLE_PAWSX_LANGS:
         frame = load_pair_frame(f"pawsx-{lang}-test", data_dir, limit=limit)
         metrics[f"pawsx_{lang}_accuracy"] = 100 * accuracy_score(frame.label, predicted_labels(frame))
     frame = load_pair_frame("msrpc-test", data_dir, limit=limit)
@@ -85,7 +87,7 @@ def score_cross_encoder(
     # of those pairs are negatives (label 2), so accuracy alone rewards "always paraphrase": balanced accuracy
     # (mean recall of the two classes) is the column the table shows.
     frame = load_pair_frame("turku-eval", data_dir, limit=limit)
-    gold = (frame.label >= 3).astype(int)
+    gold = (frame.label >= TURKU_PARAPHRASE_FROM).astype(int)
     predicted = predicted_labels(frame)
     metrics["turku_binary_accuracy"] = 100 * accuracy_score(gold, predicted)
     metrics["turku_binary_balanced_accuracy"] = 100 * balanced_accuracy_score(gold, predicted)

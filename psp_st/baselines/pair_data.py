@@ -18,12 +18,11 @@ import os
 import re
 from pathlib import Path
 
-from psp_st.evaluation.loaders import LOCAL_FILES
+from psp_st.evaluation.loaders import LOCAL_FILES, PAWSX_LANGS
 from psp_st.io.data_dir import default_data_dir
 
 #: Release-1 dev folds used for training (the rest, 85-89, are the evaluation split).
 TURKU_TRAIN_FOLDS = frozenset(range(80, 85))
-PAWSX_LANGUAGES = ("de", "en", "es", "fr", "ja", "ko", "zh")
 
 #: The shared-data files of the evaluation suite, under the names the baselines use.
 _FILES = {
@@ -35,7 +34,7 @@ _FILES = {
 
 def pair_set_names() -> list[str]:
     """Every name :func:`load_pair_frame` accepts (besides ``.parquet`` paths)."""
-    pawsx = [f"pawsx-{lang}-{split}" for lang in PAWSX_LANGUAGES for split in ("dev", "test")]
+    pawsx = [f"pawsx-{lang}-{split}" for lang in PAWSX_LANGS for split in ("dev", "test")]
     return sorted([*_FILES, *pawsx, "turku-train", "turku-eval"])
 
 
@@ -65,8 +64,8 @@ def load_pair_frame(name: str, data_dir: str | os.PathLike | None = None, limit:
     elif name in _FILES:
         frame = _read(data_dir / _FILES[name])
     elif match := re.fullmatch(r"pawsx-([a-z]{2})-(dev|test)", name):
-        if match.group(1) not in PAWSX_LANGUAGES:
-            raise ValueError(f"unknown PAWS-X language {match.group(1)!r}; known: {', '.join(PAWSX_LANGUAGES)}")
+        if match.group(1) not in PAWSX_LANGS:
+            raise ValueError(f"unknown PAWS-X language {match.group(1)!r}; known: {', '.join(PAWSX_LANGS)}")
         frame = _read(data_dir / f"pair_classification/pawsx/{match.group(1)}_{match.group(2)}.parquet")
     elif name in ("turku-train", "turku-eval"):
         release1 = _read(data_dir / _FILES["turku-release1-dev"])

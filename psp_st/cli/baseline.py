@@ -94,12 +94,13 @@ def _labelled_dataset(name: str, args: argparse.Namespace):
     from datasets import Dataset
 
     from psp_st.baselines.pair_data import load_pair_frame
+    from psp_st.evaluation.classification import TURKU_PARAPHRASE_FROM
 
     frame = load_pair_frame(name, args.data_dir, limit=args.limit)
     if "label" not in frame.columns:
         raise ValueError(f"{name}: no 'label' column, cannot train a classifier on it")
     if name.startswith("turku"):
-        frame = frame.assign(label=(frame["label"] >= 3).astype(int))
+        frame = frame.assign(label=(frame["label"] >= TURKU_PARAPHRASE_FROM).astype(int))
     return Dataset.from_pandas(frame[["sentence1", "sentence2", "label"]].reset_index(drop=True))
 
 

@@ -22,8 +22,12 @@ def binary_labels(values: Any, source: str) -> list[int]:
     return labels
 
 
-def turku_binary(dataset: Any, positive_from: int = 3) -> Any:
-    """Turku pairs with a 0/1 ``label``: main class >= 3 (paraphrase) is positive, 1-2 negative."""
+#: Turku base labels from this one up are paraphrases (3: in context, 4: in all contexts); 1-2 are not.
+TURKU_PARAPHRASE_FROM = 3
+
+
+def turku_binary(dataset: Any, positive_from: int = TURKU_PARAPHRASE_FROM) -> Any:
+    """Turku pairs with a 0/1 ``label``: base label >= ``positive_from`` (paraphrase) is positive, below negative."""
     check_columns(dataset, PAIR_COLUMNS, "Turku pairs")
     labels = [int(label >= positive_from) for label in dataset["label"]]
     return dataset.remove_columns("label").add_column("label", labels)

@@ -15,6 +15,9 @@ from typing import Any
 
 from psp_st.io.data_dir import default_data_dir
 
+#: The languages of the PAWS-X files (dev and test for each).
+PAWSX_LANGS = ("de", "en", "es", "fr", "ja", "ko", "zh")
+
 #: Local files of the shared data folder, by dataset key.
 LOCAL_FILES: dict[str, str] = {
     "stsb-train": "sts/stsbenchmark/train.parquet",
@@ -29,7 +32,7 @@ LOCAL_FILES: dict[str, str] = {
     "turku-release1-dev": "pair_classification/turku/fi_release1_dev.parquet",
     "turku-opus-parsebank-dev": "pair_classification/turku/fi_opus_parsebank_dev.parquet",
     **{f"pawsx-{lang}-{split}": f"pair_classification/pawsx/{lang}_{split}.parquet"
-       for lang in ("de", "en", "es", "fr", "ja", "ko", "zh") for split in ("dev", "test")},
+       for lang in PAWSX_LANGS for split in ("dev", "test")},
     **{f"tatoeba-{lang}": f"bitext_mining/tatoeba/{lang}-eng.parquet" for lang in ("deu", "fra")},
 }
 

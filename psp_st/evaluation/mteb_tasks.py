@@ -26,7 +26,7 @@ try:
 except ImportError as error:  # pragma: no cover - mteb ships with the eval extra
     raise ImportError("the MTEB tasks need mteb>=2: pip install 'psp-st[eval]'") from error
 
-from psp_st.evaluation.loaders import load_local
+from psp_st.evaluation.loaders import PAWSX_LANGS, load_local
 
 _COMMON: dict[str, Any] = {
     "category": "t2t",
@@ -130,7 +130,8 @@ class MSRPCLocal(_PairClassificationLocal):
                          "PairClassification", "max_ap", ["eng-Latn"], "https://aclanthology.org/I05-5002")
 
 
-PAWSX_LANGS = {"de": "deu-Latn", "en": "eng-Latn", "es": "spa-Latn", "fr": "fra-Latn", "ja": "jpn-Jpan",
+#: MTEB language-script code of each PAWS-X language (the languages themselves: ``loaders.PAWSX_LANGS``).
+PAWSX_CODES = {"de": "deu-Latn", "en": "eng-Latn", "es": "spa-Latn", "fr": "fra-Latn", "ja": "jpn-Jpan",
                "ko": "kor-Hang", "zh": "cmn-Hans"}
 
 
@@ -138,7 +139,7 @@ class PawsXLocal(_PairClassificationLocal):
     """MTEB's ``PawsXPairClassification`` on the local PAWS-X files (7 languages)."""
 
     metadata = _metadata("PawsXPairClassification.local", "PAWS-X (Yang et al., 2019) read from local files.",
-                         "PairClassification", "max_ap", {lang: [code] for lang, code in PAWSX_LANGS.items()},
+                         "PairClassification", "max_ap", {lang: [PAWSX_CODES[lang]] for lang in PAWSX_LANGS},
                          "https://aclanthology.org/D19-1382", eval_splits=("test", "validation"),
                          adapted_from="PawsXPairClassification")
 

@@ -32,6 +32,7 @@ from psp_st.evaluation.bitext import BitextMiningEvaluator
 from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdClassificationEvaluator, turku_binary
 from psp_st.evaluation.embeddings import EmbeddingCache, model_label
 from psp_st.evaluation.loaders import (
+    PAWSX_LANGS,
     STS_COLUMNS,
     load_local,
     load_sts_folder,
@@ -47,7 +48,6 @@ from psp_st.io.data_dir import default_data_dir
 logger = logging.getLogger(__name__)
 
 SUITES = ("quick", "full")
-PAWSX_LANGS = ("de", "en", "es", "fr", "ja", "ko", "zh")
 OPUSPARCUS_LANGS = ("de", "en", "fi", "fr", "ru", "sv")
 STS_YEARS = ("sts2012", "sts2013", "sts2014", "sts2015", "sts2016")
 
