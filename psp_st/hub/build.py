@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from psp_st.hub.load import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER
+from psp_st.modules.trusted import load_trusted
 
 logger = logging.getLogger(__name__)
 
@@ -173,7 +174,7 @@ def write_release(model, folder: Path, info: dict[str, Any]) -> dict[str, Any]:
     (folder / RECIPE_FILE).write_text(yaml.safe_dump(info.get("recipe"), sort_keys=False), encoding="utf-8")
     static = SentenceTransformer(str(folder), device="cpu")
     (folder / "README.md").write_text(render_model_card(static, info), encoding="utf-8")
-    trainable = SentenceTransformer(str(folder / TRAINABLE_SUBFOLDER), device="cpu", trust_remote_code=True)
+    trainable = load_trusted(folder / TRAINABLE_SUBFOLDER)
     (folder / TRAINABLE_SUBFOLDER / "README.md").write_text(render_model_card(trainable, info, form="trainable"),
                                                             encoding="utf-8")
     info["files"] = _file_sizes(folder)

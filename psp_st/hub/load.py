@@ -10,17 +10,22 @@ a message that says what to do instead of an obscure error deep in a loader.
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
 from psp_st.modules.base import FORMAT_VERSION, ModelFolderError
+from psp_st.modules.trusted import load_trusted, module_types, trusted_module_class
+
+logger = logging.getLogger(__name__)
+
+
+class ModelNotFoundError(ModelFolderError):
+    """A model name that is no local folder, no psp-st short name with a local build, and no reachable Hub id."""
 
 #: Short names of the pretrained models and their Hub ids.
 PRETRAINED: dict[str, str] = {"psp-en": "psp-st/psp-en"}
-
-#: Module class paths whose code ships with psp-st or sentence-transformers (installed, not remote).
-TRUSTED_PREFIXES = ("psp_st.", "sentence_transformers.")
 
 #: Subfolder of a released model holding the trainable PSPEmbedding form.
 TRAINABLE_SUBFOLDER = "trainable"
@@ -30,11 +35,24 @@ BUILD_INFO_FILE = "psp_build.json"
 
 
 def resolve_model_name(name: str | os.PathLike) -> str:
-    """A local folder if ``name`` is one; else, for a short name like ``psp-en``, its Hub id; else ``name``."""
+    """A local folder if ``name`` is one; else, for a short name like ``psp-en``, its Hub id; else ``name``.
+
+    A bare short name (``psp-en``) resolves to the folder ``./psp-en`` only if that folder carries a psp-st build
+    record (``psp_build.json``) for that name, so a folder planted in a cloned repository is not picked up; the
+    folder used (or ignored) is logged. Any other existing folder is used as given.
+    """
     name = str(name)
-    if Path(name).is_dir():
-        return name
-    return PRETRAINED.get(name, name)
+    if name in PRETRAINED:
+        local = Path(name)
+        if local.is_dir():
+            info = _read_build_info(local, check=False)
+            if isinstance(info, dict) and info.get("name") == name:
+                logger.info("%s: using the local build %s", name, local.resolve())
+                return name
+            logger.warning("%s: ignoring the folder %s, which carries no psp-st build record (%s) named %r; "
+                           "using the Hub id %s", name, local.resolve(), BUILD_INFO_FILE, name, PRETRAINED[name])
+        return PRETRAINED[name]
+    return name
 
 
 def _rebuild_hint(path: Path) -> str:
@@ -108,15 +126,56 @@ def check_model_folder(path: str | os.PathLike) -> None:
                 )
 
 
-def _needs_installed_code(path: Path) -> bool:
-    modules_file = path / "modules.json"
-    if not modules_file.is_file():
+def _is_trainable_form(path: Path) -> bool:
+    """Whether the folder's own modules are psp-st's (e.g. a training run's ``final/``): it is the trainable form."""
+    types = module_types(path)
+    return bool(types) and any(trusted_module_class(t) is not None for t in types)
+
+
+def _hub_unreachable(error: BaseException) -> bool:
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return True
+    seen: BaseException | None = error
+    while seen is not None:
+        if type(seen).__name__ in {"LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectionError",
+                                   "ConnectError", "ConnectTimeout", "ProxyError"}:
+            return True
+        if "couldn't connect" in str(seen).lower():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _looks_like_hub_id(name: str) -> bool:
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if name.startswith((".", "/", "~")) or os.sep in name.replace("/", "", 1) or name.count("/") > 1:
         return False
-    with open(modules_file, encoding="utf-8") as handle:
-        types = [entry.get("type", "") for entry in json.load(handle)]
-    if any(not t.startswith(TRUSTED_PREFIXES) for t in types):
-        return False  # genuinely remote code: leave the decision to the caller's trust_remote_code
-    return any(t.startswith("psp_st.") for t in types)
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return False
+    return True
+
+
+def _not_found(name: str, resolved: str, error: BaseException | None) -> ModelNotFoundError:
+    """The one-line "resolves nowhere" error: what was tried, whether the Hub is reachable, what to run."""
+    tried = [f"no local folder {Path(name).resolve()}"]
+    if name in PRETRAINED:
+        tried.append(f"short name {name} -> Hub id {resolved}")
+    if error is None:
+        tried.append("not a valid Hub id")
+    elif _hub_unreachable(error):
+        tried.append(f"Hub id {resolved}: the Hugging Face Hub is unreachable (offline or HF_HUB_OFFLINE=1)")
+    else:
+        tried.append(f"Hub id {resolved}: {str(error).splitlines()[0][:160]}")
+    known = ", ".join(PRETRAINED)
+    fix = (f"build it with `psp-st build {name}`" if name in PRETRAINED else
+           f"check the path, or build a pretrained model ({known}) with `psp-st build psp-en`")
+    return ModelNotFoundError(f"model {name!r} not found ({'; '.join(tried)}): {fix} "
+                              "(or download it with network access).")
 
 
 def _download(repo_id: str, **kwargs: Any) -> Path:
@@ -134,35 +193,44 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
     """Load a ``SentenceTransformer``: a local folder, a psp-st short name (local build first), or a Hub id.
 
     Args:
-        name: a model folder, a short name (``psp-en``: ``./psp-en`` if it exists, else the Hub id
-            ``psp-st/psp-en``) or any Hub id.
+        name: a model folder, a short name (``psp-en``: ``./psp-en`` if it carries psp-st's build record for
+            ``psp-en``, else the Hub id ``psp-st/psp-en``) or any Hub id.
         device: torch device.
         trainable: load the trainable :class:`~psp_st.modules.psp.PSPEmbedding` form (the ``trainable/``
             subfolder of a released model) instead of the static export.
         kwargs: passed to ``SentenceTransformer``.
 
-    Folders whose modules are psp-st classes are loaded with ``trust_remote_code=True``: that code is the
-    installed psp-st package, not code downloaded with the model.
-    """
-    from sentence_transformers import SentenceTransformer
+    Trust: psp-st's own module classes (the exact allow-list in :mod:`psp_st.modules.trusted`, imported from the
+    installed package) load without ``trust_remote_code``; a folder carrying ``.py`` files or naming any other
+    non-Sentence-Transformers class is refused unless you pass ``trust_remote_code=True`` yourself. The flag is
+    never set on your behalf, for local or downloaded content.
 
+    Raises:
+        ModelNotFoundError: ``name`` is no folder, short name or reachable Hub id (one line: what was tried and
+            the command that builds the model).
+        ModelFolderError: the folder is incomplete, corrupt, too new, or carries code.
+    """
+    name = str(name)
     resolved = resolve_model_name(name)
     path = Path(resolved)
-    if not path.is_dir() and trainable:
-        path = _download(resolved, **kwargs)
-    if path.is_dir():
-        root = path
-        if trainable and (path / TRAINABLE_SUBFOLDER).is_dir():
-            path = path / TRAINABLE_SUBFOLDER
-        elif trainable and not _needs_installed_code(path):
-            raise ModelFolderError(
-                f"{root} has no '{TRAINABLE_SUBFOLDER}/' subfolder, so there is no trainable form to load: "
-                f"{_rebuild_hint(root)}, or load it without trainable=True."
-            )
-        check_model_folder(root)
-        if path != root:
-            check_model_folder(path)
-        if _needs_installed_code(path):
-            kwargs.setdefault("trust_remote_code", True)
-        return SentenceTransformer(str(path), device=device, **kwargs)
-    return SentenceTransformer(resolved, device=device, **kwargs)
+    if not path.is_dir():
+        if not _looks_like_hub_id(resolved):
+            raise _not_found(name, resolved, None)
+        try:
+            if not trainable:
+                return load_trusted(resolved, device=device, **kwargs)
+            path = _download(resolved, **kwargs)
+        except OSError as error:
+            raise _not_found(name, resolved, error) from error
+    root = path
+    if trainable and (path / TRAINABLE_SUBFOLDER).is_dir():
+        path = path / TRAINABLE_SUBFOLDER
+    elif trainable and not _is_trainable_form(path):
+        raise ModelFolderError(
+            f"{root} has no '{TRAINABLE_SUBFOLDER}/' subfolder, so there is no trainable form to load: "
+            f"{_rebuild_hint(root)}, or load it without trainable=True."
+        )
+    check_model_folder(root)
+    if path != root:
+        check_model_folder(path)
+    return load_trusted(path, device=device, **kwargs)

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from psp_st.hub.load import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, check_model_folder
+from psp_st.modules.trusted import load_trusted
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +81,12 @@ def upload_files(folder: str | os.PathLike) -> list[str]:
     files = []
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder).as_posix()
-        if path.is_file() and not EXCLUDED.search(relative):
+        if EXCLUDED.search(relative):
+            continue
+        if path.is_symlink():
+            raise ValueError(f"{path} is a symbolic link; push uploads only regular files inside the folder (a link "
+                             "would upload its target): replace it with a copy of the file or remove it")
+        if path.is_file():
             files.append(relative)
     return files
 
@@ -91,14 +97,12 @@ def _refresh_cards(staged: Path, repo_id: str) -> None:
 
     info_file = staged / BUILD_INFO_FILE
     if info_file.is_file():
-        from sentence_transformers import SentenceTransformer
-
         info = json.loads(info_file.read_text(encoding="utf-8"))
-        static = SentenceTransformer(str(staged), device="cpu")
+        static = load_trusted(staged)
         (staged / "README.md").write_text(render_model_card(static, info, model_id=repo_id), encoding="utf-8")
         trainable_dir = staged / TRAINABLE_SUBFOLDER
         if trainable_dir.is_dir():
-            trainable = SentenceTransformer(str(trainable_dir), device="cpu", trust_remote_code=True)
+            trainable = load_trusted(trainable_dir)
             card = render_model_card(trainable, info, model_id=repo_id, form="trainable")
             (trainable_dir / "README.md").write_text(card, encoding="utf-8")
         return
@@ -146,12 +150,10 @@ def push(
         files = stage_upload(folder, repo_id, dry_run)
         logger.info("dry run: %d files that would be uploaded to %s written to %s", len(files), repo_id, dry_run)
         return str(dry_run)
-    from sentence_transformers import SentenceTransformer
-
     with tempfile.TemporaryDirectory(prefix="psp-st-push-") as tmp, redacted(token):
         staged = Path(tmp) / "upload"
         files = stage_upload(folder, repo_id, staged)
-        model = SentenceTransformer(str(staged), device="cpu")
+        model = load_trusted(staged)
         logger.info("uploading %d files to %s", len(files), repo_id)
         return model.push_to_hub(repo_id, token=token, private=private, local_model_path=str(staged), exist_ok=True,
                                  commit_message=commit_message or f"Upload {Path(folder).name} with psp-st")

@@ -10,7 +10,6 @@ sums or concatenates their sentence vectors. Mining and similarity therefore use
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections.abc import Sequence
@@ -20,10 +19,8 @@ import torch
 from torch import nn
 
 from psp_st.modules.base import ModelFolderError, PSPInputModule
+from psp_st.modules.trusted import trusted_module_class
 from psp_st.tokenization.text_checks import check_texts
-
-#: only encoder classes from these packages are instantiated when a combined model is loaded
-_ALLOWED_PREFIX = "psp_st.modules."
 
 
 class CombinedEncoder(PSPInputModule):
@@ -163,14 +160,10 @@ class CombinedEncoder(PSPInputModule):
             except (TypeError, KeyError):
                 raise ModelFolderError(f"{cls.__name__}: encoders[{index}] in {cls.config_file_name} is malformed: "
                                        f"{json.dumps(entry)[:200]}") from None
-            if not class_path.startswith(_ALLOWED_PREFIX) or "/" in folder or folder.startswith("."):
+            encoder_cls = trusted_module_class(str(class_path))
+            if encoder_cls is None or not isinstance(folder, str) or "/" in folder or folder.startswith("."):
                 raise ModelFolderError(f"{cls.__name__}: refusing encoders[{index}] = {class_path!r} in {folder!r}: "
-                                       f"only {_ALLOWED_PREFIX}* classes in plain sub-folders are loaded")
-            module_name, _, class_name = class_path.rpartition(".")
-            try:
-                encoder_cls = getattr(importlib.import_module(module_name), class_name)
-            except (ImportError, AttributeError) as error:
-                raise ModelFolderError(f"{cls.__name__}: cannot import {class_path}: {error}") from error
+                                       "only psp-st's own module classes in plain sub-folders are loaded")
             sub_kwargs = dict(hub_kwargs)
             sub_kwargs["subfolder"] = "/".join(p for p in (hub_kwargs.get("subfolder"), folder) if p)
             encoders.append(encoder_cls.load(model_name_or_path, **sub_kwargs))

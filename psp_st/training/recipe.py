@@ -99,11 +99,12 @@ def build_model(config: dict[str, Any], train_dataset, seed: int):
     from torch import nn
 
     from psp_st.modules.psp import PSPEmbedding
+    from psp_st.modules.trusted import load_trusted
 
     model_cfg = dict(config.get("model", {}))
     if model_cfg.get("init_from"):
         # start from an existing model folder (its tokenizer and weights), e.g. a cached initial model
-        model = SentenceTransformer(str(model_cfg["init_from"]), device="cpu", trust_remote_code=True)
+        model = load_trusted(model_cfg["init_from"])
         for module in model.modules():
             for key in ("dropout", "word_dropout"):
                 if key in model_cfg and hasattr(module, key) and not isinstance(getattr(module, key), nn.Module):
@@ -170,11 +171,11 @@ def train_from_config(
     continues from the last checkpoint with the same step count and data order.
     """
     import torch
-    from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
     from transformers.trainer_utils import get_last_checkpoint
 
     from psp_st.losses import add_random_negatives
+    from psp_st.modules.trusted import load_trusted
     from psp_st.training.megabatch import MegaBatchTrainer
 
     config = load_config(config)
@@ -190,7 +191,7 @@ def train_from_config(
     if resume and checkpoint is None:
         logger.warning("--resume: no checkpoint in %s, starting from scratch", output_dir)
     if checkpoint is not None and initial.is_dir():
-        model = SentenceTransformer(str(initial), device="cpu", trust_remote_code=True)
+        model = load_trusted(initial)
     else:
         model = build_model(config, train_dataset, seed)
         model.save(str(initial))

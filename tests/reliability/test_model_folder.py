@@ -1,0 +1,158 @@
+"""Model folders: nothing in a folder runs code unless the user passes trust_remote_code=True."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+
+import pytest
+
+from psp_st.hub.load import ModelNotFoundError, load, resolve_model_name
+from psp_st.modules.base import ModelFolderError
+from psp_st.modules.trusted import TRUSTED_MODULE_CLASSES, trusted_module_class
+
+EVIL_CODE = """\
+from pathlib import Path
+Path({marker!r}).write_text("pwned")
+from torch import nn
+class Evil(nn.Module):
+    pass
+"""
+
+
+def _plant_evil(folder, marker):
+    """The exploit from issue 17: modules.json names ``psp_st.Evil`` and ``psp_st.py`` beside it defines it."""
+    modules = json.loads((folder / "modules.json").read_text())
+    modules[0]["type"] = "psp_st.Evil"
+    (folder / "modules.json").write_text(json.dumps(modules))
+    (folder / "psp_st.py").write_text(EVIL_CODE.format(marker=str(marker)))
+
+
+def test_planted_psp_st_class_and_file_do_not_execute(saved_model, tmp_path):
+    marker = tmp_path / "marker"
+    _plant_evil(saved_model, marker)
+    with pytest.raises(ModelFolderError):
+        load(saved_model)
+    assert not marker.exists()
+
+
+def test_planted_psp_st_class_without_code_file_is_refused(saved_model, tmp_path):
+    marker = tmp_path / "marker"
+    _plant_evil(saved_model, marker)
+    (saved_model / "psp_st.py").unlink()
+    with pytest.raises(ModelFolderError, match=r"psp_st\.Evil.*trust_remote_code=True"):
+        load(saved_model)
+
+
+def test_folder_with_python_file_is_refused(saved_model):
+    (saved_model / "helper.py").write_text("x = 1\n")
+    with pytest.raises(ModelFolderError, match=r"carries Python code \(helper\.py\).*trust_remote_code=True"):
+        load(saved_model)
+
+
+def test_folder_with_python_file_loads_when_user_trusts_it(saved_model):
+    from psp_st.modules.psp import PSPEmbedding
+
+    (saved_model / "helper.py").write_text("x = 1\n")
+    assert isinstance(load(saved_model, trust_remote_code=True)[0], PSPEmbedding)
+
+
+@pytest.mark.parametrize("class_path", ["psp_st.Evil", "psp_st.modules.psp.PSPEmbeddingX",
+                                        "psp_st.modules.base.PSPInputModule", "psp_st.modules.psp"])
+def test_allow_list_is_exact_not_a_prefix(class_path):
+    assert trusted_module_class(class_path) is None
+
+
+def test_every_allow_listed_class_imports_from_the_installed_package():
+    from pathlib import Path
+
+    import psp_st
+
+    package = Path(psp_st.__file__).resolve().parent
+    for class_path in TRUSTED_MODULE_CLASSES:
+        cls = trusted_module_class(class_path)
+        assert cls is not None, class_path
+        assert Path(__import__(cls.__module__, fromlist=["_"]).__file__).resolve().is_relative_to(package)
+
+
+def test_psp_root_folder_loads_without_flag(saved_model, monkeypatch):
+    """A training run's final/ (PSPEmbedding at the root) loads, and ST is never handed trust_remote_code."""
+    import sentence_transformers
+
+    from psp_st.modules.psp import PSPEmbedding
+
+    seen = []
+    original = sentence_transformers.SentenceTransformer.__init__
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("trust_remote_code"))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(sentence_transformers.SentenceTransformer, "__init__", spy)
+    assert isinstance(load(saved_model, trainable=True)[0], PSPEmbedding)
+    assert seen and not any(seen)
+
+
+def test_hub_download_for_trainable_is_not_trusted(saved_model, tmp_path, monkeypatch):
+    """psp_st.load("<hub id>", trainable=True): the downloaded folder is checked like any other, no flag set."""
+    hub_load = importlib.import_module("psp_st.hub.load")
+
+    marker = tmp_path / "marker"
+    _plant_evil(saved_model, marker)
+    monkeypatch.setattr(hub_load, "_download", lambda repo_id, **kwargs: saved_model)
+    with pytest.raises(ModelFolderError):
+        load("someone/evil-model", trainable=True)
+    assert not marker.exists()
+
+
+def test_hub_download_for_trainable_loads_clean_model(saved_model, monkeypatch):
+    hub_load = importlib.import_module("psp_st.hub.load")
+    from psp_st.modules.psp import PSPEmbedding
+
+    monkeypatch.setattr(hub_load, "_download", lambda repo_id, **kwargs: saved_model)
+    assert isinstance(load("someone/model", trainable=True)[0], PSPEmbedding)
+
+
+def test_planted_short_name_folder_without_build_record_is_ignored(saved_model, tmp_path, monkeypatch, caplog):
+    planted = tmp_path / "psp-en"
+    saved_model.rename(planted)
+    monkeypatch.chdir(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="psp_st.hub.load"):
+        assert resolve_model_name("psp-en") == "psp-st/psp-en"
+    assert "ignoring the folder" in caplog.text and "psp_build.json" in caplog.text
+    with pytest.raises(ModelNotFoundError):
+        load("psp-en")
+
+
+def test_planted_short_name_folder_with_other_build_name_is_ignored(saved_model, tmp_path, monkeypatch):
+    planted = tmp_path / "psp-en"
+    saved_model.rename(planted)
+    (planted / "psp_build.json").write_text(json.dumps({"name": "something-else", "format_version": 1}))
+    monkeypatch.chdir(tmp_path)
+    assert resolve_model_name("psp-en") == "psp-st/psp-en"
+
+
+def test_short_name_local_build_is_used_and_logged(saved_model, tmp_path, monkeypatch, caplog):
+    built = tmp_path / "psp-en"
+    saved_model.rename(built)
+    (built / "psp_build.json").write_text(json.dumps({"name": "psp-en", "format_version": 1, "files": {}}))
+    monkeypatch.chdir(tmp_path)
+    with caplog.at_level(logging.INFO, logger="psp_st.hub.load"):
+        assert resolve_model_name("psp-en") == "psp-en"
+    assert str(built.resolve()) in caplog.text
+
+
+def test_explicit_path_to_any_folder_is_used(saved_model):
+    assert resolve_model_name(str(saved_model)) == str(saved_model)
+
+
+def test_combined_encoder_refuses_non_allow_listed_class(saved_model, tmp_path):
+    from psp_st.modules.combine import CombinedEncoder
+
+    folder = tmp_path / "combined"
+    (folder / "encoder_0").mkdir(parents=True)
+    (folder / "psp_config.json").write_text(json.dumps({
+        "format_version": 1, "encoders": [{"class": "psp_st.modules.base.PSPInputModule", "folder": "encoder_0"}]}))
+    with pytest.raises(ModelFolderError, match="only psp-st's own module classes"):
+        CombinedEncoder.load(str(folder))
