@@ -35,7 +35,7 @@ def resume_setup(make_trainer, caption_pairs, sp_tokenizer, tmp_path):
         torch.manual_seed(0)
         module = PSPEmbedding(sp_tokenizer, embedding_dim=16)
         return make_trainer(module, caption_pairs.select(range(24)), output_dir=tmp_path / output, callbacks=callbacks,
-                            megabatch_size=2, anneal=2, mining_dtype="float32", args={"save_steps": 1})
+                            megabatch_size=2, anneal=2, mining_dtype="float32", args={"save_steps": 1, "learning_rate": 1.0})
 
     full = run("full")
     full.train()
