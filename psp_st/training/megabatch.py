@@ -16,6 +16,7 @@ from torch.utils.data import DataLoader, IterableDataset
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
+from psp_st.training.finite import FiniteGuard, first_non_finite_parameter, non_finite_error
 from psp_st.training.optimizer import SparseDenseAdam, clip_grad_norm_sparse
 from psp_st.training.schedule import MegaBatchSchedule
 from psp_st.training.scramble import scramble_input_ids
@@ -259,6 +260,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         self._stream: MegaBatchStream | None = None
         self._restored_mining: dict[str, Any] | None = None
         super().__init__(*args, **kwargs)
+        self.add_callback(FiniteGuard())
         if self.schedule is None and group_column and self.train_dataset is not None \
                 and group_column in getattr(self.train_dataset, "column_names", []):
             # without mega-batching the collator would tokenize the group ids as text
@@ -306,6 +308,9 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
 
     # -- checkpoints: the current mega-batch's negatives travel with the checkpoint --------------------------
     def _save_checkpoint(self, model, trial) -> None:
+        name = first_non_finite_parameter(self.model)
+        if name is not None:  # never write a broken checkpoint: the last good one stays the newest
+            raise non_finite_error(f"weight '{name}'", self.state.global_step, self.args.output_dir)
         super()._save_checkpoint(model, trial)
         state = self._stream.mined_state() if self._stream is not None else None
         if state is not None and self.args.should_save:
@@ -346,6 +351,19 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         return super().num_examples(dataloader)
 
     # -- training step ------------------------------------------------------------------------------------
+    def training_step(self, model, inputs, *args: Any, **kwargs: Any) -> torch.Tensor:
+        loss = super().training_step(model, inputs, *args, **kwargs)
+        if not bool(torch.isfinite(loss).all()):
+            raise non_finite_error("the loss", self.state.global_step + 1, self.args.output_dir)
+        return loss
+
+    def train(self, *args: Any, **kwargs: Any):
+        output = super().train(*args, **kwargs)
+        name = first_non_finite_parameter(self.model)
+        if name is not None:
+            raise non_finite_error(f"weight '{name}'", self.state.global_step, self.args.output_dir)
+        return output
+
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if self.scramble > 0 and model.training:
             for key in [k for k in inputs if k.endswith("_input_ids")]:
