@@ -3,8 +3,9 @@
 * An output that already exists is refused unless the user passed ``--overwrite`` (an output folder counts as
   existing when it is not empty). A folder that ``ours`` recognises (``psp-st build``'s own release folder of the
   same name) may be rebuilt without the flag, so a release job can simply be re-run.
-* An output that is one of the inputs, contains one, or is the same file under another name (symlink, ``..``)
-  is always refused, ``--overwrite`` or not: writing it would destroy the input.
+* An output that is one of the inputs, contains one, is an existing file inside an input folder (a model's weights),
+  or is the same file under another name (symlink, ``..``) is always refused, ``--overwrite`` or not: writing it
+  would destroy the input.
 * A folder given where a file is expected (or a file where a folder is) is refused with a message saying so.
 
 Writers never delete files they did not write themselves (see :func:`psp_st.io.atomic.atomic_directory`).
@@ -57,8 +58,9 @@ def check_output(
         if source is None:
             continue
         source_path = Path(source).resolve()
-        if _same_or_inside(source_path, target) or (path.exists() and Path(source).exists()
-                                                    and os.path.samefile(path, source)):
+        exists = path.exists() and not folder  # an existing file inside an input folder (e.g. a model's weights)
+        if _same_or_inside(source_path, target) or (exists and _same_or_inside(target, source_path)) or (
+                exists and Path(source).exists() and os.path.samefile(path, source)):
             raise OutputExistsError(f"{option} {path} is the input {source} (or contains it): writing it would destroy "
                                     "the input; choose another output path")
     if not path.exists() and not path.is_symlink():

@@ -156,3 +156,64 @@ def test_combined_encoder_refuses_non_allow_listed_class(saved_model, tmp_path):
         "format_version": 1, "encoders": [{"class": "psp_st.modules.base.PSPInputModule", "folder": "encoder_0"}]}))
     with pytest.raises(ModelFolderError, match="only psp-st's own module classes"):
         CombinedEncoder.load(str(folder))
+
+
+def _weights_file(folder):
+    return next(folder.rglob("model.safetensors"))
+
+
+def test_nan_weights_are_refused_naming_the_file(saved_model):
+    from safetensors.torch import load_file, save_file
+
+    file = _weights_file(saved_model)
+    weights = load_file(str(file))
+    weights["embedding.weight"][3, 0] = float("nan")
+    save_file(weights, str(file))
+    with pytest.raises(ModelFolderError, match=r"model\.safetensors: tensor 'embedding\.weight' has 1 non-finite"):
+        load(saved_model)
+
+
+def test_inf_weights_of_a_static_export_are_refused(saved_model, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    from psp_st.modules.psp import PSPEmbedding
+
+    static = tmp_path / "static"
+    PSPEmbedding.load(str(saved_model)).export_static(static)
+    file = _weights_file(static)
+    weights = load_file(str(file))
+    name = next(iter(weights))
+    weights[name][0, 0] = float("inf")
+    save_file(weights, str(file))
+    with pytest.raises(ModelFolderError, match=r"non-finite \(NaN/inf\)"):
+        load(static)
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"format_version": "one"}'])
+def test_corrupt_psp_config_names_the_file(saved_model, content):
+    config = next(saved_model.rglob("psp_config.json"))
+    config.write_text(content)
+    with pytest.raises(ModelFolderError, match=r"psp_config\.json.*(corrupt|invalid)"):
+        load(saved_model)
+
+
+def test_corrupt_modules_json_names_the_file(saved_model):
+    (saved_model / "modules.json").write_text('["not", "a", "module"]')
+    with pytest.raises(ModelFolderError, match=r"modules\.json"):
+        load(saved_model)
+
+
+def test_short_name_without_local_build_says_what_was_tried(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelNotFoundError) as caught:
+        load("psp-en")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "no local folder" in message and "psp-st/psp-en" in message and "unreachable" in message
+    assert "psp-st build psp-en" in message
+
+
+def test_path_typo_says_check_the_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelNotFoundError, match=r"no local folder .*psp-enn.*not a valid Hub id.*check the path"):
+        load("./psp-enn")
