@@ -23,6 +23,22 @@ def current_umask() -> int:
     return mask
 
 
+def apply_umask(path: str | os.PathLike) -> None:
+    """Give ``path`` (a file, or a folder and everything in it) the permissions a plain ``open`` would.
+
+    Some writers create files ``0600`` whatever the umask (safetensors >= 0.8 writes through a private temporary
+    file); this resets files to ``0o666 & ~umask`` (``0o777`` if executable) and folders to ``0o777 & ~umask``.
+    """
+    mask = current_umask()
+    path = Path(path)
+    for item in [path, *path.rglob("*")] if path.is_dir() else [path]:
+        if item.is_symlink():
+            continue
+        mode = item.stat().st_mode
+        full = 0o777 if item.is_dir() or mode & 0o111 else 0o666
+        os.chmod(item, full & ~mask)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename."""
     with atomic_path(path) as tmp:
@@ -84,8 +100,8 @@ def atomic_directory(path: str | os.PathLike, replaces: Iterable[str] = ()) -> I
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
-        os.chmod(tmp, 0o777 & ~current_umask())
         yield tmp
+        apply_umask(tmp)
         if path.is_dir() and not any(path.iterdir()):
             path.rmdir()
         if not path.exists():

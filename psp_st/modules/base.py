@@ -14,7 +14,10 @@ from typing import Any
 import numpy as np
 import torch
 from safetensors.torch import load_file as load_safetensors_file
+from safetensors.torch import save_file as save_safetensors_file
 from sentence_transformers.base.modules.input_module import InputModule
+
+from psp_st.io.atomic import apply_umask
 
 #: Version of the on-disk layout written by psp-st modules; bumped on incompatible changes.
 FORMAT_VERSION = 1
@@ -142,6 +145,12 @@ class PSPInputModule(InputModule):
                     "model is broken (a diverged training run?): retrain it or use an earlier checkpoint."
                 )
         return weights
+
+    @staticmethod
+    def _save_weights(tensors: dict[str, torch.Tensor], path: str) -> None:
+        """Save safetensors weights with the umask permissions (safetensors alone writes them ``0600``)."""
+        save_safetensors_file(tensors, path)
+        apply_umask(path)
 
     @staticmethod
     def _check_shape(name: str, tensor: torch.Tensor, expected: tuple[int, ...], hint: str) -> None:

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors.torch import save_file as save_safetensors_file
 from torch import nn
 
 from psp_st.arguments import check_int
+from psp_st.io.atomic import apply_umask
 from psp_st.modules.base import ModelFolderError, PSPInputModule, pad_flat_ids
 from psp_st.modules.sparse_mean import sparse_bag_mean
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
@@ -214,7 +214,7 @@ class PSPEmbedding(PSPInputModule):
         os.makedirs(output_path, exist_ok=True)
         self.save_config(output_path)
         weights = self.embedding.weight.detach()[: self.vocab_size].contiguous().cpu()
-        save_safetensors_file({"embedding.weight": weights}, os.path.join(output_path, self.weights_file_name))
+        self._save_weights({"embedding.weight": weights}, os.path.join(output_path, self.weights_file_name))
         self.tokenizer.save(Path(output_path) / self.tokenizer_file_name)
 
     @classmethod
@@ -266,6 +266,7 @@ class PSPEmbedding(PSPInputModule):
         if normalize:
             modules.append(Normalize())
         SentenceTransformer(modules=modules, device="cpu").save(str(path))
+        apply_umask(path)  # ST's safetensors writer leaves the weights 0600
 
     def __repr__(self) -> str:
         return (f"PSPEmbedding(vocab_size={self.vocab_size}, embedding_dim={self.embedding_dim}, "

@@ -217,3 +217,15 @@ def test_path_typo_says_check_the_path(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ModelNotFoundError, match=r"no local folder .*psp-enn.*not a valid Hub id.*check the path"):
         load("./psp-enn")
+
+
+def test_saved_model_files_get_umask_permissions(psp_model, tmp_path):
+    import os
+
+    old = os.umask(0o022)
+    try:
+        psp_model.save(str(tmp_path / "m"))
+    finally:
+        os.umask(old)
+    weights = next((tmp_path / "m").rglob("model.safetensors"))
+    assert weights.stat().st_mode & 0o777 == 0o644

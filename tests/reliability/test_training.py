@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from transformers import TrainerCallback
@@ -60,3 +61,55 @@ def test_resume_from_any_checkpoint_is_bit_identical(resume_setup, kill_at):
     expected = _weights(full)
     for name, tensor in _weights(resumed).items():
         assert torch.equal(tensor, expected[name]), name
+
+
+class PoisonAt(TrainerCallback):
+    """Sets one embedding row (or the whole table) to NaN right after optimizer step ``step``."""
+
+    def __init__(self, step: int, everything: bool = False) -> None:
+        self.step, self.everything = step, everything
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        if state.global_step == self.step:
+            weight = model[0].embedding.weight
+            with torch.no_grad():
+                (weight if self.everything else weight[0]).fill_(float("nan"))
+        return control
+
+
+def _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, callback, **args):
+    from psp_st.modules.psp import PSPEmbedding
+
+    torch.manual_seed(0)
+    return make_trainer(PSPEmbedding(sp_tokenizer, embedding_dim=16), caption_pairs.select(range(24)),
+                        output_dir=tmp_path / "run", callbacks=[callback], megabatch_size=2, anneal=2, args=args)
+
+
+def test_non_finite_loss_stops_training_naming_the_step(make_trainer, caption_pairs, sp_tokenizer, tmp_path):
+    from psp_st.training.finite import NonFiniteTrainingError
+
+    trainer = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, PoisonAt(3, everything=True),
+                    save_steps=2)
+    with pytest.raises(NonFiniteTrainingError, match=r"step 4: the loss is not finite.*checkpoint-2"):
+        trainer.train()
+    assert sorted(p.name for p in (tmp_path / "run").glob("checkpoint-*")) == ["checkpoint-2"]
+
+
+def test_non_finite_weight_is_never_checkpointed(make_trainer, caption_pairs, sp_tokenizer, tmp_path):
+    from psp_st.training.finite import NonFiniteTrainingError
+
+    trainer = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, PoisonAt(2), save_steps=1)
+    with pytest.raises(NonFiniteTrainingError, match=r"step 2: weight '.*embedding.weight' is not finite.*checkpoint-1"):
+        trainer.train()
+    assert sorted(p.name for p in (tmp_path / "run").glob("checkpoint-*")) == ["checkpoint-1"]
+
+
+def test_last_good_checkpoint_loads(make_trainer, caption_pairs, sp_tokenizer, tmp_path):
+    from psp_st.hub.load import load
+    from psp_st.training.finite import NonFiniteTrainingError
+
+    trainer = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, PoisonAt(2), save_steps=1)
+    with pytest.raises(NonFiniteTrainingError):
+        trainer.train()
+    model = load(tmp_path / "run" / "checkpoint-1")
+    assert np.isfinite(model.encode(["a dog"])).all()
