@@ -113,22 +113,25 @@ def test_mine_refuses_existing_output_before_loading_the_teacher(tmp_path, capsy
 RECIPE = "name: tiny\ndata: {sources: [x.parquet]}\n"
 
 
-def test_train_refuses_non_empty_run_folder(tmp_path, capsys):
+@pytest.fixture
+def recipe_and_busy_folder(tmp_path):
+    """A valid tiny recipe and a folder holding a file of the user's."""
     recipe = tmp_path / "tiny.yaml"
     recipe.write_text(RECIPE)
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "notes.txt").write_text("mine")
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    return recipe, busy
+
+
+def test_train_refuses_non_empty_run_folder(recipe_and_busy_folder, capsys):
+    recipe, run = recipe_and_busy_folder
     assert main(["train", "--config", str(recipe), "--output", str(run)]) == EXIT_ERROR
     assert "is a folder that is not empty: pass --overwrite" in _one_error_line(capsys)
 
 
-def test_build_refuses_unrelated_non_empty_folder_before_training(tmp_path, capsys):
-    recipe = tmp_path / "tiny.yaml"
-    recipe.write_text(RECIPE)
-    out = tmp_path / "release"
-    out.mkdir()
-    (out / "notes.txt").write_text("mine")
+def test_build_refuses_unrelated_non_empty_folder_before_training(recipe_and_busy_folder, tmp_path, capsys):
+    recipe, out = recipe_and_busy_folder
     assert main(["build", str(recipe), "--output", str(out), "--data-dir", str(tmp_path)]) == EXIT_ERROR
     assert "not empty: pass --overwrite" in _one_error_line(capsys)
     assert (out / "notes.txt").read_text() == "mine"
@@ -237,13 +240,8 @@ def test_quiet_by_default_and_info_with_verbose(saved_model, text_file, tmp_path
     assert logging.getLogger().level == logging.INFO
 
 
-def test_model_with_nan_weights_writes_nothing(saved_model, text_file, tmp_path, capsys):
-    from safetensors.torch import load_file, save_file
-
-    file = next(saved_model.rglob("model.safetensors"))
-    weights = load_file(str(file))
-    weights["embedding.weight"][0, 0] = float("nan")
-    save_file(weights, str(file))
+def test_model_with_nan_weights_writes_nothing(saved_model, text_file, tmp_path, capsys, poison):
+    poison(saved_model, float("nan"))
     assert _embed(saved_model, text_file, tmp_path / "o.npy") == EXIT_ERROR
     assert "non-finite" in _one_error_line(capsys)
     assert not (tmp_path / "o.npy").exists()
@@ -268,3 +266,9 @@ def test_push_refuses_a_symlink_inside_the_folder(saved_model, tmp_path, capsys)
     assert main(["push", str(saved_model), "--repo-id", "org/x", "--dry-run", str(tmp_path / "out")]) == EXIT_ERROR
     assert "extra.txt is a symbolic link" in _one_error_line(capsys)
     assert not (tmp_path / "out" / "extra.txt").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_embed_chunk_size_must_be_positive(saved_model, text_file, tmp_path, capsys, value):
+    assert _embed(saved_model, text_file, tmp_path / "o.npy", "--chunk-size", value) == EXIT_ERROR
+    assert "--chunk-size" in _one_error_line(capsys) and not (tmp_path / "o.npy").exists()

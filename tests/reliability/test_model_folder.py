@@ -158,33 +158,18 @@ def test_combined_encoder_refuses_non_allow_listed_class(saved_model, tmp_path):
         CombinedEncoder.load(str(folder))
 
 
-def _weights_file(folder):
-    return next(folder.rglob("model.safetensors"))
-
-
-def test_nan_weights_are_refused_naming_the_file(saved_model):
-    from safetensors.torch import load_file, save_file
-
-    file = _weights_file(saved_model)
-    weights = load_file(str(file))
-    weights["embedding.weight"][3, 0] = float("nan")
-    save_file(weights, str(file))
+def test_nan_weights_are_refused_naming_the_file(saved_model, poison):
+    poison(saved_model, float("nan"))
     with pytest.raises(ModelFolderError, match=r"model\.safetensors: tensor 'embedding\.weight' has 1 non-finite"):
         load(saved_model)
 
 
-def test_inf_weights_of_a_static_export_are_refused(saved_model, tmp_path):
-    from safetensors.torch import load_file, save_file
-
+def test_inf_weights_of_a_static_export_are_refused(saved_model, tmp_path, poison):
     from psp_st.modules.psp import PSPEmbedding
 
     static = tmp_path / "static"
     PSPEmbedding.load(str(saved_model)).export_static(static)
-    file = _weights_file(static)
-    weights = load_file(str(file))
-    name = next(iter(weights))
-    weights[name][0, 0] = float("inf")
-    save_file(weights, str(file))
+    poison(static, float("inf"))
     with pytest.raises(ModelFolderError, match=r"non-finite \(NaN/inf\)"):
         load(static)
 
