@@ -253,7 +253,7 @@ def build(
         if cache_dir and not Path(cache_dir).is_absolute():  # keep the user's folder clean: cache in the work dir
             run_config["data"]["cache_dir"] = str(work / cache_dir)
         start = time.perf_counter()
-        model = train_from_config(run_config, output_dir=work, max_steps=max_steps)
+        model = train_from_config(run_config, output_dir=work, max_steps=max_steps, overwrite=overwrite)
         info["training"] = {"seconds": round(time.perf_counter() - start, 1), "threads": torch.get_num_threads(),
                             "datasets": [str(source) for source in config["data"]["sources"]],
                             "files": source_files(run_config["data"]["sources"], data_dir),

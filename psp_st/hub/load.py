@@ -242,4 +242,11 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
     check_model_folder(root)
     if path != root:
         check_model_folder(path)
-    return load_trusted(path, device=device, **kwargs)
+    try:
+        return load_trusted(path, device=device, **kwargs)
+    except (ModelFolderError, OSError, ImportError):
+        raise
+    except Exception as error:  # a parser deep inside (e.g. tokenizers' bare Exception on a corrupt tokenizer.json)
+        message = " ".join(str(error).split())[:300]
+        raise ModelFolderError(f"{path}: cannot load the model ({type(error).__name__}: {message}); the folder is "
+                               f"corrupt or incomplete: {_rebuild_hint(root)}.") from error

@@ -64,6 +64,9 @@ def check_output(
             raise OutputExistsError(f"{option} {path} is the input {source} (or contains it): writing it would destroy "
                                     "the input; choose another output path")
     if not path.exists() and not path.is_symlink():
+        parent = next((p for p in path.parents if p.exists()), None)
+        if parent is not None and not parent.is_dir():
+            raise NotADirectoryError(f"{option} {path}: {parent} is a file, not a folder; choose another path")
         return path
     if folder:
         if not path.is_dir():

@@ -272,3 +272,18 @@ def test_push_refuses_a_symlink_inside_the_folder(saved_model, tmp_path, capsys)
 def test_embed_chunk_size_must_be_positive(saved_model, text_file, tmp_path, capsys, value):
     assert _embed(saved_model, text_file, tmp_path / "o.npy", "--chunk-size", value) == EXIT_ERROR
     assert "--chunk-size" in _one_error_line(capsys) and not (tmp_path / "o.npy").exists()
+
+
+def test_output_below_a_file_is_one_line(saved_model, text_file, tmp_path, capsys):
+    assert _embed(saved_model, text_file, text_file / "o.npy") == EXIT_ERROR
+    assert f"{text_file} is a file, not a folder" in _one_error_line(capsys)
+
+
+def test_corrupt_tokenizer_json_of_a_static_export_is_one_line(saved_model, text_file, tmp_path, capsys):
+    from psp_st.modules.psp import PSPEmbedding
+
+    static = tmp_path / "static"
+    PSPEmbedding.load(str(saved_model)).export_static(static)
+    (static / "tokenizer.json").write_text("{bad")
+    assert _embed(static, text_file, tmp_path / "o.npy") == EXIT_ERROR
+    assert "cannot load the model" in _one_error_line(capsys)
