@@ -214,3 +214,13 @@ def test_saved_model_files_get_umask_permissions(psp_model, tmp_path):
         os.umask(old)
     weights = next((tmp_path / "m").rglob("model.safetensors"))
     assert weights.stat().st_mode & 0o777 == 0o644
+
+
+def test_recipe_init_from_does_not_execute_planted_code(saved_model, tmp_path):
+    from psp_st.training.recipe import build_model
+
+    marker = tmp_path / "marker"
+    _plant_evil(saved_model, marker)
+    with pytest.raises(ModelFolderError):
+        build_model({"name": "t", "data": {"sources": ["x"]}, "model": {"init_from": str(saved_model)}}, None, 0)
+    assert not marker.exists()
