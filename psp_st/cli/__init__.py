@@ -8,6 +8,7 @@ libraries inside ``func`` so that ``psp-st --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import pkgutil
@@ -19,7 +20,8 @@ from psp_st import __version__
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="psp-st", description="Paraphrastic sentence embeddings for Sentence-Transformers.")
     parser.add_argument("--version", action="version", version=f"psp-st {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="show progress messages and, on error, the traceback (-vv: debug messages)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
         if info.name.startswith("_"):
@@ -30,20 +32,59 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Exit code of every expected failure (bad input, missing file, full disk, offline Hub, ...); argparse uses it too.
+EXIT_ERROR = 2
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    """Failures caused by the input or the environment, reported in one line (anything else is a bug: traceback)."""
+    errors: list[type[BaseException]] = [OSError, ValueError, TypeError, KeyError, ImportError, FloatingPointError]
+    try:
+        import yaml
+
+        errors.append(yaml.YAMLError)
+    except ImportError:  # pragma: no cover - yaml is a dependency
+        pass
+    return tuple(errors)
+
+
+def error_message(error: BaseException) -> str:
+    """One line naming the problem: the file for OS errors, the key for a KeyError, YAML's position for YAML."""
+    if isinstance(error, KeyError) and len(error.args) == 1:
+        text = f"missing key {error.args[0]!r} (a config, recipe or data file lacks it)"
+    elif isinstance(error, OSError) and error.filename and error.strerror:
+        where = f"{error.filename}" + (f" -> {error.filename2}" if error.filename2 else "")
+        hints = {errno.ENOSPC: "free some space or write elsewhere", errno.EROFS: "write to a writable folder",
+                 errno.EACCES: "check the permissions", errno.EISDIR: "give a file, not a folder",
+                 errno.ENOTDIR: "give a folder, not a file", errno.ENOENT: "check the path"}
+        hint = hints.get(error.errno or -1)
+        text = f"{where}: {error.strerror}" + (f" ({hint})" if hint else "")
+    else:
+        text = str(error) or type(error).__name__
+    return " ".join(text.split())
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run a command; an expected failure prints one line (``-v``: the traceback) and returns :data:`EXIT_ERROR`.
+
+    Logging is quiet by default (warnings and errors only); ``-v`` shows progress messages (INFO), ``-vv`` debug.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    verbose = args.verbose or 0
+    level = logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger().setLevel(level)  # also when a handler was installed before (an embedding application)
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_ERROR
     try:
         return int(args.func(args) or 0)
-    except (ValueError, TypeError, FileNotFoundError, ImportError) as error:
-        if args.verbose:
+    except _expected_errors() as error:
+        if verbose:
             raise
-        print(f"psp-st {args.command}: error: {error}", file=sys.stderr)
-        return 1
+        print(f"psp-st {args.command}: error: {error_message(error)} (-v shows the traceback)", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

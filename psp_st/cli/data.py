@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from psp_st.io.output_policy import OVERWRITE_HELP
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -36,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets' filter/map")
     parser.add_argument("--cache-dir", help="datasets cache folder")
     parser.add_argument("--output", help="write the kept pairs to this Parquet file")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=run)
 
 
@@ -74,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
     """Loads with psp_st.data.load_pairs (memory-mapped), validates every row, applies the filters in order."""
     from psp_st.data import apply_filters, load_bitext, load_opusparcus, load_pairs, load_training_pairs, validate_pairs
 
+    if args.output:
+        from psp_st.io.output_policy import check_output
+
+        check_output(args.output, inputs=[*args.source, args.filters], overwrite=args.overwrite)
     source = args.source[0] if len(args.source) == 1 else args.source
     if args.kind == "training-pairs":
         pairs = load_training_pairs(source, cache_dir=args.cache_dir)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from psp_st.io.output_policy import OVERWRITE_HELP
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("embed", help="embed a text file into a .npy array (streamed, low RAM)",
@@ -16,6 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--chunk-size", type=int, default=100_000, help="lines embedded per chunk (RAM bound)")
     parser.add_argument("--threads", type=int, default=None, help="torch/sentencepiece threads (default: all)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=run)
 
 
@@ -23,7 +26,9 @@ def run(args: argparse.Namespace) -> int:
     """Row i of the output is line i+1 of the input; an empty line gets the model's empty-text vector."""
     from psp_st.cli._model import open_model
     from psp_st.inference import embed_file
+    from psp_st.io.output_policy import check_output
 
+    check_output(args.output, inputs=[args.input, args.model], overwrite=args.overwrite)
     model = open_model(args.model, args.threads)
     rows, dim = embed_file(model, args.input, args.output, chunk_size=args.chunk_size, float16=args.float16,
                            normalize=args.normalize, show_progress_bar=not args.no_progress)

@@ -7,6 +7,8 @@ import json
 import logging
 from pathlib import Path
 
+from psp_st.io.output_policy import OVERWRITE_HELP
+
 logger = logging.getLogger(__name__)
 
 
@@ -33,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="drop sentences that occur in the evaluation files of this data folder (decontamination)")
     parser.add_argument("--save-embeddings", type=Path, default=None,
                         help="also save the teacher embeddings (.npy) and their sentences (.txt next to it)")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=run)
 
 
@@ -40,10 +43,18 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from psp_st.io.atomic import atomic_path
+    from psp_st.io.output_policy import check_output
     from psp_st.mining.teacher import TeacherMiner, evaluation_sentences, load_teacher, read_sentences, sample
 
     if args.output.suffix != ".parquet":
         raise ValueError(f"--output must end in .parquet, got {args.output}")
+    inputs = [args.input, args.model, args.exclude_data_dir]
+    check_output(args.output, inputs=inputs, overwrite=args.overwrite)
+    check_output(args.output.with_suffix(".json"), inputs=inputs, overwrite=args.overwrite)
+    if args.save_embeddings:
+        check_output(args.save_embeddings, inputs=inputs, overwrite=args.overwrite, option="--save-embeddings")
+        check_output(args.save_embeddings.with_suffix(".txt"), inputs=inputs, overwrite=args.overwrite,
+                     option="--save-embeddings")
     exclude = evaluation_sentences(args.exclude_data_dir) if args.exclude_data_dir else set()
     miner = TeacherMiner(top_k=args.top_k, min_score=args.min_score, max_score=args.max_score,
                          max_trigram_overlap=args.max_trigram_overlap, batch_size=args.batch_size, exclude=exclude)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from psp_st.io.output_policy import OVERWRITE_HELP
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("score", help="score sentence pairs (TSV) with cosine similarity",
@@ -15,6 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--chunk-size", type=int, default=50_000, help="pairs scored per chunk (RAM bound)")
     parser.add_argument("--threads", type=int, default=None, help="torch/sentencepiece threads (default: all)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=run)
 
 
@@ -22,7 +25,9 @@ def run(args: argparse.Namespace) -> int:
     """Lines keep their order; a line without exactly one tab (or an empty line) is an error naming it."""
     from psp_st.cli._model import open_model
     from psp_st.inference import score_file
+    from psp_st.io.output_policy import check_output
 
+    check_output(args.output, inputs=[args.pairs, args.model], overwrite=args.overwrite)
     model = open_model(args.model, args.threads)
     count = score_file(model, args.pairs, args.output, chunk_size=args.chunk_size, header=args.header,
                        show_progress_bar=not args.no_progress)

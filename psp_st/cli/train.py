@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from psp_st.io.output_policy import OVERWRITE_HELP
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("train", help="train a model from a YAML recipe (hub_configs/<name>.yaml)",
@@ -11,6 +13,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--config", required=True, help="recipe YAML, e.g. hub_configs/psp-en.yaml")
     parser.add_argument("--output", default=None, help="run folder (default: runs/<recipe name>)")
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many optimizer steps")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.set_defaults(func=run)
@@ -28,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     from psp_st.training.recipe import train_from_config
 
-    model = train_from_config(args.config, output_dir=args.output, resume=args.resume, max_steps=args.max_steps)
+    model = train_from_config(args.config, output_dir=args.output, resume=args.resume, max_steps=args.max_steps,
+                              overwrite=args.overwrite)
     print(f"trained {model[0]!r}")
     return 0

@@ -182,6 +182,17 @@ def write_release(model, folder: Path, info: dict[str, Any]) -> dict[str, Any]:
     return info
 
 
+def previous_release_files(folder: Path, name: str) -> set[str] | None:
+    """The files of an earlier ``psp-st build`` of ``name`` in ``folder`` (from its build record), else ``None``."""
+    try:
+        info = json.loads((folder / BUILD_INFO_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict) or info.get("name") != name or not isinstance(info.get("files"), dict):
+        return None
+    return {str(relative) for relative in info["files"]} | {BUILD_INFO_FILE}
+
+
 def build(
     name: str = "psp-en",
     output: str | os.PathLike | None = None,
@@ -191,22 +202,28 @@ def build(
     suite: str | None = "quick",
     speed: bool = True,
     work_dir: str | os.PathLike | None = None,
+    overwrite: bool = False,
 ) -> Path:
     """Train the ``name`` recipe and write its release folder (default ``./<name>``); return the folder.
 
     Args:
         name: recipe name (``hub_configs/<name>.yaml``) or a recipe file.
-        output: release folder; replaced atomically when the build succeeds.
+        output: release folder, written when the build succeeds. An existing non-empty folder is refused before
+            training starts unless it is this recipe's own earlier release (its ``psp_build.json`` names the
+            recipe) or ``overwrite`` is set; either way only the files of the old release are replaced or removed,
+            other files in the folder are kept (:mod:`psp_st.io.output_policy`).
         data_dir: the shared data folder the recipe's relative paths refer to (default: :func:`psp_st.io.data_dir.default_data_dir`).
         seed: overrides the recipe's seed.
         max_steps: stop training after this many optimizer steps (for smoke tests).
         suite: evaluation suite recorded in the card (``None`` skips evaluation).
         speed: measure one-thread encoding speed.
         work_dir: keep training checkpoints here (default: a temporary folder, removed afterwards).
+        overwrite: write into a non-empty ``output`` that is not this recipe's release.
     """
     import psp_st
     from psp_st.io.atomic import atomic_directory
     from psp_st.io.data_dir import default_data_dir
+    from psp_st.io.output_policy import check_output
     from psp_st.modules.base import FORMAT_VERSION
     from psp_st.training.recipe import load_config, train_from_config
 
@@ -220,6 +237,9 @@ def build(
         raise FileNotFoundError(f"data folder {data_dir} not found (pass --data-dir or set PSP_ST_DATA_DIR)")
     run_config = _absolute_data_paths(config, data_dir)
     output = Path(output) if output else Path.cwd() / config["name"]
+    previous = previous_release_files(output, config["name"])
+    check_output(output, inputs=[recipe_path, data_dir, work_dir], overwrite=overwrite, folder=True,
+                 ours=lambda _: previous is not None)
 
     import torch
 
@@ -233,12 +253,12 @@ def build(
         if cache_dir and not Path(cache_dir).is_absolute():  # keep the user's folder clean: cache in the work dir
             run_config["data"]["cache_dir"] = str(work / cache_dir)
         start = time.perf_counter()
-        model = train_from_config(run_config, output_dir=work, max_steps=max_steps)
+        model = train_from_config(run_config, output_dir=work, max_steps=max_steps, overwrite=overwrite)
         info["training"] = {"seconds": round(time.perf_counter() - start, 1), "threads": torch.get_num_threads(),
                             "datasets": [str(source) for source in config["data"]["sources"]],
                             "files": source_files(run_config["data"]["sources"], data_dir),
                             "pairs": _trained_pairs(work)}
-        with atomic_directory(output) as folder:
+        with atomic_directory(output, replaces=previous or ()) as folder:
             module = model[0]
             module.eval()
             from sentence_transformers import SentenceTransformer

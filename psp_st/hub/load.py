@@ -70,7 +70,9 @@ def _read_build_info(path: Path, check: bool = True) -> dict[str, Any] | None:
         return None
     try:
         info = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
+        if not isinstance(info, dict):
+            raise ValueError(f"expected a JSON object, got {type(info).__name__}")
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, not an object
         if not check:
             return None
         raise ModelFolderError(f"{file} is not valid JSON ({error}): rebuild the folder with `psp-st build` or "
@@ -105,8 +107,11 @@ def check_model_folder(path: str | os.PathLike) -> None:
         )
     try:
         modules = json.loads(modules_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ModelFolderError(f"{modules_file} is not valid JSON ({error}): {_rebuild_hint(path)}.") from error
+    if not isinstance(modules, list) or not all(isinstance(entry, dict) for entry in modules):
+        raise ModelFolderError(f"{modules_file} must be a list of module entries (objects): the file is corrupt; "
+                               f"{_rebuild_hint(path)}.")
     for entry in modules:
         module_dir = path / entry.get("path", "")
         if entry.get("type", "").startswith("psp_st.") and not module_dir.is_dir():
@@ -115,7 +120,11 @@ def check_model_folder(path: str | os.PathLike) -> None:
             )
     info = _read_build_info(path)
     if info:
-        for relative, size in info.get("files", {}).items():
+        files = info.get("files", {})
+        if not isinstance(files, dict):
+            raise ModelFolderError(f"{path / BUILD_INFO_FILE}: 'files' must map file names to sizes: the record is "
+                                   f"corrupt; {_rebuild_hint(path)}.")
+        for relative, size in files.items():
             file = path / relative
             if not file.is_file():
                 raise ModelFolderError(f"{path}: file '{relative}' is missing: {_rebuild_hint(path)}.")
@@ -233,4 +242,11 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
     check_model_folder(root)
     if path != root:
         check_model_folder(path)
-    return load_trusted(path, device=device, **kwargs)
+    try:
+        return load_trusted(path, device=device, **kwargs)
+    except (ModelFolderError, OSError, ImportError):
+        raise
+    except Exception as error:  # a parser deep inside (e.g. tokenizers' bare Exception on a corrupt tokenizer.json)
+        message = " ".join(str(error).split())[:300]
+        raise ModelFolderError(f"{path}: cannot load the model ({type(error).__name__}: {message}); the folder is "
+                               f"corrupt or incomplete: {_rebuild_hint(root)}.") from error

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from psp_st.arguments import check_int
+from psp_st.inference.finite import check_finite
 from psp_st.tokenization.text_checks import check_texts
 
 
@@ -22,10 +24,11 @@ def fast_module(model):
 def encode_texts(model, texts: Sequence[str], batch_size: int = 8192, normalize: bool = False) -> np.ndarray:
     """Embed ``texts`` as a float32 ``(n, dim)`` array; uses ``module.embed`` for P-SP-style models."""
     texts = check_texts(texts)
+    batch_size = check_int("batch_size", batch_size)
     module, has_normalize = fast_module(model)
     if module is not None:
-        return module.embed(texts, batch_size=batch_size, normalize=normalize or has_normalize)
+        return check_finite(module.embed(texts, batch_size=batch_size, normalize=normalize or has_normalize))
     if not texts:
         return np.zeros((0, model.get_embedding_dimension() or 0), dtype=np.float32)
     vectors = model.encode(texts, batch_size=min(batch_size, 256), convert_to_numpy=True, normalize_embeddings=normalize)
-    return np.asarray(vectors, dtype=np.float32)
+    return check_finite(np.asarray(vectors, dtype=np.float32))

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from psp_st.inference.encode import encode_texts
-from psp_st.io.atomic import atomic_path
+from psp_st.io.atomic import atomic_path, reserve_space
 from psp_st.io.lines import count_lines, iter_line_chunks
 
 
@@ -38,6 +38,7 @@ def embed_file(
     dtype = np.float16 if float16 else np.float32
     with atomic_path(output_path) as tmp, _progress(total, "embed", show_progress_bar) as bar:
         array = np.lib.format.open_memmap(tmp, mode="w+", dtype=dtype, shape=(total, dim))
+        reserve_space(tmp, os.path.getsize(tmp), final=output_path)  # ENOSPC now, not SIGBUS mid-write
         row = 0
         for chunk in iter_line_chunks(input_path, chunk_size):
             texts = [text for _, text in chunk]

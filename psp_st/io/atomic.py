@@ -1,13 +1,42 @@
-"""Atomic file and folder writes: a crash never leaves a half-written model, embedding or score file."""
+"""Atomic file and folder writes: a crash never leaves a half-written model, embedding or score file.
+
+Permissions: outputs get the user's umask, like a file created with ``open``: ``0o666 & ~umask`` for files and
+``0o777 & ~umask`` for folders (``tempfile`` alone would leave them ``0600``/``0700``, unreadable by the rest of a
+shared machine).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+
+def current_umask() -> int:
+    """The process umask (read by setting and restoring it: the only portable way)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def apply_umask(path: str | os.PathLike) -> None:
+    """Give ``path`` (a file, or a folder and everything in it) the permissions a plain ``open`` would.
+
+    Some writers create files ``0600`` whatever the umask (safetensors >= 0.8 writes through a private temporary
+    file); this resets files to ``0o666 & ~umask`` (``0o777`` if executable) and folders to ``0o777 & ~umask``.
+    """
+    mask = current_umask()
+    path = Path(path)
+    for item in [path, *path.rglob("*")] if path.is_dir() else [path]:
+        if item.is_symlink():
+            continue
+        mode = item.stat().st_mode
+        full = 0o777 if item.is_dir() or mode & 0o111 else 0o666
+        os.chmod(item, full & ~mask)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -18,13 +47,17 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path``, on error it is removed."""
+    """Yield a temporary path beside ``path``; on success it replaces ``path``, on error it is removed.
+
+    The temporary file is created with the umask permissions, so the final file has them too.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
     tmp = Path(tmp_name)
     try:
+        os.fchmod(fd, 0o666 & ~current_umask())
+        os.close(fd)
         yield tmp
         os.replace(tmp, path)
     except BaseException:
@@ -32,22 +65,62 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
+def reserve_space(path: str | os.PathLike, size: int, final: str | os.PathLike | None = None) -> None:
+    """Allocate ``size`` bytes of ``path`` on disk now, so a full disk is an ``OSError`` here, not a SIGBUS later.
+
+    A memory-mapped output is sparse until written; when the disk fills while writing through the map the kernel
+    kills the process (SIGBUS). Allocating first turns that into ENOSPC before any work, naming ``final``.
+    """
+    with open(path, "r+b") as handle:
+        try:
+            os.posix_fallocate(handle.fileno(), 0, size)
+        except OSError as error:
+            if error.errno in (errno.ENOSPC, errno.EDQUOT):
+                free = shutil.disk_usage(Path(path).parent).free
+                raise OSError(error.errno, f"no space left on the device for {final or path}: it needs {size:,} bytes, "
+                                           f"{free:,} are free; free some space or write elsewhere") from error
+            if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
+
+
+def _files(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink()}
+
+
 @contextlib.contextmanager
-def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary folder beside ``path``; on success it replaces ``path`` (an old folder is removed)."""
+def atomic_directory(path: str | os.PathLike, replaces: Iterable[str] = ()) -> Iterator[Path]:
+    """Yield a temporary folder beside ``path``; on success its files are moved into ``path``.
+
+    A new or empty ``path`` is replaced in one rename. Into an existing folder the new files are moved one by one
+    (each replacing a same-named file); files listed in ``replaces`` (paths relative to ``path``, e.g. the files a
+    previous build recorded) that the new content lacks are removed; every other file in ``path`` is kept: a
+    writer never deletes files it did not write.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     try:
         yield tmp
-        if path.exists():
-            backup = path.with_name(f".{path.name}.old")
-            shutil.rmtree(backup, ignore_errors=True)
-            os.replace(path, backup)
+        apply_umask(tmp)
+        if path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+        if not path.exists():
             os.replace(tmp, path)
-            shutil.rmtree(backup, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
+            return
+        new = _files(tmp)
+        for relative in sorted(set(replaces) - new):
+            (path / relative).unlink(missing_ok=True)
+        for relative in sorted(new):
+            target = path / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            os.replace(tmp / relative, target)
+        for folder in sorted({(path / r).parent for r in set(replaces) - new}, key=lambda p: -len(p.parts)):
+            with contextlib.suppress(OSError):
+                if folder != path and not any(folder.iterdir()):
+                    folder.rmdir()
+        shutil.rmtree(tmp, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -6,6 +6,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from psp_st.arguments import check_int
+
 
 def count_lines(path: str | os.PathLike) -> int:
     """Number of lines of ``path`` (a last line without a newline counts), read in 1 MiB blocks."""
@@ -32,7 +34,8 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
 
 
 def iter_line_chunks(path: str | os.PathLike, chunk_size: int) -> Iterator[list[tuple[int, str]]]:
-    """:func:`iter_lines` grouped into lists of at most ``chunk_size`` lines."""
+    """:func:`iter_lines` grouped into lists of at most ``chunk_size`` lines (an integer >= 1)."""
+    check_int("chunk_size (--chunk-size)", chunk_size)
     chunk: list[tuple[int, str]] = []
     for item in iter_lines(path):
         chunk.append(item)

@@ -14,7 +14,10 @@ from typing import Any
 import numpy as np
 import torch
 from safetensors.torch import load_file as load_safetensors_file
+from safetensors.torch import save_file as save_safetensors_file
 from sentence_transformers.base.modules.input_module import InputModule
+
+from psp_st.io.atomic import apply_umask
 
 #: Version of the on-disk layout written by psp-st modules; bumped on incompatible changes.
 FORMAT_VERSION = 1
@@ -105,9 +108,16 @@ class PSPInputModule(InputModule):
         try:
             with open(path, encoding="utf-8") as handle:
                 config = json.load(handle)
-        except json.JSONDecodeError as error:
-            raise ModelFolderError(f"{cls.__name__}: {path} is not valid JSON ({error}).") from error
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise ModelFolderError(f"{cls.__name__}: {path} is not valid JSON ({error}): the file is corrupt; re-save "
+                                   "the model or download it again.") from error
+        if not isinstance(config, dict):
+            raise ModelFolderError(f"{cls.__name__}: {path} must hold a JSON object, got {type(config).__name__}: "
+                                   "the file is corrupt; re-save the model or download it again.")
         version = config.pop("format_version", None)
+        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+            raise ModelFolderError(f"{cls.__name__}: {path} has a non-integer format_version {version!r}: the file is "
+                                   "corrupt; re-save the model or download it again.")
         if version is None:
             raise ModelFolderError(
                 f"{cls.__name__}: {path} has no 'format_version': it was written by a pre-release psp-st. "
@@ -124,9 +134,23 @@ class PSPInputModule(InputModule):
     def _load_checked_weights(cls, model_name_or_path: str, **hub_kwargs) -> dict[str, torch.Tensor]:
         path = cls._require_file(model_name_or_path, cls.weights_file_name, "weights file", **hub_kwargs)
         try:
-            return load_safetensors_file(path)
+            weights = load_safetensors_file(path)
         except Exception as error:  # safetensors raises its own SafetensorError on truncated files
             raise ModelFolderError(f"{cls.__name__}: cannot read weights {path}: {error}") from error
+        for name, tensor in weights.items():
+            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                bad = int((~torch.isfinite(tensor)).sum())
+                raise ModelFolderError(
+                    f"{cls.__name__}: weights {path}: tensor '{name}' has {bad} non-finite (NaN/inf) value(s); the "
+                    "model is broken (a diverged training run?): retrain it or use an earlier checkpoint."
+                )
+        return weights
+
+    @staticmethod
+    def _save_weights(tensors: dict[str, torch.Tensor], path: str) -> None:
+        """Save safetensors weights with the umask permissions (safetensors alone writes them ``0600``)."""
+        save_safetensors_file(tensors, path)
+        apply_umask(path)
 
     @staticmethod
     def _check_shape(name: str, tensor: torch.Tensor, expected: tuple[int, ...], hint: str) -> None:

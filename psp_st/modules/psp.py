@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors.torch import save_file as save_safetensors_file
 from torch import nn
 
+from psp_st.arguments import check_int
+from psp_st.io.atomic import apply_umask
 from psp_st.modules.base import ModelFolderError, PSPInputModule, pad_flat_ids
 from psp_st.modules.sparse_mean import sparse_bag_mean
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
@@ -120,6 +121,7 @@ class PSPEmbedding(PSPInputModule):
         ``options`` go to :class:`PSPEmbedding` when they are its arguments (``max_seq_length``, ``dropout``,
         ``word_dropout``) and to :meth:`SentencePieceTokenizer.train` otherwise.
         """
+        embedding_dim = check_int("embedding_dim", embedding_dim)
         module_keys = {"max_seq_length", "dropout", "word_dropout"}
         module_options = {key: options.pop(key) for key in list(options) if key in module_keys}
         if character_coverage is not None:
@@ -182,6 +184,7 @@ class PSPEmbedding(PSPInputModule):
         ``SentenceTransformer.encode`` with this module.
         """
         texts = check_texts(sentences)
+        batch_size = check_int("batch_size", batch_size)
         out = np.empty((len(texts), self.embedding_dim), dtype=dtype)
         weight = self.embedding.weight.detach()
         starts = range(0, len(texts), batch_size)
@@ -211,7 +214,7 @@ class PSPEmbedding(PSPInputModule):
         os.makedirs(output_path, exist_ok=True)
         self.save_config(output_path)
         weights = self.embedding.weight.detach()[: self.vocab_size].contiguous().cpu()
-        save_safetensors_file({"embedding.weight": weights}, os.path.join(output_path, self.weights_file_name))
+        self._save_weights({"embedding.weight": weights}, os.path.join(output_path, self.weights_file_name))
         self.tokenizer.save(Path(output_path) / self.tokenizer_file_name)
 
     @classmethod
@@ -227,9 +230,16 @@ class PSPEmbedding(PSPInputModule):
         if "embedding.weight" not in weights:
             raise ModelFolderError(f"{cls.__name__}: weights file has no 'embedding.weight' (found: {sorted(weights)})")
         expected = (tokenizer.vocab_size, config.get("embedding_dim", weights["embedding.weight"].shape[-1]))
+        if not isinstance(expected[1], int) or isinstance(expected[1], bool):
+            raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path}: embedding_dim must "
+                                   f"be an integer, got {expected[1]!r}")
         cls._check_shape("embedding.weight", weights["embedding.weight"], expected,
                          f"{tokenizer.vocab_size} sentencepiece pieces x embedding_dim")
-        return cls(tokenizer, embedding_weights=weights["embedding.weight"], **config)
+        try:
+            return cls(tokenizer, embedding_weights=weights["embedding.weight"], **config)
+        except (TypeError, ValueError) as error:
+            raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} is invalid: "
+                                   f"{error}") from error
 
     # -- export -------------------------------------------------------------------------------------------
     def to_static_embedding(self):
@@ -256,6 +266,7 @@ class PSPEmbedding(PSPInputModule):
         if normalize:
             modules.append(Normalize())
         SentenceTransformer(modules=modules, device="cpu").save(str(path))
+        apply_umask(path)  # ST's safetensors writer leaves the weights 0600
 
     def __repr__(self) -> str:
         return (f"PSPEmbedding(vocab_size={self.vocab_size}, embedding_dim={self.embedding_dim}, "

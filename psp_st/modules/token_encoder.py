@@ -21,7 +21,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from safetensors.torch import save_file as save_safetensors_file
 from torch import nn
 
 from psp_st.modules.base import ModelFolderError, PSPInputModule, pad_flat_ids
@@ -209,7 +208,7 @@ class TokenEncoder(PSPInputModule):
         os.makedirs(output_path, exist_ok=True)
         self.save_config(output_path)
         state = {name: tensor.detach().contiguous().cpu() for name, tensor in self.state_dict().items()}
-        save_safetensors_file(state, os.path.join(output_path, self.weights_file_name))
+        self._save_weights(state, os.path.join(output_path, self.weights_file_name))
         save_tokenizer(self.tokenizer, output_path)
 
     @classmethod

@@ -127,7 +127,7 @@ def load_trusted(name_or_path: str | os.PathLike, device: str | None = "cpu", **
     from sentence_transformers import SentenceTransformer
 
     if kwargs.get("trust_remote_code"):
-        return SentenceTransformer(str(name_or_path), device=device, **kwargs)
+        return _finite(SentenceTransformer(str(name_or_path), device=device, **kwargs), name_or_path)
     kwargs.pop("trust_remote_code", None)
     if Path(name_or_path).is_dir():
         check_no_code(name_or_path)
@@ -135,4 +135,15 @@ def load_trusted(name_or_path: str | os.PathLike, device: str | None = "cpu", **
     if loader is None:  # pragma: no cover - guards a future Sentence-Transformers
         raise ImportError("this sentence-transformers has no _load_with_module_classes, which psp-st needs to load "
                           "its modules without trust_remote_code: pip install 'sentence-transformers>=6.0,<7'")
-    return loader(str(name_or_path), trusted_module_classes(), device=device, **kwargs)
+    return _finite(loader(str(name_or_path), trusted_module_classes(), device=device, **kwargs), name_or_path)
+
+
+def _finite(model, name_or_path: str | os.PathLike):
+    """Refuse a model with NaN/inf parameters (psp-st modules already name the file; this covers ST's own)."""
+    import torch
+
+    for name, parameter in model.named_parameters():
+        if parameter.is_floating_point() and not bool(torch.isfinite(parameter).all()):
+            raise ModelFolderError(f"{name_or_path}: weight '{name}' has non-finite (NaN/inf) values; the model is "
+                                   "broken (a diverged training run?): retrain it or use an earlier checkpoint.")
+    return model

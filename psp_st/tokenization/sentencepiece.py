@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
+from psp_st.arguments import check_int, check_number
 from psp_st.io.atomic import atomic_write_bytes
 from psp_st.tokenization.text_checks import check_texts
 
@@ -97,10 +98,14 @@ class SentencePieceTokenizer:
             max_sentence_length: longer training sentences (in bytes) are skipped by sentencepiece.
             **trainer_options: passed to ``sentencepiece.SentencePieceTrainer.train``.
         """
-        if vocab_size < 8:
-            raise ValueError(f"vocab_size must be at least 8, got {vocab_size}")
-        if not 0.0 < character_coverage <= 1.0:
-            raise ValueError(f"character_coverage must be in (0, 1], got {character_coverage}")
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("texts must be a list (or other iterable) of strings, got a single "
+                            f"{type(texts).__name__}: wrap it in a list")
+        vocab_size = check_int("vocab_size", vocab_size, minimum=8)
+        character_coverage = check_number("character_coverage", character_coverage, 0.98, 1.0,
+                                          why="sentencepiece's limit; 1.0 keeps every character")
+        input_sentence_size = check_int("input_sentence_size", input_sentence_size, minimum=0)
+        seed = check_int("seed", seed, minimum=0)
 
         count = 0
         bad_input: TypeError | None = None

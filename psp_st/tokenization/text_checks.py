@@ -22,7 +22,14 @@ def check_texts(texts: Sequence[str] | str, where: str | None = None) -> list[st
     except TypeError:
         raise TypeError(f"texts must be a list of strings, got {type(texts).__name__}") from None
     for index, text in enumerate(texts):
+        label = f"texts[{index}]" if where is None else f"an input of {where}"
         if not isinstance(text, str):
-            label = f"texts[{index}]" if where is None else f"an input of {where}"
             raise TypeError(f"{label} is {type(text).__name__} ({text!r:.40}), expected str")
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as error:  # a lone surrogate (e.g. from a bad decode with errors=surrogateescape)
+                raise ValueError(f"{label} has an unpaired surrogate {text[error.start]!r} at character {error.start}, "
+                                 "which is not valid Unicode text: decode the input as UTF-8 with errors='replace' "
+                                 "or fix it") from None
     return texts

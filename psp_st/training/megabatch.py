@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -11,13 +13,18 @@ import torch
 from sentence_transformers import SentenceTransformerTrainer
 from torch import nn
 from torch.utils.data import DataLoader, IterableDataset
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
+from psp_st.training.finite import FiniteGuard, first_non_finite_parameter, non_finite_error
 from psp_st.training.optimizer import SparseDenseAdam, clip_grad_norm_sparse
 from psp_st.training.schedule import MegaBatchSchedule
 from psp_st.training.scramble import scramble_input_ids
 
 logger = logging.getLogger(__name__)
+
+#: File in a checkpoint folder holding the negatives of the mega-batch in progress (exact mid-mega-batch resume).
+MINING_STATE_FILE = "megabatch_negatives.json"
 
 #: Column names of the mined negatives, in the order ParaphraseMarginLoss reads them.
 NEGATIVE_COLUMNS = ("anchor_negative", "positive_negative")
@@ -77,6 +84,8 @@ class MegaBatchStream(IterableDataset):
         self.mining_dtype = mining_dtype
         self.max_over_partner = max_over_partner
         self.current_megabatch_size = schedule.size_at(0)
+        self._mined: dict[str, Any] | None = None
+        self._restored: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         n = len(self.dataset)
@@ -103,9 +112,32 @@ class MegaBatchStream(IterableDataset):
                 yield from [None] * (end - start)
                 continue
             self.current_megabatch_size = end - start
-            yield from self._megabatch(batches[start:end], skip=max(skip - start, 0))
+            yield from self._megabatch(batches[start:end], skip=max(skip - start, 0), key=(epoch, start))
 
-    def _megabatch(self, batches: list[np.ndarray], skip: int) -> Iterator[dict[str, Any] | None]:
+    def mined_state(self) -> dict[str, Any] | None:
+        """The negatives of the last mined mega-batch (saved with a checkpoint, see :meth:`restore_mined`)."""
+        return self._mined
+
+    def restore_mined(self, state: dict[str, Any] | None) -> None:
+        """Reuse negatives saved with a checkpoint when resuming inside that mega-batch.
+
+        A checkpoint inside a mega-batch was taken after the model changed, so mining again would pick the
+        negatives with other weights than the uninterrupted run did; reusing the saved ones keeps a resumed run
+        bit-identical to an uninterrupted one.
+        """
+        self._restored = state
+
+    def _negatives(self, key: tuple[int, int], rows: int, mine: Callable[[], tuple[torch.Tensor, torch.Tensor]]):
+        restored, self._restored = self._restored, None
+        if restored is not None and tuple(restored["key"]) == key and len(restored["anchor"]) == rows:
+            pair = torch.as_tensor(restored["anchor"]), torch.as_tensor(restored["positive"])
+        else:
+            pair = mine()
+        self._mined = {"key": list(key), "anchor": pair[0].tolist(), "positive": pair[1].tolist()}
+        return pair
+
+    def _megabatch(self, batches: list[np.ndarray], skip: int,
+                   key: tuple[int, int] = (0, 0)) -> Iterator[dict[str, Any] | None]:
         indices = np.concatenate(batches)
         rows = self.dataset[indices]
         first, second = (self._texts(rows, column, indices) for column in self.columns)
@@ -119,19 +151,24 @@ class MegaBatchStream(IterableDataset):
         features = [self.preprocess(first), self.preprocess(second)]
         if not all(_row_indexable(f, len(indices)) for f in features):
             features = None
-        embeddings = [self.embed(f) for f in features] if features else [self.embed(self.preprocess(t))
-                                                                          for t in (first, second)]
-        negative_of_anchor, negative_of_positive = mine_hardest_negatives(
-            embeddings[0], embeddings[1], groups, anchor_ids, positive_ids, self.mining_chunk_size,
-            self.mining_dtype, self.max_over_partner,
-        )
+
+        def mine() -> tuple[torch.Tensor, torch.Tensor]:
+            embeddings = [self.embed(f) for f in features] if features else [self.embed(self.preprocess(t))
+                                                                              for t in (first, second)]
+            return mine_hardest_negatives(
+                embeddings[0], embeddings[1], groups, anchor_ids, positive_ids, self.mining_chunk_size,
+                self.mining_dtype, self.max_over_partner,
+            )
+
+        negative_of_anchor, negative_of_positive = self._negatives(key, len(indices), mine)
         offset = 0
         for number, batch in enumerate(batches):
             span = torch.arange(offset, offset + len(batch))
             offset += len(batch)
-            if number < skip:
+            if number < skip:  # trained before the checkpoint this run resumed from
                 yield None
-            elif features is not None:
+                continue
+            if features is not None:
                 columns = (self.columns[0], self.columns[1]) + NEGATIVE_COLUMNS
                 parts = (features[0], span), (features[1], span), (features[1], negative_of_anchor[span]), \
                     (features[0], negative_of_positive[span])
@@ -221,7 +258,9 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         self.encode_batch_size = encode_batch_size
         self.max_over_partner = max_over_partner
         self._stream: MegaBatchStream | None = None
+        self._restored_mining: dict[str, Any] | None = None
         super().__init__(*args, **kwargs)
+        self.add_callback(FiniteGuard())
         if self.schedule is None and group_column and self.train_dataset is not None \
                 and group_column in getattr(self.train_dataset, "column_names", []):
             # without mega-batching the collator would tokenize the group ids as text
@@ -262,8 +301,29 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             mining_dtype=self.mining_dtype,
             max_over_partner=self.max_over_partner,
         )
+        self._stream.restore_mined(self._restored_mining)
+        self._restored_mining = None
         # batch_size=None: the stream yields finished batches; the trainer's resume skip drops the first ones
         return DataLoader(self._stream, batch_size=None, collate_fn=_identity, num_workers=0)
+
+    # -- checkpoints: the current mega-batch's negatives travel with the checkpoint --------------------------
+    def _save_checkpoint(self, model, trial) -> None:
+        name = first_non_finite_parameter(self.model)
+        if name is not None:  # never write a broken checkpoint: the last good one stays the newest
+            raise non_finite_error(f"weight '{name}'", self.state.global_step, self.args.output_dir)
+        super()._save_checkpoint(model, trial)
+        state = self._stream.mined_state() if self._stream is not None else None
+        if state is not None and self.args.should_save:
+            folder = os.path.join(self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}")
+            with open(os.path.join(folder, MINING_STATE_FILE), "w", encoding="utf-8") as handle:
+                json.dump(state, handle)
+
+    def _load_from_checkpoint(self, resume_from_checkpoint: str, *args: Any, **kwargs: Any) -> None:
+        super()._load_from_checkpoint(resume_from_checkpoint, *args, **kwargs)
+        file = os.path.join(resume_from_checkpoint, MINING_STATE_FILE)
+        if os.path.isfile(file):
+            with open(file, encoding="utf-8") as handle:
+                self._restored_mining = json.load(handle)
 
     @torch.no_grad()
     def embed_for_mining(self, features: dict[str, Any]) -> torch.Tensor:
@@ -291,6 +351,19 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         return super().num_examples(dataloader)
 
     # -- training step ------------------------------------------------------------------------------------
+    def training_step(self, model, inputs, *args: Any, **kwargs: Any) -> torch.Tensor:
+        loss = super().training_step(model, inputs, *args, **kwargs)
+        if not bool(torch.isfinite(loss).all()):
+            raise non_finite_error("the loss", self.state.global_step + 1, self.args.output_dir)
+        return loss
+
+    def train(self, *args: Any, **kwargs: Any):
+        output = super().train(*args, **kwargs)
+        name = first_non_finite_parameter(self.model)
+        if name is not None:
+            raise non_finite_error(f"weight '{name}'", self.state.global_step, self.args.output_dir)
+        return output
+
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         if self.scramble > 0 and model.training:
             for key in [k for k in inputs if k.endswith("_input_ids")]:

@@ -65,9 +65,66 @@ def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
                              "evaluation", "description"}
     if unknown:
         raise ValueError(f"recipe: unknown top-level key(s) {sorted(unknown)}")
-    if not config.get("data", {}).get("sources"):
+    data = config.get("data")
+    if not isinstance(data, dict) or not data.get("sources"):
         raise ValueError("recipe: data.sources (a list of parquet files/globs) is required")
+    if isinstance(data["sources"], str):  # one source written without brackets: a one-element list
+        config["data"] = data = {**data, "sources": [data["sources"]]}
+    if not isinstance(data["sources"], list) or not all(isinstance(s, str) and s for s in data["sources"]):
+        raise ValueError(f"recipe: data.sources must be a list of file paths/globs, got {data['sources']!r}")
+    check_recipe_numbers(config)
     return config
+
+
+#: Recipe numbers that must be positive (``(section, key)``: integer or not).
+_POSITIVE: dict[tuple[str, str], bool] = {
+    ("trainer", "learning_rate"): False, ("trainer", "num_train_epochs"): False,
+    ("trainer", "per_device_train_batch_size"): True, ("trainer", "gradient_accumulation_steps"): True,
+    ("trainer", "save_steps"): False, ("trainer", "eval_steps"): False, ("trainer", "logging_steps"): False,
+    ("tokenizer", "vocab_size"): True, ("model", "embedding_dim"): True, ("megabatch", "size"): True,
+    ("data", "max_pairs"): True,
+}
+#: Recipe numbers that must lie in ``[low, high]``.
+_RANGES: dict[tuple[str, str], tuple[float, float]] = {
+    ("model", "dropout"): (0.0, 1.0), ("model", "word_dropout"): (0.0, 1.0), ("megabatch", "scramble"): (0.0, 1.0),
+    ("trainer", "weight_decay"): (0.0, float("inf")), ("trainer", "max_grad_norm"): (0.0, float("inf")),
+    ("trainer", "warmup_ratio"): (0.0, 1.0), ("megabatch", "anneal"): (0.0, float("inf")),
+    ("tokenizer", "character_coverage"): (0.9, 1.0),
+}
+
+
+def check_recipe_numbers(config: dict[str, Any]) -> None:
+    """Reject NaN/inf anywhere in the recipe and out-of-range values of the known numeric keys, naming the key."""
+    import math
+
+    def walk(value: Any, key: str) -> None:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"recipe: {key} is {value}; it must be a finite number")
+        if isinstance(value, dict):
+            for name, inner in value.items():
+                walk(inner, f"{key}.{name}" if key else str(name))
+        elif isinstance(value, list):
+            for index, inner in enumerate(value):
+                walk(inner, f"{key}[{index}]")
+
+    walk(config, "")
+    if "seed" in config and (isinstance(config["seed"], bool) or not isinstance(config["seed"], int)):
+        raise ValueError(f"recipe: seed must be an integer, got {config['seed']!r}")
+    checks = [(key, "positive", integer) for key, integer in _POSITIVE.items()] + \
+        [(key, bounds, False) for key, bounds in _RANGES.items()]
+    for (section, name), rule, integer in checks:
+        block = config.get(section)
+        if not isinstance(block, dict) or block.get(name) is None:
+            continue
+        value = block[name]
+        kind = "an integer" if integer else "a number"
+        if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+            hint = " (YAML reads 1e-3 as text: write 1.0e-3)" if isinstance(value, str) else ""
+            raise ValueError(f"recipe: {section}.{name} must be {kind}, got {value!r}{hint}")
+        if rule == "positive" and value <= 0:
+            raise ValueError(f"recipe: {section}.{name} must be > 0, got {value!r}")
+        if rule != "positive" and not rule[0] <= value <= rule[1]:
+            raise ValueError(f"recipe: {section}.{name} must be in [{rule[0]}, {rule[1]}], got {value!r}")
 
 
 def load_recipe_pairs(data_cfg: dict[str, Any], seed: int):
@@ -163,24 +220,30 @@ def train_from_config(
     output_dir: str | os.PathLike | None = None,
     resume: bool = False,
     max_steps: int | None = None,
+    overwrite: bool = False,
 ):
     """Train the model a recipe describes; returns the trained ``SentenceTransformer`` (saved to ``output_dir/final``).
 
     ``output_dir`` (default ``runs/<name>``) holds ``initial/`` (tokenizer + initial weights, so a resumed run
     rebuilds the very same model), ``checkpoint-*/`` and ``final/`` (with a model card). ``resume=True``
-    continues from the last checkpoint with the same step count and data order.
+    continues from the last checkpoint with the same step count and data order. Without ``resume``, a non-empty
+    ``output_dir`` is refused unless ``overwrite`` (:mod:`psp_st.io.output_policy`).
     """
     import torch
     from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
     from transformers.trainer_utils import get_last_checkpoint
 
+    from psp_st.io.output_policy import check_output
     from psp_st.losses import add_random_negatives
     from psp_st.modules.trusted import load_trusted
     from psp_st.training.megabatch import MegaBatchTrainer
 
+    config_file = None if isinstance(config, dict) else config
     config = load_config(config)
     seed = int(config.get("seed", 42))
     output_dir = Path(output_dir or Path("runs") / config["name"])
+    if not resume:
+        check_output(output_dir, inputs=[config_file], overwrite=overwrite, folder=True)
     torch.manual_seed(seed)
     np.random.seed(seed)
 

@@ -25,7 +25,7 @@ def test_bad_turku_label_in_a_file_is_a_clean_error(tiny_bert_dir, tmp_path, cap
     ).to_parquet(tmp_path / "bad.parquet")
     code = main(["baseline", "turku", "--model", str(tiny_bert_dir), "--train", str(tmp_path / "bad.parquet"),
                  "--max-steps", "1", "--no-eval"])
-    assert code == 1
+    assert code == 2
     assert "bad.parquet column label_str, row 2: label '5'" in capsys.readouterr().err
 
 
@@ -51,7 +51,7 @@ def test_speed_command_feeds_the_table(tiny_bert_dir, data_dir, tmp_path):
 
 
 def test_bad_speed_spec_is_a_clean_error(capsys):
-    assert main(["baseline", "speed", "toy=bogus:/nowhere"]) == 1
+    assert main(["baseline", "speed", "toy=bogus:/nowhere"]) == 2
     assert "expected NAME=sbert|cross-encoder|turku:PATH" in capsys.readouterr().err
 
 

@@ -36,7 +36,7 @@ def test_embed_reports_the_bad_line(model_dir, tmp_path, capsys):
     (tmp_path / "in.txt").write_bytes(b"fine\nalso fine\nbad \xff byte\n")
     code = main(["embed", "--model", str(model_dir), "--input", str(tmp_path / "in.txt"),
                  "--output", str(tmp_path / "out.npy"), "--no-progress"])
-    assert code == 1
+    assert code == 2
     assert "in.txt:3: line is not valid UTF-8" in capsys.readouterr().err
     assert not (tmp_path / "out.npy").exists()
 
@@ -69,7 +69,7 @@ def test_score_reports_malformed_lines(model_dir, tmp_path, capsys, content, mes
     (tmp_path / "pairs.tsv").write_text(content, encoding="utf-8")
     code = main(["score", "--model", str(model_dir), "--pairs", str(tmp_path / "pairs.tsv"),
                  "--output", str(tmp_path / "scores.tsv"), "--no-progress"])
-    assert code == 1 and message in capsys.readouterr().err
+    assert code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "scores.tsv").exists()
 
 
@@ -78,7 +78,7 @@ def test_missing_model_folder_is_a_clear_error(tmp_path, capsys):
     (tmp_path / "in.txt").write_text("a\n")
     code = main(["embed", "--model", str(tmp_path / "empty"), "--input", str(tmp_path / "in.txt"),
                  "--output", str(tmp_path / "o.npy")])
-    assert code == 1 and "no modules.json" in capsys.readouterr().err
+    assert code == 2 and "no modules.json" in capsys.readouterr().err
 
 
 def test_tokenizer_train_command(tmp_path, caption_sentences, capsys):
@@ -95,4 +95,4 @@ def test_tokenizer_train_reports_missing_column(tmp_path, capsys):
     pd.DataFrame({"other": ["x"]}).to_parquet(tmp_path / "t.parquet")
     code = main(["tokenizer", "train", "--input", str(tmp_path / "t.parquet"), "--column", "text",
                  "--output", str(tmp_path / "sp.model")])
-    assert code == 1 and "missing column(s) ['text']" in capsys.readouterr().err
+    assert code == 2 and "missing column(s) ['text']" in capsys.readouterr().err

@@ -29,7 +29,7 @@ def test_eval_quick_writes_json_markdown_and_prints_a_table(saved_psp_model, dat
 def test_eval_with_a_missing_data_dir_fails_clearly(saved_psp_model, tmp_path, capsys):
     code = main(["eval", "--model", str(saved_psp_model), "--data-dir", str(tmp_path / "absent"),
                  "--out", str(tmp_path / "out"), "--no-progress"])
-    assert code == 1
+    assert code == 2
     assert "evaluation data folder" in capsys.readouterr().err
 
 

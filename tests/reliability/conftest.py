@@ -28,3 +28,18 @@ def saved_model(saved_model_master, tmp_path) -> Path:
     copy = tmp_path / "model"
     shutil.copytree(saved_model_master, copy)
     return copy
+
+
+@pytest.fixture
+def poison():
+    """``poison(folder, value)``: write ``value`` (NaN/inf) into element [0, 0] of the folder's weights; returns the file."""
+    from safetensors.torch import load_file, save_file
+
+    def write(folder: Path, value: float) -> Path:
+        file = next(folder.rglob("model.safetensors"))
+        weights = load_file(str(file))
+        weights[next(iter(weights))][0, 0] = value
+        save_file(weights, str(file))
+        return file
+
+    return write

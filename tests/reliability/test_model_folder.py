@@ -156,3 +156,71 @@ def test_combined_encoder_refuses_non_allow_listed_class(saved_model, tmp_path):
         "format_version": 1, "encoders": [{"class": "psp_st.modules.base.PSPInputModule", "folder": "encoder_0"}]}))
     with pytest.raises(ModelFolderError, match="only psp-st's own module classes"):
         CombinedEncoder.load(str(folder))
+
+
+def test_nan_weights_are_refused_naming_the_file(saved_model, poison):
+    poison(saved_model, float("nan"))
+    with pytest.raises(ModelFolderError, match=r"model\.safetensors: tensor 'embedding\.weight' has 1 non-finite"):
+        load(saved_model)
+
+
+def test_inf_weights_of_a_static_export_are_refused(saved_model, tmp_path, poison):
+    from psp_st.modules.psp import PSPEmbedding
+
+    static = tmp_path / "static"
+    PSPEmbedding.load(str(saved_model)).export_static(static)
+    poison(static, float("inf"))
+    with pytest.raises(ModelFolderError, match=r"non-finite \(NaN/inf\)"):
+        load(static)
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"format_version": "one"}'])
+def test_corrupt_psp_config_names_the_file(saved_model, content):
+    config = next(saved_model.rglob("psp_config.json"))
+    config.write_text(content)
+    with pytest.raises(ModelFolderError, match=r"psp_config\.json.*(corrupt|invalid)"):
+        load(saved_model)
+
+
+def test_corrupt_modules_json_names_the_file(saved_model):
+    (saved_model / "modules.json").write_text('["not", "a", "module"]')
+    with pytest.raises(ModelFolderError, match=r"modules\.json"):
+        load(saved_model)
+
+
+def test_short_name_without_local_build_says_what_was_tried(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelNotFoundError) as caught:
+        load("psp-en")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "no local folder" in message and "psp-st/psp-en" in message and "unreachable" in message
+    assert "psp-st build psp-en" in message
+
+
+def test_path_typo_says_check_the_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelNotFoundError, match=r"no local folder .*psp-enn.*not a valid Hub id.*check the path"):
+        load("./psp-enn")
+
+
+def test_saved_model_files_get_umask_permissions(psp_model, tmp_path):
+    import os
+
+    old = os.umask(0o022)
+    try:
+        psp_model.save(str(tmp_path / "m"))
+    finally:
+        os.umask(old)
+    weights = next((tmp_path / "m").rglob("model.safetensors"))
+    assert weights.stat().st_mode & 0o777 == 0o644
+
+
+def test_recipe_init_from_does_not_execute_planted_code(saved_model, tmp_path):
+    from psp_st.training.recipe import build_model
+
+    marker = tmp_path / "marker"
+    _plant_evil(saved_model, marker)
+    with pytest.raises(ModelFolderError):
+        build_model({"name": "t", "data": {"sources": ["x"]}, "model": {"init_from": str(saved_model)}}, None, 0)
+    assert not marker.exists()

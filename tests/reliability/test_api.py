@@ -1,0 +1,137 @@
+"""Python API: bad arguments raise a clear TypeError/ValueError naming the argument, never a silent wrong result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+TEXTS = ["a cat sat on the mat", "a dog ran in the park", "the bird flew over the house"] * 50
+
+
+def test_from_texts_refuses_a_single_string():
+    from psp_st.modules.psp import PSPEmbedding
+
+    with pytest.raises(TypeError, match="list .*of strings, got a single str"):
+        PSPEmbedding.from_texts("a cat sat on the mat", vocab_size=40, embedding_dim=4)
+
+
+def test_tokenizer_train_refuses_a_single_string():
+    from psp_st.tokenization import SentencePieceTokenizer
+
+    with pytest.raises(TypeError, match="got a single str"):
+        SentencePieceTokenizer.train("a cat sat on the mat", vocab_size=40)
+
+
+@pytest.mark.parametrize("batch_size, error", [(-1, ValueError), (0, ValueError), ("2", TypeError), (2.5, TypeError),
+                                               (True, TypeError)])
+def test_embed_checks_batch_size(psp_module, batch_size, error):
+    with pytest.raises(error, match="batch_size"):
+        psp_module.embed(["a dog"], batch_size=batch_size)
+
+
+def test_encode_texts_checks_batch_size(psp_model):
+    from psp_st.inference import encode_texts
+
+    with pytest.raises(ValueError, match="batch_size must be >= 1"):
+        encode_texts(psp_model, ["a dog"], batch_size=-1)
+
+
+def test_vocab_size_given_as_text_is_a_type_error():
+    from psp_st.tokenization import SentencePieceTokenizer
+
+    with pytest.raises(TypeError, match="vocab_size must be an integer, got str '1000'"):
+        SentencePieceTokenizer.train(TEXTS, vocab_size="1000")
+
+
+def test_character_coverage_below_sentencepiece_limit_says_the_range():
+    from psp_st.tokenization import SentencePieceTokenizer
+
+    with pytest.raises(ValueError, match=r"character_coverage must be in \[0.98, 1.0\] \(sentencepiece's limit"):
+        SentencePieceTokenizer.train(TEXTS, vocab_size=40, character_coverage=0.5)
+
+
+def test_embedding_dim_given_as_text_is_a_type_error():
+    from psp_st.modules.psp import PSPEmbedding
+
+    with pytest.raises(TypeError, match="embedding_dim must be an integer"):
+        PSPEmbedding.from_texts(TEXTS, vocab_size=40, embedding_dim="16")
+
+
+def test_lone_surrogate_names_the_text_index(psp_module):
+    with pytest.raises(ValueError, match=r"texts\[1\] has an unpaired surrogate '\\udc80' at character 4"):
+        psp_module.embed(["fine", "bad \udc80 text"])
+
+
+def test_lone_surrogate_through_sentence_transformers_encode(psp_model):
+    with pytest.raises(ValueError, match="unpaired surrogate"):
+        psp_model.encode(["fine", "bad \udc80 text"])
+
+
+def test_non_finite_embeddings_are_never_returned(psp_model, psp_module):
+    from psp_st.inference import encode_texts
+    from psp_st.inference.finite import NonFiniteOutputError
+
+    with torch.no_grad():
+        psp_module.embedding.weight.fill_(float("nan"))
+    with pytest.raises(NonFiniteOutputError, match="non-finite"):
+        encode_texts(psp_model, ["a dog", "a cat"])
+
+
+def test_finite_embeddings_pass_unchanged(psp_model, psp_module):
+    from psp_st.inference import encode_texts
+
+    np.testing.assert_array_equal(encode_texts(psp_model, ["a dog"]), psp_module.embed(["a dog"]))
+
+
+# -- recipes ------------------------------------------------------------------------------------------------
+def _recipe(**sections):
+    return {"name": "t", "data": {"sources": ["x.parquet"]}, **sections}
+
+
+@pytest.mark.parametrize("trainer, key", [({"learning_rate": float("nan")}, "trainer.learning_rate"),
+                                          ({"learning_rate": float("inf")}, "trainer.learning_rate"),
+                                          ({"max_grad_norm": float("nan")}, "trainer.max_grad_norm")])
+def test_non_finite_recipe_number_names_the_key(trainer, key):
+    from psp_st.training.recipe import load_config
+
+    with pytest.raises(ValueError, match=rf"recipe: {key} is (nan|inf)"):
+        load_config(_recipe(trainer=trainer))
+
+
+@pytest.mark.parametrize("section, value, message", [
+    ({"trainer": {"learning_rate": -0.1}}, None, r"trainer\.learning_rate must be > 0"),
+    ({"trainer": {"learning_rate": "1e-3"}}, None, r"trainer\.learning_rate must be a number.*write 1\.0e-3"),
+    ({"trainer": {"per_device_train_batch_size": 0}}, None, r"per_device_train_batch_size must be > 0"),
+    ({"tokenizer": {"vocab_size": "1000"}}, None, r"tokenizer\.vocab_size must be an integer"),
+    ({"model": {"dropout": 1.5}}, None, r"model\.dropout must be in \[0\.0, 1\.0\]"),
+    ({"megabatch": {"size": 2.5}}, None, r"megabatch\.size must be an integer"),
+])
+def test_bad_recipe_numbers_name_the_key(section, value, message):
+    from psp_st.training.recipe import load_config
+
+    with pytest.raises(ValueError, match=message):
+        load_config(_recipe(**section))
+
+
+def test_recipe_nan_from_yaml_is_rejected(tmp_path):
+    from psp_st.training.recipe import load_config
+
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text("data: {sources: [x.parquet]}\ntrainer: {learning_rate: .nan}\n")
+    with pytest.raises(ValueError, match=r"trainer\.learning_rate is nan"):
+        load_config(recipe)
+
+
+def test_recipe_sources_as_one_string_is_a_one_element_list():
+    from psp_st.training.recipe import load_config
+
+    config = load_config({"name": "t", "data": {"sources": "training_pairs/coco.parquet"}})
+    assert config["data"]["sources"] == ["training_pairs/coco.parquet"]
+
+
+def test_recipe_sources_of_wrong_type_is_refused():
+    from psp_st.training.recipe import load_config
+
+    with pytest.raises(ValueError, match="data.sources must be a list of file paths"):
+        load_config({"name": "t", "data": {"sources": [1, 2]}})

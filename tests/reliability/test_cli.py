@@ -1,0 +1,289 @@
+"""The CLI: one overwrite policy, one error boundary (one line, exit code 2, -v traceback), finite outputs."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+
+import numpy as np
+import pytest
+
+from psp_st.cli import EXIT_ERROR, main
+
+
+@pytest.fixture
+def text_file(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text("a man rides a horse\ntwo kids play\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def pairs_file(tmp_path):
+    path = tmp_path / "pairs.tsv"
+    path.write_text("a dog runs\ta dog is running\n", encoding="utf-8")
+    return path
+
+
+def _embed(model, source, output, *extra):
+    return main(["embed", "--model", str(model), "--input", str(source), "--output", str(output), "--no-progress",
+                 *extra])
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+# -- overwrite policy ---------------------------------------------------------------------------------------
+def test_embed_refuses_existing_output(saved_model, text_file, tmp_path, capsys):
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"precious")
+    assert _embed(saved_model, text_file, out) == EXIT_ERROR
+    assert "already exists: pass --overwrite" in _one_error_line(capsys)
+    assert out.read_bytes() == b"precious"
+
+
+def test_embed_overwrite_replaces_existing_output(saved_model, text_file, tmp_path):
+    out = tmp_path / "out.npy"
+    out.write_bytes(b"old")
+    assert _embed(saved_model, text_file, out, "--overwrite") == 0
+    assert np.load(out).shape == (2, 16)
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_embed_output_equal_to_input_is_refused(saved_model, text_file, capsys, overwrite):
+    before = text_file.read_bytes()
+    assert _embed(saved_model, text_file, text_file, *overwrite) == EXIT_ERROR
+    assert "is the input" in _one_error_line(capsys)
+    assert text_file.read_bytes() == before
+
+
+def test_embed_output_that_is_a_symlink_to_the_input_is_refused(saved_model, text_file, tmp_path, capsys):
+    link = tmp_path / "link.npy"
+    link.symlink_to(text_file)
+    before = text_file.read_bytes()
+    assert _embed(saved_model, text_file, link, "--overwrite") == EXIT_ERROR
+    assert "is the input" in _one_error_line(capsys)
+    assert text_file.read_bytes() == before
+
+
+def test_embed_output_inside_the_model_folder_path_spelled_differently_is_refused(saved_model, text_file, capsys):
+    weights = next(saved_model.rglob("model.safetensors"))
+    spelled = saved_model / ".." / saved_model.name / weights.relative_to(saved_model)
+    assert _embed(saved_model, text_file, spelled, "--overwrite") == EXIT_ERROR
+    assert "is the input" in _one_error_line(capsys)
+
+
+def test_score_refuses_existing_output_and_input_as_output(saved_model, pairs_file, tmp_path, capsys):
+    out = tmp_path / "scores.tsv"
+    out.write_text("keep")
+    assert main(["score", "--model", str(saved_model), "--pairs", str(pairs_file), "--output", str(out),
+                 "--no-progress"]) == EXIT_ERROR
+    assert "--overwrite" in _one_error_line(capsys)
+    assert main(["score", "--model", str(saved_model), "--pairs", str(pairs_file), "--output", str(pairs_file),
+                 "--overwrite", "--no-progress"]) == EXIT_ERROR
+    assert "is the input" in _one_error_line(capsys)
+    assert out.read_text() == "keep"
+
+
+def test_data_refuses_existing_output(tmp_path, capsys):
+    source = tmp_path / "pairs.tsv"
+    source.write_text("a dog\ta puppy\n")
+    out = tmp_path / "out.parquet"
+    out.write_text("keep")
+    assert main(["data", str(source), "--output", str(out)]) == EXIT_ERROR
+    assert "--overwrite" in _one_error_line(capsys)
+    assert main(["data", str(source), "--output", str(source), "--overwrite"]) == EXIT_ERROR
+    assert "is the input" in _one_error_line(capsys)
+
+
+def test_mine_refuses_existing_output_before_loading_the_teacher(tmp_path, capsys):
+    source = tmp_path / "sentences.txt"
+    source.write_text("a dog\n")
+    out = tmp_path / "pairs.parquet"
+    out.write_text("keep")
+    assert main(["mine", "--input", str(source), "--output", str(out), "--model", str(tmp_path / "no-teacher")]) \
+        == EXIT_ERROR
+    assert "already exists: pass --overwrite" in _one_error_line(capsys)
+
+
+RECIPE = "name: tiny\ndata: {sources: [x.parquet]}\n"
+
+
+@pytest.fixture
+def recipe_and_busy_folder(tmp_path):
+    """A valid tiny recipe and a folder holding a file of the user's."""
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text(RECIPE)
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    return recipe, busy
+
+
+def test_train_refuses_non_empty_run_folder(recipe_and_busy_folder, capsys):
+    recipe, run = recipe_and_busy_folder
+    assert main(["train", "--config", str(recipe), "--output", str(run)]) == EXIT_ERROR
+    assert "is a folder that is not empty: pass --overwrite" in _one_error_line(capsys)
+
+
+def test_build_refuses_unrelated_non_empty_folder_before_training(recipe_and_busy_folder, tmp_path, capsys):
+    recipe, out = recipe_and_busy_folder
+    assert main(["build", str(recipe), "--output", str(out), "--data-dir", str(tmp_path)]) == EXIT_ERROR
+    assert "not empty: pass --overwrite" in _one_error_line(capsys)
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_build_refuses_output_containing_its_recipe(tmp_path, capsys):
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text(RECIPE)
+    assert main(["build", str(recipe), "--output", str(tmp_path), "--data-dir", str(tmp_path), "--overwrite"]) \
+        == EXIT_ERROR
+    assert "is the input" in _one_error_line(capsys)
+
+
+# -- full disk, permissions -----------------------------------------------------------------------------------
+def test_embed_on_a_full_disk_fails_cleanly_without_temp_file(saved_model, text_file, tmp_path, monkeypatch, capsys):
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    assert _embed(saved_model, text_file, out_dir / "e.npy") == EXIT_ERROR
+    assert "no space left on the device for" in _one_error_line(capsys)
+    assert list(out_dir.iterdir()) == []
+
+
+def test_outputs_get_the_umask_permissions(saved_model, text_file, tmp_path):
+    old = os.umask(0o022)
+    try:
+        assert _embed(saved_model, text_file, tmp_path / "a.npy") == 0
+        os.umask(0o002)
+        assert _embed(saved_model, text_file, tmp_path / "b.npy") == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.npy").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "b.npy").stat().st_mode & 0o777 == 0o664
+
+
+# -- the error boundary -------------------------------------------------------------------------------------
+def test_model_typo_is_one_line_with_the_fix(text_file, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert _embed("./psp-enn", text_file, tmp_path / "o.npy") == EXIT_ERROR
+    line = _one_error_line(capsys)
+    assert "psp-enn" in line and "check the path" in line and "psp-st build psp-en" in line
+
+
+def test_short_name_without_build_is_one_line_with_the_build_command(text_file, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert _embed("psp-en", text_file, tmp_path / "o.npy") == EXIT_ERROR
+    line = _one_error_line(capsys)
+    assert "unreachable" in line and "`psp-st build psp-en`" in line
+
+
+def test_input_that_is_a_folder_is_one_line(saved_model, tmp_path, capsys):
+    assert _embed(saved_model, tmp_path, tmp_path / "o.npy") == EXIT_ERROR
+    assert str(tmp_path) in _one_error_line(capsys)
+
+
+def test_yaml_error_is_one_line_naming_the_file(tmp_path, capsys):
+    recipe = tmp_path / "broken.yaml"
+    recipe.write_text("data: {sources: [x.parquet]\ntrainer: [\n")
+    assert main(["train", "--config", str(recipe), "--output", str(tmp_path / "run")]) == EXIT_ERROR
+    assert "broken.yaml" in _one_error_line(capsys)
+
+
+def test_nan_learning_rate_is_one_line_naming_the_key(tmp_path, capsys):
+    recipe = tmp_path / "nan.yaml"
+    recipe.write_text(RECIPE + "trainer: {learning_rate: .nan}\n")
+    assert main(["train", "--config", str(recipe), "--output", str(tmp_path / "run")]) == EXIT_ERROR
+    assert "trainer.learning_rate is nan" in _one_error_line(capsys)
+
+
+def test_key_error_is_one_line(monkeypatch, capsys):
+    import psp_st.cli.tokenizer as command
+
+    def missing(args):
+        raise KeyError("vocab_size")
+
+    monkeypatch.setattr(command, "run_train", missing)
+    assert main(["tokenizer", "train", "--input", "x", "--output", "y"]) == EXIT_ERROR
+    assert "missing key 'vocab_size'" in _one_error_line(capsys)
+
+
+def test_verbose_shows_the_traceback(text_file, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    from psp_st.hub.load import ModelNotFoundError
+
+    with pytest.raises(ModelNotFoundError, match="psp-enn"):
+        main(["-v", "embed", "--model", "./psp-enn", "--input", str(text_file), "--output", str(tmp_path / "o")])
+
+
+@pytest.mark.parametrize("code, hint", [(errno.ENOSPC, "free some space"), (errno.EROFS, "writable folder"),
+                                        (errno.EISDIR, "not a folder")])
+def test_os_errors_name_the_file_and_the_fix(code, hint):
+    from psp_st.cli import error_message
+
+    message = error_message(OSError(code, os.strerror(code), "/data/out.npy"))
+    assert message.startswith("/data/out.npy: ") and hint in message
+
+
+def test_quiet_by_default_and_info_with_verbose(saved_model, text_file, tmp_path):
+    assert _embed(saved_model, text_file, tmp_path / "a.npy") == 0
+    assert logging.getLogger().level == logging.WARNING
+    assert main(["-v", "embed", "--model", str(saved_model), "--input", str(text_file), "--output",
+                 str(tmp_path / "b.npy"), "--no-progress"]) == 0
+    assert logging.getLogger().level == logging.INFO
+
+
+def test_model_with_nan_weights_writes_nothing(saved_model, text_file, tmp_path, capsys, poison):
+    poison(saved_model, float("nan"))
+    assert _embed(saved_model, text_file, tmp_path / "o.npy") == EXIT_ERROR
+    assert "non-finite" in _one_error_line(capsys)
+    assert not (tmp_path / "o.npy").exists()
+
+
+# -- push -------------------------------------------------------------------------------------------------------
+def test_push_of_a_psp_root_folder_loads_without_trust_flag(saved_model, monkeypatch):
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.hub.push import push
+
+    pushed = []
+    monkeypatch.setattr(SentenceTransformer, "push_to_hub", lambda self, repo_id, **kwargs: pushed.append(repo_id)
+                        or "https://hub/commit")
+    assert push(saved_model, "org/final") == "https://hub/commit" and pushed == ["org/final"]
+
+
+def test_push_refuses_a_symlink_inside_the_folder(saved_model, tmp_path, capsys):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("ssh key")
+    (saved_model / "extra.txt").symlink_to(secret)
+    assert main(["push", str(saved_model), "--repo-id", "org/x", "--dry-run", str(tmp_path / "out")]) == EXIT_ERROR
+    assert "extra.txt is a symbolic link" in _one_error_line(capsys)
+    assert not (tmp_path / "out" / "extra.txt").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_embed_chunk_size_must_be_positive(saved_model, text_file, tmp_path, capsys, value):
+    assert _embed(saved_model, text_file, tmp_path / "o.npy", "--chunk-size", value) == EXIT_ERROR
+    assert "--chunk-size" in _one_error_line(capsys) and not (tmp_path / "o.npy").exists()
+
+
+def test_output_below_a_file_is_one_line(saved_model, text_file, tmp_path, capsys):
+    assert _embed(saved_model, text_file, text_file / "o.npy") == EXIT_ERROR
+    assert f"{text_file} is a file, not a folder" in _one_error_line(capsys)
+
+
+def test_corrupt_tokenizer_json_of_a_static_export_is_one_line(saved_model, text_file, tmp_path, capsys):
+    from psp_st.modules.psp import PSPEmbedding
+
+    static = tmp_path / "static"
+    PSPEmbedding.load(str(saved_model)).export_static(static)
+    (static / "tokenizer.json").write_text("{bad")
+    assert _embed(static, text_file, tmp_path / "o.npy") == EXIT_ERROR
+    assert "cannot load the model" in _one_error_line(capsys)
