@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from psp_st.evaluation.base import CachedEmbeddingEvaluator
 from psp_st.evaluation.embeddings import EmbeddingCache
@@ -28,7 +28,7 @@ def turku_label_group(label: str) -> str:
     return label[0]
 
 
-def retrieval_ranks(embeddings: np.ndarray, queries: Sequence[int], targets: Sequence[int],
+def retrieval_ranks(embeddings: np.ndarray, queries: ArrayLike, targets: ArrayLike,
                     batch_size: int = 1024) -> np.ndarray:
     """1-based rank of ``targets[i]`` among all rows of ``embeddings`` by cosine similarity to ``queries[i]``.
 

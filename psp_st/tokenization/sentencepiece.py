@@ -236,15 +236,16 @@ class SentencePieceTokenizer:
         from sentencepiece import sentencepiece_model_pb2
         from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
-        proto = sentencepiece_model_pb2.ModelProto()
+        # The protobuf-generated module defines its classes at import time; mypy cannot see them.
+        proto = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]
         proto.ParseFromString(self.model_proto)
-        if proto.trainer_spec.model_type != sentencepiece_model_pb2.TrainerSpec.UNIGRAM:
+        if proto.trainer_spec.model_type != sentencepiece_model_pb2.TrainerSpec.UNIGRAM:  # type: ignore[attr-defined]
             raise ValueError("only unigram sentencepiece models can be converted to a tokenizers.Tokenizer")
         vocab = [(piece.piece, piece.score) for piece in proto.pieces]
         tokenizer = Tokenizer(
             models.Unigram(vocab, unk_id=proto.trainer_spec.unk_id, byte_fallback=proto.trainer_spec.byte_fallback)
         )
-        steps = []
+        steps: list[normalizers.Normalizer] = []
         if self.lowercase:
             steps.append(normalizers.Lowercase())
         charsmap = proto.normalizer_spec.precompiled_charsmap
