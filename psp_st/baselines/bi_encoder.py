@@ -61,7 +61,7 @@ def train_bi_encoder(
     contrastive_margin: float = 0.5,
     seed: int = 0,
     show_progress_bar: bool = True,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """Fine-tune ``model`` in place; returns ``{"steps", "seconds", "loss"}``. Saves to ``output_dir`` if given.
 
     Args:
