@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from psp_st.baselines.turku_labels import (
+from psp_st.evaluation.turku_labels import (
     BASE_LABELS,
     FLAGGED_BASE,
     MINOR_CLASSES,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from psp_st.baselines.turku_labels import FLAGGED_BASE, TurkuLabel, parse_labels
+from psp_st.evaluation.turku_labels import FLAGGED_BASE, TurkuLabel, parse_labels
 
 
 def _prf(gold: Sequence[Hashable], pred: Sequence[Hashable], average: str | None,
