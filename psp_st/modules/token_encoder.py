@@ -86,6 +86,7 @@ class TokenEncoder(PSPInputModule):
     ) -> None:
         super().__init__()
         self.tokenizer_kind = tokenizer_kind(tokenizer)
+        self.check_tokenizer_kind(self.tokenizer_kind)
         self.tokenizer = tokenizer
         if max_seq_length == "default":
             max_seq_length = self.default_max_seq_length
@@ -112,6 +113,10 @@ class TokenEncoder(PSPInputModule):
             else:
                 self.init_embeddings(self.embedding.weight[:vocab_size])
             self.embedding.weight[vocab_size].zero_()
+
+    @classmethod
+    def check_tokenizer_kind(cls, kind: str) -> None:
+        """Raise ``ValueError`` when this encoder does not take tokenizers of ``kind`` (every kind by default)."""
 
     def init_embeddings(self, weight: torch.Tensor) -> None:
         """Initial token vectors (in place); default ``N(0, 1)`` like ``nn.Embedding``."""
@@ -144,6 +149,7 @@ class TokenEncoder(PSPInputModule):
             **options: module arguments (``max_seq_length``, ``hidden_size``, ``scramble``, ...).
         """
         texts = list(texts)
+        cls.check_tokenizer_kind(tokenizer or cls.default_tokenizer)
         trained = train_tokenizer_of_kind(tokenizer or cls.default_tokenizer, texts, min_count=min_count,
                                           max_size=max_size, lowercase=lowercase, **(tokenizer_options or {}))
         with torch.random.fork_rng():
