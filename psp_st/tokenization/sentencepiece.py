@@ -1,7 +1,7 @@
 """Training and batch encoding of sentencepiece unigram models.
 
 We call the ``sentencepiece`` library directly instead of going through HF ``tokenizers``: on one core it
-encodes a whole list about 4-5x faster (measured by ``benchmarks/encode_speed.py``), and P-SP's speed is
+encodes a whole list faster (``python benchmarks/encode_speed.py`` measures both), and P-SP's speed is
 mostly tokenization. :meth:`SentencePieceTokenizer.to_hf_tokenizer` converts the model into an equivalent
 ``tokenizers.Tokenizer`` for the zero-dependency StaticEmbedding export.
 """
@@ -25,7 +25,7 @@ from psp_st.tokenization.text_checks import check_texts
 logger = logging.getLogger(__name__)
 
 #: Character coverage that keeps every character seen in training. The reference preprocessing used 0.995,
-#: which on caption-heavy English data drops the digits and some letters (12% of sentences then contain an
+#: which on caption-heavy English data drops the digits and some letters (many sentences then contain an
 #: unknown piece); see ``tests/tokenization/test_sentencepiece_training.py``.
 DEFAULT_CHARACTER_COVERAGE = 1.0
 #: The reference preprocessing caps the sentences sentencepiece sees while training.
