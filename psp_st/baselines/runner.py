@@ -77,6 +77,31 @@ def labelled_dataset(name: str, data_dir: str | os.PathLike | None, limit: int |
     return Dataset.from_pandas(frame[["sentence1", "sentence2", "label"]].reset_index(drop=True))
 
 
+def _labelled_sets(names: Sequence[str] | None, options: RunOptions) -> dict[str, Any]:
+    return {
+        name: labelled_dataset(name, options.data_dir, options.limit)
+        for name in (DEFAULT_LABELLED if names is None else names)
+    }
+
+
+def _loop_options(options: RunOptions) -> dict[str, Any]:
+    """The training-loop options the SBERT and CrossEncoder trainers share."""
+    return {
+        "output_dir": options.output,
+        "batch_size": options.batch_size,
+        "learning_rate": options.lr,
+        "epochs": options.epochs,
+        "max_steps": options.max_steps,
+        "seed": options.seed,
+    }
+
+
+def _note_training(train: dict[str, Any], sets: Mapping[str, Any]) -> None:
+    """Add the rows of each training set to the training facts ``train`` and print the step count and time."""
+    train["sets"] = {name: len(rows) for name, rows in sets.items()}
+    print(f"trained {train['steps']:.0f} steps in {train['seconds']:.0f} s")
+
+
 def build_record_training(model: str) -> dict[str, Any] | None:
     """Training facts of a model folder written by ``psp-st build`` (its ``psp_build.json``), else ``None``."""
     from psp_st.hub.load import BUILD_INFO_FILE
@@ -142,23 +167,9 @@ def run_sbert(
             frame = load_pair_frame(name, options.data_dir, limit=options.limit)
             frame = frame.sample(n=min(pairs_per_set, len(frame)), random_state=options.seed)
             pair_sets[Path(name).stem] = Dataset.from_pandas(frame[["sentence1", "sentence2"]].reset_index(drop=True))
-        labelled_sets = {
-            name: labelled_dataset(name, options.data_dir, options.limit)
-            for name in (DEFAULT_LABELLED if labelled is None else labelled)
-        }
-        train = train_bi_encoder(
-            model,
-            pair_sets,
-            labelled_sets,
-            output_dir=options.output,
-            batch_size=options.batch_size,
-            learning_rate=options.lr,
-            epochs=options.epochs,
-            max_steps=options.max_steps,
-            seed=options.seed,
-        )
-        train["sets"] = {name: len(d) for name, d in {**pair_sets, **labelled_sets}.items()}
-        print(f"trained {train['steps']:.0f} steps in {train['seconds']:.0f} s")
+        labelled_sets = _labelled_sets(labelled, options)
+        train = train_bi_encoder(model, pair_sets, labelled_sets, **_loop_options(options))
+        _note_training(train, {**pair_sets, **labelled_sets})
     if train is None:
         train = build_record_training(options.model)
     metrics = {} if options.no_eval else score_bi_encoder(model, options.data_dir)
@@ -174,22 +185,9 @@ def run_cross_encoder(options: RunOptions, train_sets: Sequence[str] | None = No
     if options.no_train:
         raise ValueError("a CrossEncoder's classification head starts random: --no-train makes no sense here")
     model = build_cross_encoder(options.model, max_length=options.max_length)
-    labelled = {
-        name: labelled_dataset(name, options.data_dir, options.limit)
-        for name in (DEFAULT_LABELLED if train_sets is None else train_sets)
-    }
-    train = train_cross_encoder(
-        model,
-        labelled,
-        output_dir=options.output,
-        batch_size=options.batch_size,
-        learning_rate=options.lr,
-        epochs=options.epochs,
-        max_steps=options.max_steps,
-        seed=options.seed,
-    )
-    train["sets"] = {name: len(d) for name, d in labelled.items()}
-    print(f"trained {train['steps']:.0f} steps in {train['seconds']:.0f} s")
+    labelled = _labelled_sets(train_sets, options)
+    train = train_cross_encoder(model, labelled, **_loop_options(options))
+    _note_training(train, labelled)
     metrics = {} if options.no_eval else score_cross_encoder(model, options.data_dir)
     return record_run(options, "cross-encoder", train, metrics)
 
@@ -222,8 +220,7 @@ def run_turku(options: RunOptions, train_set: str = "turku-train", eval_set: str
         seed=options.seed,
         label_source=f"{train_set} column label_str",
     )
-    train["sets"] = {train_set: len(frame)}
-    print(f"trained {train['steps']} steps in {train['seconds']:.0f} s")
+    _note_training(train, {train_set: frame})
     if options.output:
         model.save(options.output)
     metrics: dict[str, Any] = {}
