@@ -1,4 +1,10 @@
-"""Shared fixtures: the real data in ../shared/data (skipped with a reason when absent), tiny models and trainers."""
+"""Shared fixtures: the shared data folder (the real ../shared/data, else the synthetic in-repo copy) and tiny models and trainers.
+
+Unit tests read :data:`DATA_DIR`: ``PSP_ST_DATA_DIR`` or ../shared/data when that folder exists, otherwise
+tests/fixtures/shared_data (same layout and columns, a few dozen synthetic rows per file; rebuilt by
+tests/fixtures/make_shared_data.py). Tests that need the real files (their row counts, quality levels) carry
+``@pytest.mark.shared_data`` and are skipped, with the reason, when only the fixture folder is there.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +14,24 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-DATA_DIR = Path(os.environ.get("PSP_ST_DATA_DIR", REPO.parent / "shared" / "data"))
+REAL_DATA_DIR = Path(os.environ.get("PSP_ST_DATA_DIR", REPO.parent / "shared" / "data"))
+FIXTURE_DATA_DIR = REPO / "tests" / "fixtures" / "shared_data"
+#: True when the real shared data folder is present (tests marked ``shared_data`` run only then).
+REAL_DATA = REAL_DATA_DIR.is_dir()
+DATA_DIR = REAL_DATA_DIR if REAL_DATA else FIXTURE_DATA_DIR
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("shared_data") is not None and not REAL_DATA:
+        pytest.skip(f"needs the real shared data folder {REAL_DATA_DIR} (set PSP_ST_DATA_DIR); "
+                    "the synthetic fixture folder is not enough for this test")
+
+
 def data_path(relative: str) -> Path:
-    """Path of a file under the shared data folder; skips the test with a clear reason when it is missing."""
+    """Path of a file under :data:`DATA_DIR`; skips the test with a clear reason when it is missing."""
     path = DATA_DIR / relative
     if not path.exists():
         pytest.skip(f"shared data file {path} is absent (set PSP_ST_DATA_DIR to the shared/data folder)")
@@ -24,14 +40,13 @@ def data_path(relative: str) -> Path:
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
-    if not DATA_DIR.is_dir():
-        pytest.skip(f"shared data folder {DATA_DIR} is absent (set PSP_ST_DATA_DIR)")
+    """The shared data folder: the real one when present, else the synthetic fixture copy."""
     return DATA_DIR
 
 
 @pytest.fixture(scope="session")
 def caption_sentences() -> list[str]:
-    """20,000 real English captions (Flickr8k side 1 + side 2), for tokenizer and module tests."""
+    """20,000 English captions (Flickr8k side 1 + side 2; synthetic ones from the fixture folder), for tokenizers."""
     import pandas as pd
 
     frame = pd.read_parquet(data_path("training_pairs/flickr8k_captions.parquet"), columns=["sentence1", "sentence2"])
@@ -40,7 +55,7 @@ def caption_sentences() -> list[str]:
 
 @pytest.fixture(scope="session")
 def sp_tokenizer(caption_sentences):
-    """A small sentencepiece model trained on real captions (session-wide, ~0.5 s)."""
+    """A small sentencepiece model trained on :func:`caption_sentences` (session-wide, ~0.5 s)."""
     from psp_st.tokenization import SentencePieceTokenizer
 
     return SentencePieceTokenizer.train(caption_sentences, vocab_size=2000, seed=0)

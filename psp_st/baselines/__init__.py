@@ -9,8 +9,8 @@ from psp_st.baselines.backbone import resolve_backbone
 from psp_st.baselines.bi_encoder import build_bi_encoder, train_bi_encoder
 from psp_st.baselines.cross_encoder import build_cross_encoder, train_cross_encoder
 from psp_st.baselines.turku_classifier import TurkuClassifier
-from psp_st.baselines.turku_labels import TurkuLabel, parse_label, parse_labels
 from psp_st.baselines.turku_metrics import format_turku_table, turku_scores
+from psp_st.evaluation.turku_labels import TurkuLabel, parse_label, parse_labels
 
 __all__ = [
     "TurkuClassifier",

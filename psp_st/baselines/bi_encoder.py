@@ -61,7 +61,7 @@ def train_bi_encoder(
     contrastive_margin: float = 0.5,
     seed: int = 0,
     show_progress_bar: bool = True,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """Fine-tune ``model`` in place; returns ``{"steps", "seconds", "loss"}``. Saves to ``output_dir`` if given.
 
     Args:
@@ -72,7 +72,8 @@ def train_bi_encoder(
             ``ContrastiveLoss``.
         max_steps: stop after this many optimizer steps (``-1``: run ``epochs``).
     """
-    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments, losses
+    from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+    from sentence_transformers.sentence_transformer import losses
 
     from psp_st.baselines.trainer_run import timed_trainer_run
 
@@ -82,7 +83,8 @@ def train_bi_encoder(
     overlap = set(pair_sets) & set(labelled_sets)
     if overlap:
         raise ValueError(f"set names used twice: {sorted(overlap)}")
-    train, loss = {}, {}
+    train: dict[str, Any] = {}
+    loss: dict[str, Any] = {}
     mnrl = losses.MultipleNegativesRankingLoss(model)
     contrastive = losses.ContrastiveLoss(model, margin=contrastive_margin)
     for name, dataset in pair_sets.items():

@@ -37,7 +37,7 @@ def train_cross_encoder(
     warmup_ratio: float = 0.1,
     seed: int = 0,
     show_progress_bar: bool = True,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """Fine-tune ``model`` on labelled pairs (name -> ``Dataset`` with ``sentence1``, ``sentence2``, ``label`` 0/1).
 
     Returns ``{"steps", "seconds", "loss"}``; saves to ``output_dir`` (safetensors) when given.

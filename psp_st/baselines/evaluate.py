@@ -14,11 +14,11 @@ for it), and STS correlations use the paraphrase probability as the similarity s
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from psp_st.baselines.pair_data import load_pair_frame
+from psp_st.baselines.speed import measure_pairs_per_second, speed_pairs
 from psp_st.evaluation.classification import TURKU_PARAPHRASE_FROM
 
 #: The STS sets and the pair-classification sets of the table.
@@ -31,29 +31,6 @@ def _spearman(gold: Sequence[float], predicted: Sequence[float]) -> float:
     from scipy.stats import spearmanr
 
     return float(100 * spearmanr(gold, predicted).statistic)
-
-
-def measure_pairs_per_second(
-    score_pairs: Callable[[list[tuple[str, str]]], Any], pairs: Sequence[tuple[str, str]], threads: int = 1
-) -> float:
-    """Pairs per second of ``score_pairs`` over ``pairs`` with ``torch`` limited to ``threads`` (after a warm-up)."""
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        score_pairs(list(pairs[:32]))
-        start = time.perf_counter()
-        score_pairs(list(pairs))
-        return len(pairs) / (time.perf_counter() - start)
-    finally:
-        torch.set_num_threads(previous)
-
-
-def speed_pairs(data_dir: str | os.PathLike | None = None, n: int = 1000) -> list[tuple[str, str]]:
-    """The first ``n`` STS Benchmark test pairs: the speed-test input shared by every baseline."""
-    frame = load_pair_frame("stsb-test", data_dir, limit=n)
-    return list(zip(frame.sentence1, frame.sentence2, strict=True))
 
 
 def score_cross_encoder(

@@ -74,3 +74,26 @@ def write_table(
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(path)
+
+
+def table_from_records(paths: Sequence[str | os.PathLike], speed: str | os.PathLike | None = None,
+                       output: str | os.PathLike | None = None, preamble: str | os.PathLike | None = None,
+                       command: str | None = None) -> str:
+    """The results table of the run records at ``paths``, written to ``output`` (with ``preamble`` above it and
+    the commands below) or returned as markdown. ``speed`` (a ``psp-st baseline speed`` JSON) replaces the
+    pairs/s column. Returns the table, or the line naming the file written."""
+    records = read_records(paths)
+    extra = []
+    if speed:
+        speed_record = json.loads(Path(speed).read_text(encoding="utf-8"))
+        speeds = speed_record["pairs_per_second"]
+        extra.append(f"# pairs/s column\n{speed_record.get('command') or ''}")
+        for record in records:
+            if record["name"] in speeds:
+                record["metrics"]["pairs_per_second"] = speeds[record["name"]]
+    if not output:
+        return results_table(records)
+    text = Path(preamble).read_text(encoding="utf-8") if preamble else ""
+    if command:
+        extra.append(f"# this file\n{command}")
+    return f"wrote {write_table(records, output, text, extra)}"

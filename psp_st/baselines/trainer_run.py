@@ -23,7 +23,7 @@ def timed_trainer_run(
     seed: int,
     show_progress_bar: bool,
     **extra_args: Any,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """Train ``model`` with ``trainer_class(args_class(...))`` in a scratch folder (no checkpoints), time the loop.
 
     ``extra_args`` go to ``args_class`` (e.g. the bi-encoder's batch samplers). Saves the model to ``output_dir``

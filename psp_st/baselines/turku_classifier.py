@@ -15,13 +15,13 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from psp_st.baselines.turku_labels import (
+from psp_st.evaluation.turku_labels import (
     BASE_LABELS,
     FLAGGED_BASE,
     MINOR_CLASSES,
@@ -31,6 +31,9 @@ from psp_st.baselines.turku_labels import (
     parse_labels,
 )
 from psp_st.io.atomic import atomic_directory
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 #: Version of the folder layout written by :meth:`TurkuClassifier.save`.
 TURKU_FORMAT_VERSION = 1
@@ -86,7 +89,7 @@ class TurkuClassifier(nn.Module):
     config_file_name = "turku_config.json"
     heads_file_name = "turku_heads.safetensors"
 
-    def __init__(self, transformer: nn.Module, tokenizer: Any, max_length: int = 128, dropout: float = 0.1) -> None:
+    def __init__(self, transformer: PreTrainedModel, tokenizer: Any, max_length: int = 128, dropout: float = 0.1) -> None:
         super().__init__()
         if not getattr(tokenizer, "is_fast", False):
             raise TypeError("TurkuClassifier needs a fast (Rust) tokenizer: it locates A and B with sequence_ids")

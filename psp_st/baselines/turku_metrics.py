@@ -9,13 +9,14 @@ label is 4 (the only rows they are trained on).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
-from psp_st.baselines.turku_labels import FLAGGED_BASE, TurkuLabel, parse_labels
+from psp_st.evaluation.turku_labels import FLAGGED_BASE, TurkuLabel, parse_labels
 
 
-def _prf(gold: Sequence[str], pred: Sequence[str], average: str | None, labels: list[str] | None = None):
+def _prf(gold: Sequence[Hashable], pred: Sequence[Hashable], average: str | None,
+         labels: Sequence[Hashable] | None = None):
     from sklearn.metrics import precision_recall_fscore_support
 
     return precision_recall_fscore_support(gold, pred, average=average, labels=labels, zero_division=0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -25,7 +25,8 @@ def language_identifier(normalized: bool, candidates: tuple[str, ...] | None = N
     return identifier
 
 
-def _codes(value: str | Sequence[str] | None) -> frozenset[str] | None:
+def language_codes(value: str | Iterable[str] | None) -> frozenset[str] | None:
+    """One code or several as a frozenset (None stays None: any language)."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -55,10 +56,10 @@ class LanguageFilter(PairFilter):
     name: ClassVar[str] = "language"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "sentence1", _codes(self.sentence1))
-        object.__setattr__(self, "sentence2", _codes(self.sentence2))
+        object.__setattr__(self, "sentence1", language_codes(self.sentence1))
+        object.__setattr__(self, "sentence2", language_codes(self.sentence2))
         if self.candidates is not None:
-            object.__setattr__(self, "candidates", tuple(sorted(_codes(self.candidates) or ())))
+            object.__setattr__(self, "candidates", tuple(sorted(language_codes(self.candidates) or ())))
         if self.sentence1 is None and self.sentence2 is None:
             raise ValueError("LanguageFilter needs the expected language of sentence1 and/or sentence2")
         if self.min_confidence is not None and not 0.0 <= self.min_confidence <= 1.0:

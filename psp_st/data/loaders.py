@@ -52,17 +52,17 @@ def resolve_files(source: Source) -> list[str] | None:
     if isinstance(source, (str, os.PathLike)):
         text = os.fspath(source)
         if glob.has_magic(text):
-            files = sorted(path for path in glob.glob(text, recursive=True) if os.path.isfile(path))
-            if not files:
+            matches = sorted(path for path in glob.glob(text, recursive=True) if os.path.isfile(path))
+            if not matches:
                 raise FileNotFoundError(f"no file matches {text!r}")
-            return files
+            return matches
         if os.path.isfile(text):
             return [text]
         if os.path.isdir(text):
-            files = sorted(str(path) for path in Path(text).iterdir() if path.is_file() and _known_suffix(path.name))
-            if not files:
+            found = sorted(str(path) for path in Path(text).iterdir() if path.is_file() and _known_suffix(path.name))
+            if not found:
                 raise FileNotFoundError(f"folder {text!r} holds no Parquet / TSV / JSONL file")
-            return files
+            return found
         if isinstance(source, str) and _HUB_ID.match(text) and not text.startswith((".", "/")):
             return None
         raise FileNotFoundError(f"{text!r} is neither a local file, folder or glob nor a Hub dataset id")

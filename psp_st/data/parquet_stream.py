@@ -1,9 +1,8 @@
 """Streaming Parquet reader with bounded memory: one row group at a time, row groups as shards.
 
-Why our own: in a one-off probe (2026-11-22: ``load_pairs(..., streaming=True)`` over our 5M-pair, 10-file
-corpus, shuffled with a 10k buffer, 60k rows read, torch and sentence-transformers imported), datasets'
-streaming ``parquet`` builder peaked at 1.8 GiB of heap (RssAnon), this reader at 0.5 GiB. The streaming rows
-of ``benchmarks/data_rss.py`` measure it in a full training run.
+Why our own: datasets' streaming ``parquet`` builder holds far more heap than one row group while a shuffled
+stream is read; this reader holds one row group at a time. The streaming rows of
+``benchmarks/results/data_rss.md`` (``benchmarks/data_rss.py``) measure it in a full training run.
 Row groups as shards also make ``shuffle`` permute row groups (e.g. 100 of 50k rows) instead of whole files.
 """
 

@@ -84,10 +84,10 @@ def _build_step(name: str, value: Any):
             raise ValueError(f"filter 'dedup': unknown key(s) {sorted(unknown)}; use 'symmetric'")
         return ExactDedup(symmetric=bool(options.get("symmetric", False)))
     if name == "language":
-        from psp_st.data.language import LanguageFilter
+        from psp_st.data.language import LanguageFilter, language_codes
 
         if isinstance(value, (str, Sequence)) and not isinstance(value, Mapping):
-            return LanguageFilter(sentence1=value, sentence2=value)
+            return LanguageFilter(sentence1=language_codes(value), sentence2=language_codes(value))
         if isinstance(value, Mapping):
             unknown = set(value) - {"sentence1", "sentence2", "min_confidence", "candidates"}
             if unknown:
@@ -144,7 +144,7 @@ def apply_filters(
         if value is None or value is False:
             continue
         step = _build_step(name, value)
-        count = FilterCount(name=name, params=value if isinstance(value, Mapping) else {"value": value})
+        count = FilterCount(name=name, params=dict(value) if isinstance(value, Mapping) else {"value": value})
         before = None if streaming else len(dataset)
         dataset = step.apply(dataset, num_proc=num_proc, counter=count if streaming else None)
         if before is not None:

@@ -1,10 +1,10 @@
 """A shuffling batch sampler whose per-epoch permutation costs 4 bytes per row instead of ~40.
 
 Why our own: ST's default ``BatchSamplers.BATCH_SAMPLER`` wraps ``torch.utils.data.RandomSampler``, which
-materialises every epoch's permutation as a Python list (``torch.randperm(n).tolist()``: ~36 bytes per row,
-measured 187 MiB of heap for 4.9M rows). That is the one piece of a training run whose memory grows with the
-corpus once the data itself is memory-mapped. This sampler keeps the permutation as a ``uint32`` numpy array
-(19 MiB for 4.9M rows) and yields one batch of indices at a time.
+materialises every epoch's permutation as a Python list (``torch.randperm(n).tolist()``: an int object and a
+pointer per row). That is the one piece of a training run whose memory grows with the corpus once the data
+itself is memory-mapped. This sampler keeps the permutation as a ``uint32`` numpy array and yields one batch of
+indices at a time (``dataset`` vs ``dataset-compact`` rows of ``benchmarks/results/data_rss.md``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import logging
 import lzma
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 TEXT_COLUMNS = ("sentence1", "sentence2")
 
-_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_OPENERS: dict[str, Callable[..., IO[str]]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 class BadLineError(ValueError):
@@ -144,7 +144,7 @@ def _tsv_rows(path: str, layout: TextLayout) -> Iterator[tuple[int, dict[str, ob
                 missing = [str(key) for key in layout.fields.values() if key not in names]
                 if missing:
                     raise BadLineError(path, line_number, f"header {parts} lacks column(s) {missing}")
-                positions = {column: names[key] for column, key in layout.fields.items()}
+                positions = {column: names[str(key)] for column, key in layout.fields.items()}
                 expected = len(parts)
                 continue
             if positions is None:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from psp_st.evaluation.base import CachedEmbeddingEvaluator
 from psp_st.evaluation.embeddings import EmbeddingCache, cosine_matrix, cosine_pairs
@@ -24,7 +25,7 @@ def exact_level(score: float) -> str:
     return f"{float(score):.1f}"
 
 
-def score_level_stats(scores: Sequence[float], similarities: Sequence[float],
+def score_level_stats(scores: ArrayLike, similarities: ArrayLike,
                       level: Callable[[float], str] = exact_level) -> list[dict[str, Any]]:
     """Mean and standard deviation (sample, ``ddof=1``; 0 for one pair) of the similarities per score level.
 

@@ -119,6 +119,7 @@ def local_path(key: str, data_dir: str | os.PathLike | None = None) -> Path:
 
 def load_local(key: str, data_dir: str | os.PathLike | None = None) -> Any:
     """Load local dataset ``key`` with the columns its kind needs checked."""
+    columns: tuple[str, ...]
     if key.startswith(("stsb", "sick", "sts17")):
         columns = STS_COLUMNS
     elif key.startswith("tatoeba"):

@@ -21,7 +21,7 @@ from typing import Any
 try:
     from mteb.abstasks.pair_classification import AbsTaskPairClassification
     from mteb.abstasks.sts import AbsTaskSTS
-    from mteb.abstasks.task_metadata import TaskMetadata
+    from mteb.abstasks.task_metadata import TaskMetadata, TaskType
     from mteb.abstasks.text.bitext_mining import AbsTaskBitextMining
 except ImportError as error:  # pragma: no cover - mteb ships with the eval extra
     raise ImportError("the MTEB tasks need mteb>=2: pip install 'psp-st[eval]'") from error
@@ -41,7 +41,7 @@ _COMMON: dict[str, Any] = {
 }
 
 
-def _metadata(name: str, description: str, task_type: str, main_score: str, eval_langs: Any,
+def _metadata(name: str, description: str, task_type: TaskType, main_score: str, eval_langs: Any,
               reference: str, license: str = "not specified", eval_splits: tuple[str, ...] = ("test",),
               adapted_from: str | None = None) -> TaskMetadata:
     return TaskMetadata(
@@ -59,6 +59,9 @@ class _LocalData:
 
     #: ``{split (or subset): local dataset key}``; subclasses fill it.
     files: dict[str, str] = {}
+    #: Set by MTEB's ``AbsTask`` (the other base of every subclass).
+    data_loaded: bool
+    dataset: Any
 
     def __init__(self, data_dir: str | os.PathLike | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

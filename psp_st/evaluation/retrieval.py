@@ -2,33 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from psp_st.evaluation.base import CachedEmbeddingEvaluator
+from psp_st.evaluation.classification import TURKU_PARAPHRASE_FROM
 from psp_st.evaluation.embeddings import EmbeddingCache
 from psp_st.evaluation.loaders import check_columns
+from psp_st.evaluation.turku_labels import parse_labels
 
 #: Label groups reported by default, in order.
 LABEL_GROUPS = ("1", "2", "3", "4<>", "4", "positive")
 
 
-def turku_label_group(label: str) -> str:
-    """The reporting group of a Turku label: ``1``, ``2``, ``3``, ``4<>`` (4 with ``<`` or ``>``) or ``4``.
-
-    Flags ``i`` and ``s`` do not change the group (``4i`` is ``4``, ``4>s`` is ``4<>``).
-    """
-    label = str(label).strip()
-    if not label or label[0] not in "1234":
-        raise ValueError(f"Turku label {label!r} does not start with 1, 2, 3 or 4")
-    if label[0] == "4" and ("<" in label or ">" in label):
-        return "4<>"
-    return label[0]
-
-
-def retrieval_ranks(embeddings: np.ndarray, queries: Sequence[int], targets: Sequence[int],
+def retrieval_ranks(embeddings: np.ndarray, queries: ArrayLike, targets: ArrayLike,
                     batch_size: int = 1024) -> np.ndarray:
     """1-based rank of ``targets[i]`` among all rows of ``embeddings`` by cosine similarity to ``queries[i]``.
 
@@ -81,7 +70,7 @@ def rank_metrics(ranks: np.ndarray, num_candidates: int) -> dict[str, float]:
 class RetrievalEvaluator(CachedEmbeddingEvaluator):
     """For each pair (s1, s2): the rank of s2 among all unique statements of the split, queried with s1.
 
-    Reports top-1 / top-10 accuracy and mean rank (%) per label group (see :func:`turku_label_group`) and for
+    Reports top-1 / top-10 accuracy and mean rank (%) per label group (see :attr:`~psp_st.evaluation.turku_labels.TurkuLabel.group`) and for
     all positive pairs (labels 3 and 4). Follows Kanerva et al. (2023), section 8.1: candidates are the
     deduplicated statements of both sides of every pair of the split, compared by cosine similarity.
     ST's ``InformationRetrievalEvaluator`` reports MRR/nDCG over relevant-document sets rather than the rank of
@@ -102,7 +91,9 @@ class RetrievalEvaluator(CachedEmbeddingEvaluator):
                       ("sentence1", "sentence2"))
         self.sentences1 = list(data["sentence1"])
         self.sentences2 = list(data["sentence2"])
-        self.groups = [turku_label_group(label) for label in data[label_column]]
+        labels = parse_labels(data[label_column], f"column {label_column!r}")
+        self.groups = [label.group for label in labels]
+        self.positive = np.array([int(label.base) >= TURKU_PARAPHRASE_FROM for label in labels], dtype=bool)
         self.primary_metric = "positive_top1"
 
     def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
@@ -114,7 +105,7 @@ class RetrievalEvaluator(CachedEmbeddingEvaluator):
         groups = np.asarray(self.groups)
         metrics: dict[str, float] = {"candidates": float(len(candidates))}
         for group in LABEL_GROUPS:
-            mask = np.isin(groups, ["3", "4<>", "4"]) if group == "positive" else groups == group
+            mask = self.positive if group == "positive" else groups == group
             if mask.any():
                 for key, value in rank_metrics(ranks[mask], len(candidates)).items():
                     metrics[f"{group}_{key}"] = value

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from psp_st.evaluation.base import CachedEmbeddingEvaluator
 from psp_st.evaluation.correlation import correlations
@@ -31,7 +32,7 @@ def wieting_means(per_subset: Mapping[str, Mapping[str, float]], groups: Mapping
     return means
 
 
-def sbert_pooled(gold: Mapping[str, Sequence[float]], predicted: Mapping[str, Sequence[float]],
+def sbert_pooled(gold: Mapping[str, ArrayLike], predicted: Mapping[str, ArrayLike],
                  groups: Mapping[str, Sequence[str]]) -> dict[str, float]:
     """The SBERT convention: per group, Spearman over the concatenation of its subsets; then their mean."""
     pooled: dict[str, float] = {}

@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,22 @@ def _sts(name: str, key: str, data_dir: Any) -> SuiteTask:
                      {f"{name}_spearman": ("Spearman", 100.0), f"{name}_pearson": ("Pearson", 100.0)})
 
 
+def _sts_file(name: str, path: Path, cache: EmbeddingCache) -> STSEvaluator:
+    return STSEvaluator({name: read_parquet(path, STS_COLUMNS, STS_COLUMNS[:2])}, cache=cache)
+
+
+def _turku_binary(key: str, data_dir: Any) -> Any:
+    return turku_binary(load_local(key, data_dir))
+
+
+def _retrieval(key: str, data_dir: Any, cache: EmbeddingCache) -> RetrievalEvaluator:
+    return RetrievalEvaluator(load_local(key, data_dir), cache=cache)
+
+
+def _bitext(key: str, data_dir: Any, cache: EmbeddingCache) -> BitextMiningEvaluator:
+    return BitextMiningEvaluator(load_local(key, data_dir), cache=cache)
+
+
 def _threshold(name: str, group: str, loader: Callable[[], Any]) -> SuiteTask:
     return SuiteTask(name, group, lambda cache: ThresholdClassificationEvaluator(loader(), cache=cache),
                      {"cosine_accuracy": ("accuracy", 100.0), "cosine_f1": ("F1", 100.0), "cosine_ap": ("AP", 100.0)})
@@ -120,7 +137,8 @@ def suite_tasks(suite: str = "quick", data_dir: str | os.PathLike | None = None,
     year_dirs = {year: data_dir / "sts" / year for year in STS_YEARS if (data_dir / "sts" / year).exists()}
     if year_dirs:
         def build_years(cache: EmbeddingCache) -> STSEvaluator:
-            subsets, groups = {}, {}
+            subsets: dict[str, Any] = {}
+            groups: dict[str, list[str]] = {}
             for year, folder in year_dirs.items():
                 for subset, dataset in load_sts_folder(folder).items():
                     subsets[f"{year}/{subset}"] = dataset
@@ -135,8 +153,7 @@ def suite_tasks(suite: str = "quick", data_dir: str | os.PathLike | None = None,
     for track_file in sorted((data_dir / "sts" / "sts2017").glob("*.parquet")):
         if track_file.stem != "en-en":
             track = track_file.stem
-            tasks.append(SuiteTask(f"sts17-{track}", "STS", lambda cache, f=track_file, t=track: STSEvaluator(
-                {f"sts17-{t}": read_parquet(f, STS_COLUMNS, STS_COLUMNS[:2])}, cache=cache),
+            tasks.append(SuiteTask(f"sts17-{track}", "STS", partial(_sts_file, f"sts17-{track}", track_file),
                 {f"sts17-{track}_spearman": ("Spearman", 100.0), f"sts17-{track}_pearson": ("Pearson", 100.0)}))
 
     tasks.append(_sts("sick-r-dev", "sick-dev", data_dir))
@@ -147,7 +164,7 @@ def suite_tasks(suite: str = "quick", data_dir: str | os.PathLike | None = None,
     for name, key in (("turku-release1-dev", "turku-release1-dev"), ("turku-opus-parsebank-dev",
                                                                       "turku-opus-parsebank-dev")):
         tasks.append(_threshold(f"{name} (labels>=3)", "Paraphrase classification (cosine threshold)",
-                                lambda k=key: turku_binary(load_local(k, data_dir))))
+                                partial(_turku_binary, key, data_dir)))
 
     tasks.append(_mlp("msrpc train->test", local("msrpc-train"), local("msrpc-test")))
     tasks.append(_mlp("pawsx-en dev->test", local("pawsx-en-dev"), local("pawsx-en-test")))
@@ -156,27 +173,25 @@ def suite_tasks(suite: str = "quick", data_dir: str | os.PathLike | None = None,
         if not found:
             raise FileNotFoundError(f"--opusparcus-dir {opusparcus_dir} has no <lang>/test/<lang>-test.txt file")
         for lang in found:
-            def reader(split: str, lang: str = lang) -> Callable[[], Any]:
-                return lambda: opusparcus_binary(read_opusparcus_tsv(opusparcus_path(opusparcus_dir, lang, split)))
+            def reader(split: str, lang: str = lang, binary: bool = True) -> Callable[[], Any]:
+                path = opusparcus_path(opusparcus_dir, lang, split)
+                return lambda: opusparcus_binary(read_opusparcus_tsv(path)) if binary else read_opusparcus_tsv(path)
             tasks.append(_mlp(f"opusparcus-{lang} dev->test", reader("dev"), reader("test")))
-            tasks.append(_agreement(f"opusparcus-{lang}-dev",
-                                    lambda lang=lang: read_opusparcus_tsv(opusparcus_path(opusparcus_dir, lang, "dev")),
-                                    exact_level))
+            tasks.append(_agreement(f"opusparcus-{lang}-dev", reader("dev", binary=False), exact_level))
     else:
         skipped["opusparcus"] = "no --opusparcus-dir given (Opusparcus is not in the shared data; Hub: GEM/opusparcus)"
 
     for name, key in (("turku-release1-dev", "turku-release1-dev"), ("turku-opus-parsebank-dev",
                                                                       "turku-opus-parsebank-dev")):
         tasks.append(SuiteTask(f"{name} retrieval", "Retrieval per label (Turku)",
-                               lambda cache, k=key, n=name: RetrievalEvaluator(load_local(k, data_dir), cache=cache),
+                               partial(_retrieval, key, data_dir),
                                {f"{group}_{metric}": (f"{group} {label}", 1.0)
                                 for group in ("2", "3", "4<>", "4", "positive")
                                 for metric, label in (("top1", "top-1 %"), ("top10", "top-10 %"),
                                                       ("mean_rank_pct", "mean rank %"))}))
     for lang in ("deu", "fra"):
         tasks.append(SuiteTask(f"tatoeba-{lang}", "Bitext mining (Tatoeba)",
-                               lambda cache, lang=lang: BitextMiningEvaluator(load_local(f"tatoeba-{lang}", data_dir),
-                                                                              cache=cache),
+                               partial(_bitext, f"tatoeba-{lang}", data_dir),
                                {"src2trg_error": (f"{lang}->eng error %", 1.0),
                                 "trg2src_error": (f"eng->{lang} error %", 1.0)}))
     tasks.append(_agreement("stsb-test", local("stsb-test"), sts_bucket))

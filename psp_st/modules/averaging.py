@@ -19,12 +19,21 @@ from psp_st.modules.token_encoder import TokenEncoder
 class TokenAveraging(TokenEncoder):
     """Masked mean of token vectors, over any tokenizer (see :class:`~psp_st.modules.token_encoder.TokenEncoder`).
 
+    Sentencepiece pieces are refused: their average is P-SP, whose one home is
+    :class:`~psp_st.modules.psp.PSPEmbedding` (its initialisation, sparse training and static export).
+
     Args:
-        tokenizer: WordTokenizer, TrigramTokenizer, MorfessorTokenizer or SentencePieceTokenizer.
+        tokenizer: WordTokenizer, TrigramTokenizer or MorfessorTokenizer.
         embedding_dim: vector size (ParaNMT uses 300).
         embedding_weights: initial token vectors ``(vocab_size, embedding_dim)``; random ``N(0, 1)`` otherwise.
         max_seq_length: keep at most this many tokens per text (default ``None``: all).
     """
+
+    @classmethod
+    def check_tokenizer_kind(cls, kind: str) -> None:
+        if kind == "sentencepiece":
+            raise ValueError(f"{cls.__name__} does not average sentencepiece pieces: that model is P-SP, use "
+                             "psp_st.modules.psp.PSPEmbedding (e.g. PSPEmbedding.from_texts(texts))")
 
     def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return F.embedding_bag(input_ids, self.embedding.weight, mode="mean", padding_idx=self.pad_id,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -42,9 +42,9 @@ class CombinedEncoder(PSPInputModule):
     """
 
     config_keys: list[str] = ["mode"]
-    modalities: list[str] = ["text"]
+    modalities = ["text"]
 
-    def __init__(self, encoders: Sequence[nn.Module], mode: str = "concat", **kwargs: Any) -> None:
+    def __init__(self, encoders: Sequence[PSPInputModule], mode: str = "concat", **kwargs: Any) -> None:
         super().__init__()
         if mode not in ("concat", "sum"):
             raise ValueError(f"mode must be 'concat' or 'sum', got {mode!r}")
@@ -60,8 +60,13 @@ class CombinedEncoder(PSPInputModule):
         self.encoders = nn.ModuleList(encoders)
         self.mode = mode
 
+    @property
+    def parts(self) -> list[PSPInputModule]:
+        """The encoders, in order (``self.encoders`` is the ``nn.ModuleList`` that registers their parameters)."""
+        return cast("list[PSPInputModule]", list(self.encoders))
+
     def get_sentence_embedding_dimension(self) -> int:
-        dims = [encoder.get_sentence_embedding_dimension() for encoder in self.encoders]
+        dims = [int(encoder.get_embedding_dimension()) for encoder in self.parts]
         return sum(dims) if self.mode == "concat" else dims[0]
 
     def get_embedding_dimension(self) -> int:
@@ -69,22 +74,23 @@ class CombinedEncoder(PSPInputModule):
 
     @property
     def max_seq_length(self) -> int | None:
-        lengths = [getattr(encoder, "max_seq_length", None) for encoder in self.encoders]
-        return None if any(length is None for length in lengths) else max(lengths)
+        lengths = [getattr(encoder, "max_seq_length", None) for encoder in self.parts]
+        known = [int(length) for length in lengths if length is not None]
+        return None if len(known) < len(lengths) else max(known)
 
     # -- id layout ----------------------------------------------------------------------------------------
     @property
     def id_offsets(self) -> list[int]:
         """First joint id of each encoder: encoder ``k`` owns ids ``offsets[k] .. offsets[k] + pad_id_k``."""
         offsets, total = [], 0
-        for encoder in self.encoders:
+        for encoder in self.parts:
             offsets.append(total)
             total += int(encoder.pad_id) + 1
         return offsets
 
     @property
     def pad_id(self) -> int:
-        return sum(int(encoder.pad_id) + 1 for encoder in self.encoders)
+        return sum(int(encoder.pad_id) + 1 for encoder in self.parts)
 
     @staticmethod
     def _compact(ids: torch.Tensor, keep: torch.Tensor, pad_id: int, width: int | None = None) -> torch.Tensor:
@@ -97,7 +103,10 @@ class CombinedEncoder(PSPInputModule):
         return out.masked_fill(columns[:, :width] >= counts, pad_id)
 
     # -- Sentence-Transformers interface -----------------------------------------------------------------
-    def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, torch.Tensor]:
+    # Text only: ST's signature also admits images and audio, which check_texts rejects with a clear error.
+    def preprocess(  # type: ignore[override]
+        self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any
+    ) -> dict[str, torch.Tensor]:
         """Each encoder's ids, shifted into one joint id space and laid out one after the other in each row.
 
         Row ``i`` holds encoder 0's tokens of text ``i``, then encoder 1's, ..., then padding (:attr:`pad_id`).
@@ -109,17 +118,17 @@ class CombinedEncoder(PSPInputModule):
         if prompt:
             texts = self._prepend_prompt(texts, prompt)
         ids, masks = [], []
-        for encoder, offset in zip(self.encoders, self.id_offsets, strict=True):
+        for encoder, offset in zip(self.parts, self.id_offsets, strict=True):
             part = encoder.preprocess(texts)
             ids.append(part["input_ids"] + offset)
             masks.append(part["attention_mask"].bool())
         input_ids = self._compact(torch.cat(ids, dim=1), torch.cat(masks, dim=1), self.pad_id)
         return {"input_ids": input_ids, "attention_mask": (input_ids != self.pad_id).long()}
 
-    def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
+    def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         input_ids = self.padded_ids(features)
         vectors = []
-        for encoder, offset in zip(self.encoders, self.id_offsets, strict=True):
+        for encoder, offset in zip(self.parts, self.id_offsets, strict=True):
             pad = int(encoder.pad_id)
             own = (input_ids >= offset) & (input_ids < offset + pad)
             part_ids = self._compact(input_ids - offset, own, pad)
@@ -127,7 +136,7 @@ class CombinedEncoder(PSPInputModule):
             vectors.append(encoder(part)["sentence_embedding"])
         combined = torch.cat(vectors, dim=-1) if self.mode == "concat" else torch.stack(vectors).sum(0)
         features["sentence_embedding"] = combined
-        features["token_embeddings"] = None
+        features["token_embeddings"] = None  # no per-token output: the encoders tokenize differently
         return features
 
     # -- saving and loading -------------------------------------------------------------------------------
@@ -135,19 +144,20 @@ class CombinedEncoder(PSPInputModule):
         config = super().get_config_dict()
         config["encoders"] = [
             {"class": f"{type(encoder).__module__}.{type(encoder).__qualname__}", "folder": f"encoder_{index}"}
-            for index, encoder in enumerate(self.encoders)
+            for index, encoder in enumerate(self.parts)
         ]
         return config
 
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
         output_path = str(output_path)
         os.makedirs(output_path, exist_ok=True)
-        for index, encoder in enumerate(self.encoders):
+        for index, encoder in enumerate(self.parts):
             encoder.save(os.path.join(output_path, f"encoder_{index}"))
         self.save_config(output_path)
 
     @classmethod
-    def load(cls, model_name_or_path: str, **kwargs: Any) -> CombinedEncoder:
+    # ST calls ``load`` with keyword arguments; the Hub options arrive in ``kwargs`` (see _hub_kwargs).
+    def load(cls, model_name_or_path: str, **kwargs: Any) -> CombinedEncoder:  # type: ignore[override]
         hub_kwargs = cls._hub_kwargs(**kwargs)
         config = cls._load_checked_config(model_name_or_path, **hub_kwargs)
         entries = config.pop("encoders", None)

@@ -35,8 +35,9 @@ def sparse_bag_mean(input_ids: torch.Tensor, weight: torch.Tensor, pad_id: int) 
 
     Why our own: torch's sparse ``embedding_bag`` backward emits one gradient row per *token* (a 128 x 20
     batch writes ~2,500 rows of the table, later sorted by ``coalesce``); this one emits one coalesced row per
-    *distinct* piece, computed as a second ``embedding_bag`` over the per-text gradients (about 2x faster
-    end to end on CPU). Rows with no token give zeros (P-SP preprocessing never produces them).
+    *distinct* piece, computed as a second ``embedding_bag`` over the per-text gradients (the training-speed
+    table of ``benchmarks/results/training.md`` measures the gain). Rows with no token give zeros (P-SP
+    preprocessing never produces them).
     """
     mask = input_ids != pad_id
     lengths = mask.sum(1)

@@ -24,6 +24,7 @@ import torch
 from torch import nn
 
 from psp_st.modules.base import ModelFolderError, PSPInputModule, pad_flat_ids
+from psp_st.modules.scramble import scramble_ids
 from psp_st.tokenization.store import (
     load_tokenizer,
     save_tokenizer,
@@ -32,22 +33,6 @@ from psp_st.tokenization.store import (
     train_tokenizer_of_kind,
 )
 from psp_st.tokenization.text_checks import check_texts
-
-
-def scramble_ids(input_ids: torch.Tensor, mask: torch.Tensor, probability: float) -> torch.Tensor:
-    """Shuffle the token order of each row with ``probability`` (padding stays at the end).
-
-    The "scrambling" regularizer of Wieting & Gimpel (2017) used for the LSTM models of ParaNMT (rate 0.3).
-    """
-    batch, width = input_ids.shape
-    keys = torch.arange(width, device=input_ids.device, dtype=torch.float32).expand(batch, width).clone()
-    rows = torch.rand(batch, device=input_ids.device) < probability
-    if not bool(rows.any()):
-        return input_ids
-    keys[rows] = torch.rand(int(rows.sum()), width, device=input_ids.device) * width
-    keys = keys.masked_fill(~mask.bool(), float("inf"))
-    order = keys.argsort(dim=1, stable=True)
-    return input_ids.gather(1, order)
 
 
 def drop_rows_without_known_tokens(flat: np.ndarray, lengths: np.ndarray, unk_id: int) -> tuple[np.ndarray, np.ndarray]:
@@ -79,7 +64,9 @@ class TokenEncoder(PSPInputModule):
     """
 
     config_keys: list[str] = ["embedding_dim", "max_seq_length", "scramble"]
-    modalities: list[str] = ["text"]
+    modalities = ["text"]
+    #: a psp-st tokenizer (words, trigrams, Morfessor or sentencepiece), not a transformers one
+    tokenizer: Any
     default_max_seq_length: ClassVar[int | None] = None
     #: tokenizer kind :meth:`from_texts` trains unless told otherwise
     default_tokenizer: ClassVar[str] = "words"
@@ -98,6 +85,7 @@ class TokenEncoder(PSPInputModule):
     ) -> None:
         super().__init__()
         self.tokenizer_kind = tokenizer_kind(tokenizer)
+        self.check_tokenizer_kind(self.tokenizer_kind)
         self.tokenizer = tokenizer
         if max_seq_length == "default":
             max_seq_length = self.default_max_seq_length
@@ -124,6 +112,10 @@ class TokenEncoder(PSPInputModule):
             else:
                 self.init_embeddings(self.embedding.weight[:vocab_size])
             self.embedding.weight[vocab_size].zero_()
+
+    @classmethod
+    def check_tokenizer_kind(cls, kind: str) -> None:
+        """Raise ``ValueError`` when this encoder does not take tokenizers of ``kind`` (every kind by default)."""
 
     def init_embeddings(self, weight: torch.Tensor) -> None:
         """Initial token vectors (in place); default ``N(0, 1)`` like ``nn.Embedding``."""
@@ -156,6 +148,7 @@ class TokenEncoder(PSPInputModule):
             **options: module arguments (``max_seq_length``, ``hidden_size``, ``scramble``, ...).
         """
         texts = list(texts)
+        cls.check_tokenizer_kind(tokenizer or cls.default_tokenizer)
         trained = train_tokenizer_of_kind(tokenizer or cls.default_tokenizer, texts, min_count=min_count,
                                           max_size=max_size, lowercase=lowercase, **(tokenizer_options or {}))
         with torch.random.fork_rng():
@@ -177,7 +170,10 @@ class TokenEncoder(PSPInputModule):
         return config
 
     # -- Sentence-Transformers interface -----------------------------------------------------------------
-    def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, torch.Tensor]:
+    # Text only: ST's signature also admits images and audio, which check_texts rejects with a clear error.
+    def preprocess(  # type: ignore[override]
+        self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any
+    ) -> dict[str, torch.Tensor]:
         texts = check_texts(inputs)
         if prompt:
             texts = self._prepend_prompt(texts, prompt)
@@ -189,7 +185,7 @@ class TokenEncoder(PSPInputModule):
         input_ids, attention_mask = pad_flat_ids(flat, lengths, pad_id=self.pad_id, empty_id=self.unk_id)
         return {"input_ids": input_ids, "attention_mask": attention_mask}
 
-    def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
+    def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         input_ids = self.padded_ids(features)
         mask = input_ids != self.pad_id
         if self.training and self.scramble > 0:
@@ -212,7 +208,8 @@ class TokenEncoder(PSPInputModule):
         save_tokenizer(self.tokenizer, output_path)
 
     @classmethod
-    def load(cls, model_name_or_path: str, **kwargs: Any) -> TokenEncoder:
+    # ST calls ``load`` with keyword arguments; the Hub options arrive in ``kwargs`` (see _hub_kwargs).
+    def load(cls, model_name_or_path: str, **kwargs: Any) -> TokenEncoder:  # type: ignore[override]
         hub_kwargs = cls._hub_kwargs(**kwargs)
         config = cls._load_checked_config(model_name_or_path, **hub_kwargs)
         kind = config.pop("tokenizer", None)

@@ -53,18 +53,18 @@ class MorfessorSegmenter:
     def __init__(self, segmentations: Iterable[tuple[int, str, Sequence[str]]], corpus_weight: float = 1.0,
                  max_word_length: int = 60) -> None:
         morfessor = _import_morfessor()
-        segmentations = [(int(count), str(word), tuple(morphs)) for count, word, morphs in segmentations]
-        for count, word, morphs in segmentations:
+        rows = [(int(count), str(word), tuple(morphs)) for count, word, morphs in segmentations]
+        for count, word, morphs in rows:
             if "".join(morphs) != word or not word or " " in word or any(" + " in m or not m for m in morphs):
                 raise ValueError(f"bad Morfessor segmentation {count} {word!r} -> {morphs!r}")
         # The model is always rebuilt from its segmentation list (what the text file holds), so a freshly
         # trained segmenter and one reloaded from disk segment every word, seen or unseen, identically.
         self.model = morfessor.BaselineModel(corpusweight=corpus_weight)
-        self.model.load_segmentations(segmentations)
-        self.segmentations = segmentations
+        self.model.load_segmentations(rows)
+        self.segmentations = rows
         self.corpus_weight = corpus_weight
         self.max_word_length = max_word_length
-        self._cache: dict[str, tuple[str, ...]] = {word: morphs for _, word, morphs in segmentations}
+        self._cache: dict[str, tuple[str, ...]] = {word: morphs for _, word, morphs in rows}
         self._known = len(self._cache)
 
     @classmethod

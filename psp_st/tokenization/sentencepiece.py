@@ -1,7 +1,7 @@
 """Training and batch encoding of sentencepiece unigram models.
 
 We call the ``sentencepiece`` library directly instead of going through HF ``tokenizers``: on one core it
-encodes a whole list about 4-5x faster (measured by ``benchmarks/encode_speed.py``), and P-SP's speed is
+encodes a whole list faster (``python benchmarks/encode_speed.py`` measures both), and P-SP's speed is
 mostly tokenization. :meth:`SentencePieceTokenizer.to_hf_tokenizer` converts the model into an equivalent
 ``tokenizers.Tokenizer`` for the zero-dependency StaticEmbedding export.
 """
@@ -26,7 +26,7 @@ from psp_st.tokenization.text_checks import check_texts
 logger = logging.getLogger(__name__)
 
 #: Character coverage that keeps every character seen in training. The reference preprocessing used 0.995,
-#: which on caption-heavy English data drops the digits and some letters (12% of sentences then contain an
+#: which on caption-heavy English data drops the digits and some letters (many sentences then contain an
 #: unknown piece); see ``tests/tokenization/test_sentencepiece_training.py``.
 DEFAULT_CHARACTER_COVERAGE = 1.0
 #: The reference preprocessing caps the sentences sentencepiece sees while training.
@@ -241,15 +241,16 @@ class SentencePieceTokenizer:
         from sentencepiece import sentencepiece_model_pb2
         from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
-        proto = sentencepiece_model_pb2.ModelProto()
+        # The protobuf-generated module defines its classes at import time; mypy cannot see them.
+        proto = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]
         proto.ParseFromString(self.model_proto)
-        if proto.trainer_spec.model_type != sentencepiece_model_pb2.TrainerSpec.UNIGRAM:
+        if proto.trainer_spec.model_type != sentencepiece_model_pb2.TrainerSpec.UNIGRAM:  # type: ignore[attr-defined]
             raise ValueError("only unigram sentencepiece models can be converted to a tokenizers.Tokenizer")
         vocab = [(piece.piece, piece.score) for piece in proto.pieces]
         tokenizer = Tokenizer(
             models.Unigram(vocab, unk_id=proto.trainer_spec.unk_id, byte_fallback=proto.trainer_spec.byte_fallback)
         )
-        steps = []
+        steps: list[normalizers.Normalizer] = []
         if self.lowercase:
             steps.append(normalizers.Lowercase())
         charsmap = proto.normalizer_spec.precompiled_charsmap

@@ -1,4 +1,4 @@
-"""Adam for a mix of sparse (embedding tables) and dense gradients, with real gradient-norm clipping."""
+"""Adam for a mix of sparse (embedding tables) and dense gradients, and gradient-norm clipping that reads both."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ class SparseDenseAdam(torch.optim.Optimizer):
     50k x 1024 table costs about a second on one CPU core; this one touches only the rows of the batch.
     Sparse rows follow ``SparseAdam`` (moments of untouched rows do not decay); dense parameters get AdamW.
 
-    ``max_grad_norm`` clips the global gradient norm over sparse and dense gradients together *before* the
-    update (``torch.nn.utils.clip_grad_norm_`` cannot read sparse gradients); the norm of the last step is in
-    :attr:`last_grad_norm`.
+    Clipping is the trainer's job (``MegaBatchTrainer`` calls :func:`clip_grad_norm_sparse` with
+    ``args.max_grad_norm`` before each step), so the optimizer has no clipping option of its own.
     """
 
     def __init__(
@@ -28,20 +27,11 @@ class SparseDenseAdam(torch.optim.Optimizer):
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0.0,
-        max_grad_norm: float = 0.0,
     ) -> None:
         if lr < 0:
             raise ValueError(f"learning rate must be >= 0, got {lr}")
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
-        self.max_grad_norm = max_grad_norm
-        self.last_grad_norm: float | None = None
-
-    def _clip(self) -> None:
-        if self.max_grad_norm <= 0:
-            return
-        params = [p for group in self.param_groups for p in group["params"]]
-        self.last_grad_norm = float(clip_grad_norm_sparse(params, self.max_grad_norm))
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -49,11 +39,11 @@ class SparseDenseAdam(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        self._clip()
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             for p in group["params"]:
-                if p.grad is None:
+                grad = p.grad
+                if grad is None:
                     continue
                 state = self.state[p]
                 if not state:
@@ -64,8 +54,8 @@ class SparseDenseAdam(torch.optim.Optimizer):
                 step = float(state["step"])
                 step_size = group["lr"] * math.sqrt(1 - beta2**step) / (1 - beta1**step)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                if p.grad.is_sparse:
-                    grad = p.grad.coalesce()
+                if grad.is_sparse:
+                    grad = grad.coalesce()
                     if grad.sparse_dim() != 1:
                         raise ValueError("SparseDenseAdam supports row-sparse gradients (embedding tables) only")
                     rows, values = grad.indices()[0], grad.values()
@@ -77,8 +67,8 @@ class SparseDenseAdam(torch.optim.Optimizer):
                 else:
                     if group["weight_decay"]:
                         p.mul_(1 - group["lr"] * group["weight_decay"])
-                    exp_avg.mul_(beta1).add_(p.grad, alpha=1 - beta1)
-                    exp_avg_sq.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+                    exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
+                    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
                     p.addcdiv_(exp_avg, exp_avg_sq.sqrt().add_(group["eps"]), value=-step_size)
         return loss
 
@@ -89,19 +79,18 @@ def clip_grad_norm_sparse(parameters: Iterable[torch.Tensor], max_norm: float) -
 
     ``torch.nn.utils.clip_grad_norm_`` fails on sparse gradients. Returns the norm before clipping.
     """
-    params = [p for p in parameters if p.grad is not None]
-    if not params:
-        return torch.tensor(0.0)
-    squares = []
-    for p in params:
-        if p.grad.is_sparse:
+    grads = []
+    for p in parameters:
+        if p.grad is not None and p.grad.is_sparse:
             p.grad = p.grad.coalesce()
-            squares.append(p.grad.values().float().pow(2).sum())
-        else:
-            squares.append(p.grad.float().pow(2).sum())
+        if p.grad is not None:
+            grads.append(p.grad)
+    if not grads:
+        return torch.tensor(0.0)
+    squares = [(grad.values() if grad.is_sparse else grad).float().pow(2).sum() for grad in grads]
     norm = torch.stack(squares).sum().sqrt()
     if max_norm > 0 and float(norm) > max_norm:
         scale = max_norm / (float(norm) + 1e-6)
-        for p in params:
-            p.grad.mul_(scale)
+        for grad in grads:
+            grad.mul_(scale)
     return norm

@@ -58,8 +58,22 @@ def test_bad_speed_spec_is_a_clean_error(capsys):
 def test_untrained_record_of_a_built_model_carries_its_build_time(tmp_path):
     import json
 
-    from psp_st.cli.baseline import _build_record_training
+    from psp_st.baselines.runner import build_record_training
 
     (tmp_path / "psp_build.json").write_text(json.dumps({"training": {"seconds": 821.6, "threads": 2}}))
-    assert _build_record_training(str(tmp_path))["seconds"] == 821.6
-    assert _build_record_training(str(tmp_path / "missing")) is None
+    assert build_record_training(str(tmp_path))["seconds"] == 821.6
+    assert build_record_training(str(tmp_path / "missing")) is None
+
+
+def test_sbert_and_cross_encoder_commands_train_on_the_named_sets_and_record(tiny_bert_dir, data_dir, tmp_path):
+    sets = ["--limit", "8", "--max-steps", "1", "--batch-size", "4", "--no-eval", "--data-dir", str(data_dir)]
+    assert main(["baseline", "sbert", "--model", str(tiny_bert_dir), "--pairs", "training_pairs/parasci.parquet",
+                 "--pairs-per-set", "6", "--labelled", "msrpc-train", "turku-eval", *sets,
+                 "--results", str(tmp_path / "sbert.json")]) == 0
+    record = json.loads((tmp_path / "sbert.json").read_text())
+    assert record["kind"] == "sbert" and record["train"]["steps"] == 1
+    assert record["train"]["sets"] == {"parasci": 6, "msrpc-train": 8, "turku-eval": 8}
+    assert main(["baseline", "cross-encoder", "--model", str(tiny_bert_dir), "--train", "pawsx-en-dev", *sets,
+                 "--name", "toy", "--results", str(tmp_path / "cross.json")]) == 0
+    record = json.loads((tmp_path / "cross.json").read_text())
+    assert record["name"] == "toy" and record["train"]["sets"] == {"pawsx-en-dev": 8}

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from psp_st.baselines.turku_classifier import TurkuClassifier
-from psp_st.baselines.turku_labels import parse_labels
+from psp_st.evaluation.turku_labels import parse_labels
 
 A = ["the cat sat on the mat", "hän lähti", "a big dog ran", "the man is not small"]
 B = ["a cat sat", "hän meni pois puistossa", "the dog ran in the park", "the woman was red"]

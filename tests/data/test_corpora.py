@@ -99,6 +99,7 @@ def test_training_pairs_stream_with_the_same_group_ids(write_parquet, tmp_path, 
     assert stream == load_training_pairs(tmp_path / "tp", cache_dir=cache_dir)["group_id"][:]
 
 
+@pytest.mark.shared_data
 def test_real_training_pairs_have_482k_rows_and_group_ids(data_dir, tmp_path):
     pairs = load_training_pairs(data_dir / "training_pairs", cache_dir=str(tmp_path / "cache"))
     assert len(pairs) == 482_315

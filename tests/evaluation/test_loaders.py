@@ -8,6 +8,7 @@ from psp_st.evaluation.embeddings import EmbeddingCache
 from psp_st.evaluation.suite import suite_tasks
 
 
+@pytest.mark.shared_data
 def test_local_stsb_test_has_the_documented_shape(data_dir):
     data = loaders.load_local("stsb-test", data_dir)
     assert len(data) == 1379 and {"sentence1", "sentence2", "score"} <= set(data.column_names)

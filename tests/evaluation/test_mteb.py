@@ -20,6 +20,7 @@ def test_static_export_reports_its_dimension_to_mteb(psp_module, tmp_path):
     assert ModelMeta.from_sentence_transformer_model(static).embed_dim == 32
 
 
+@pytest.mark.shared_data
 def test_local_tasks_load_without_network(data_dir):
     from psp_st.evaluation.mteb_tasks import get_tasks
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from psp_st.evaluation.retrieval import RetrievalEvaluator, rank_metrics, retrieval_ranks, turku_label_group
+from psp_st.evaluation.retrieval import RetrievalEvaluator, rank_metrics, retrieval_ranks
+from psp_st.evaluation.turku_labels import parse_label
 
 
 def test_ranks_exclude_the_query_and_average_ties():
@@ -31,12 +32,13 @@ def test_rank_metrics_by_hand():
 @pytest.mark.parametrize(("label", "group"), [("4", "4"), ("4i", "4"), ("4s", "4"), ("4>", "4<>"),
                                                ("4<is", "4<>"), ("3", "3"), ("2", "2"), ("1", "1")])
 def test_turku_label_groups(label, group):
-    assert turku_label_group(label) == group
+    assert parse_label(label).group == group
 
 
-def test_unknown_turku_label_is_an_error():
-    with pytest.raises(ValueError, match="'x' does not start with"):
-        turku_label_group("x")
+def test_unknown_turku_label_in_retrieval_data_names_the_row(lookup_model):
+    data = {"sentence1": ["a", "b"], "sentence2": ["c", "d"], "label_str": ["4", "x"]}
+    with pytest.raises(ValueError, match="column 'label_str', row 1: label 'x' is not in the Turku scheme"):
+        RetrievalEvaluator(data)
 
 
 def test_retrieval_evaluator_reports_per_label_group(lookup_model):

@@ -88,3 +88,12 @@ def test_prompt_is_prepended(make_encoder):
     module = make_encoder("word")
     with_prompt = module.preprocess(["dog"], prompt="a ")["input_ids"]
     assert torch.equal(with_prompt, module.preprocess(["a dog"])["input_ids"])
+
+
+def test_averaging_refuses_sentencepiece_and_points_to_psp(sp_tokenizer, zoo_texts):
+    from psp_st.modules.averaging import TrigramAveraging, WordAveraging
+
+    with pytest.raises(ValueError, match="WordAveraging does not average sentencepiece pieces.*PSPEmbedding"):
+        WordAveraging(sp_tokenizer, embedding_dim=4)
+    with pytest.raises(ValueError, match="TrigramAveraging does not average sentencepiece pieces"):
+        TrigramAveraging.from_texts(zoo_texts[:50], embedding_dim=4, tokenizer="sentencepiece")

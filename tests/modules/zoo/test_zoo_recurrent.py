@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from psp_st.modules.recurrent import GRAN, LSTMAveraging
-from psp_st.modules.token_encoder import scramble_ids
+from psp_st.modules.scramble import scramble_ids
 
 
 def ids_of(module, text: str) -> torch.Tensor:

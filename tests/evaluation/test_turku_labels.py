@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from psp_st.baselines.turku_labels import TurkuLabel, parse_label, parse_labels
+from psp_st.evaluation.turku_labels import TurkuLabel, parse_label, parse_labels
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,12 @@ class TurkuLabel:
         """Base label merged with the subsumption flag (``4<``), the classes of the paper's Table 4."""
         return f"{self.base}{self.subsumption}"
 
+    @property
+    def group(self) -> str:
+        """The retrieval reporting group (section 8.1): ``1``, ``2``, ``3``, ``4<>`` (4 with ``<`` or ``>``) or
+        ``4``; the flags ``i`` and ``s`` do not change it (``4i`` is ``4``, ``4>s`` is ``4<>``)."""
+        return f"{self.base}<>" if self.subsumption else self.base
+
 
 def parse_label(text: object) -> TurkuLabel:
     """Parse one label string such as ``'4>i'``; raise ``ValueError`` for anything outside the scheme."""
