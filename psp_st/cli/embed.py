@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from psp_st.cli._shards import add_shard_options, execution_from_args
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("embed", help="embed a text file into a .npy array (streamed, low RAM)",
@@ -16,11 +18,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--chunk-size", type=int, default=100_000, help="lines embedded per chunk (RAM bound)")
     parser.add_argument("--threads", type=int, default=None, help="torch/sentencepiece threads (default: all)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_shard_options(parser, "embed")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Row i of the output is line i+1 of the input; an empty line gets the model's empty-text vector."""
+    if args.ray is not None or args.shard_rows is not None:
+        return run_sharded(args)
     from psp_st.cli._model import open_model
     from psp_st.inference import embed_file
 
@@ -28,4 +33,16 @@ def run(args: argparse.Namespace) -> int:
     rows, dim = embed_file(model, args.input, args.output, chunk_size=args.chunk_size, float16=args.float16,
                            normalize=args.normalize, show_progress_bar=not args.no_progress)
     print(f"wrote {args.output}: {rows} x {dim} {'float16' if args.float16 else 'float32'}")
+    return 0
+
+
+def run_sharded(args: argparse.Namespace) -> int:
+    """Sharded embedding into a folder (``part-NNNNN.npy`` + ``manifest.json``); resumes a half-done folder."""
+    from psp_st.mining.embed_shards import embed_shards
+
+    manifest = embed_shards(args.input, args.output, args.model, shard_rows=args.shard_rows or 100_000,
+                            column=args.column, normalize=args.normalize, float16=args.float16,
+                            execution=execution_from_args(args))
+    print(f"wrote {args.output}: {manifest['rows']} x {manifest['dim']} {manifest['dtype']} in "
+          f"{len(manifest['shards'])} shards (manifest.json)")
     return 0

@@ -1,0 +1,179 @@
+"""Nearest-neighbour search with FAISS: exact (flat) below a size threshold, IVF or HNSW above it.
+
+Vectors are unit length, so inner product is cosine. The index is built from :class:`ShardedVectors` block by
+block (the corpus never has to sit in RAM twice), saved with ``faiss.write_index`` (a plain data file) and
+loaded by every search worker. :func:`exact_search` is the brute-force reference that :func:`recall_at_k`
+compares an index against.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from psp_st.io.atomic import atomic_path
+from psp_st.mining.shards import ShardedVectors
+
+logger = logging.getLogger(__name__)
+
+INDEX_KINDS = ("auto", "flat", "ivf", "ivf-sq8", "hnsw")
+
+
+def import_faiss():
+    """``faiss``, or an ImportError naming the extra."""
+    try:
+        import faiss
+    except ImportError as error:
+        raise ImportError('nearest-neighbour mining needs FAISS: pip install "psp-st[mining]" (or faiss-cpu)') from error
+    return faiss
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """How to index the vectors.
+
+    Args:
+        kind: ``flat`` (exact), ``ivf`` (inverted lists of full vectors), ``ivf-sq8`` (inverted lists of 8-bit
+            scalar-quantised vectors: a quarter of the memory), ``hnsw`` (graph), or ``auto``: ``flat`` below
+            ``exact_below`` vectors, else ``ivf``.
+        exact_below: the ``auto`` threshold.
+        nlist: IVF lists (default: ``4 * sqrt(n)``, the FAISS guideline, capped so each list trains on 39+ points).
+        nprobe: IVF lists visited per query.
+        hnsw_m / ef_search / ef_construction: HNSW graph degree and search / build beam widths.
+        train_size: vectors sampled to train IVF (default: ``64 * nlist``).
+        seed: training sample and k-means seed.
+    """
+
+    kind: str = "auto"
+    exact_below: int = 100_000
+    nlist: int | None = None
+    nprobe: int = 16
+    hnsw_m: int = 32
+    ef_search: int = 128
+    ef_construction: int = 80
+    train_size: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in INDEX_KINDS:
+            raise ValueError(f"unknown index kind {self.kind!r}; use one of {INDEX_KINDS}")
+        if self.nprobe < 1 or self.exact_below < 0:
+            raise ValueError(f"nprobe must be >= 1 and exact_below >= 0, got {self.nprobe}, {self.exact_below}")
+
+    def resolve(self, n: int) -> str:
+        """The concrete kind for ``n`` vectors."""
+        if self.kind == "auto":
+            return "flat" if n < self.exact_below else "ivf"
+        return self.kind
+
+    def config(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _ivf_lists(spec: IndexSpec, n: int) -> int:
+    nlist = spec.nlist or int(4 * math.sqrt(n))
+    return max(1, min(nlist, n // 39))
+
+
+def build_index(vectors: ShardedVectors, spec: IndexSpec) -> Any:
+    """A FAISS inner-product index over all rows of ``vectors`` (row i gets id i)."""
+    faiss = import_faiss()
+    n, dim = len(vectors), vectors.dim
+    kind = spec.resolve(n)
+    if kind == "flat":
+        index = faiss.IndexFlatIP(dim)
+    elif kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, spec.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = spec.ef_construction
+        index.hnsw.efSearch = spec.ef_search
+    else:
+        nlist = _ivf_lists(spec, n)
+        quantizer = faiss.IndexFlatIP(dim)
+        if kind == "ivf":
+            index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
+        else:
+            index = faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit,
+                                                  faiss.METRIC_INNER_PRODUCT)
+        index.cp.seed = spec.seed
+        size = min(n, spec.train_size or 64 * nlist)
+        sample = np.sort(np.random.default_rng(spec.seed).choice(n, size=size, replace=False))
+        logger.info("training IVF (%s, %d lists) on %d of %d vectors", kind, nlist, size, n)
+        index.train(vectors.take(sample))
+        index.nprobe = min(spec.nprobe, nlist)
+    for _, block in vectors.blocks():
+        index.add(block)
+    return index
+
+
+def save_index(index: Any, path: str | os.PathLike) -> None:
+    """Write ``index`` atomically (FAISS's own format: data only)."""
+    faiss = import_faiss()
+    with atomic_path(path) as tmp:
+        faiss.write_index(index, str(tmp))
+
+
+def load_index(path: str | os.PathLike, nprobe: int | None = None, ef_search: int | None = None) -> Any:
+    """Read an index written by :func:`save_index`, setting the search-time knobs that the file does not store."""
+    faiss = import_faiss()
+    index = faiss.read_index(str(path))
+    if nprobe is not None and hasattr(index, "nprobe"):
+        index.nprobe = min(nprobe, index.nlist)
+    if ef_search is not None and hasattr(index, "hnsw"):
+        index.hnsw.efSearch = ef_search
+    return index
+
+
+def search(index: Any, queries: np.ndarray, k: int, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` ``(sims, ids)`` of each query, best first; ``exclude[i]`` (a row id) is removed from query i's list.
+
+    With ``exclude`` (monolingual mining: a sentence is not its own neighbour) ``k + 1`` are searched and the
+    excluded id is dropped wherever it ranks (it need not be first when duplicates tie with it). Missing
+    neighbours (an index smaller than ``k``) have id -1 and similarity -inf.
+    """
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    extra = 0 if exclude is None else 1
+    sims, ids = index.search(queries, k + extra)
+    sims[ids < 0] = -np.inf
+    if exclude is None:
+        return sims, ids
+    keep = ids != np.asarray(exclude, dtype=np.int64)[:, None]
+    keep[keep.sum(1) > k, -1] = False  # self not found: drop the last extra one
+    return sims[keep].reshape(len(queries), k), ids[keep].reshape(len(queries), k)
+
+
+def exact_search(queries: np.ndarray, vectors: ShardedVectors, k: int,
+                 exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Brute-force top-``k`` by inner product over every block of ``vectors`` (the reference for recall)."""
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    best_sims = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    best_ids = np.full((len(queries), k), -1, dtype=np.int64)
+    for first, block in vectors.blocks():
+        sims = queries @ block.T
+        if exclude is not None:
+            local = np.asarray(exclude) - first
+            rows = np.flatnonzero((local >= 0) & (local < len(block)))
+            sims[rows, local[rows]] = -np.inf
+        merged_sims = np.concatenate([best_sims, sims], axis=1)
+        merged_ids = np.concatenate([best_ids, np.broadcast_to(np.arange(first, first + len(block)), sims.shape)], axis=1)
+        top = np.argpartition(-merged_sims, k - 1, axis=1)[:, :k]
+        top_sims = np.take_along_axis(merged_sims, top, axis=1)
+        order = np.argsort(-top_sims, axis=1, kind="stable")
+        best_sims = np.take_along_axis(top_sims, order, axis=1)
+        best_ids = np.take_along_axis(np.take_along_axis(merged_ids, top, axis=1), order, axis=1)
+    return best_sims, best_ids
+
+
+def recall_at_k(approx_ids: np.ndarray, exact_ids: np.ndarray) -> float:
+    """Mean share of each query's exact top-k ids that the approximate top-k also found."""
+    if approx_ids.shape != exact_ids.shape:
+        raise ValueError(f"shapes differ: {approx_ids.shape} vs {exact_ids.shape}")
+    if approx_ids.size == 0:
+        return float("nan")
+    hits = [len(set(a[a >= 0]) & set(e[e >= 0])) / max(1, int((e >= 0).sum())) for a, e in zip(approx_ids, exact_ids,
+                                                                                                   strict=True)]
+    return float(np.mean(hits))

@@ -1,0 +1,85 @@
+"""Sharded k-nearest-neighbour search: each shard of query vectors is searched against one saved FAISS index.
+
+The query shards are those of an embedding job (:mod:`psp_st.mining.embed_shards`); each becomes one ``.npz``
+holding ``ids`` (int64, global row ids of the indexed set) and ``sims`` (float32), ``(rows, k)``, best first.
+Every worker loads the index once; on a cluster the work folder must be on storage all nodes can read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from psp_st.mining.ann import load_index, search
+from psp_st.mining.executor import Execution, run_tasks
+from psp_st.mining.shards import PLAN_FILE, Shard, ShardStore, read_manifest, sha256_file
+
+logger = logging.getLogger(__name__)
+
+
+def vector_shards(folder: str | os.PathLike) -> list[Shard]:
+    """The shards of a finished embedding job folder."""
+    read_manifest(folder)  # raises when unfinished
+    plan = json.loads((Path(folder) / PLAN_FILE).read_text(encoding="utf-8"))
+    return [Shard(**shard) for shard in plan["shards"]]
+
+
+class KnnWorker:
+    """Shard worker: one index per process; ``run`` searches one shard of queries and saves its neighbours."""
+
+    def __init__(self, index_path: str, queries: str, folder: str, k: int, exclude_self: bool,
+                 nprobe: int | None = None, ef_search: int | None = None) -> None:
+        self.index = load_index(index_path, nprobe=nprobe, ef_search=ef_search)
+        self.queries = Path(queries)
+        self.store = ShardStore(folder, ".npz")
+        self.k = k
+        self.exclude_self = exclude_self
+
+    def run(self, task: dict[str, Any]) -> dict[str, Any]:
+        shard = Shard(**task)
+        record = self.store.record(shard)
+        if record is not None:
+            return record
+        vectors = np.load(self.queries / f"{shard.name}.npy", mmap_mode="r")
+        rows = np.arange(shard.row, shard.row + shard.rows, dtype=np.int64)
+        sims, ids = search(self.index, np.asarray(vectors, dtype=np.float32), self.k,
+                           exclude=rows if self.exclude_self else None)
+        return self.store.write_arrays(shard, ids=ids.astype(np.int64), sims=sims.astype(np.float32))
+
+
+def knn_shards(index_path: str | os.PathLike, queries: str | os.PathLike, folder: str | os.PathLike, k: int,
+               exclude_self: bool = False, nprobe: int | None = None, ef_search: int | None = None,
+               execution: Execution | None = None) -> dict[str, Any]:
+    """Search every query vector of the embedding folder ``queries`` against the index; returns the manifest."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    execution = execution or Execution()
+    shards = vector_shards(queries)
+    job = {"kind": "knn", "index": str(index_path), "index_sha256": sha256_file(index_path),
+           "queries": read_manifest(queries)["shards"], "k": k, "exclude_self": exclude_self, "nprobe": nprobe,
+           "ef_search": ef_search}
+    store = ShardStore(folder, ".npz")
+    store.start(job, shards)
+    todo = [asdict(shard) for shard in shards if store.record(shard) is None]
+    logger.info("knn: %d query shards (%d done, %d to search), k=%d", len(shards), len(shards) - len(todo), len(todo), k)
+    kwargs = {"index_path": str(index_path), "queries": str(queries), "folder": str(folder), "k": k,
+              "exclude_self": exclude_self, "nprobe": nprobe, "ef_search": ef_search}
+    run_tasks(todo, KnnWorker, kwargs, execution)
+    return store.finish(job, shards, extra={"k": k})
+
+
+def read_neighbours(folder: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+    """All ``(sims, ids)`` of a finished knn folder, in query-row order."""
+    manifest = read_manifest(folder)
+    sims, ids = [], []
+    for record in manifest["shards"]:
+        with np.load(Path(folder) / record["file"], allow_pickle=False) as data:
+            sims.append(data["sims"])
+            ids.append(data["ids"])
+    return np.concatenate(sims), np.concatenate(ids)
