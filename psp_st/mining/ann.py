@@ -168,12 +168,24 @@ def exact_search(queries: np.ndarray, vectors: ShardedVectors, k: int,
     return best_sims, best_ids
 
 
-def recall_at_k(approx_ids: np.ndarray, exact_ids: np.ndarray) -> float:
-    """Mean share of each query's exact top-k ids that the approximate top-k also found."""
+def recall_at_k(approx_ids: np.ndarray, exact_ids: np.ndarray, approx_sims: np.ndarray | None = None,
+                exact_sims: np.ndarray | None = None, tolerance: float = 1e-5) -> float:
+    """Mean share of each query's exact top-k that the approximate top-k found.
+
+    With the true similarities of the approximate neighbours (``approx_sims``) and the exact top-k similarities, a
+    neighbour also counts when it ties with the exact k-th one (within ``tolerance``): duplicated sentences make
+    several equally good top-k lists, and any of them is a correct answer.
+    """
     if approx_ids.shape != exact_ids.shape:
         raise ValueError(f"shapes differ: {approx_ids.shape} vs {exact_ids.shape}")
     if approx_ids.size == 0:
         return float("nan")
-    hits = [len(set(a[a >= 0]) & set(e[e >= 0])) / max(1, int((e >= 0).sum())) for a, e in zip(approx_ids, exact_ids,
-                                                                                                   strict=True)]
+    hits = []
+    for row, (a, e) in enumerate(zip(approx_ids, exact_ids, strict=True)):
+        wanted = max(1, int((e >= 0).sum()))
+        found = len(set(a[a >= 0]) & set(e[e >= 0]))
+        if approx_sims is not None and exact_sims is not None:
+            extra = set(a[(a >= 0) & (approx_sims[row] >= exact_sims[row, wanted - 1] - tolerance)]) - set(e)
+            found += len(extra)
+        hits.append(min(found, wanted) / wanted)
     return float(np.mean(hits))

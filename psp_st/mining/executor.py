@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,11 +49,10 @@ def import_ray():
 
 
 def set_worker_threads(threads: int) -> None:
-    """Bound torch, BLAS and FAISS to ``threads`` threads in this process."""
-    import torch
-
+    """Bound torch (when imported), BLAS and FAISS to ``threads`` threads in this process."""
     os.environ["OMP_NUM_THREADS"] = str(threads)
-    torch.set_num_threads(threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
     with contextlib.suppress(ImportError):
         import faiss
 

@@ -170,8 +170,12 @@ def measure_recall(index_path: Path, queries: ShardedVectors, targets: ShardedVe
     k = min(k, len(targets) - int(monolingual))
     index = load_index(index_path, nprobe=spec.nprobe, ef_search=spec.ef_search)
     _, approx = search(index, vectors, k, exclude=rows if monolingual else None)
-    _, exact = exact_search(vectors, targets, k, exclude=rows if monolingual else None)
-    return {"k": k, "queries": size, "recall": recall_at_k(approx, exact)}
+    exact_sims, exact = exact_search(vectors, targets, k, exclude=rows if monolingual else None)
+    found = np.maximum(approx, 0)
+    true_sims = np.einsum("qd,qkd->qk", vectors, targets.take(found.reshape(-1)).reshape(*found.shape, -1))
+    true_sims[approx < 0] = -np.inf
+    return {"k": k, "queries": size, "recall": recall_at_k(approx, exact),
+            "recall_with_ties": recall_at_k(approx, exact, true_sims, exact_sims)}
 
 
 def mine_pairs(
@@ -296,7 +300,7 @@ def _score_filter_write(work: Path, output: Path, config: MiningConfig, monoling
             for start in range(0, total, config.chunk_rows):
                 stop = min(total, start + config.chunk_rows)
                 a, b = sources.take(left[start:stop]), targets.take(right[start:stop])
-                cosines[start:stop] = np.einsum("ij,ij->i", a, b)
+                cosines[start:stop] = np.clip(np.einsum("ij,ij->i", a, b), -1.0, 1.0)  # unit vectors: rounding only
                 margins[start:stop] = ratio_margin(cosines[start:stop], source_mean[left[start:stop]],
                                                    target_mean[right[start:stop]])
             keep = margins >= config.min_margin
