@@ -55,6 +55,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--exact-below", type=int, default=100_000, help="auto: exact search below this many vectors")
     parser.add_argument("--nlist", type=int, default=None, help="IVF lists (default 4 * sqrt(n))")
     parser.add_argument("--nprobe", type=int, default=16, help="IVF lists searched per query (default 16)")
+    parser.add_argument("--pca", type=int, default=None,
+                        help="search in this many PCA dimensions (ivf/hnsw; e.g. 256 for 1024-d P-SP vectors)")
+    parser.add_argument("--train-size", type=int, default=None, help="vectors sampled to train IVF/PCA")
     parser.add_argument("--recall-k", type=int, default=10, help="report ANN recall@k vs exact search (default 10)")
     parser.add_argument("--recall-sample", type=int, default=1000, help="queries sampled for the recall (default 1000)")
     parser.add_argument("--float16", action="store_true", help="keep the work folder's vectors as float16")
@@ -81,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         max_length_ratio=args.max_length_ratio, dedup=not args.no_dedup, languages=languages,
         exclude=frozenset(evaluation_sentences(args.exclude_data_dir)) if args.exclude_data_dir else frozenset(),
         index=IndexSpec(kind=args.index, exact_below=args.exact_below, nlist=args.nlist, nprobe=args.nprobe,
-                        seed=args.seed),
+                        pca=args.pca, train_size=args.train_size, seed=args.seed),
         recall_k=args.recall_k, recall_sample=args.recall_sample, shard_rows=args.shard_rows or 100_000,
         float16=args.float16, seed=args.seed,
     )

@@ -29,7 +29,8 @@ def import_faiss():
     try:
         import faiss
     except ImportError as error:
-        raise ImportError('nearest-neighbour mining needs FAISS: pip install "psp-st[mining]" (or faiss-cpu)') from error
+        raise ImportError('nearest-neighbour mining needs FAISS: pip install "psp-st[mining]" (or faiss-cpu)') \
+            from error
     return faiss
 
 
@@ -46,6 +47,9 @@ class IndexSpec:
         nprobe: IVF lists visited per query.
         hnsw_m / ef_search / ef_construction: HNSW graph degree and search / build beam widths.
         train_size: vectors sampled to train IVF (default: ``64 * nlist``).
+        pca: reduce the vectors to this many dimensions (a PCA trained with the index) before an IVF/HNSW index:
+            a 1024-d P-SP corpus searched at 256 dimensions costs a quarter of the time and memory; the mined
+            pairs' cosines are recomputed in full dimension, only the neighbour search is approximate.
         seed: training sample and k-means seed.
     """
 
@@ -57,6 +61,7 @@ class IndexSpec:
     ef_search: int = 128
     ef_construction: int = 80
     train_size: int | None = None
+    pca: int | None = None
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -64,6 +69,8 @@ class IndexSpec:
             raise ValueError(f"unknown index kind {self.kind!r}; use one of {INDEX_KINDS}")
         if self.nprobe < 1 or self.exact_below < 0:
             raise ValueError(f"nprobe must be >= 1 and exact_below >= 0, got {self.nprobe}, {self.exact_below}")
+        if self.pca is not None and self.pca < 1:
+            raise ValueError(f"pca must be a positive dimension, got {self.pca}")
 
     def resolve(self, n: int) -> str:
         """The concrete kind for ``n`` vectors."""
@@ -87,24 +94,33 @@ def build_index(vectors: ShardedVectors, spec: IndexSpec) -> Any:
     kind = spec.resolve(n)
     if kind == "flat":
         index = faiss.IndexFlatIP(dim)
-    elif kind == "hnsw":
-        index = faiss.IndexHNSWFlat(dim, spec.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = spec.ef_construction
-        index.hnsw.efSearch = spec.ef_search
+        for _, block in vectors.blocks():
+            index.add(block)
+        return index
+    reduced = min(spec.pca or dim, dim)
+    if kind == "hnsw":
+        inner = faiss.IndexHNSWFlat(reduced, spec.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        inner.hnsw.efConstruction = spec.ef_construction
+        inner.hnsw.efSearch = spec.ef_search
+        nlist = 0
     else:
         nlist = _ivf_lists(spec, n)
-        quantizer = faiss.IndexFlatIP(dim)
+        quantizer = faiss.IndexFlatIP(reduced)
         if kind == "ivf":
-            index = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
+            inner = faiss.IndexIVFFlat(quantizer, reduced, nlist, faiss.METRIC_INNER_PRODUCT)
         else:
-            index = faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit,
+            inner = faiss.IndexIVFScalarQuantizer(quantizer, reduced, nlist, faiss.ScalarQuantizer.QT_8bit,
                                                   faiss.METRIC_INNER_PRODUCT)
-        index.cp.seed = spec.seed
-        size = min(n, spec.train_size or 64 * nlist)
+        inner.cp.seed = spec.seed
+        inner.nprobe = min(spec.nprobe, nlist)
+    index = inner
+    if reduced < dim:
+        index = faiss.IndexPreTransform(faiss.PCAMatrix(dim, reduced), inner)  # keeps Python refs to both
+    if not index.is_trained:
+        size = min(n, spec.train_size or 64 * max(nlist, 1024))
         sample = np.sort(np.random.default_rng(spec.seed).choice(n, size=size, replace=False))
-        logger.info("training IVF (%s, %d lists) on %d of %d vectors", kind, nlist, size, n)
+        logger.info("training %s (%d lists, pca %s) on %d of %d vectors", kind, nlist, spec.pca, size, n)
         index.train(vectors.take(sample))
-        index.nprobe = min(spec.nprobe, nlist)
     for _, block in vectors.blocks():
         index.add(block)
     return index
@@ -121,10 +137,11 @@ def load_index(path: str | os.PathLike, nprobe: int | None = None, ef_search: in
     """Read an index written by :func:`save_index`, setting the search-time knobs that the file does not store."""
     faiss = import_faiss()
     index = faiss.read_index(str(path))
-    if nprobe is not None and hasattr(index, "nprobe"):
-        index.nprobe = min(nprobe, index.nlist)
-    if ef_search is not None and hasattr(index, "hnsw"):
-        index.hnsw.efSearch = ef_search
+    inner = faiss.downcast_index(index.index) if isinstance(index, faiss.IndexPreTransform) else index
+    if nprobe is not None and hasattr(inner, "nprobe"):
+        inner.nprobe = min(nprobe, inner.nlist)
+    if ef_search is not None and hasattr(inner, "hnsw"):
+        inner.hnsw.efSearch = ef_search
     return index
 
 
@@ -146,20 +163,30 @@ def search(index: Any, queries: np.ndarray, k: int, exclude: np.ndarray | None =
     return sims[keep].reshape(len(queries), k), ids[keep].reshape(len(queries), k)
 
 
+def exact_similarities(queries: np.ndarray, vectors: ShardedVectors, ids: np.ndarray) -> np.ndarray:
+    """Inner products of each query with its listed neighbours ``ids`` ``(q, k)``; ``-inf`` where an id is -1."""
+    found = np.maximum(ids, 0)
+    rows = vectors.take(found.reshape(-1)).reshape(*found.shape, vectors.dim)
+    sims = np.einsum("qd,qkd->qk", np.asarray(queries, dtype=np.float32), rows)
+    sims[ids < 0] = -np.inf
+    return sims
+
+
 def exact_search(queries: np.ndarray, vectors: ShardedVectors, k: int,
                  exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Brute-force top-``k`` by inner product over every block of ``vectors`` (the reference for recall)."""
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     best_sims = np.full((len(queries), k), -np.inf, dtype=np.float32)
     best_ids = np.full((len(queries), k), -1, dtype=np.int64)
-    for first, block in vectors.blocks():
+    for first, block in vectors.blocks(size=16_384):  # bounds the (queries x block) temporaries
         sims = queries @ block.T
         if exclude is not None:
             local = np.asarray(exclude) - first
             rows = np.flatnonzero((local >= 0) & (local < len(block)))
             sims[rows, local[rows]] = -np.inf
         merged_sims = np.concatenate([best_sims, sims], axis=1)
-        merged_ids = np.concatenate([best_ids, np.broadcast_to(np.arange(first, first + len(block)), sims.shape)], axis=1)
+        block_ids = np.broadcast_to(np.arange(first, first + len(block)), sims.shape)
+        merged_ids = np.concatenate([best_ids, block_ids], axis=1)
         top = np.argpartition(-merged_sims, k - 1, axis=1)[:, :k]
         top_sims = np.take_along_axis(merged_sims, top, axis=1)
         order = np.argsort(-top_sims, axis=1, kind="stable")

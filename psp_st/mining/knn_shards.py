@@ -2,6 +2,9 @@
 
 The query shards are those of an embedding job (:mod:`psp_st.mining.embed_shards`); each becomes one ``.npz``
 holding ``ids`` (int64, global row ids of the indexed set) and ``sims`` (float32), ``(rows, k)``, best first.
+The similarities are exact cosines recomputed from the indexed set's vectors (a quantised or PCA index only
+chooses the neighbours), and the neighbours are re-ranked by them: the margin's neighbourhood means need true
+cosines.
 Every worker loads the index once; on a cluster the work folder must be on storage all nodes can read.
 """
 
@@ -16,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.mining.ann import load_index, search
+from psp_st.mining.ann import exact_similarities, load_index, search
 from psp_st.mining.executor import Execution, run_tasks
-from psp_st.mining.shards import PLAN_FILE, Shard, ShardStore, read_manifest, sha256_file
+from psp_st.mining.shards import PLAN_FILE, Shard, ShardedVectors, ShardStore, read_manifest, sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -33,10 +36,11 @@ def vector_shards(folder: str | os.PathLike) -> list[Shard]:
 class KnnWorker:
     """Shard worker: one index per process; ``run`` searches one shard of queries and saves its neighbours."""
 
-    def __init__(self, index_path: str, queries: str, folder: str, k: int, exclude_self: bool,
+    def __init__(self, index_path: str, queries: str, targets: str, folder: str, k: int, exclude_self: bool,
                  nprobe: int | None = None, ef_search: int | None = None) -> None:
         self.index = load_index(index_path, nprobe=nprobe, ef_search=ef_search)
         self.queries = Path(queries)
+        self.targets = ShardedVectors.open(targets)
         self.store = ShardStore(folder, ".npz")
         self.k = k
         self.exclude_self = exclude_self
@@ -48,28 +52,34 @@ class KnnWorker:
             return record
         vectors = np.load(self.queries / f"{shard.name}.npy", mmap_mode="r")
         rows = np.arange(shard.row, shard.row + shard.rows, dtype=np.int64)
-        sims, ids = search(self.index, np.asarray(vectors, dtype=np.float32), self.k,
-                           exclude=rows if self.exclude_self else None)
+        queries = np.asarray(vectors, dtype=np.float32)
+        _, ids = search(self.index, queries, self.k, exclude=rows if self.exclude_self else None)
+        sims = exact_similarities(queries, self.targets, ids)
+        order = np.argsort(-sims, axis=1, kind="stable")
+        ids, sims = np.take_along_axis(ids, order, axis=1), np.take_along_axis(sims, order, axis=1)
         return self.store.write_arrays(shard, ids=ids.astype(np.int64), sims=sims.astype(np.float32))
 
 
-def knn_shards(index_path: str | os.PathLike, queries: str | os.PathLike, folder: str | os.PathLike, k: int,
+def knn_shards(index_path: str | os.PathLike, queries: str | os.PathLike, targets: str | os.PathLike,
+               folder: str | os.PathLike, k: int,
                exclude_self: bool = False, nprobe: int | None = None, ef_search: int | None = None,
                execution: Execution | None = None) -> dict[str, Any]:
-    """Search every query vector of the embedding folder ``queries`` against the index; returns the manifest."""
+    """Search every query vector of the embedding folder ``queries`` against the index of the embedding folder
+    ``targets``; returns the manifest."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     execution = execution or Execution()
     shards = vector_shards(queries)
     job = {"kind": "knn", "index": str(index_path), "index_sha256": sha256_file(index_path),
-           "queries": read_manifest(queries)["shards"], "k": k, "exclude_self": exclude_self, "nprobe": nprobe,
-           "ef_search": ef_search}
+           "queries": read_manifest(queries)["shards"], "targets": read_manifest(targets)["shards"], "k": k,
+           "exclude_self": exclude_self, "nprobe": nprobe, "ef_search": ef_search}
     store = ShardStore(folder, ".npz")
     store.start(job, shards)
     todo = [asdict(shard) for shard in shards if store.record(shard) is None]
-    logger.info("knn: %d query shards (%d done, %d to search), k=%d", len(shards), len(shards) - len(todo), len(todo), k)
-    kwargs = {"index_path": str(index_path), "queries": str(queries), "folder": str(folder), "k": k,
-              "exclude_self": exclude_self, "nprobe": nprobe, "ef_search": ef_search}
+    logger.info("knn: %d query shards (%d done, %d to search), k=%d", len(shards), len(shards) - len(todo),
+                len(todo), k)
+    kwargs = {"index_path": str(index_path), "queries": str(queries), "targets": str(targets), "folder": str(folder),
+              "k": k, "exclude_self": exclude_self, "nprobe": nprobe, "ef_search": ef_search}
     run_tasks(todo, KnnWorker, kwargs, execution)
     return store.finish(job, shards, extra={"k": k})
 

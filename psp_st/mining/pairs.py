@@ -42,7 +42,15 @@ from psp_st.data.filters import (
     words,
 )
 from psp_st.io.atomic import atomic_path
-from psp_st.mining.ann import IndexSpec, build_index, exact_search, recall_at_k, save_index, search
+from psp_st.mining.ann import (
+    IndexSpec,
+    build_index,
+    exact_search,
+    exact_similarities,
+    recall_at_k,
+    save_index,
+    search,
+)
 from psp_st.mining.embed_shards import embed_shards
 from psp_st.mining.executor import Execution, session
 from psp_st.mining.knn_shards import knn_shards, read_neighbours, vector_shards
@@ -136,7 +144,8 @@ def _read_texts(folder: Path) -> Any:
     """All texts of an embedding job's input, as one Arrow string array indexed by row."""
     import pyarrow as pa
 
-    return pa.concat_arrays([pa.array(read_shard_texts(shard), type=pa.large_string()) for shard in vector_shards(folder)])
+    arrays = [pa.array(read_shard_texts(shard), type=pa.large_string()) for shard in vector_shards(folder)]
+    return pa.concat_arrays(arrays)
 
 
 def _index(vectors_folder: Path, path: Path, spec: IndexSpec) -> Path:
@@ -171,9 +180,7 @@ def measure_recall(index_path: Path, queries: ShardedVectors, targets: ShardedVe
     index = load_index(index_path, nprobe=spec.nprobe, ef_search=spec.ef_search)
     _, approx = search(index, vectors, k, exclude=rows if monolingual else None)
     exact_sims, exact = exact_search(vectors, targets, k, exclude=rows if monolingual else None)
-    found = np.maximum(approx, 0)
-    true_sims = np.einsum("qd,qkd->qk", vectors, targets.take(found.reshape(-1)).reshape(*found.shape, -1))
-    true_sims[approx < 0] = -np.inf
+    true_sims = exact_similarities(vectors, targets, approx)
     return {"k": k, "queries": size, "recall": recall_at_k(approx, exact),
             "recall_with_ties": recall_at_k(approx, exact, true_sims, exact_sims)}
 
@@ -233,9 +240,10 @@ def _mine(source: Any, output: Path, model: str, target: Any, config: MiningConf
 
     started = time.perf_counter()
     search_args = {"nprobe": config.index.nprobe, "ef_search": config.index.ef_search, "execution": execution}
-    knn_shards(target_index, source_dir, work / "knn-forward", k, exclude_self=monolingual, **search_args)
+    knn_shards(target_index, source_dir, target_dir, work / "knn-forward", k, exclude_self=monolingual, **search_args)
     if not monolingual:
-        knn_shards(source_index, target_dir, work / "knn-backward", min(config.k, len(sources)), **search_args)
+        knn_shards(source_index, target_dir, source_dir, work / "knn-backward", min(config.k, len(sources)),
+                   **search_args)
     stage("search", started)
 
     started = time.perf_counter()
@@ -297,8 +305,8 @@ def _score_filter_write(work: Path, output: Path, config: MiningConfig, monoling
         try:
             margins = np.empty(total)
             cosines = np.empty(total, dtype=np.float32)
-            for start in range(0, total, config.chunk_rows):
-                stop = min(total, start + config.chunk_rows)
+            for start in range(0, total, 16_384):  # vector blocks of 64 MiB at 1024 dims
+                stop = min(total, start + 16_384)
                 a, b = sources.take(left[start:stop]), targets.take(right[start:stop])
                 cosines[start:stop] = np.clip(np.einsum("ij,ij->i", a, b), -1.0, 1.0)  # unit vectors: rounding only
                 margins[start:stop] = ratio_margin(cosines[start:stop], source_mean[left[start:stop]],

@@ -106,7 +106,8 @@ def plan_shards(files: Sequence[Path], shard_rows: int, column: str = "sentence"
         for number, start in enumerate(range(0, total, shard_rows)):
             stop = min(total, start + shard_rows)
             byte_stop = offsets[number + 1] if number + 1 < len(offsets) else size
-            shards.append(Shard(len(shards), str(path), start, stop, row, byte_start=offsets[number], byte_stop=byte_stop))
+            shards.append(Shard(len(shards), str(path), start, stop, row, byte_start=offsets[number],
+                                byte_stop=byte_stop))
             row += stop - start
     return shards
 
@@ -174,8 +175,8 @@ class ShardStore:
         if path.is_file():
             previous = json.loads(path.read_text(encoding="utf-8"))
             if previous != json.loads(json.dumps(plan)):
-                raise ValueError(f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or inputs); "
-                                 "use a new output folder, or delete this one to start over")
+                raise ValueError(f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or "
+                                 "inputs); use a new output folder, or delete this one to start over")
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         _write_json(path, plan)

@@ -62,3 +62,19 @@ def test_recall_with_ties_accepts_an_equally_close_duplicate():
     assert recall_at_k(np.array([[7]]), np.array([[5]])) == 0.0
     assert recall_at_k(np.array([[7]]), np.array([[5]]), np.array([[0.9]]), np.array([[0.9]])) == 1.0
     assert recall_at_k(np.array([[7]]), np.array([[5]]), np.array([[0.8]]), np.array([[0.9]])) == 0.0
+
+
+def test_pca_ivf_index_saves_loads_and_finds_neighbours(tmp_path):
+    from psp_st.mining.ann import load_index, save_index
+
+    rng = np.random.default_rng(4)  # 64-d vectors that live (up to small noise) in a 12-d subspace, as PCA assumes
+    latent = rng.standard_normal((3000, 12)).astype(np.float32) @ rng.standard_normal((12, 64)).astype(np.float32)
+    data = latent + 0.01 * rng.standard_normal((3000, 64)).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    vectors = ShardedVectors([data])
+    save_index(build_index(vectors, IndexSpec(kind="ivf", nlist=16, pca=16)), tmp_path / "i.faiss")
+    index = load_index(tmp_path / "i.faiss", nprobe=4)
+    queries = np.arange(0, 3000, 30)
+    _, approx = search(index, data[queries], k=5, exclude=queries)
+    _, exact = exact_search(data[queries], vectors, k=5, exclude=queries)
+    assert index.d == 64 and recall_at_k(approx, exact) >= 0.8
