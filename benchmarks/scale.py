@@ -142,8 +142,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/psp-scale-bench"))
     parser.add_argument("--output", type=Path, default=REPO / "benchmarks" / "results" / "scale.md")
     parser.add_argument("--runs", default="local,ray", help="comma-separated: local, ray")
-    parser.add_argument("--mine-args", default="--index ivf-sq8 --pca 256 --nlist 2048 --nprobe 8 --train-size 65536 "
-                        "--k 4 --recall-k 10 --recall-sample 1000 --float16 --shard-rows 100000",
+    parser.add_argument("--mine-args", default="--index ivf-sq8 --nlist 2048 --nprobe 4 --train-size 65536 "
+                        "--k 4 --recall-k 10 --recall-sample 500 --float16 --shard-rows 100000",
                         help="settings passed to every psp-st mine run")
     args = parser.parse_args()
 

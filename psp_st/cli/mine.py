@@ -37,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--strategy", choices=("all", "max"), default=None,
                         help="all: every candidate above the margin; max: each sentence's best only "
                              "(default: all for paraphrases, max for bitext)")
-    parser.add_argument("--min-margin", type=float, default=1.05, help="minimum ratio margin (default 1.05)")
+    parser.add_argument("--min-margin", type=float, default=1.1,
+                        help="minimum ratio margin (default 1.1; bitext mining uses about 1.06 with --strategy max)")
     parser.add_argument("--min-cosine", type=float, default=-1.0, help="minimum cosine (default -1: off)")
     parser.add_argument("--max-cosine", type=float, default=1.0, help="maximum cosine (below 1 drops near-copies)")
     parser.add_argument("--max-trigram-overlap", type=float, default=0.7,

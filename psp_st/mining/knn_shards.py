@@ -25,6 +25,9 @@ from psp_st.mining.shards import PLAN_FILE, Shard, ShardedVectors, ShardStore, r
 
 logger = logging.getLogger(__name__)
 
+#: Queries searched at once: bounds the (queries x k x dim) re-ranking block to 128 MiB at k = 4, 1024 dims.
+QUERY_BLOCK = 8192
+
 
 def vector_shards(folder: str | os.PathLike) -> list[Shard]:
     """The shards of a finished embedding job folder."""
@@ -52,12 +55,17 @@ class KnnWorker:
             return record
         vectors = np.load(self.queries / f"{shard.name}.npy", mmap_mode="r")
         rows = np.arange(shard.row, shard.row + shard.rows, dtype=np.int64)
-        queries = np.asarray(vectors, dtype=np.float32)
-        _, ids = search(self.index, queries, self.k, exclude=rows if self.exclude_self else None)
-        sims = exact_similarities(queries, self.targets, ids)
-        order = np.argsort(-sims, axis=1, kind="stable")
-        ids, sims = np.take_along_axis(ids, order, axis=1), np.take_along_axis(sims, order, axis=1)
-        return self.store.write_arrays(shard, ids=ids.astype(np.int64), sims=sims.astype(np.float32))
+        ids = np.empty((shard.rows, self.k), dtype=np.int64)
+        sims = np.empty((shard.rows, self.k), dtype=np.float32)
+        for start in range(0, shard.rows, QUERY_BLOCK):
+            stop = min(shard.rows, start + QUERY_BLOCK)
+            queries = np.asarray(vectors[start:stop], dtype=np.float32)
+            _, found = search(self.index, queries, self.k, exclude=rows[start:stop] if self.exclude_self else None)
+            exact = exact_similarities(queries, self.targets, found)
+            order = np.argsort(-exact, axis=1, kind="stable")
+            ids[start:stop] = np.take_along_axis(found, order, axis=1)
+            sims[start:stop] = np.take_along_axis(exact, order, axis=1)
+        return self.store.write_arrays(shard, ids=ids, sims=sims)
 
 
 def knn_shards(index_path: str | os.PathLike, queries: str | os.PathLike, targets: str | os.PathLike,

@@ -86,7 +86,7 @@ class MiningConfig:
 
     k: int = 4
     strategy: str = "all"
-    min_margin: float = 1.05
+    min_margin: float = 1.1
     min_cosine: float = -1.0
     max_cosine: float = 1.0
     max_trigram_overlap: float | None = 0.7
