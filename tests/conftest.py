@@ -120,3 +120,19 @@ def make_trainer(tmp_path):
         return trainer
 
     return build
+
+
+@pytest.fixture
+def psp_model_dir(psp_model, tmp_path) -> Path:
+    """:func:`psp_model` saved as a model folder (what the CLI and the sharded jobs open by path)."""
+    path = tmp_path / "psp-model"
+    psp_model.save(str(path))
+    return path
+
+
+@pytest.fixture
+def caption_file(caption_sentences, tmp_path) -> Path:
+    """800 distinct real Flickr8k captions, one per line (several per image, so the file holds paraphrases)."""
+    path = tmp_path / "captions.txt"
+    path.write_text("\n".join(list(dict.fromkeys(caption_sentences))[:800]) + "\n", encoding="utf-8")
+    return path

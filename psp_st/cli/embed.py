@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from psp_st.cli._shards import add_shard_options, execution_from_args
 from psp_st.io.output_policy import OVERWRITE_HELP
 
 
@@ -19,11 +20,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--threads", type=int, default=None, help="torch/sentencepiece threads (default: all)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+    add_shard_options(parser, "embed")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Row i of the output is line i+1 of the input; an empty line gets the model's empty-text vector."""
+    if args.ray is not None or args.shard_rows is not None:
+        return run_sharded(args)
     from psp_st.cli._model import open_model
     from psp_st.inference import embed_file
     from psp_st.io.output_policy import check_output
@@ -33,4 +37,20 @@ def run(args: argparse.Namespace) -> int:
     rows, dim = embed_file(model, args.input, args.output, chunk_size=args.chunk_size, float16=args.float16,
                            normalize=args.normalize, show_progress_bar=not args.no_progress)
     print(f"wrote {args.output}: {rows} x {dim} {'float16' if args.float16 else 'float32'}")
+    return 0
+
+
+def run_sharded(args: argparse.Namespace) -> int:
+    """Sharded embedding into a folder (``part-NNNNN.npy`` + ``manifest.json``); resumes a half-done folder."""
+    from psp_st.io.output_policy import check_output
+    from psp_st.mining.embed_shards import embed_shards
+
+    # a folder holding a manifest is this job's own output: it resumes (a different job is refused by embed_shards)
+    check_output(args.output, inputs=[args.input, args.model], overwrite=args.overwrite, folder=True,
+                 ours=lambda folder: (folder / "manifest.json").is_file())
+    manifest = embed_shards(args.input, args.output, args.model, shard_rows=args.shard_rows or 100_000,
+                            column=args.column, normalize=args.normalize, float16=args.float16,
+                            execution=execution_from_args(args))
+    print(f"wrote {args.output}: {manifest['rows']} x {manifest['dim']} {manifest['dtype']} in "
+          f"{len(manifest['shards'])} shards (manifest.json)")
     return 0

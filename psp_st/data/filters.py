@@ -152,6 +152,40 @@ class LengthFilter(PairFilter):
         ]
 
 
+def length_ratio(text1: str, text2: str) -> float:
+    """Longer side's character count over the shorter side's (stripped texts; ``inf`` when one side is empty).
+
+    Characters rather than words so that the ratio also means something for scripts written without spaces
+    (bitext mining pairs English with such languages); 1.0 for equal lengths.
+    """
+    length1, length2 = len(text1.strip()), len(text2.strip())
+    shorter, longer = min(length1, length2), max(length1, length2)
+    if shorter == 0:
+        return math.inf if longer else 1.0
+    return longer / shorter
+
+
+@dataclass(frozen=True)
+class LengthRatioFilter(PairFilter):
+    """Keep pairs whose :func:`length_ratio` is at most ``max_ratio`` (drops pairs where one side is a fragment).
+
+    Bitext mining (Artetxe & Schwenk 2019; ParaCrawl/CCMatrix pipelines) discards candidate pairs whose lengths
+    differ too much: a sentence and a fragment of it can be close in embedding space without meaning the same.
+    """
+
+    max_ratio: float = 2.0
+    name: ClassVar[str] = "length_ratio"
+
+    def __post_init__(self) -> None:
+        if not self.max_ratio >= 1.0:
+            raise ValueError(f"max_ratio must be >= 1 (longer / shorter), got {self.max_ratio}")
+
+    def keep(self, batch: dict[str, list]) -> list[bool]:
+        return [
+            length_ratio(a, b) <= self.max_ratio for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True)
+        ]
+
+
 @dataclass(frozen=True)
 class ScoreRangeFilter(PairFilter):
     """Keep pairs whose paraphrase score is within ``[min_score, max_score]``; a missing or NaN score is dropped."""

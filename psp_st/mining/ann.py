@@ -1,0 +1,218 @@
+"""Nearest-neighbour search with FAISS: exact (flat) below a size threshold, IVF or HNSW above it.
+
+Vectors are unit length, so inner product is cosine. The index is built from :class:`ShardedVectors` block by
+block (the corpus never has to sit in RAM twice), saved with ``faiss.write_index`` (a plain data file) and
+loaded by every search worker. :func:`exact_search` is the brute-force reference that :func:`recall_at_k`
+compares an index against.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from psp_st.io.atomic import atomic_path
+from psp_st.mining.shards import ShardedVectors
+
+logger = logging.getLogger(__name__)
+
+INDEX_KINDS = ("auto", "flat", "ivf", "ivf-sq8", "hnsw")
+
+
+def import_faiss():
+    """``faiss``, or an ImportError naming the extra."""
+    try:
+        import faiss
+    except ImportError as error:
+        raise ImportError('nearest-neighbour mining needs FAISS: pip install "psp-st[mining]" (or faiss-cpu)') \
+            from error
+    return faiss
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """How to index the vectors.
+
+    Args:
+        kind: ``flat`` (exact), ``ivf`` (inverted lists of full vectors), ``ivf-sq8`` (inverted lists of 8-bit
+            scalar-quantised vectors: a quarter of the memory), ``hnsw`` (graph), or ``auto``: ``flat`` below
+            ``exact_below`` vectors, else ``ivf``.
+        exact_below: the ``auto`` threshold.
+        nlist: IVF lists (default: ``4 * sqrt(n)``, the FAISS guideline, capped so each list trains on 39+ points).
+        nprobe: IVF lists visited per query.
+        hnsw_m / ef_search / ef_construction: HNSW graph degree and search / build beam widths.
+        train_size: vectors sampled to train IVF (default: ``64 * nlist``).
+        pca: reduce the vectors to this many dimensions (a PCA trained with the index) before an IVF/HNSW index:
+            a 1024-d P-SP corpus searched at 256 dimensions costs a quarter of the time and memory; the mined
+            pairs' cosines are recomputed in full dimension, only the neighbour search is approximate.
+        seed: training sample and k-means seed.
+    """
+
+    kind: str = "auto"
+    exact_below: int = 100_000
+    nlist: int | None = None
+    nprobe: int = 16
+    hnsw_m: int = 32
+    ef_search: int = 128
+    ef_construction: int = 80
+    train_size: int | None = None
+    pca: int | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in INDEX_KINDS:
+            raise ValueError(f"unknown index kind {self.kind!r}; use one of {INDEX_KINDS}")
+        if self.nprobe < 1 or self.exact_below < 0:
+            raise ValueError(f"nprobe must be >= 1 and exact_below >= 0, got {self.nprobe}, {self.exact_below}")
+        if self.pca is not None and self.pca < 1:
+            raise ValueError(f"pca must be a positive dimension, got {self.pca}")
+
+    def resolve(self, n: int) -> str:
+        """The concrete kind for ``n`` vectors."""
+        if self.kind == "auto":
+            return "flat" if n < self.exact_below else "ivf"
+        return self.kind
+
+    def config(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _ivf_lists(spec: IndexSpec, n: int) -> int:
+    nlist = spec.nlist or int(4 * math.sqrt(n))
+    return max(1, min(nlist, n // 39))
+
+
+def build_index(vectors: ShardedVectors, spec: IndexSpec) -> Any:
+    """A FAISS inner-product index over all rows of ``vectors`` (row i gets id i)."""
+    faiss = import_faiss()
+    n, dim = len(vectors), vectors.dim
+    kind = spec.resolve(n)
+    if kind == "flat":
+        index = faiss.IndexFlatIP(dim)
+        for _, block in vectors.blocks():
+            index.add(block)
+        return index
+    reduced = min(spec.pca or dim, dim)
+    if kind == "hnsw":
+        inner = faiss.IndexHNSWFlat(reduced, spec.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        inner.hnsw.efConstruction = spec.ef_construction
+        inner.hnsw.efSearch = spec.ef_search
+        nlist = 0
+    else:
+        nlist = _ivf_lists(spec, n)
+        quantizer = faiss.IndexFlatIP(reduced)
+        if kind == "ivf":
+            inner = faiss.IndexIVFFlat(quantizer, reduced, nlist, faiss.METRIC_INNER_PRODUCT)
+        else:
+            inner = faiss.IndexIVFScalarQuantizer(quantizer, reduced, nlist, faiss.ScalarQuantizer.QT_8bit,
+                                                  faiss.METRIC_INNER_PRODUCT)
+        inner.cp.seed = spec.seed
+        inner.nprobe = min(spec.nprobe, nlist)
+    index = inner
+    if reduced < dim:
+        index = faiss.IndexPreTransform(faiss.PCAMatrix(dim, reduced), inner)  # keeps Python refs to both
+    if not index.is_trained:
+        size = min(n, spec.train_size or 64 * max(nlist, 1024))
+        sample = np.sort(np.random.default_rng(spec.seed).choice(n, size=size, replace=False))
+        logger.info("training %s (%d lists, pca %s) on %d of %d vectors", kind, nlist, spec.pca, size, n)
+        index.train(vectors.take(sample))
+    for _, block in vectors.blocks():
+        index.add(block)
+    return index
+
+
+def save_index(index: Any, path: str | os.PathLike) -> None:
+    """Write ``index`` atomically (FAISS's own format: data only)."""
+    faiss = import_faiss()
+    with atomic_path(path) as tmp:
+        faiss.write_index(index, str(tmp))
+
+
+def load_index(path: str | os.PathLike, nprobe: int | None = None, ef_search: int | None = None) -> Any:
+    """Read an index written by :func:`save_index`, setting the search-time knobs that the file does not store."""
+    faiss = import_faiss()
+    index = faiss.read_index(str(path))
+    inner = faiss.downcast_index(index.index) if isinstance(index, faiss.IndexPreTransform) else index
+    if nprobe is not None and hasattr(inner, "nprobe"):
+        inner.nprobe = min(nprobe, inner.nlist)
+    if ef_search is not None and hasattr(inner, "hnsw"):
+        inner.hnsw.efSearch = ef_search
+    return index
+
+
+def search(index: Any, queries: np.ndarray, k: int, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` ``(sims, ids)`` of each query, best first; ``exclude[i]`` (a row id) is removed from query i's list.
+
+    With ``exclude`` (monolingual mining: a sentence is not its own neighbour) ``k + 1`` are searched and the
+    excluded id is dropped wherever it ranks (it need not be first when duplicates tie with it). Missing
+    neighbours (an index smaller than ``k``) have id -1 and similarity -inf.
+    """
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    extra = 0 if exclude is None else 1
+    sims, ids = index.search(queries, k + extra)
+    sims[ids < 0] = -np.inf
+    if exclude is None:
+        return sims, ids
+    keep = ids != np.asarray(exclude, dtype=np.int64)[:, None]
+    keep[keep.sum(1) > k, -1] = False  # self not found: drop the last extra one
+    return sims[keep].reshape(len(queries), k), ids[keep].reshape(len(queries), k)
+
+
+def exact_similarities(queries: np.ndarray, vectors: ShardedVectors, ids: np.ndarray) -> np.ndarray:
+    """Inner products of each query with its listed neighbours ``ids`` ``(q, k)``; ``-inf`` where an id is -1."""
+    found = np.maximum(ids, 0)
+    rows = vectors.take(found.reshape(-1)).reshape(*found.shape, vectors.dim)
+    sims = np.einsum("qd,qkd->qk", np.asarray(queries, dtype=np.float32), rows)
+    sims[ids < 0] = -np.inf
+    return sims
+
+
+def exact_search(queries: np.ndarray, vectors: ShardedVectors, k: int,
+                 exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Brute-force top-``k`` by inner product over every block of ``vectors`` (the reference for recall)."""
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    best_sims = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    best_ids = np.full((len(queries), k), -1, dtype=np.int64)
+    for first, block in vectors.blocks(size=16_384):  # bounds the (queries x block) temporaries
+        sims = queries @ block.T
+        if exclude is not None:
+            local = np.asarray(exclude) - first
+            rows = np.flatnonzero((local >= 0) & (local < len(block)))
+            sims[rows, local[rows]] = -np.inf
+        merged_sims = np.concatenate([best_sims, sims], axis=1)
+        block_ids = np.broadcast_to(np.arange(first, first + len(block)), sims.shape)
+        merged_ids = np.concatenate([best_ids, block_ids], axis=1)
+        top = np.argpartition(-merged_sims, k - 1, axis=1)[:, :k]
+        top_sims = np.take_along_axis(merged_sims, top, axis=1)
+        order = np.argsort(-top_sims, axis=1, kind="stable")
+        best_sims = np.take_along_axis(top_sims, order, axis=1)
+        best_ids = np.take_along_axis(np.take_along_axis(merged_ids, top, axis=1), order, axis=1)
+    return best_sims, best_ids
+
+
+def recall_at_k(approx_ids: np.ndarray, exact_ids: np.ndarray, approx_sims: np.ndarray | None = None,
+                exact_sims: np.ndarray | None = None, tolerance: float = 1e-5) -> float:
+    """Mean share of each query's exact top-k that the approximate top-k found.
+
+    With the true similarities of the approximate neighbours (``approx_sims``) and the exact top-k similarities, a
+    neighbour also counts when it ties with the exact k-th one (within ``tolerance``): duplicated sentences make
+    several equally good top-k lists, and any of them is a correct answer.
+    """
+    if approx_ids.shape != exact_ids.shape:
+        raise ValueError(f"shapes differ: {approx_ids.shape} vs {exact_ids.shape}")
+    if approx_ids.size == 0:
+        return float("nan")
+    hits = []
+    for row, (a, e) in enumerate(zip(approx_ids, exact_ids, strict=True)):
+        wanted = max(1, int((e >= 0).sum()))
+        found = len(set(a[a >= 0]) & set(e[e >= 0]))
+        if approx_sims is not None and exact_sims is not None:
+            extra = set(a[(a >= 0) & (approx_sims[row] >= exact_sims[row, wanted - 1] - tolerance)]) - set(e)
+            found += len(extra)
+        hits.append(min(found, wanted) / wanted)
+    return float(np.mean(hits))

@@ -1,0 +1,71 @@
+"""Sharded embedding: every shard of the input becomes one ``.npy`` of vectors, locally or on Ray Data."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from psp_st.mining.executor import Execution, run_tasks
+from psp_st.mining.shards import Shard, ShardStore, input_files, plan_shards, read_shard_texts
+
+logger = logging.getLogger(__name__)
+
+
+class EmbedWorker:
+    """Shard worker: one model per process; ``run`` embeds one shard into ``part-NNNNN.npy``."""
+
+    def __init__(self, model: str, folder: str, normalize: bool = False, float16: bool = False,
+                 threads: int | None = None) -> None:
+        from psp_st.mining.embedder import open_embedder
+
+        self.embedder = open_embedder(model, threads)
+        self.store = ShardStore(folder, ".npy")
+        self.normalize = normalize
+        self.dtype = np.float16 if float16 else np.float32
+
+    def run(self, task: dict[str, Any]) -> dict[str, Any]:
+        shard = Shard(**task)
+        record = self.store.record(shard)
+        if record is not None:
+            return record
+        vectors = self.embedder.encode(read_shard_texts(shard), normalize=self.normalize)
+        return self.store.write_array(shard, vectors.astype(self.dtype, copy=False))
+
+
+def embed_shards(
+    inputs: str | os.PathLike | Sequence[str | os.PathLike],
+    folder: str | os.PathLike,
+    model: str,
+    shard_rows: int = 100_000,
+    column: str = "sentence",
+    normalize: bool = False,
+    float16: bool = False,
+    execution: Execution | None = None,
+) -> dict[str, Any]:
+    """Embed every row of ``inputs`` into ``folder`` (one ``.npy`` per shard + ``manifest.json``); returns the manifest.
+
+    Row ``i`` of shard ``k`` is input row ``shard.row + i``. Rerunning with the same arguments resumes: finished
+    shards are kept, the others are computed. The outputs do not depend on ``execution`` (local or Ray).
+    """
+    execution = execution or Execution()
+    shards = plan_shards(input_files(inputs), shard_rows, column=column)
+    if not shards:
+        raise ValueError(f"{inputs}: no rows to embed")
+    job = {"kind": "embed", "model": str(model), "normalize": normalize, "float16": float16, "column": column,
+           "shard_rows": shard_rows}
+    store = ShardStore(folder, ".npy")
+    store.start(job, shards)
+    todo = [asdict(shard) for shard in shards if store.record(shard) is None]
+    logger.info("embed: %d shards (%d done, %d to compute) into %s", len(shards), len(shards) - len(todo), len(todo),
+                folder)
+    kwargs = {"model": str(model), "folder": str(Path(folder)), "normalize": normalize, "float16": float16,
+              "threads": execution.threads}
+    run_tasks(todo, EmbedWorker, kwargs, execution)
+    first = np.load(store.file(shards[0]), mmap_mode="r")
+    return store.finish(job, shards, extra={"dim": int(first.shape[1]), "dtype": str(first.dtype)})

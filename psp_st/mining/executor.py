@@ -1,0 +1,133 @@
+"""Running one worker per shard: in this process, or as a Ray Data ``map_batches`` job over an actor pool.
+
+A shard worker is a class built once per process (it holds the model or the index) whose ``run(task)`` turns
+one shard task (a JSON-able dict) into a result dict and writes its output itself (see
+:mod:`psp_st.mining.shards`). Locally the tasks run in order in this process; with Ray each actor of the pool
+builds one worker and Ray Data feeds it one task per batch, restarting an actor that dies and retrying its task
+(``max_restarts`` / ``max_task_retries``), so the job completes; a shard already done is skipped by the worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: The value of ``--ray`` given without an address: start a local Ray instance.
+LOCAL = "local"
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where shard tasks run: ``ray`` is None (this process), ``"local"`` (a new local Ray) or a cluster address."""
+
+    ray: str | None = None
+    workers: int = 2
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.workers < 1 or self.threads < 1:
+            raise ValueError(f"workers and threads must be >= 1, got {self.workers} and {self.threads}")
+
+
+def import_ray():
+    """``ray`` with Ray Data, or an ImportError naming the extra."""
+    try:
+        import ray
+        import ray.data  # noqa: F401
+    except ImportError as error:
+        raise ImportError('--ray needs Ray Data: pip install "psp-st[ray]" (or pip install "ray[data]")') from error
+    return ray
+
+
+def set_worker_threads(threads: int) -> None:
+    """Bound torch (when imported), BLAS and FAISS to ``threads`` threads in this process."""
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+    with contextlib.suppress(ImportError):
+        import faiss
+
+        faiss.omp_set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def ray_session(address: str, num_cpus: int | None = None) -> Iterator[Any]:
+    """Connect to Ray (``"local"``: start a local instance with ``num_cpus``); shut down only what was started here.
+
+    A local instance's workers get this process's ``psp_st`` on their ``PYTHONPATH`` so that they run the same code
+    as the driver (a source checkout included); a cluster's nodes use their own installed psp-st.
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    if address == LOCAL:
+        import psp_st
+
+        source = str(Path(psp_st.__file__).resolve().parents[1])
+        path = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
+        env = {"PYTHONPATH": path, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+        ray.init(num_cpus=num_cpus, include_dashboard=False, runtime_env={"env_vars": env}, log_to_driver=False)
+    else:
+        ray.init(address=address)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+@contextlib.contextmanager
+def session(execution: Execution) -> Iterator[None]:
+    """Keep one Ray connection open across several jobs of ``execution`` (a no-op when it runs locally)."""
+    if execution.ray is None:
+        yield
+        return
+    with ray_session(execution.ray, num_cpus=execution.workers * execution.threads):
+        yield
+
+
+class _RayShardActor:
+    """The ``map_batches`` callable class: one shard worker per actor, one JSON task per batch row."""
+
+    def __init__(self, worker_class: type, worker_kwargs: dict[str, Any], threads: int) -> None:
+        set_worker_threads(threads)
+        self.worker = worker_class(**worker_kwargs)
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
+        results = [json.dumps(self.worker.run(json.loads(str(task)))) for task in batch["task"]]
+        return {"result": results}
+
+
+def run_tasks(tasks: Sequence[dict[str, Any]], worker_class: type, worker_kwargs: dict[str, Any],
+              execution: Execution) -> list[dict[str, Any]]:
+    """Run ``worker_class(**worker_kwargs).run(task)`` for every task; results in task order."""
+    if not tasks:
+        return []
+    if execution.ray is None:
+        worker = worker_class(**worker_kwargs)
+        return [worker.run(dict(task)) for task in tasks]
+    cpus = execution.workers * execution.threads
+    with ray_session(execution.ray, num_cpus=cpus) as ray:
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        dataset = ray.data.from_items([{"task": json.dumps(task)} for task in tasks], override_num_blocks=len(tasks))
+        dataset = dataset.map_batches(
+            _RayShardActor,
+            fn_constructor_kwargs={"worker_class": worker_class, "worker_kwargs": worker_kwargs,
+                                   "threads": execution.threads},
+            batch_size=1, compute=ray.data.ActorPoolStrategy(size=min(execution.workers, len(tasks))),
+            num_cpus=execution.threads,
+            max_restarts=-1, max_task_retries=-1,
+        )
+        rows = dataset.take_all()
+    results = [json.loads(row["result"]) for row in rows]
+    return sorted(results, key=lambda result: result["shard"])

@@ -1,0 +1,103 @@
+"""Sharded k-nearest-neighbour search: each shard of query vectors is searched against one saved FAISS index.
+
+The query shards are those of an embedding job (:mod:`psp_st.mining.embed_shards`); each becomes one ``.npz``
+holding ``ids`` (int64, global row ids of the indexed set) and ``sims`` (float32), ``(rows, k)``, best first.
+The similarities are exact cosines recomputed from the indexed set's vectors (a quantised or PCA index only
+chooses the neighbours), and the neighbours are re-ranked by them: the margin's neighbourhood means need true
+cosines.
+Every worker loads the index once; on a cluster the work folder must be on storage all nodes can read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from psp_st.mining.ann import exact_similarities, load_index, search
+from psp_st.mining.executor import Execution, run_tasks
+from psp_st.mining.shards import PLAN_FILE, Shard, ShardedVectors, ShardStore, read_manifest, sha256_file
+
+logger = logging.getLogger(__name__)
+
+#: Queries searched at once: bounds the (queries x k x dim) re-ranking block to 128 MiB at k = 4, 1024 dims.
+QUERY_BLOCK = 8192
+
+
+def vector_shards(folder: str | os.PathLike) -> list[Shard]:
+    """The shards of a finished embedding job folder."""
+    read_manifest(folder)  # raises when unfinished
+    plan = json.loads((Path(folder) / PLAN_FILE).read_text(encoding="utf-8"))
+    return [Shard(**shard) for shard in plan["shards"]]
+
+
+class KnnWorker:
+    """Shard worker: one index per process; ``run`` searches one shard of queries and saves its neighbours."""
+
+    def __init__(self, index_path: str, queries: str, targets: str, folder: str, k: int, exclude_self: bool,
+                 nprobe: int | None = None, ef_search: int | None = None) -> None:
+        self.index = load_index(index_path, nprobe=nprobe, ef_search=ef_search)
+        self.queries = Path(queries)
+        self.targets = ShardedVectors.open(targets)
+        self.store = ShardStore(folder, ".npz")
+        self.k = k
+        self.exclude_self = exclude_self
+
+    def run(self, task: dict[str, Any]) -> dict[str, Any]:
+        shard = Shard(**task)
+        record = self.store.record(shard)
+        if record is not None:
+            return record
+        vectors = np.load(self.queries / f"{shard.name}.npy", mmap_mode="r")
+        rows = np.arange(shard.row, shard.row + shard.rows, dtype=np.int64)
+        ids = np.empty((shard.rows, self.k), dtype=np.int64)
+        sims = np.empty((shard.rows, self.k), dtype=np.float32)
+        for start in range(0, shard.rows, QUERY_BLOCK):
+            stop = min(shard.rows, start + QUERY_BLOCK)
+            queries = np.asarray(vectors[start:stop], dtype=np.float32)
+            _, found = search(self.index, queries, self.k, exclude=rows[start:stop] if self.exclude_self else None)
+            exact = exact_similarities(queries, self.targets, found)
+            order = np.argsort(-exact, axis=1, kind="stable")
+            ids[start:stop] = np.take_along_axis(found, order, axis=1)
+            sims[start:stop] = np.take_along_axis(exact, order, axis=1)
+        return self.store.write_arrays(shard, ids=ids, sims=sims)
+
+
+def knn_shards(index_path: str | os.PathLike, queries: str | os.PathLike, targets: str | os.PathLike,
+               folder: str | os.PathLike, k: int,
+               exclude_self: bool = False, nprobe: int | None = None, ef_search: int | None = None,
+               execution: Execution | None = None) -> dict[str, Any]:
+    """Search every query vector of the embedding folder ``queries`` against the index of the embedding folder
+    ``targets``; returns the manifest."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    execution = execution or Execution()
+    shards = vector_shards(queries)
+    job = {"kind": "knn", "index": str(index_path), "index_sha256": sha256_file(index_path),
+           "queries": read_manifest(queries)["shards"], "targets": read_manifest(targets)["shards"], "k": k,
+           "exclude_self": exclude_self, "nprobe": nprobe, "ef_search": ef_search}
+    store = ShardStore(folder, ".npz")
+    store.start(job, shards)
+    todo = [asdict(shard) for shard in shards if store.record(shard) is None]
+    logger.info("knn: %d query shards (%d done, %d to search), k=%d", len(shards), len(shards) - len(todo),
+                len(todo), k)
+    kwargs = {"index_path": str(index_path), "queries": str(queries), "targets": str(targets), "folder": str(folder),
+              "k": k, "exclude_self": exclude_self, "nprobe": nprobe, "ef_search": ef_search}
+    run_tasks(todo, KnnWorker, kwargs, execution)
+    return store.finish(job, shards, extra={"k": k})
+
+
+def read_neighbours(folder: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+    """All ``(sims, ids)`` of a finished knn folder, in query-row order."""
+    manifest = read_manifest(folder)
+    sims, ids = [], []
+    for record in manifest["shards"]:
+        with np.load(Path(folder) / record["file"], allow_pickle=False) as data:
+            sims.append(data["sims"])
+            ids.append(data["ids"])
+    return np.concatenate(sims), np.concatenate(ids)

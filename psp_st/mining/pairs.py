@@ -1,0 +1,382 @@
+"""The mining job: embed, index, search both ways, score by margin, filter, write pairs to Parquet in chunks.
+
+Monolingual paraphrase mining takes one input (each sentence's neighbours among the others); X-English bitext
+mining takes a source and a target input (neighbours across, in both directions). Stages, each resumable in the
+work folder (see :mod:`psp_st.mining.shards`):
+
+1. embed each input into unit vectors (:func:`~psp_st.mining.embed_shards.embed_shards`);
+2. index the target set (monolingual: the one set) with FAISS (:mod:`psp_st.mining.ann`), and for bitext the
+   source set too;
+3. search every source against the target index and (bitext) every target against the source index
+   (:func:`~psp_st.mining.knn_shards.knn_shards`);
+4. score candidates with the ratio margin (:mod:`psp_st.mining.margin`), recompute their exact cosine, apply the
+   filters (``psp_st.data``: length ratio, trigram overlap, exact pair dedup, language id) and write the kept
+   pairs as row groups of one Parquet file that appears under its final name only when complete;
+5. report ANN recall@k against exact search on a sample of queries.
+
+Stages 1 and 3 run on Ray Data with an :class:`Execution` that names Ray; stage 2 builds the index in the driver
+and stage 4 streams candidates through the driver in chunks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from psp_st.data.dedup import pair_hash
+from psp_st.data.filters import (
+    FilterCount,
+    LengthRatioFilter,
+    TrigramOverlapFilter,
+    length_ratio,
+    trigram_overlap,
+    words,
+)
+from psp_st.io.atomic import atomic_path
+from psp_st.mining.ann import (
+    IndexSpec,
+    build_index,
+    exact_search,
+    exact_similarities,
+    recall_at_k,
+    save_index,
+    search,
+)
+from psp_st.mining.embed_shards import embed_shards
+from psp_st.mining.executor import Execution, session
+from psp_st.mining.knn_shards import knn_shards, read_neighbours, vector_shards
+from psp_st.mining.margin import STRATEGIES, best_margin_mask, candidate_pairs, knn_mean, ratio_margin
+from psp_st.mining.shards import ShardedVectors, read_manifest, read_shard_texts, sha256_file
+
+logger = logging.getLogger(__name__)
+
+#: Columns of the mined-pairs Parquet file.
+PAIR_COLUMNS = ("sentence1", "sentence2", "score", "cosine", "trigram_overlap", "length_ratio", "id1", "id2")
+
+
+@dataclass(frozen=True)
+class MiningConfig:
+    """Settings of a mining job.
+
+    Args:
+        k: neighbours per sentence, for candidates and for the margin's neighbourhood means (the margin paper: 4).
+        strategy: ``all`` (every candidate; default for paraphrases) or ``max`` (best per sentence; the bitext paper).
+        min_margin: keep pairs whose ratio margin is at least this.
+        min_cosine / max_cosine: cosine range (``max_cosine`` < 1 drops near-copies).
+        max_trigram_overlap: drop pairs sharing more word trigrams than this (ParaNMT: 0.7; None: off).
+        max_length_ratio: drop pairs whose character lengths differ by more than this factor (None: off).
+        dedup: drop repeated text pairs (monolingual: in either order), keeping the first.
+        languages: expected language(s) of sentence1 and sentence2 (py3langid codes; None: no language filter).
+        exclude: texts whose pairs are dropped (e.g. evaluation sentences, for decontamination).
+        index: the FAISS index settings.
+        recall_k / recall_sample: ANN recall@k is measured against exact search on this many sampled queries.
+        shard_rows / chunk_rows: rows per embedding/search shard; candidate pairs per scoring chunk (row group).
+        float16: store the work folder's vectors as float16 (half the disk and page cache).
+        seed: seeds the recall sample and index training.
+    """
+
+    k: int = 4
+    strategy: str = "all"
+    min_margin: float = 1.1
+    min_cosine: float = -1.0
+    max_cosine: float = 1.0
+    max_trigram_overlap: float | None = 0.7
+    max_length_ratio: float | None = 2.0
+    dedup: bool = True
+    languages: tuple[str | None, str | None] | None = None
+    exclude: frozenset[str] = field(default_factory=frozenset, repr=False)
+    index: IndexSpec = field(default_factory=IndexSpec)
+    recall_k: int = 10
+    recall_sample: int = 1000
+    shard_rows: int = 100_000
+    chunk_rows: int = 200_000
+    float16: bool = False
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.k < 1 or self.recall_k < 1 or self.recall_sample < 0:
+            raise ValueError(f"need k >= 1, recall_k >= 1, recall_sample >= 0; got {self.k}, {self.recall_k}, "
+                             f"{self.recall_sample}")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {self.strategy!r}; use one of {STRATEGIES}")
+        if not -1.0 <= self.min_cosine <= self.max_cosine <= 1.0:
+            raise ValueError(f"need -1 <= min_cosine <= max_cosine <= 1, got {self.min_cosine}, {self.max_cosine}")
+        if self.chunk_rows < 1:
+            raise ValueError(f"chunk_rows must be >= 1, got {self.chunk_rows}")
+        object.__setattr__(self, "exclude", frozenset(_key(text) for text in self.exclude))
+        self.filters()  # validates the filter settings (and py3langid's language codes)
+
+    def filters(self) -> list[Any]:
+        """The text filters in the order applied (cheap first): psp_st.data pair filters and ``"dedup"``."""
+        steps: list[Any] = []
+        if self.max_length_ratio is not None:
+            steps.append(LengthRatioFilter(self.max_length_ratio))
+        if self.max_trigram_overlap is not None:
+            steps.append(TrigramOverlapFilter(self.max_trigram_overlap))
+        if self.dedup:
+            steps.append("dedup")
+        if self.languages is not None:
+            from psp_st.data.language import LanguageFilter
+
+            steps.append(LanguageFilter(sentence1=self.languages[0], sentence2=self.languages[1]))
+        return steps
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {key: value for key, value in asdict(self).items() if key != "exclude"}
+        data["excluded_texts"] = len(self.exclude)
+        return data
+
+
+def _key(text: str) -> str:
+    return " ".join(words(text))
+
+
+def _read_texts(folder: Path) -> Any:
+    """All texts of an embedding job's input, as one Arrow string array indexed by row."""
+    import pyarrow as pa
+
+    arrays = [pa.array(read_shard_texts(shard), type=pa.large_string()) for shard in vector_shards(folder)]
+    return pa.concat_arrays(arrays)
+
+
+def _index(vectors_folder: Path, path: Path, spec: IndexSpec) -> Path:
+    """Build (or reuse, when built from the same vectors with the same spec) the FAISS index of a vector folder."""
+    meta_path = path.with_suffix(".json")
+    meta = {"vectors": read_manifest(vectors_folder)["shards"], "spec": spec.config()}
+    if path.is_file() and meta_path.is_file():
+        saved = json.loads(meta_path.read_text(encoding="utf-8"))
+        if saved.get("meta") == json.loads(json.dumps(meta)) and saved.get("sha256") == sha256_file(path):
+            return path
+    started = time.perf_counter()
+    vectors = ShardedVectors.open(vectors_folder)
+    index = build_index(vectors, spec)
+    save_index(index, path)
+    with atomic_path(meta_path) as tmp:
+        tmp.write_text(json.dumps({"meta": meta, "sha256": sha256_file(path), "kind": spec.resolve(len(vectors)),
+                                   "seconds": time.perf_counter() - started}, indent=2), encoding="utf-8")
+    return path
+
+
+def measure_recall(index_path: Path, queries: ShardedVectors, targets: ShardedVectors, k: int, sample: int, seed: int,
+                   monolingual: bool, spec: IndexSpec) -> dict[str, Any]:
+    """ANN recall@k against exact search on ``sample`` seeded random queries."""
+    from psp_st.mining.ann import load_index
+
+    size = min(sample, len(queries))
+    if size == 0:
+        return {"k": k, "queries": 0, "recall": None}
+    rows = np.sort(np.random.default_rng(seed).choice(len(queries), size=size, replace=False))
+    vectors = queries.take(rows)
+    k = min(k, len(targets) - int(monolingual))
+    index = load_index(index_path, nprobe=spec.nprobe, ef_search=spec.ef_search)
+    _, approx = search(index, vectors, k, exclude=rows if monolingual else None)
+    exact_sims, exact = exact_search(vectors, targets, k, exclude=rows if monolingual else None)
+    true_sims = exact_similarities(vectors, targets, approx)
+    return {"k": k, "queries": size, "recall": recall_at_k(approx, exact),
+            "recall_with_ties": recall_at_k(approx, exact, true_sims, exact_sims)}
+
+
+def mine_pairs(
+    source: str | os.PathLike | Sequence[str | os.PathLike],
+    output: str | os.PathLike,
+    model: str,
+    target: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+    config: MiningConfig | None = None,
+    column: str = "sentence",
+    target_column: str | None = None,
+    work_dir: str | os.PathLike | None = None,
+    execution: Execution | None = None,
+) -> dict[str, Any]:
+    """Mine pairs from ``source`` (monolingual) or between ``source`` and ``target`` (bitext) into ``output``.
+
+    Returns (and writes next to ``output`` as ``.json``) the report: settings, rows, candidate pairs, kept/dropped
+    per filter, ANN recall and stage timings. ``work_dir`` (default ``<output>.work``) keeps the resumable stages.
+    """
+    config = config or MiningConfig()
+    execution = execution or Execution()
+    with session(execution):
+        return _mine(source, Path(output), model, target, config, column, target_column, work_dir, execution)
+
+
+def _mine(source: Any, output: Path, model: str, target: Any, config: MiningConfig, column: str,
+          target_column: str | None, work_dir: str | os.PathLike | None, execution: Execution) -> dict[str, Any]:
+    if output.suffix != ".parquet":
+        raise ValueError(f"output must end in .parquet, got {output}")
+    work = Path(work_dir) if work_dir else output.with_name(output.name + ".work")
+    monolingual = target is None
+    timings: dict[str, float] = {}
+
+    def stage(name: str, started: float) -> None:
+        timings[name] = round(time.perf_counter() - started, 3)
+        logger.info("mine: %s took %.1f s", name, timings[name])
+
+    started = time.perf_counter()
+    embed = {"model": model, "shard_rows": config.shard_rows, "normalize": True, "float16": config.float16,
+             "execution": execution}
+    embed_shards(source, work / "source-vectors", column=column, **embed)
+    if not monolingual:
+        embed_shards(target, work / "target-vectors", column=target_column or column, **embed)
+    stage("embed", started)
+    source_dir = work / "source-vectors"
+    target_dir = source_dir if monolingual else work / "target-vectors"
+    sources, targets = ShardedVectors.open(source_dir), ShardedVectors.open(target_dir)
+    k = min(config.k, len(targets) - int(monolingual))
+    if k < 1:
+        raise ValueError(f"need at least 2 sentences to mine pairs, got {len(sources)}")
+
+    started = time.perf_counter()
+    target_index = _index(target_dir, work / "target.faiss", config.index)
+    source_index = None if monolingual else _index(source_dir, work / "source.faiss", config.index)
+    stage("index", started)
+
+    started = time.perf_counter()
+    search_args = {"nprobe": config.index.nprobe, "ef_search": config.index.ef_search, "execution": execution}
+    knn_shards(target_index, source_dir, target_dir, work / "knn-forward", k, exclude_self=monolingual, **search_args)
+    if not monolingual:
+        knn_shards(source_index, target_dir, source_dir, work / "knn-backward", min(config.k, len(sources)),
+                   **search_args)
+    stage("search", started)
+
+    started = time.perf_counter()
+    recall = measure_recall(target_index, sources, targets, config.recall_k, config.recall_sample, config.seed,
+                            monolingual, config.index)
+    stage("recall", started)
+
+    started = time.perf_counter()
+    source_texts = _read_texts(source_dir)
+    target_texts = source_texts if monolingual else _read_texts(target_dir)
+    counts, written = _score_filter_write(work, output, config, monolingual, sources, targets, source_texts,
+                                          target_texts)
+    stage("score_filter_write", started)
+
+    report = {
+        "model": str(model), "source": [str(p) for p in _as_list(source)],
+        "target": None if monolingual else [str(p) for p in _as_list(target)],
+        "mode": "monolingual" if monolingual else "bitext", "source_rows": len(sources), "target_rows": len(targets),
+        "pairs": written, "filters": counts, "recall": recall,
+        "index": json.loads((work / "target.json").read_text(encoding="utf-8"))["kind"],
+        "config": config.to_dict(), "execution": asdict(execution), "seconds": timings,
+    }
+    with atomic_path(output.with_suffix(".json")) as tmp:
+        tmp.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    return report
+
+
+def _as_list(value: Any) -> list[Any]:
+    return [value] if isinstance(value, (str, os.PathLike)) else list(value)
+
+
+def _score_filter_write(work: Path, output: Path, config: MiningConfig, monolingual: bool, sources: ShardedVectors,
+                        targets: ShardedVectors, source_texts: Any, target_texts: Any) -> tuple[list[dict], int]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    forward_sims, forward_ids = read_neighbours(work / "knn-forward")
+    source_mean = knn_mean(forward_sims)
+    if monolingual:
+        left, right = candidate_pairs(forward_ids)
+        target_mean = source_mean
+    else:
+        backward_sims, backward_ids = read_neighbours(work / "knn-backward")
+        left, right = candidate_pairs(forward_ids, backward_ids)
+        target_mean = knn_mean(backward_sims)
+    del forward_sims, forward_ids
+
+    counters = {name: FilterCount(name) for name in ("margin", "strategy", "cosine", "identical", "excluded")}
+    filters = config.filters()
+    counters.update({getattr(step, "name", step): FilterCount(getattr(step, "name", step)) for step in filters})
+    seen: set[int] = set()
+    total = len(left)
+    schema = pa.schema([("sentence1", pa.large_string()), ("sentence2", pa.large_string()), ("score", pa.float32()),
+                        ("cosine", pa.float32()), ("trigram_overlap", pa.float32()), ("length_ratio", pa.float32()),
+                        ("id1", pa.int64()), ("id2", pa.int64())])
+    written = 0
+    with atomic_path(output) as tmp:
+        writer = pq.ParquetWriter(str(tmp), schema)
+        try:
+            margins = np.empty(total)
+            cosines = np.empty(total, dtype=np.float32)
+            for start in range(0, total, 16_384):  # vector blocks of 64 MiB at 1024 dims
+                stop = min(total, start + 16_384)
+                a, b = sources.take(left[start:stop]), targets.take(right[start:stop])
+                cosines[start:stop] = np.clip(np.einsum("ij,ij->i", a, b), -1.0, 1.0)  # unit vectors: rounding only
+                margins[start:stop] = ratio_margin(cosines[start:stop], source_mean[left[start:stop]],
+                                                   target_mean[right[start:stop]])
+            keep = margins >= config.min_margin
+            counters["margin"].update(keep.tolist())
+            if config.strategy == "max":
+                best = best_margin_mask(left, right, margins, monolingual)
+                counters["strategy"].update(best[keep].tolist())
+                keep &= best
+            in_range = (cosines >= config.min_cosine) & (cosines <= config.max_cosine)
+            counters["cosine"].update(in_range[keep].tolist())
+            keep &= in_range
+            survivors = np.flatnonzero(keep)
+            for start in range(0, len(survivors), config.chunk_rows):
+                rows = survivors[start : start + config.chunk_rows]
+                table = _filter_chunk(rows, left, right, margins, cosines, source_texts, target_texts, config,
+                                      filters, counters, seen, monolingual)
+                if table.num_rows:
+                    writer.write_table(table.cast(schema))
+                    written += table.num_rows
+        finally:
+            writer.close()
+    steps = [{"filter": c.name, "kept": c.kept, "dropped": c.dropped} for c in counters.values() if c.kept + c.dropped]
+    return [{"filter": "candidates", "kept": total, "dropped": 0}, *steps], written
+
+
+def _filter_chunk(rows: np.ndarray, left: np.ndarray, right: np.ndarray, margins: np.ndarray, cosines: np.ndarray,
+                  source_texts: Any, target_texts: Any, config: MiningConfig, filters: list[Any],
+                  counters: dict[str, FilterCount], seen: set[int], monolingual: bool) -> Any:
+    """Text filters over one chunk of candidate rows (in order), returning the kept pairs as an Arrow table."""
+    import pyarrow as pa
+
+    batch = {"sentence1": source_texts.take(pa.array(left[rows])).to_pylist(),
+             "sentence2": target_texts.take(pa.array(right[rows])).to_pylist()}
+    keys1, keys2 = [_key(a) for a in batch["sentence1"]], [_key(b) for b in batch["sentence2"]]
+    mask = [k1 != k2 and bool(k1) and bool(k2) for k1, k2 in zip(keys1, keys2, strict=True)]
+    counters["identical"].update(mask)
+    if config.exclude:
+        fresh = [k1 not in config.exclude and k2 not in config.exclude for k1, k2 in zip(keys1, keys2, strict=True)]
+        counters["excluded"].update([f for f, m in zip(fresh, mask, strict=True) if m])
+        mask = [m and f for m, f in zip(mask, fresh, strict=True)]
+    for step in filters:
+        index = [i for i, m in enumerate(mask) if m]
+        if step == "dedup":
+            verdict = _dedup([batch["sentence1"][i] for i in index], [batch["sentence2"][i] for i in index], seen,
+                             monolingual)
+        else:
+            verdict = step.keep({"sentence1": [batch["sentence1"][i] for i in index],
+                                 "sentence2": [batch["sentence2"][i] for i in index]})
+        counters[getattr(step, "name", step)].update(verdict)
+        for i, ok in zip(index, verdict, strict=True):
+            mask[i] = ok
+    kept = [i for i, m in enumerate(mask) if m]
+    one, two = [batch["sentence1"][i] for i in kept], [batch["sentence2"][i] for i in kept]
+    chosen = rows[np.asarray(kept, dtype=np.int64)]
+    return pa.table({
+        "sentence1": one, "sentence2": two, "score": margins[chosen].astype(np.float32), "cosine": cosines[chosen],
+        "trigram_overlap": np.asarray([trigram_overlap(a, b) for a, b in zip(one, two, strict=True)], dtype=np.float32),
+        "length_ratio": np.asarray([min(length_ratio(a, b), math.inf) for a, b in zip(one, two, strict=True)],
+                                   dtype=np.float32),
+        "id1": left[chosen], "id2": right[chosen],
+    })
+
+
+def _dedup(lefts: list[str], rights: list[str], seen: set[int], monolingual: bool) -> list[bool]:
+    """Exact text-pair dedup (order-free when monolingual) against every pair kept so far; first occurrence kept."""
+    verdict = []
+    for a, b in zip(lefts, rights, strict=True):
+        key = pair_hash(a, b, symmetric=monolingual)
+        verdict.append(key not in seen)
+        seen.add(key)
+    return verdict

@@ -1,0 +1,274 @@
+"""Sharded jobs on disk: cutting inputs into row ranges, one output file per shard, and the manifest.
+
+A job writes into one folder::
+
+    plan.json              the job settings and the shard list, written first; a rerun must match it
+    part-00000.npy         one output file per shard, written atomically (temporary name, then rename)
+    part-00000.done.json   written after its shard file: rows and sha256; its presence marks the shard done
+    manifest.json          written last, when every shard is done: shard -> file, rows, checksum
+
+A shard whose ``.done.json`` exists and whose file still has that checksum is never recomputed, so a job that
+lost a worker (or the whole driver) is resumed by running the same command again; since a shard is one file
+replaced atomically, a shard computed twice still holds each of its rows once.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from psp_st.io.atomic import atomic_path
+from psp_st.io.lines import line_offsets, read_line_range
+
+PLAN_FILE = "plan.json"
+MANIFEST_FILE = "manifest.json"
+TEXT_SUFFIXES = (".txt", ".text", ".tsv")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Rows ``[start, stop)`` of one input file (``row`` = global index of the first row over all inputs)."""
+
+    index: int
+    path: str
+    start: int
+    stop: int
+    row: int
+    column: str | None = None
+    byte_start: int | None = None
+    byte_stop: int | None = None
+
+    @property
+    def rows(self) -> int:
+        return self.stop - self.start
+
+    @property
+    def name(self) -> str:
+        return f"part-{self.index:05d}"
+
+
+def input_files(spec: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
+    """The files of an input: one file, a folder (its ``*.parquet`` or else its text files, sorted) or a glob."""
+    if not isinstance(spec, (str, os.PathLike)):
+        return [path for item in spec for path in input_files(item)]
+    path = Path(spec)
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        found = sorted(path.glob("*.parquet")) or sorted(p for p in path.iterdir() if p.suffix in TEXT_SUFFIXES)
+        if not found:
+            raise FileNotFoundError(f"input folder {path} holds no .parquet or text ({', '.join(TEXT_SUFFIXES)}) files")
+        return found
+    matches = sorted(Path(name) for name in glob.glob(str(spec)))
+    if not matches:
+        raise FileNotFoundError(f"input not found: {spec} (a file, a folder of shards or a glob pattern)")
+    return matches
+
+
+def _parquet_rows(path: Path, column: str) -> int:
+    import pyarrow.parquet as pq
+
+    metadata = pq.ParquetFile(path)
+    names = metadata.schema_arrow.names
+    if column not in names:
+        raise ValueError(f"{path}: no column {column!r} (columns: {names}); pass the right --column")
+    return metadata.metadata.num_rows
+
+
+def plan_shards(files: Sequence[Path], shard_rows: int, column: str = "sentence") -> list[Shard]:
+    """Cut ``files`` into shards of at most ``shard_rows`` rows (a shard never spans two files).
+
+    A text file's rows are its lines (an empty line is a row, so rows stay aligned with line numbers); a Parquet
+    file's rows are the values of ``column`` (a null is read as the empty text).
+    """
+    if shard_rows < 1:
+        raise ValueError(f"rows per shard must be >= 1, got {shard_rows}")
+    shards: list[Shard] = []
+    row = 0
+    for path in files:
+        if path.suffix == ".parquet":
+            total = _parquet_rows(path, column)
+            for start in range(0, total, shard_rows):
+                stop = min(total, start + shard_rows)
+                shards.append(Shard(len(shards), str(path), start, stop, row, column=column))
+                row += stop - start
+            continue
+        offsets, total = line_offsets(path, shard_rows)
+        size = path.stat().st_size
+        for number, start in enumerate(range(0, total, shard_rows)):
+            stop = min(total, start + shard_rows)
+            byte_stop = offsets[number + 1] if number + 1 < len(offsets) else size
+            shards.append(Shard(len(shards), str(path), start, stop, row, byte_start=offsets[number],
+                                byte_stop=byte_stop))
+            row += stop - start
+    return shards
+
+
+def read_shard_texts(shard: Shard) -> list[str]:
+    """The texts of one shard, in row order."""
+    if shard.column is None:
+        texts = read_line_range(shard.path, shard.byte_start or 0, shard.byte_stop or 0, shard.start + 1)
+    else:
+        import pyarrow.parquet as pq
+
+        handle = pq.ParquetFile(shard.path)
+        groups, first, offset = [], None, 0
+        for group in range(handle.metadata.num_row_groups):
+            size = handle.metadata.row_group(group).num_rows
+            if offset < shard.stop and offset + size > shard.start:
+                groups.append(group)
+                first = offset if first is None else first
+            offset += size
+        table = handle.read_row_groups(groups, columns=[shard.column]) if groups else None
+        values = [] if table is None else table.column(0).slice(shard.start - first, shard.rows).to_pylist()
+        texts = []
+        for number, value in enumerate(values, start=shard.start):
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"{shard.path}: row {number} of column {shard.column!r} is {type(value).__name__}, "
+                                "expected str")
+            texts.append(value or "")
+    if len(texts) != shard.rows:
+        raise ValueError(f"{shard.path}: expected {shard.rows} rows in [{shard.start}, {shard.stop}), read "
+                         f"{len(texts)}; was the file changed after the job was planned?")
+    return texts
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _write_json(path: Path, data: Any) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+class ShardStore:
+    """The output folder of one sharded job (see the module docstring for its layout)."""
+
+    def __init__(self, folder: str | os.PathLike, suffix: str) -> None:
+        self.folder = Path(folder)
+        self.suffix = suffix
+
+    def file(self, shard: Shard) -> Path:
+        return self.folder / f"{shard.name}{self.suffix}"
+
+    def _done_file(self, shard: Shard) -> Path:
+        return self.folder / f"{shard.name}.done.json"
+
+    def start(self, job: dict[str, Any], shards: Sequence[Shard]) -> None:
+        """Record the plan; a folder holding another job's plan is refused (nothing is mixed or overwritten)."""
+        plan = {"job": job, "shards": [asdict(shard) for shard in shards]}
+        path = self.folder / PLAN_FILE
+        if path.is_file():
+            previous = json.loads(path.read_text(encoding="utf-8"))
+            if previous != json.loads(json.dumps(plan)):
+                raise ValueError(f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or "
+                                 "inputs); use a new output folder, or delete this one to start over")
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        _write_json(path, plan)
+
+    def record(self, shard: Shard) -> dict[str, Any] | None:
+        """The done-record of a shard if it is finished and its file is intact, else None."""
+        done = self._done_file(shard)
+        if not done.is_file() or not self.file(shard).is_file():
+            return None
+        record = json.loads(done.read_text(encoding="utf-8"))
+        if record.get("rows") != shard.rows or record.get("sha256") != sha256_file(self.file(shard)):
+            return None
+        return record
+
+    def write_array(self, shard: Shard, array: np.ndarray) -> dict[str, Any]:
+        """Save one shard's array (``.npy``, atomically) and mark the shard done."""
+        if len(array) != shard.rows:
+            raise ValueError(f"shard {shard.index}: {len(array)} output rows for {shard.rows} input rows")
+        with atomic_path(self.file(shard)) as tmp, open(tmp, "wb") as handle:
+            np.save(handle, array, allow_pickle=False)
+        return self.mark_done(shard)
+
+    def write_arrays(self, shard: Shard, **arrays: np.ndarray) -> dict[str, Any]:
+        """Save several row-aligned arrays of one shard (``.npz``, atomically) and mark the shard done."""
+        for key, array in arrays.items():
+            if len(array) != shard.rows:
+                raise ValueError(f"shard {shard.index}: {key} has {len(array)} rows for {shard.rows} input rows")
+        with atomic_path(self.file(shard)) as tmp, open(tmp, "wb") as handle:
+            np.savez(handle, **arrays)
+        return self.mark_done(shard)
+
+    def mark_done(self, shard: Shard) -> dict[str, Any]:
+        record = {"shard": shard.index, "file": self.file(shard).name, "source": shard.path, "start": shard.start,
+                  "stop": shard.stop, "row": shard.row, "rows": shard.rows, "sha256": sha256_file(self.file(shard))}
+        _write_json(self._done_file(shard), record)
+        return record
+
+    def finish(self, job: dict[str, Any], shards: Sequence[Shard], extra: dict[str, Any] | None = None) -> dict:
+        """Write ``manifest.json`` once every shard is done (raises naming the first missing shard otherwise)."""
+        records = []
+        for shard in shards:
+            record = self.record(shard)
+            if record is None:
+                raise RuntimeError(f"shard {shard.index} ({self.file(shard)}) is not done; rerun the job to finish it")
+            records.append(record)
+        manifest = {"job": job, "rows": sum(shard.rows for shard in shards), "shards": records, **(extra or {})}
+        _write_json(self.folder / MANIFEST_FILE, manifest)
+        return manifest
+
+
+def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
+    """The manifest of a finished job folder (raises when the job is unfinished)."""
+    path = Path(folder) / MANIFEST_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: the job in {folder} is unfinished; rerun it to complete it")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+class ShardedVectors:
+    """Row-addressable view of the ``.npy`` shards of an embedding job (memory-mapped, nothing loaded up front)."""
+
+    def __init__(self, arrays: Sequence[np.ndarray]) -> None:
+        if not arrays:
+            raise ValueError("no vectors: the input has no rows")
+        self.arrays = list(arrays)
+        self.offsets = np.cumsum([0] + [len(array) for array in self.arrays])
+        self.dim = int(self.arrays[0].shape[1])
+
+    @classmethod
+    def open(cls, folder: str | os.PathLike) -> ShardedVectors:
+        manifest = read_manifest(folder)
+        return cls([np.load(Path(folder) / record["file"], mmap_mode="r") for record in manifest["shards"]])
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def blocks(self, size: int = 65_536) -> Iterator[tuple[int, np.ndarray]]:
+        """``(first_row, float32 block)`` over all rows in order."""
+        for offset, array in zip(self.offsets, self.arrays, strict=False):
+            for start in range(0, len(array), size):
+                yield int(offset) + start, np.ascontiguousarray(array[start : start + size], dtype=np.float32)
+
+    def take(self, ids: np.ndarray) -> np.ndarray:
+        """Rows ``ids`` (any order) as a float32 array."""
+        ids = np.asarray(ids, dtype=np.int64)
+        out = np.empty((len(ids), self.dim), dtype=np.float32)
+        which = np.searchsorted(self.offsets, ids, side="right") - 1
+        for shard in np.unique(which):
+            mask = which == shard
+            local = ids[mask] - self.offsets[shard]
+            order = np.argsort(local)
+            rows = np.empty((len(local), self.dim), dtype=np.float32)
+            rows[order] = self.arrays[shard][local[order]]
+            out[mask] = rows
+        return out

@@ -1,0 +1,101 @@
+"""The mining job end to end on real captions with a tiny P-SP model: margins by hand, filters counted, atomic output."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("faiss")
+
+from psp_st.mining import pairs as pairs_module  # noqa: E402
+from psp_st.mining.pairs import PAIR_COLUMNS, MiningConfig, mine_pairs  # noqa: E402
+
+
+def _mine(model_dir, source, out, **settings):
+    config = MiningConfig(**{"min_margin": 1.0, "shard_rows": 300, "recall_sample": 50, **settings})
+    return mine_pairs(source, out, str(model_dir), config=config)
+
+
+def test_margins_match_a_hand_computation_over_the_full_similarity_matrix(psp_model_dir, psp_module, caption_file,
+                                                                          tmp_path):
+    report = _mine(psp_model_dir, caption_file, tmp_path / "pairs.parquet", k=4)
+    pairs = pd.read_parquet(tmp_path / "pairs.parquet")
+    assert list(pairs.columns) == list(PAIR_COLUMNS) and len(pairs) == report["pairs"] > 0
+    lines = caption_file.read_text(encoding="utf-8").splitlines()
+    vectors = psp_module.embed(lines, normalize=True).astype(np.float64)
+    sims = vectors @ vectors.T
+    np.fill_diagonal(sims, -np.inf)
+    mean = np.sort(sims, axis=1)[:, -4:].mean(axis=1)  # each sentence's 4 nearest others
+    cosine = np.einsum("ij,ij->i", vectors[pairs.id1], vectors[pairs.id2])
+    np.testing.assert_allclose(pairs.cosine, cosine, atol=1e-5)
+    np.testing.assert_allclose(pairs.score, cosine / ((mean[pairs.id1] + mean[pairs.id2]) / 2), rtol=1e-4)
+    assert (pairs.score >= 1.0).all() and (pairs.id1 < pairs.id2).all()
+    assert [lines[i] for i in pairs.id1] == pairs.sentence1.tolist()
+    assert report["index"] == "flat" and report["recall"]["recall"] == 1.0
+
+
+def test_filters_are_applied_and_counted(psp_model_dir, caption_sentences, tmp_path):
+    base = list(dict.fromkeys(caption_sentences))[:300]
+    extra = [base[0], base[1] + "!", base[2] + " and so on and so forth for a while longer than before"]
+    source = tmp_path / "s.txt"
+    source.write_text("\n".join(base + extra) + "\n", encoding="utf-8")
+    report = _mine(psp_model_dir, source, tmp_path / "p.parquet", max_length_ratio=1.5, max_trigram_overlap=0.5)
+    counts = {step["filter"]: step for step in report["filters"]}
+    assert counts["identical"]["dropped"] >= 2          # the repeated sentence and the one with "!" added
+    assert counts["length_ratio"]["dropped"] >= 1
+    assert counts["trigram_overlap"]["dropped"] >= 1
+    chain = [step for step in report["filters"] if step["filter"] != "candidates"]
+    for before, after in zip(chain, chain[1:], strict=False):  # each step sees what the previous one kept
+        assert after["kept"] + after["dropped"] == before["kept"]
+    assert chain[-1]["kept"] == report["pairs"]
+    pairs = pd.read_parquet(tmp_path / "p.parquet")
+    assert (pairs.length_ratio <= 1.5).all() and (pairs.trigram_overlap <= 0.5).all()
+    assert json.loads((tmp_path / "p.json").read_text())["pairs"] == len(pairs)
+
+
+def test_bitext_mining_pairs_each_source_with_its_translation(psp_model_dir, caption_sentences, tmp_path):
+    sources = list(dict.fromkeys(caption_sentences))[:200]
+    order = np.random.default_rng(0).permutation(200)
+    (tmp_path / "x.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
+    (tmp_path / "en.txt").write_text("\n".join(sources[i] + " today" for i in order) + "\n", encoding="utf-8")
+    report = mine_pairs(tmp_path / "x.txt", tmp_path / "b.parquet", str(psp_model_dir), target=tmp_path / "en.txt",
+                        config=MiningConfig(strategy="max", min_margin=1.0, max_trigram_overlap=None,
+                                            recall_sample=20))
+    pairs = pd.read_parquet(tmp_path / "b.parquet")
+    correct = (order[pairs.id2.to_numpy()] == pairs.id1.to_numpy()).mean()
+    assert report["mode"] == "bitext" and len(pairs) >= 150 and correct >= 0.95
+
+
+def test_output_is_written_in_chunks_and_only_when_complete(psp_model_dir, caption_file, tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    _mine(psp_model_dir, caption_file, tmp_path / "ok.parquet", chunk_rows=40)
+    assert pq.ParquetFile(tmp_path / "ok.parquet").metadata.num_row_groups > 1
+
+    real, calls = pairs_module._filter_chunk, []
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("disk full")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pairs_module, "_filter_chunk", failing)
+    with pytest.raises(RuntimeError, match="disk full"):
+        _mine(psp_model_dir, caption_file, tmp_path / "bad.parquet", chunk_rows=40)
+    assert not (tmp_path / "bad.parquet").exists()
+    assert not list(tmp_path.glob(".bad.parquet*"))
+
+
+def test_bad_settings_raise_clear_errors():
+    with pytest.raises(ValueError, match="unknown strategy"):
+        MiningConfig(strategy="best")
+    with pytest.raises(ValueError, match="max_ratio must be >= 1"):
+        MiningConfig(max_length_ratio=0.5)
+    with pytest.raises(ValueError, match="unknown index kind"):
+        from psp_st.mining.ann import IndexSpec
+
+        IndexSpec(kind="lsh")

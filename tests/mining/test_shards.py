@@ -1,0 +1,88 @@
+"""Shard plans over text and Parquet inputs, shard outputs with checksums, resume, and the sharded embed job."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from psp_st.io.lines import line_offsets
+from psp_st.mining.embed_shards import embed_shards
+from psp_st.mining.shards import ShardStore, input_files, plan_shards, read_shard_texts
+
+
+@pytest.mark.parametrize("ending", ["\n", ""])
+def test_text_shards_cover_every_line_once(tmp_path, ending):
+    lines = ["one", "", "three é", "four", "five", "six", "seven"]
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(lines) + ending, encoding="utf-8")
+    shards = plan_shards([path], shard_rows=3)
+    assert [(s.start, s.stop, s.row) for s in shards] == [(0, 3, 0), (3, 6, 3), (6, 7, 6)]
+    assert [text for shard in shards for text in read_shard_texts(shard)] == lines
+
+
+def test_line_offsets_when_the_file_ends_on_a_shard_boundary(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"a\nb\nc\nd\n")
+    assert line_offsets(path, 2) == ([0, 4], 4)
+
+
+def test_bad_utf8_is_reported_with_its_line_number(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"ok\nok\nok\nbad \xff\n")
+    shard = plan_shards([path], shard_rows=2)[1]
+    with pytest.raises(ValueError, match=r"in.txt:4: line is not valid UTF-8"):
+        read_shard_texts(shard)
+
+
+def test_parquet_shards_span_row_groups_and_files(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = [f"sentence {i}" for i in range(23)]
+    texts[5] = None
+    pq.write_table(pa.table({"sentence": texts[:13]}), tmp_path / "a.parquet", row_group_size=4)
+    pq.write_table(pa.table({"sentence": texts[13:]}), tmp_path / "b.parquet", row_group_size=3)
+    files = input_files(tmp_path)
+    shards = plan_shards(files, shard_rows=5)
+    assert [s.rows for s in shards] == [5, 5, 3, 5, 5]
+    assert [t for shard in shards for t in read_shard_texts(shard)] == [t or "" for t in texts]
+    with pytest.raises(ValueError, match="no column 'text'"):
+        plan_shards(files, shard_rows=5, column="text")
+
+
+def test_embed_shards_writes_manifest_and_resumes_without_recomputing(psp_model_dir, psp_module, caption_file,
+                                                                      tmp_path):
+    out = tmp_path / "vectors"
+    manifest = embed_shards(caption_file, out, str(psp_model_dir), shard_rows=300, normalize=True)
+    lines = caption_file.read_text(encoding="utf-8").splitlines()
+    assert manifest["rows"] == len(lines) and [r["rows"] for r in manifest["shards"]] == [300, 300, 200]
+    vectors = np.concatenate([np.load(out / r["file"]) for r in manifest["shards"]])
+    np.testing.assert_allclose(vectors, psp_module.embed(lines, normalize=True), rtol=1e-5, atol=1e-6)
+    assert json.loads((out / "manifest.json").read_text())["shards"][0]["sha256"] == manifest["shards"][0]["sha256"]
+
+    before = {p.name: p.stat().st_mtime_ns for p in out.glob("part-*.npy")}
+    (out / "part-00001.npy").write_bytes(b"damaged")  # a torn shard: its checksum no longer matches
+    embed_shards(caption_file, out, str(psp_model_dir), shard_rows=300, normalize=True)
+    after = {p.name: p.stat().st_mtime_ns for p in out.glob("part-*.npy")}
+    assert after["part-00000.npy"] == before["part-00000.npy"] and after["part-00002.npy"] == before["part-00002.npy"]
+    np.testing.assert_array_equal(np.load(out / "part-00001.npy"), vectors[300:600])
+
+
+def test_a_folder_of_another_job_is_refused(psp_model_dir, caption_file, tmp_path):
+    embed_shards(caption_file, tmp_path / "v", str(psp_model_dir), shard_rows=500)
+    with pytest.raises(ValueError, match="holds another job"):
+        embed_shards(caption_file, tmp_path / "v", str(psp_model_dir), shard_rows=500, normalize=True)
+
+
+def test_unfinished_job_has_no_manifest(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text("a\nb\n", encoding="utf-8")
+    shards = plan_shards([path], shard_rows=1)
+    store = ShardStore(tmp_path / "out", ".npy")
+    store.start({"kind": "test"}, shards)
+    store.write_array(shards[0], np.zeros((1, 2)))
+    with pytest.raises(RuntimeError, match="shard 1 .* is not done"):
+        store.finish({"kind": "test"}, shards)
+    assert not (tmp_path / "out" / "manifest.json").exists()
