@@ -25,16 +25,16 @@ def test_ray_option_without_ray_names_the_extra(psp_model_dir, caption_file, tmp
     monkeypatch.setitem(sys.modules, "ray", None)  # as if ray were not installed
     code = main(["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output",
                  str(tmp_path / "v"), "--ray"])
-    assert code == 1 and 'pip install "psp-st[ray]"' in capsys.readouterr().err
+    assert code == 2 and 'pip install "psp-st[ray]"' in capsys.readouterr().err
 
 
 def test_mine_rejects_language_options_meant_for_bitext(psp_model_dir, caption_file, tmp_path, capsys):
     code = main(["mine", "--model", str(psp_model_dir), "--input", str(caption_file), "--output",
                  str(tmp_path / "p.parquet"), "--source-lang", "en"])
-    assert code == 1 and "--source-lang/--target-lang are for bitext mining" in capsys.readouterr().err
+    assert code == 2 and "--source-lang/--target-lang are for bitext mining" in capsys.readouterr().err
 
 
 def test_mine_output_must_be_parquet(psp_model_dir, caption_file, tmp_path, capsys):
     assert main(["mine", "--model", str(psp_model_dir), "--input", str(caption_file), "--output",
-                 str(tmp_path / "p.csv")]) == 1
+                 str(tmp_path / "p.csv")]) == 2
     assert "must end in .parquet" in capsys.readouterr().err
