@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from psp_st.modules.base import FORMAT_VERSION, ModelFolderError
+from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError
 from psp_st.modules.trusted import load_trusted, module_types, trusted_module_class
 
 logger = logging.getLogger(__name__)

@@ -16,12 +16,9 @@ import torch
 from safetensors.torch import load_file as load_safetensors_file
 from sentence_transformers.base.modules.input_module import InputModule
 
-#: Version of the on-disk layout written by psp-st modules; bumped on incompatible changes.
-FORMAT_VERSION = 1
+from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError
 
-
-class ModelFolderError(ValueError):
-    """A model folder is incomplete, corrupt, or was written by an incompatible psp-st version."""
+__all__ = ["FORMAT_VERSION", "ModelFolderError", "PSPInputModule", "pad_flat_ids"]
 
 
 def pad_flat_ids(

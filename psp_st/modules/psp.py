@@ -166,7 +166,6 @@ class PSPEmbedding(PSPInputModule):
         return keep
 
     # -- fast path ----------------------------------------------------------------------------------------
-    @torch.inference_mode()
     def embed(
         self,
         sentences: Sequence[str],
@@ -177,33 +176,28 @@ class PSPEmbedding(PSPInputModule):
     ) -> np.ndarray:
         """Embed ``sentences`` into a ``(n, embedding_dim)`` array with no Sentence-Transformers overhead.
 
-        One sentencepiece call per batch (C++, whole list) and one ``embedding_bag`` over the flat piece ids:
-        no per-sentence Python work besides building the id array. Gives the same vectors as
-        ``SentenceTransformer.encode`` with this module.
+        Runs psp-st's one inference engine (:class:`~psp_st.inference.engine.PSPEngine`, torch-free, sharing
+        this module's weights) with ``tokenizer.num_threads`` threads. Gives the same vectors as
+        ``SentenceTransformer.encode`` with this module (to float32 rounding).
         """
-        texts = check_texts(sentences)
-        out = np.empty((len(texts), self.embedding_dim), dtype=dtype)
-        weight = self.embedding.weight.detach()
-        starts = range(0, len(texts), batch_size)
-        if show_progress_bar:
-            from tqdm.auto import tqdm
+        return self.inference_engine().encode(sentences, batch_size=batch_size, normalize=normalize, dtype=dtype,
+                                              show_progress_bar=show_progress_bar)
 
-            starts = tqdm(starts, desc="embed", unit="batch")
-        for start in starts:
-            batch = texts[start : start + batch_size]
-            out[start : start + len(batch)] = self._embed_batch(batch, weight, normalize).numpy()
-        return out
+    def inference_engine(self):
+        """The :class:`~psp_st.inference.engine.PSPEngine` of this module (cached; rebuilt when the weight
+        tensor, the tokenizer or ``max_seq_length`` change; CPU weights are shared, not copied)."""
+        from psp_st.inference.engine import PSPEngine
 
-    def _embed_batch(self, texts: list[str], weight: torch.Tensor, normalize: bool) -> torch.Tensor:
-        flat, counts = self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True)
-        offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(counts)[:-1]]))
-        vectors = F.embedding_bag(torch.from_numpy(flat), weight, offsets, mode="mean")
-        empty = torch.from_numpy(counts == 0)
-        if bool(empty.any()):
-            vectors[empty] = weight[self.unk_id]
-        if normalize:
-            vectors = F.normalize(vectors, dim=-1)
-        return vectors
+        weight = self.embedding.weight
+        key = (weight.data_ptr(), str(weight.device), str(weight.dtype), id(self.tokenizer), self.max_seq_length,
+               None if weight.device.type == "cpu" else weight._version)
+        cached = self.__dict__.get("_engine")
+        if cached is None or cached[0] != key:
+            cached = (key, PSPEngine.from_module(self))
+            self.__dict__["_engine"] = cached
+        engine = cached[1]
+        engine.threads = self.tokenizer.num_threads
+        return engine
 
     # -- saving and loading -------------------------------------------------------------------------------
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
@@ -235,14 +229,16 @@ class PSPEmbedding(PSPInputModule):
     def to_static_embedding(self):
         """The same model as ST's built-in ``StaticEmbedding`` (HF ``tokenizers`` + ``nn.EmbeddingBag``).
 
-        Outputs are identical for texts without unknown pieces. For texts with unknown pieces the
-        StaticEmbedding averages the ``<unk>`` vector in, where PSPEmbedding drops those pieces; ``""`` gives
-        zeros there instead of the ``<unk>`` vector; ``max_seq_length`` is not applied.
+        Its tokenizer drops unknown characters as PSPEmbedding drops unknown pieces
+        (:meth:`SentencePieceTokenizer.to_hf_tokenizer` with ``drop_unknown=True``), so the vectors are the same,
+        with or without unknown pieces, except: a text with no known piece (``""``, whitespace only, only
+        unknown characters) gives zeros there instead of the ``<unk>`` vector, and ``max_seq_length`` is not
+        applied.
         """
         from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
         weights = self.embedding.weight.detach()[: self.vocab_size].clone().cpu()
-        return StaticEmbedding(self.tokenizer.to_hf_tokenizer(), embedding_weights=weights)
+        return StaticEmbedding(self.tokenizer.to_hf_tokenizer(drop_unknown=True), embedding_weights=weights)
 
     def export_static(self, path: str | os.PathLike, normalize: bool = False) -> None:
         """Write a model folder that ``SentenceTransformer(path)`` loads with no flag and without psp-st.
