@@ -253,6 +253,26 @@ class PSPEmbedding(PSPInputModule):
             modules.append(Normalize())
         SentenceTransformer(modules=modules, device="cpu").save(str(path))
 
+    def export_model2vec(self, path: str | os.PathLike, normalize: bool = False) -> None:
+        """Write model2vec's own folder format: ``model2vec.StaticModel.from_pretrained(path)`` loads it.
+
+        Written with model2vec's ``StaticModel.save_pretrained`` (``pip install model2vec``). model2vec
+        tokenizes with HF ``tokenizers`` through the same tokenizer as :meth:`to_static_embedding` (unknown
+        characters dropped, the same normalization) and also removes any ``<unk>`` id, so its vectors are this
+        module's except: a text with no known piece gives zeros, not the ``<unk>`` vector; ``max_length`` is
+        saved as ``None`` (no truncation; pass ``max_length`` to ``encode`` to truncate). ``normalize`` is
+        model2vec's default normalization of the output vectors.
+        """
+        try:
+            from model2vec import StaticModel
+        except ImportError as error:
+            raise ImportError("export_model2vec needs model2vec: pip install model2vec") from error
+
+        weights = self.embedding.weight.detach()[: self.vocab_size].float().cpu().numpy()
+        model = StaticModel(weights, self.tokenizer.to_hf_tokenizer(drop_unknown=True), normalize=normalize,
+                            max_length=None)
+        model.save_pretrained(str(path))
+
     def __repr__(self) -> str:
         return (f"PSPEmbedding(vocab_size={self.vocab_size}, embedding_dim={self.embedding_dim}, "
                 f"lowercase={self.lowercase}, max_seq_length={self.max_seq_length})")

@@ -152,3 +152,12 @@ def test_bad_threads_and_non_psp_folder(psp_module, tmp_path):
     SentenceTransformer(modules=[psp_module.to_static_embedding(), Normalize()], device="cpu").save(str(static))
     with pytest.raises(ModelFolderError, match="no P-SP model"):
         load_engine(static)
+
+
+def test_model2vec_export_loads_and_agrees(psp_module, tmp_path):
+    model2vec = pytest.importorskip("model2vec")
+
+    psp_module.export_model2vec(tmp_path / "m2v")
+    model = model2vec.StaticModel.from_pretrained(str(tmp_path / "m2v"))
+    np.testing.assert_allclose(model.encode(TEXTS), psp_module.embed(TEXTS), atol=1e-5)
+    assert not np.abs(model.encode(["\u2603"])).any()  # documented: no known piece -> zeros in model2vec
