@@ -36,6 +36,8 @@ class PSPEmbedding(PSPInputModule):
         word_dropout: while training, drop each piece with this probability (at least one piece stays).
         lowercase: lower-case inputs; ``None`` keeps the tokenizer's setting (default ``True`` when trained
             with :meth:`from_texts`).
+        weights_dtype: ``"float32"`` or ``"float16"``: the dtype the weights are saved and exported in (half the
+            file size; loading widens them to float32 again, so training and the engine compute in float32).
 
     Example::
 
@@ -47,7 +49,9 @@ class PSPEmbedding(PSPInputModule):
         vectors = module.embed(["A man plays a guitar."])  # fast path, numpy, no ST overhead
     """
 
-    config_keys: list[str] = ["embedding_dim", "max_seq_length", "dropout", "word_dropout", "lowercase"]
+    config_keys: list[str] = ["embedding_dim", "max_seq_length", "dropout", "word_dropout", "lowercase", "weights_dtype"]
+    #: The dtypes :attr:`weights_dtype` may name.
+    weights_dtypes: tuple[str, ...] = ("float32", "float16")
     tokenizer_file_name: str = "sentencepiece.model"
     modalities: list[str] = ["text"]
 
@@ -60,9 +64,13 @@ class PSPEmbedding(PSPInputModule):
         dropout: float = 0.0,
         word_dropout: float = 0.0,
         lowercase: bool | None = None,
+        weights_dtype: str = "float32",
         **kwargs: Any,
     ) -> None:
         super().__init__()
+        if weights_dtype not in self.weights_dtypes:
+            raise ValueError(f"weights_dtype must be one of {', '.join(self.weights_dtypes)}, got {weights_dtype!r}")
+        self.weights_dtype = weights_dtype
         if not isinstance(tokenizer, SentencePieceTokenizer):
             tokenizer = SentencePieceTokenizer.from_file(tokenizer)
         if lowercase is not None and lowercase != tokenizer.lowercase:
@@ -204,7 +212,7 @@ class PSPEmbedding(PSPInputModule):
         output_path = str(output_path)
         os.makedirs(output_path, exist_ok=True)
         self.save_config(output_path)
-        weights = self.embedding.weight.detach()[: self.vocab_size].contiguous().cpu()
+        weights = self._export_weights()
         save_safetensors_file({"embedding.weight": weights}, os.path.join(output_path, self.weights_file_name))
         self.tokenizer.save(Path(output_path) / self.tokenizer_file_name)
 
@@ -225,6 +233,11 @@ class PSPEmbedding(PSPInputModule):
                          f"{tokenizer.vocab_size} sentencepiece pieces x embedding_dim")
         return cls(tokenizer, embedding_weights=weights["embedding.weight"], **config)
 
+    def _export_weights(self) -> torch.Tensor:
+        """The piece vectors (no padding row) as a new CPU tensor of :attr:`weights_dtype`."""
+        weights = self.embedding.weight.detach()[: self.vocab_size].cpu()
+        return weights.to(getattr(torch, self.weights_dtype), copy=True).contiguous()
+
     # -- export -------------------------------------------------------------------------------------------
     def to_static_embedding(self):
         """The same model as ST's built-in ``StaticEmbedding`` (HF ``tokenizers`` + ``nn.EmbeddingBag``).
@@ -234,10 +247,11 @@ class PSPEmbedding(PSPInputModule):
         with or without unknown pieces, except: a text with no known piece (``""``, whitespace only, only
         unknown characters) gives zeros there instead of the ``<unk>`` vector, and ``max_seq_length`` is not
         applied.
+        With ``weights_dtype="float16"`` its weights are float16 and Sentence-Transformers computes in float16.
         """
         from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
-        weights = self.embedding.weight.detach()[: self.vocab_size].clone().cpu()
+        weights = self._export_weights()
         return StaticEmbedding(self.tokenizer.to_hf_tokenizer(drop_unknown=True), embedding_weights=weights)
 
     def export_static(self, path: str | os.PathLike, normalize: bool = False) -> None:
@@ -268,7 +282,7 @@ class PSPEmbedding(PSPInputModule):
         except ImportError as error:
             raise ImportError("export_model2vec needs model2vec: pip install model2vec") from error
 
-        weights = self.embedding.weight.detach()[: self.vocab_size].float().cpu().numpy()
+        weights = self._export_weights().numpy()
         model = StaticModel(weights, self.tokenizer.to_hf_tokenizer(drop_unknown=True), normalize=normalize,
                             max_length=None)
         model.save_pretrained(str(path))

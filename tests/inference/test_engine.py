@@ -161,3 +161,33 @@ def test_model2vec_export_loads_and_agrees(psp_module, tmp_path):
     model = model2vec.StaticModel.from_pretrained(str(tmp_path / "m2v"))
     np.testing.assert_allclose(model.encode(TEXTS), psp_module.embed(TEXTS), atol=1e-5)
     assert not np.abs(model.encode(["\u2603"])).any()  # documented: no known piece -> zeros in model2vec
+
+
+def test_float16_release_is_half_size_and_within_tolerance(psp_module, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.inference import load_engine
+
+    expected = psp_module.embed(TEXTS)
+    folders = {}
+    for dtype in ("float32", "float16"):
+        psp_module.weights_dtype = dtype
+        root = folders[dtype] = tmp_path / dtype
+        psp_module.export_static(root)
+        SentenceTransformer(modules=[psp_module], device="cpu").save(str(root / "trainable"))
+    size = {dtype: (root / "trainable" / "model.safetensors").stat().st_size for dtype, root in folders.items()}
+    assert size["float16"] < 0.51 * size["float32"]
+    half = folders["float16"]
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(load_engine(half).encode(TEXTS), expected, atol=1e-3 * scale)
+    np.testing.assert_allclose(SentenceTransformer(str(half), device="cpu").encode(TEXTS), expected, atol=2e-3 * scale)
+    reloaded = SentenceTransformer(str(half / "trainable"), device="cpu", trust_remote_code=True)[0]
+    assert reloaded.weights_dtype == "float16" and reloaded.embedding.weight.dtype.is_floating_point
+    np.testing.assert_array_equal(reloaded.embed(TEXTS), load_engine(half).encode(TEXTS))
+
+
+def test_bad_weights_dtype_is_refused(sp_tokenizer):
+    from psp_st.modules.psp import PSPEmbedding
+
+    with pytest.raises(ValueError, match="weights_dtype"):
+        PSPEmbedding(sp_tokenizer, embedding_dim=8, weights_dtype="int4")
