@@ -240,27 +240,11 @@ def load_engine(name_or_path: str | os.PathLike, threads: int | None = None, **h
         ModelFolderError: the folder is incomplete, too new, or holds no P-SP model (e.g. a transformer).
         ModelNotFoundError: the name resolves to no folder and no reachable Hub id.
     """
-    from psp_st.hub.load import (
-        TRAINABLE_SUBFOLDER,
-        _download,
-        _looks_like_hub_id,
-        _not_found,
-        check_model_folder,
-        resolve_model_name,
-    )
+    from psp_st.hub.load import TRAINABLE_SUBFOLDER, check_model_folder, model_folder
     from psp_st.modules.folder_format import ModelFolderError
     from psp_st.modules.trusted import module_types
 
-    name = str(name_or_path)
-    resolved = resolve_model_name(name)
-    path = Path(resolved)
-    if not path.is_dir():
-        if not _looks_like_hub_id(resolved):
-            raise _not_found(name, resolved, None)
-        try:
-            path = _download(resolved, **hub_kwargs)
-        except OSError as error:
-            raise _not_found(name, resolved, error) from error
+    path = model_folder(name_or_path, **hub_kwargs)
     if (path / "modules.json").is_file():
         check_model_folder(path)
     if (path / TRAINABLE_SUBFOLDER / CONFIG_FILE).is_file():
