@@ -14,6 +14,8 @@ L2-normalized vector (``x / max(|x|, 1e-12)``, as ``torch.nn.functional.normaliz
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 _KERNEL = None
@@ -124,15 +126,38 @@ def _pool_numpy(weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empt
         out[rows] = sums
 
 
+def _pool_torch(torch, weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empty_row: int,
+                out: np.ndarray) -> None:
+    vectors = torch.nn.functional.embedding_bag(torch.from_numpy(flat), torch.from_numpy(weights),
+                                                torch.from_numpy(offsets[:-1]), mode="mean")
+    out[...] = vectors.numpy()
+    out[offsets[1:] == offsets[:-1]] = weights[empty_row]
+
+
 def pool_mean(weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empty_row: int, normalize: bool,
               out: np.ndarray) -> np.ndarray:
-    """Write the mean piece vector of each row into ``out`` (float32, ``(len(offsets) - 1, dim)``) and return it."""
+    """Write the mean piece vector of each row into ``out`` (float32, ``(len(offsets) - 1, dim)``) and return it.
+
+    In a process that has already imported torch (never imported here), torch's ``embedding_bag`` does the
+    pooling: its prefetching kernel measured faster than the numba kernel next to a loaded torch
+    (``benchmarks/results/encode_speed.md``); it sums in the same order, so the vectors are the same.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None and weights.dtype == np.float32:
+        _pool_torch(torch, weights, flat, offsets, empty_row, out)
+        if normalize:
+            _normalize_rows(out)
+        return out
     kernel = _numba_kernel()
     if kernel is not None and weights.dtype == np.float32:
         kernel(weights, flat, offsets, empty_row, bool(normalize), out)
         return out
     _pool_numpy(weights, flat, offsets, empty_row, out)
     if normalize:
-        norms = np.sqrt(np.einsum("ij,ij->i", out, out))
-        out /= np.maximum(norms, np.float32(1e-12))[:, None]
+        _normalize_rows(out)
     return out
+
+
+def _normalize_rows(out: np.ndarray) -> None:
+    norms = np.sqrt(np.einsum("ij,ij->i", out, out))
+    out /= np.maximum(norms, np.float32(1e-12))[:, None]

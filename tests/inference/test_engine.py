@@ -191,3 +191,26 @@ def test_bad_weights_dtype_is_refused(sp_tokenizer):
 
     with pytest.raises(ValueError, match="weights_dtype"):
         PSPEmbedding(sp_tokenizer, embedding_dim=8, weights_dtype="int4")
+
+
+def test_pooling_backends_agree(psp_module, caption_sentences):
+    """torch's embedding_bag (used when torch is loaded), the numba kernel and the numpy fallback."""
+    import psp_st.inference.pooling as pooling
+    from psp_st.inference import PSPEngine
+
+    engine = PSPEngine.from_module(psp_module, threads=1)
+    texts = caption_sentences[:500] + TEXTS + [""]
+    flat, lengths = engine.token_ids(texts)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    out = {}
+    out["torch"] = pooling.pool_mean(engine.weights, flat, offsets, engine.tokenizer.unk_id, True,
+                                     np.empty((len(texts), engine.dim), np.float32))
+    out["numpy"] = np.empty_like(out["torch"])
+    pooling._pool_numpy(engine.weights, flat, offsets, engine.tokenizer.unk_id, out["numpy"])
+    pooling._normalize_rows(out["numpy"])
+    kernel = pooling._numba_kernel()
+    if kernel is not None:
+        out["numba"] = np.empty_like(out["torch"])
+        kernel(engine.weights, flat, offsets, engine.tokenizer.unk_id, True, out["numba"])
+    for name, vectors in out.items():
+        np.testing.assert_allclose(vectors, out["torch"], atol=1e-6, err_msg=name)
