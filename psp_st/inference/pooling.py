@@ -139,8 +139,8 @@ def pool_mean(weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empty_
     """Write the mean piece vector of each row into ``out`` (float32, ``(len(offsets) - 1, dim)``) and return it.
 
     In a process that has already imported torch (never imported here), torch's ``embedding_bag`` does the
-    pooling: its prefetching kernel measured faster than the numba kernel next to a loaded torch
-    (``benchmarks/results/encode_speed.md``); it sums in the same order, so the vectors are the same.
+    pooling (the kernel the previous ``PSPEmbedding.embed`` used; in noisy shared-machine runs it was at least as
+    fast as the numba kernel there); it sums in the same order, so the vectors are the same.
     """
     torch = sys.modules.get("torch")
     if torch is not None and weights.dtype == np.float32:
