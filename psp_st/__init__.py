@@ -4,8 +4,17 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from psp_st.hub.load import load
-from psp_st.modules import PSPEmbedding
-from psp_st.tokenization import SentencePieceTokenizer, train_tokenizer
+import importlib
+from typing import Any
 
 __all__ = ["PSPEmbedding", "load", "SentencePieceTokenizer", "__version__", "train_tokenizer"]
+
+#: Imported on first use, so that the torch-free parts (psp_st.inference.engine) import without torch.
+_LAZY = {"load": "psp_st.hub.load", "PSPEmbedding": "psp_st.modules.psp",
+         "SentencePieceTokenizer": "psp_st.tokenization.sentencepiece", "train_tokenizer": "psp_st.tokenization"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'psp_st' has no attribute {name!r}")

@@ -23,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--suite", default="quick", help="evaluation suite for the model card (default: quick)")
     parser.add_argument("--no-eval", action="store_true", help="skip the evaluation suite")
     parser.add_argument("--no-speed", action="store_true", help="skip the one-thread speed measurement")
+    parser.add_argument("--dtype", choices=["float32", "float16"], default=None,
+                        help="weights dtype of the release files (default: the recipe's release.dtype, else float32)")
     parser.add_argument("--work-dir", type=Path, default=None,
                         help="keep training checkpoints here (default: a temporary folder)")
     parser.add_argument("--overwrite", action="store_true",
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
     folder = build(args.name, output=args.output, data_dir=args.data_dir, seed=args.seed, max_steps=args.max_steps,
                    suite=None if args.no_eval else args.suite, speed=not args.no_speed, work_dir=args.work_dir,
-                   overwrite=args.overwrite)
+                   overwrite=args.overwrite, dtype=args.dtype)
     info = json.loads((folder / BUILD_INFO_FILE).read_text(encoding="utf-8"))
     print(f"built {info['name']} in {folder} (training {info['training']['seconds'] / 60:.1f} min)")
     for key, value in (info.get("evaluation") or {}).get("metrics", {}).items():

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.io.output_policy import check_output
 
     check_output(args.output, inputs=[args.input, args.model], overwrite=args.overwrite)
-    model = open_model(args.model, args.threads)
+    model = open_model(args.model, args.threads, engine=True)
     rows, dim = embed_file(model, args.input, args.output, chunk_size=args.chunk_size, float16=args.float16,
                            normalize=args.normalize, show_progress_bar=not args.no_progress)
     print(f"wrote {args.output}: {rows} x {dim} {'float16' if args.float16 else 'float32'}")

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if args.gold is not None and len(args.gold) != len(args.query):
         raise ValueError(f"{len(args.gold)} --gold sentences for {len(args.query)} --query sentences")
     candidates = read_candidates(args)
-    model = open_model(args.model, args.threads)
+    model = open_model(args.model, args.threads, engine=True)
     cache = EmbeddingCache(model, show_progress_bar=len(candidates) > 10_000)
     found = nearest_neighbours(cache.encode(args.query), cache.encode(candidates), candidates, k=args.top_k,
                                exclude=args.query)

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.io.output_policy import check_output
 
     check_output(args.output, inputs=[args.pairs, args.model], overwrite=args.overwrite)
-    model = open_model(args.model, args.threads)
+    model = open_model(args.model, args.threads, engine=True)
     count = score_file(model, args.pairs, args.output, chunk_size=args.chunk_size, header=args.header,
                        show_progress_bar=not args.no_progress)
     print(f"wrote {args.output}: {count} scored pairs")

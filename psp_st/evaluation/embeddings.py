@@ -40,8 +40,24 @@ def check_finite(embeddings: np.ndarray, texts: Sequence[str], model: Any = None
     return embeddings
 
 
+def is_psp_model(model: Any) -> bool:
+    """Whether ``model`` is psp-st's inference engine or a SentenceTransformer whose vector is a PSPEmbedding's."""
+    from psp_st.inference.encode import fast_module
+    from psp_st.inference.engine import PSPEngine
+
+    if isinstance(model, PSPEngine):
+        return True
+    try:
+        module, _ = fast_module(model)
+    except TypeError:  # not iterable: not a SentenceTransformer
+        return False
+    return type(module).__name__ == "PSPEmbedding"
+
+
 class EmbeddingCache:
     """Encodes texts with ``model.encode`` (Sentence-Transformers), each distinct text once, and checks them.
+
+    For a P-SP model (:func:`is_psp_model`) it runs psp-st's inference engine instead of ``model.encode``.
 
     Every evaluator of a suite shares one cache, so a sentence that appears in several datasets (STS
     Benchmark dev/test and the STS years share pairs; MSRPC repeats sentences) is embedded once. Embeddings
@@ -69,9 +85,14 @@ class EmbeddingCache:
         new = list(dict.fromkeys(text for text in texts if text not in self._index))
         if not new:
             return
-        vectors = self.model.encode(
-            new, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar, convert_to_numpy=True
-        )
+        if is_psp_model(self.model):  # P-SP: psp-st's inference engine, the same vectors as encode, faster
+            from psp_st.inference.encode import encode_texts
+
+            vectors = encode_texts(self.model, new)
+        else:
+            vectors = self.model.encode(
+                new, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar, convert_to_numpy=True
+            )
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(new):
             raise ValueError(

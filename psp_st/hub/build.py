@@ -203,6 +203,7 @@ def build(
     speed: bool = True,
     work_dir: str | os.PathLike | None = None,
     overwrite: bool = False,
+    dtype: str | None = None,
 ) -> Path:
     """Train the ``name`` recipe and write its release folder (default ``./<name>``); return the folder.
 
@@ -219,6 +220,9 @@ def build(
         speed: measure one-thread encoding speed.
         work_dir: keep training checkpoints here (default: a temporary folder, removed afterwards).
         overwrite: write into a non-empty ``output`` that is not this recipe's release.
+        dtype: weights dtype of the release files, ``float32`` or ``float16`` (half the size); default: the
+            recipe's ``release.dtype``, else ``float32``. The evaluation and speed numbers are measured on the
+            folder as written, so they include the rounding.
     """
     import psp_st
     from psp_st.io.atomic import atomic_directory
@@ -235,7 +239,15 @@ def build(
     data_dir = Path(data_dir) if data_dir else default_data_dir()
     if not data_dir.is_dir():
         raise FileNotFoundError(f"data folder {data_dir} not found (pass --data-dir or set PSP_ST_DATA_DIR)")
+    release = dict(config.get("release") or {})
+    recipe_dtype = release.pop("dtype", "float32")
+    if release:
+        raise ValueError(f"recipe: unknown release option(s) {sorted(release)} (known: dtype)")
+    dtype = dtype or recipe_dtype
+    if dtype not in ("float32", "float16"):
+        raise ValueError(f"release dtype must be float32 or float16, got {dtype!r}")
     run_config = _absolute_data_paths(config, data_dir)
+    run_config.pop("release", None)
     output = Path(output) if output else Path.cwd() / config["name"]
     previous = previous_release_files(output, config["name"])
     check_output(output, inputs=[recipe_path, data_dir, work_dir], overwrite=overwrite, folder=True,
@@ -261,6 +273,8 @@ def build(
         with atomic_directory(output, replaces=previous or ()) as folder:
             module = model[0]
             module.eval()
+            module.weights_dtype = dtype
+            info["weights_dtype"] = dtype
             from sentence_transformers import SentenceTransformer
 
             module.export_static(folder)  # written again by write_release; needed here to evaluate what ships

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from psp_st.modules.base import FORMAT_VERSION, ModelFolderError
+from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError
 from psp_st.modules.trusted import load_trusted, module_types, trusted_module_class
 
 logger = logging.getLogger(__name__)
@@ -198,6 +198,25 @@ def _download(repo_id: str, **kwargs: Any) -> Path:
     return Path(snapshot_download(repo_id, **hub_kwargs))
 
 
+def model_folder(name: str | os.PathLike, **kwargs: Any) -> Path:
+    """The local folder of ``name``: the folder itself, or the whole Hub repo of a short name or Hub id
+    (downloaded; ``kwargs``: ``revision``, ``cache_folder``, ``token``, ``local_files_only``).
+
+    Raises:
+        ModelNotFoundError: ``name`` is no folder, short name or reachable Hub id.
+    """
+    name = str(name)
+    resolved = resolve_model_name(name)
+    if Path(resolved).is_dir():
+        return Path(resolved)
+    if not _looks_like_hub_id(resolved):
+        raise _not_found(name, resolved, None)
+    try:
+        return _download(resolved, **kwargs)
+    except OSError as error:
+        raise _not_found(name, resolved, error) from error
+
+
 def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = False, **kwargs: Any):
     """Load a ``SentenceTransformer``: a local folder, a psp-st short name (local build first), or a Hub id.
 
@@ -221,16 +240,14 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
     """
     name = str(name)
     resolved = resolve_model_name(name)
-    path = Path(resolved)
-    if not path.is_dir():
+    if not Path(resolved).is_dir() and not trainable:
         if not _looks_like_hub_id(resolved):
             raise _not_found(name, resolved, None)
         try:
-            if not trainable:
-                return load_trusted(resolved, device=device, **kwargs)
-            path = _download(resolved, **kwargs)
+            return load_trusted(resolved, device=device, **kwargs)
         except OSError as error:
             raise _not_found(name, resolved, error) from error
+    path = model_folder(name, **kwargs)
     root = path
     if trainable and (path / TRAINABLE_SUBFOLDER).is_dir():
         path = path / TRAINABLE_SUBFOLDER

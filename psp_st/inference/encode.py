@@ -22,9 +22,14 @@ def fast_module(model):
 
 
 def encode_texts(model, texts: Sequence[str], batch_size: int = 8192, normalize: bool = False) -> np.ndarray:
-    """Embed ``texts`` as a float32 ``(n, dim)`` array; uses ``module.embed`` for P-SP-style models."""
+    """Embed ``texts`` as a float32 ``(n, dim)`` array with ``model``: a :class:`~psp_st.inference.engine.PSPEngine`,
+    or a SentenceTransformer (its first module's ``embed``, the engine for PSPEmbedding, when it has one)."""
+    from psp_st.inference.engine import PSPEngine
+
     texts = check_texts(texts)
     batch_size = check_int("batch_size", batch_size)
+    if isinstance(model, PSPEngine):
+        return model.encode(texts, batch_size=batch_size, normalize=normalize)
     module, has_normalize = fast_module(model)
     if module is not None:
         return check_finite(module.embed(texts, batch_size=batch_size, normalize=normalize or has_normalize))

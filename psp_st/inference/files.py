@@ -30,23 +30,23 @@ def embed_file(
     """Embed every line of ``input_path`` (UTF-8, one text per line) into the ``.npy`` file ``output_path``.
 
     Row ``i`` of the array is line ``i + 1``. An empty line is embedded as the empty text (for P-SP: the
-    ``<unk>`` vector), so rows stay aligned with lines. The array is written through a memory map in chunks
-    and renamed into place only when complete. Returns the array shape.
+    ``<unk>`` vector), so rows stay aligned with lines. The array is written chunk by chunk (memory stays at
+    one chunk) and renamed into place only when complete. Returns the array shape.
     """
     total = count_lines(input_path)
     dim = model.get_embedding_dimension()
-    dtype = np.float16 if float16 else np.float32
-    with atomic_path(output_path) as tmp, _progress(total, "embed", show_progress_bar) as bar:
-        array = np.lib.format.open_memmap(tmp, mode="w+", dtype=dtype, shape=(total, dim))
-        reserve_space(tmp, os.path.getsize(tmp), final=output_path)  # ENOSPC now, not SIGBUS mid-write
-        row = 0
+    dtype = np.dtype(np.float16 if float16 else np.float32)
+    header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (total, dim)}
+    # sequential writes, not a memory map: a map's dirty pages count as resident, so RSS would grow with the file
+    with atomic_path(output_path) as tmp, open(tmp, "wb") as handle, \
+            _progress(total, "embed", show_progress_bar) as bar:
+        np.lib.format.write_array_header_1_0(handle, header)
+        # ENOSPC now, not in the middle of the job
+        reserve_space(tmp, handle.tell() + total * dim * dtype.itemsize, final=output_path)
         for chunk in iter_line_chunks(input_path, chunk_size):
             texts = [text for _, text in chunk]
-            array[row : row + len(texts)] = encode_texts(model, texts, normalize=normalize)
-            row += len(texts)
+            encode_texts(model, texts, normalize=normalize).astype(dtype, copy=False).tofile(handle)
             bar.update(len(texts))
-        array.flush()
-        del array
     return total, dim
 
 

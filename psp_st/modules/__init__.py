@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from psp_st.modules.averaging import TokenAveraging, TrigramAveraging, WordAveraging
-from psp_st.modules.base import ModelFolderError
-from psp_st.modules.combine import CombinedEncoder
-from psp_st.modules.psp import PSPEmbedding
-from psp_st.modules.recurrent import GRAN, LSTMAveraging
-from psp_st.modules.token_encoder import TokenEncoder
+import importlib
+from typing import Any
+
+from psp_st.modules.folder_format import ModelFolderError
 
 __all__ = [
     "GRAN",
@@ -20,3 +18,14 @@ __all__ = [
     "TrigramAveraging",
     "WordAveraging",
 ]
+
+#: Imported on first use (they need torch), so that torch-free code can import psp_st.modules.folder_format.
+_LAZY = {"TokenAveraging": "averaging", "TrigramAveraging": "averaging", "WordAveraging": "averaging",
+         "CombinedEncoder": "combine", "PSPEmbedding": "psp", "GRAN": "recurrent", "LSTMAveraging": "recurrent",
+         "TokenEncoder": "token_encoder"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"psp_st.modules.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'psp_st.modules' has no attribute {name!r}")

@@ -18,13 +18,9 @@ from safetensors.torch import save_file as save_safetensors_file
 from sentence_transformers.base.modules.input_module import InputModule
 
 from psp_st.io.atomic import apply_umask
+from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError
 
-#: Version of the on-disk layout written by psp-st modules; bumped on incompatible changes.
-FORMAT_VERSION = 1
-
-
-class ModelFolderError(ValueError):
-    """A model folder is incomplete, corrupt, or was written by an incompatible psp-st version."""
+__all__ = ["FORMAT_VERSION", "ModelFolderError", "PSPInputModule", "pad_flat_ids"]
 
 
 def pad_flat_ids(

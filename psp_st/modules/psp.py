@@ -37,6 +37,8 @@ class PSPEmbedding(PSPInputModule):
         word_dropout: while training, drop each piece with this probability (at least one piece stays).
         lowercase: lower-case inputs; ``None`` keeps the tokenizer's setting (default ``True`` when trained
             with :meth:`from_texts`).
+        weights_dtype: ``"float32"`` or ``"float16"``: the dtype the weights are saved and exported in (half the
+            file size; loading widens them to float32 again, so training and the engine compute in float32).
 
     Example::
 
@@ -48,7 +50,9 @@ class PSPEmbedding(PSPInputModule):
         vectors = module.embed(["A man plays a guitar."])  # fast path, numpy, no ST overhead
     """
 
-    config_keys: list[str] = ["embedding_dim", "max_seq_length", "dropout", "word_dropout", "lowercase"]
+    config_keys: list[str] = ["embedding_dim", "max_seq_length", "dropout", "word_dropout", "lowercase", "weights_dtype"]
+    #: The dtypes :attr:`weights_dtype` may name.
+    weights_dtypes: tuple[str, ...] = ("float32", "float16")
     tokenizer_file_name: str = "sentencepiece.model"
     modalities: list[str] = ["text"]
 
@@ -61,9 +65,13 @@ class PSPEmbedding(PSPInputModule):
         dropout: float = 0.0,
         word_dropout: float = 0.0,
         lowercase: bool | None = None,
+        weights_dtype: str = "float32",
         **kwargs: Any,
     ) -> None:
         super().__init__()
+        if weights_dtype not in self.weights_dtypes:
+            raise ValueError(f"weights_dtype must be one of {', '.join(self.weights_dtypes)}, got {weights_dtype!r}")
+        self.weights_dtype = weights_dtype
         if not isinstance(tokenizer, SentencePieceTokenizer):
             tokenizer = SentencePieceTokenizer.from_file(tokenizer)
         if lowercase is not None and lowercase != tokenizer.lowercase:
@@ -168,7 +176,6 @@ class PSPEmbedding(PSPInputModule):
         return keep
 
     # -- fast path ----------------------------------------------------------------------------------------
-    @torch.inference_mode()
     def embed(
         self,
         sentences: Sequence[str],
@@ -179,41 +186,36 @@ class PSPEmbedding(PSPInputModule):
     ) -> np.ndarray:
         """Embed ``sentences`` into a ``(n, embedding_dim)`` array with no Sentence-Transformers overhead.
 
-        One sentencepiece call per batch (C++, whole list) and one ``embedding_bag`` over the flat piece ids:
-        no per-sentence Python work besides building the id array. Gives the same vectors as
-        ``SentenceTransformer.encode`` with this module.
+        Runs psp-st's one inference engine (:class:`~psp_st.inference.engine.PSPEngine`, torch-free, sharing
+        this module's weights) with ``tokenizer.num_threads`` threads. Gives the same vectors as
+        ``SentenceTransformer.encode`` with this module (to float32 rounding).
         """
-        texts = check_texts(sentences)
         batch_size = check_int("batch_size", batch_size)
-        out = np.empty((len(texts), self.embedding_dim), dtype=dtype)
-        weight = self.embedding.weight.detach()
-        starts = range(0, len(texts), batch_size)
-        if show_progress_bar:
-            from tqdm.auto import tqdm
+        return self.inference_engine().encode(sentences, batch_size=batch_size, normalize=normalize, dtype=dtype,
+                                              show_progress_bar=show_progress_bar)
 
-            starts = tqdm(starts, desc="embed", unit="batch")
-        for start in starts:
-            batch = texts[start : start + batch_size]
-            out[start : start + len(batch)] = self._embed_batch(batch, weight, normalize).numpy()
-        return out
+    def inference_engine(self):
+        """The :class:`~psp_st.inference.engine.PSPEngine` of this module (cached; rebuilt when the weight
+        tensor, the tokenizer or ``max_seq_length`` change; CPU weights are shared, not copied)."""
+        from psp_st.inference.engine import PSPEngine
 
-    def _embed_batch(self, texts: list[str], weight: torch.Tensor, normalize: bool) -> torch.Tensor:
-        flat, counts = self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True)
-        offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(counts)[:-1]]))
-        vectors = F.embedding_bag(torch.from_numpy(flat), weight, offsets, mode="mean")
-        empty = torch.from_numpy(counts == 0)
-        if bool(empty.any()):
-            vectors[empty] = weight[self.unk_id]
-        if normalize:
-            vectors = F.normalize(vectors, dim=-1)
-        return vectors
+        weight = self.embedding.weight
+        key = (weight.data_ptr(), str(weight.device), str(weight.dtype), id(self.tokenizer), self.max_seq_length,
+               None if weight.device.type == "cpu" else weight._version)
+        cached = self.__dict__.get("_engine")
+        if cached is None or cached[0] != key:
+            cached = (key, PSPEngine.from_module(self))
+            self.__dict__["_engine"] = cached
+        engine = cached[1]
+        engine.threads = self.tokenizer.num_threads
+        return engine
 
     # -- saving and loading -------------------------------------------------------------------------------
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
         output_path = str(output_path)
         os.makedirs(output_path, exist_ok=True)
         self.save_config(output_path)
-        weights = self.embedding.weight.detach()[: self.vocab_size].contiguous().cpu()
+        weights = self._export_weights()
         self._save_weights({"embedding.weight": weights}, os.path.join(output_path, self.weights_file_name))
         self.tokenizer.save(Path(output_path) / self.tokenizer_file_name)
 
@@ -241,18 +243,26 @@ class PSPEmbedding(PSPInputModule):
             raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} is invalid: "
                                    f"{error}") from error
 
+    def _export_weights(self) -> torch.Tensor:
+        """The piece vectors (no padding row) as a new CPU tensor of :attr:`weights_dtype`."""
+        weights = self.embedding.weight.detach()[: self.vocab_size].cpu()
+        return weights.to(getattr(torch, self.weights_dtype), copy=True).contiguous()
+
     # -- export -------------------------------------------------------------------------------------------
     def to_static_embedding(self):
         """The same model as ST's built-in ``StaticEmbedding`` (HF ``tokenizers`` + ``nn.EmbeddingBag``).
 
-        Outputs are identical for texts without unknown pieces. For texts with unknown pieces the
-        StaticEmbedding averages the ``<unk>`` vector in, where PSPEmbedding drops those pieces; ``""`` gives
-        zeros there instead of the ``<unk>`` vector; ``max_seq_length`` is not applied.
+        Its tokenizer drops unknown characters as PSPEmbedding drops unknown pieces
+        (:meth:`SentencePieceTokenizer.to_hf_tokenizer` with ``drop_unknown=True``), so the vectors are the same,
+        with or without unknown pieces, except: a text with no known piece (``""``, whitespace only, only
+        unknown characters) gives zeros there instead of the ``<unk>`` vector, and ``max_seq_length`` is not
+        applied.
+        With ``weights_dtype="float16"`` its weights are float16 and Sentence-Transformers computes in float16.
         """
         from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
-        weights = self.embedding.weight.detach()[: self.vocab_size].clone().cpu()
-        return StaticEmbedding(self.tokenizer.to_hf_tokenizer(), embedding_weights=weights)
+        weights = self._export_weights()
+        return StaticEmbedding(self.tokenizer.to_hf_tokenizer(drop_unknown=True), embedding_weights=weights)
 
     def export_static(self, path: str | os.PathLike, normalize: bool = False) -> None:
         """Write a model folder that ``SentenceTransformer(path)`` loads with no flag and without psp-st.
@@ -267,6 +277,26 @@ class PSPEmbedding(PSPInputModule):
             modules.append(Normalize())
         SentenceTransformer(modules=modules, device="cpu").save(str(path))
         apply_umask(path)  # ST's safetensors writer leaves the weights 0600
+
+    def export_model2vec(self, path: str | os.PathLike, normalize: bool = False) -> None:
+        """Write model2vec's own folder format: ``model2vec.StaticModel.from_pretrained(path)`` loads it.
+
+        Written with model2vec's ``StaticModel.save_pretrained`` (``pip install model2vec``). model2vec
+        tokenizes with HF ``tokenizers`` through the same tokenizer as :meth:`to_static_embedding` (unknown
+        characters dropped, the same normalization) and also removes any ``<unk>`` id, so its vectors are this
+        module's except: a text with no known piece gives zeros, not the ``<unk>`` vector; ``max_length`` is
+        saved as ``None`` (no truncation; pass ``max_length`` to ``encode`` to truncate). ``normalize`` is
+        model2vec's default normalization of the output vectors.
+        """
+        try:
+            from model2vec import StaticModel
+        except ImportError as error:
+            raise ImportError("export_model2vec needs model2vec: pip install model2vec") from error
+
+        weights = self._export_weights().numpy()
+        model = StaticModel(weights, self.tokenizer.to_hf_tokenizer(drop_unknown=True), normalize=normalize,
+                            max_length=None)
+        model.save_pretrained(str(path))
 
     def __repr__(self) -> str:
         return (f"PSPEmbedding(vocab_size={self.vocab_size}, embedding_dim={self.embedding_dim}, "

@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from psp_st.modules.base import ModelFolderError
+from psp_st.modules.folder_format import ModelFolderError
 
 #: The exact class paths of the modules psp-st ships (as written to ``modules.json``); never matched by prefix.
 TRUSTED_MODULE_CLASSES: tuple[str, ...] = (

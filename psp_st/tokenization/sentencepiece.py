@@ -169,12 +169,16 @@ class SentencePieceTokenizer:
         return self.processor.id_to_piece(index)
 
     # -- encoding -----------------------------------------------------------------------------------------
-    def encode(self, texts: Sequence[str], max_length: int | None = None) -> list[list[int]]:
-        """Piece ids of each text (unknown pieces included as :attr:`unk_id`)."""
+    def encode(
+        self, texts: Sequence[str], max_length: int | None = None, num_threads: int | None = None
+    ) -> list[list[int]]:
+        """Piece ids of each text (unknown pieces included as :attr:`unk_id`); ``num_threads`` overrides
+        :attr:`num_threads` for this call."""
         texts = check_texts(texts)
         if self.lowercase:
             texts = [text.lower() for text in texts]
-        ids = self.processor.encode(texts, out_type=int, num_threads=self.num_threads)
+        threads = self.num_threads if num_threads is None else num_threads
+        ids = self.processor.encode(texts, out_type=int, num_threads=threads)
         if max_length is not None:
             ids = [row[:max_length] for row in ids]
         return ids
@@ -187,7 +191,8 @@ class SentencePieceTokenizer:
         return self.processor.encode(texts, out_type=str, num_threads=self.num_threads)
 
     def encode_flat(
-        self, texts: Sequence[str], max_length: int | None = None, drop_unknown: bool = False
+        self, texts: Sequence[str], max_length: int | None = None, drop_unknown: bool = False,
+        num_threads: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Encode ``texts`` into one flat id array and per-text lengths (no per-token Python work).
 
@@ -195,7 +200,7 @@ class SentencePieceTokenizer:
         right before them, so an unknown word leaves no trace: ``"a dog ☃ runs"`` encodes as ``"a dog runs"``.
         ``max_length`` then keeps the first ``max_length`` remaining pieces of each text.
         """
-        ids = self.encode(texts)
+        ids = self.encode(texts, num_threads=num_threads)
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
         if drop_unknown and len(flat):
@@ -232,11 +237,16 @@ class SentencePieceTokenizer:
         return sum(unk in row for row in self.encode(texts)) / len(texts)
 
     # -- conversion ---------------------------------------------------------------------------------------
-    def to_hf_tokenizer(self):
+    def to_hf_tokenizer(self, drop_unknown: bool = False):
         """An equivalent ``tokenizers.Tokenizer`` (same normalization, pieces, scores and unknown id).
 
-        Used by the StaticEmbedding export so that a model loads without psp-st or sentencepiece. Unknown
-        characters become the ``<unk>`` id there (sentencepiece semantics), which PSPEmbedding drops instead.
+        Used by the StaticEmbedding export so that a model loads without psp-st or sentencepiece. Without
+        ``drop_unknown``, unknown characters become the ``<unk>`` id (sentencepiece semantics). With it, the
+        pre-tokenizer removes every run of characters that have no single-character piece, together with the
+        ``▁`` right before it, and splits there: the ids are then those of :meth:`encode_flat` with
+        ``drop_unknown=True`` (a piece never spans an unknown character, so the text on each side segments
+        alone). Left as they are: a text with no known piece gives no id at all (PSPEmbedding uses the
+        ``<unk>`` vector), and a character that occurs only inside longer pieces still becomes ``<unk>``.
         """
         from sentencepiece import sentencepiece_model_pb2
         from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
@@ -262,6 +272,11 @@ class SentencePieceTokenizer:
         tokenizer.normalizer = normalizers.Sequence(steps)
         prepend = "always" if proto.normalizer_spec.add_dummy_prefix else "never"
         tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=prepend, split=False)
+        if drop_unknown:
+            known = sorted({piece.piece for piece in proto.pieces if len(piece.piece) == 1} | {"\u2581"})
+            unknown_run = "\u2581?[^" + "".join(f"\\x{{{ord(char):x}}}" for char in known) + "]+"
+            tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+                [tokenizer.pre_tokenizer, pre_tokenizers.Split(Regex(unknown_run), behavior="removed")])
         tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme=prepend, split=False)
         return tokenizer
 

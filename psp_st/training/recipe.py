@@ -62,7 +62,7 @@ def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
         config.setdefault("name", path.stem)
     config = dict(config)
     unknown = set(config) - {"name", "seed", "data", "tokenizer", "model", "loss", "megabatch", "trainer",
-                             "evaluation", "description"}
+                             "evaluation", "description", "release"}
     if unknown:
         raise ValueError(f"recipe: unknown top-level key(s) {sorted(unknown)}")
     data = config.get("data")

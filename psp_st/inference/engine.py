@@ -1,0 +1,258 @@
+"""The one P-SP inference engine: every psp-st entry point that embeds with a P-SP model runs this code.
+
+Torch-free (numpy, safetensors, sentencepiece; numba optional for the pooling kernel, see
+:mod:`psp_st.inference.pooling`), so a released model can be served without torch::
+
+    from psp_st.inference import load_engine
+
+    engine = load_engine("psp-en")            # a release folder, a trainable/ folder, a short name or Hub id
+    vectors = engine.encode(["A man plays a guitar."])   # float32 (n, dim)
+
+Per batch: one sentencepiece call over the whole batch (C++, lower-casing as the model was trained), one flat
+id array with the unknown pieces dropped, then one fused mean-pooling pass. Batches run in parallel threads
+(``threads``): sentencepiece and the pooling kernel release the GIL.
+
+A memo of word -> piece ids (sentencepiece once per distinct word) was tried and not kept: its Python word
+splitting and look-ups cost nearly as much as sentencepiece itself, hold the GIL (no thread scaling), and do not
+always give the same ids: sentencepiece breaks ties between equal-score segmentations (``99.999%``) by float
+rounding of the running sentence score, so a word alone can segment differently than inside its sentence
+(6 of the 177,710 English corpus sentences). The vectors are those of the trained
+:class:`~psp_st.modules.psp.PSPEmbedding` (whose ``embed`` is this engine): unknown pieces are dropped with the
+bare ``▁`` before them, a text with no known piece (``""``, whitespace, only unknown characters) gets the
+``<unk>`` vector, and ``max_seq_length`` keeps the first known pieces.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from psp_st.inference.pooling import pool_mean
+from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
+from psp_st.tokenization.text_checks import check_texts
+
+#: File names of a saved PSPEmbedding (the same as ``PSPEmbedding.config_file_name`` etc., which need torch).
+CONFIG_FILE = "psp_config.json"
+WEIGHTS_FILE = "model.safetensors"
+TOKENIZER_FILE = "sentencepiece.model"
+WEIGHT_KEY = "embedding.weight"
+#: The class path a saved PSPEmbedding folder names in ``modules.json``.
+PSP_CLASS = "psp_st.modules.psp.PSPEmbedding"
+
+
+def _default_threads() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class PSPEngine:
+    """Sentence vector = mean of the vectors of its known sentencepiece pieces (numpy, no torch).
+
+    Args:
+        weights: piece vectors ``(vocab_size, dim)``; float16 is widened to float32 once, here.
+        tokenizer: the model's :class:`~psp_st.tokenization.SentencePieceTokenizer` (its ``lowercase`` applies).
+        max_seq_length: keep at most this many known pieces per text (``None``: all).
+        threads: batches embedded in parallel (``None``: every core this process may use).
+    """
+
+    def __init__(
+        self,
+        weights: np.ndarray,
+        tokenizer: SentencePieceTokenizer,
+        max_seq_length: int | None = None,
+        threads: int | None = None,
+    ) -> None:
+        weights = np.asarray(weights)
+        if weights.ndim != 2 or weights.shape[0] != tokenizer.vocab_size:
+            raise ValueError(f"weights have shape {weights.shape}, expected ({tokenizer.vocab_size}, dim): one row "
+                             "per sentencepiece piece")
+        if weights.dtype != np.float32:
+            weights = weights.astype(np.float32)
+        if max_seq_length is not None and max_seq_length < 1:
+            raise ValueError(f"max_seq_length must be >= 1 or None, got {max_seq_length}")
+        self.weights = weights
+        self.tokenizer = tokenizer
+        self.max_seq_length = max_seq_length
+        self.threads = threads
+
+    # -- properties ---------------------------------------------------------------------------------------
+    @property
+    def dim(self) -> int:
+        return int(self.weights.shape[1])
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.weights.shape[0])
+
+    @property
+    def threads(self) -> int:
+        return self._threads
+
+    @threads.setter
+    def threads(self, value: int | None) -> None:
+        if value is None or value == -1:
+            value = _default_threads()
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"threads must be an integer >= 1 (or None for all cores), got {value!r}")
+        self._threads = value
+
+    def get_embedding_dimension(self) -> int:
+        """The vector size (the name Sentence-Transformers models use, so callers take either)."""
+        return self.dim
+
+    def __repr__(self) -> str:
+        return (f"PSPEngine(vocab_size={self.vocab_size}, dim={self.dim}, lowercase={self.tokenizer.lowercase}, "
+                f"max_seq_length={self.max_seq_length}, threads={self.threads})")
+
+    # -- construction -------------------------------------------------------------------------------------
+    @classmethod
+    def from_module(cls, module: Any, threads: int | None = None) -> PSPEngine:
+        """The engine of a :class:`~psp_st.modules.psp.PSPEmbedding`, sharing its (CPU) weight memory."""
+        weight = module.embedding.weight.detach()[: module.vocab_size]
+        if weight.device.type != "cpu" or str(weight.dtype) != "torch.float32":
+            weight = weight.float().cpu()
+        return cls(weight.numpy(), module.tokenizer, max_seq_length=module.max_seq_length, threads=threads)
+
+    @classmethod
+    def from_folder(cls, path: str | os.PathLike, threads: int | None = None) -> PSPEngine:
+        """Read a saved :class:`~psp_st.modules.psp.PSPEmbedding` folder (``trainable/`` of a release)."""
+        from safetensors import SafetensorError
+        from safetensors.numpy import load_file
+
+        from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError
+
+        path = Path(path)
+        missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if not (path / name).is_file()]
+        if missing:
+            raise ModelFolderError(f"{path} is not a PSPEmbedding folder (missing {', '.join(missing)}): re-save the "
+                                   "model (model.save(path)) or download it again.")
+        try:
+            config = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise ModelFolderError(f"{path / CONFIG_FILE} is not valid JSON ({error}).") from error
+        version = config.get("format_version")
+        if not isinstance(version, int) or version > FORMAT_VERSION:
+            raise ModelFolderError(f"{path / CONFIG_FILE}: format_version {version!r}, this psp-st reads 1.."
+                                   f"{FORMAT_VERSION}: upgrade psp-st (pip install -U psp-st) or re-save the model.")
+        tokenizer = SentencePieceTokenizer.from_file(path / TOKENIZER_FILE, lowercase=config.get("lowercase", True),
+                                                     num_threads=1)
+        try:
+            weights = load_file(path / WEIGHTS_FILE)
+        except (SafetensorError, OSError) as error:
+            raise ModelFolderError(f"cannot read weights {path / WEIGHTS_FILE}: {error}") from error
+        if WEIGHT_KEY not in weights:
+            raise ModelFolderError(f"{path / WEIGHTS_FILE} has no '{WEIGHT_KEY}' (found: {sorted(weights)})")
+        matrix = weights[WEIGHT_KEY]
+        dim = config.get("embedding_dim", matrix.shape[-1])
+        if matrix.shape != (tokenizer.vocab_size, dim):
+            raise ModelFolderError(f"{path}: weight '{WEIGHT_KEY}' has shape {matrix.shape}, expected "
+                                   f"({tokenizer.vocab_size}, {dim}): the folder mixes files from different models.")
+        return cls(matrix, tokenizer, max_seq_length=config.get("max_seq_length"), threads=threads)
+
+    # -- encoding -----------------------------------------------------------------------------------------
+    def token_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Known piece ids of ``texts`` (checked strings) as a flat array plus per-text lengths."""
+        return self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True, num_threads=1)
+
+    def _embed_batch(self, texts: list[str], normalize: bool, out: np.ndarray) -> None:
+        flat, lengths = self.token_ids(texts)
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        if out.dtype == np.float32 and out.flags.c_contiguous:
+            pool_mean(self.weights, flat, offsets, self.tokenizer.unk_id, normalize, out)
+        else:
+            out[...] = pool_mean(self.weights, flat, offsets, self.tokenizer.unk_id, normalize,
+                                 np.empty((len(texts), self.dim), dtype=np.float32))
+
+    def encode(
+        self,
+        texts: list[str],
+        batch_size: int = 8192,
+        normalize: bool = False,
+        dtype: np.dtype | str = np.float32,
+        show_progress_bar: bool = False,
+    ) -> np.ndarray:
+        """Embed ``texts`` into a ``(len(texts), dim)`` array of ``dtype`` (float32 or float16).
+
+        Args:
+            texts: strings (a single string counts as a list of one); anything else raises ``TypeError``.
+            batch_size: texts per batch (memory bound; batches are split further to keep every thread busy).
+            normalize: L2-normalize each vector.
+            dtype: output float type.
+            show_progress_bar: a tqdm bar over batches.
+        """
+        texts = check_texts(texts)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        dtype = np.dtype(dtype)
+        if dtype.kind != "f":
+            raise ValueError(f"dtype must be a float type (float32, float16), got {dtype}")
+        out = np.empty((len(texts), self.dim), dtype=dtype)
+        if not texts:
+            return out
+        threads = self.threads
+        step = min(batch_size, -(-len(texts) // threads))
+        starts = range(0, len(texts), step)
+
+        def run(start: int) -> int:
+            batch = texts[start : start + step]
+            self._embed_batch(batch, normalize, out[start : start + len(batch)])
+            return len(batch)
+
+        from tqdm.auto import tqdm
+
+        with tqdm(total=len(texts), desc="embed", unit="text", disable=not show_progress_bar) as bar:
+            if threads == 1 or len(starts) == 1:
+                for start in starts:
+                    bar.update(run(start))
+            else:
+                with ThreadPoolExecutor(max_workers=threads) as pool:
+                    for done in pool.map(run, starts):
+                        bar.update(done)
+        return out
+
+
+def is_psp_folder(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a release folder with a ``trainable/`` P-SP form or a saved PSPEmbedding folder."""
+    from psp_st.hub.load import TRAINABLE_SUBFOLDER
+    from psp_st.modules.trusted import module_types
+
+    path = Path(path)
+    if (path / TRAINABLE_SUBFOLDER / CONFIG_FILE).is_file():
+        return True
+    return (path / CONFIG_FILE).is_file() and module_types(path) in ([PSP_CLASS], [])
+
+
+def load_engine(name_or_path: str | os.PathLike, threads: int | None = None, **hub_kwargs: Any) -> PSPEngine:
+    """Open a P-SP model for inference: a release folder (read from its ``trainable/``), a saved PSPEmbedding
+    folder, or a psp-st short name / Hub id (resolved as :func:`psp_st.hub.load` does).
+
+    Args:
+        name_or_path: folder, short name (``psp-en``) or Hub id.
+        threads: batches embedded in parallel (``None``: all cores).
+        hub_kwargs: ``revision``, ``cache_folder``, ``token``, ``local_files_only`` for a Hub download.
+
+    Raises:
+        ModelFolderError: the folder is incomplete, too new, or holds no P-SP model (e.g. a transformer).
+        ModelNotFoundError: the name resolves to no folder and no reachable Hub id.
+    """
+    from psp_st.hub.load import TRAINABLE_SUBFOLDER, check_model_folder, model_folder
+    from psp_st.modules.folder_format import ModelFolderError
+    from psp_st.modules.trusted import module_types
+
+    path = model_folder(name_or_path, **hub_kwargs)
+    if (path / "modules.json").is_file():
+        check_model_folder(path)
+    if (path / TRAINABLE_SUBFOLDER / CONFIG_FILE).is_file():
+        path = path / TRAINABLE_SUBFOLDER
+        if (path / "modules.json").is_file():
+            check_model_folder(path)
+    types = module_types(path) if (path / "modules.json").is_file() else [PSP_CLASS]
+    if types != [PSP_CLASS] or not (path / CONFIG_FILE).is_file():
+        raise ModelFolderError(f"{path} holds no P-SP model (modules: {', '.join(types) or 'none'}; no "
+                               f"{TRAINABLE_SUBFOLDER}/ subfolder): open it with psp_st.load(...) and model.encode.")
+    return PSPEngine.from_folder(path, threads=threads)

@@ -1,0 +1,216 @@
+"""psp-st's P-SP inference engine: the same vectors on every path, torch-free, threads, bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+#: Texts with and without unknown pieces (the captions tokenizer knows no snowman, Greek or CJK).
+TEXTS = ["A man plays a guitar.", "a dog ☃ runs", "ca☃t on a mat", "☃ two dogs", "the Ω ΣΑΣ end ☃",
+         "Two  children\tplay\u00a0soccer outside.", "日本 people walk"]
+
+
+def reference_embed(module, texts: list[str]) -> np.ndarray:
+    """An independent computation: sentencepiece ids (unknown pieces + the bare ▁ before them dropped), mean."""
+    weights = module.embedding.weight.detach().numpy()
+    tokenizer = module.tokenizer
+    rows = []
+    for ids in tokenizer.encode(texts):
+        kept = [piece for i, piece in enumerate(ids) if piece != tokenizer.unk_id
+                and not (piece == tokenizer.word_boundary_id and i + 1 < len(ids) and ids[i + 1] == tokenizer.unk_id)]
+        rows.append(weights[kept].mean(axis=0) if kept else weights[tokenizer.unk_id])
+    return np.stack(rows)
+
+
+@pytest.fixture
+def release_folder(psp_module, tmp_path):
+    """The release layout of psp-st build: StaticEmbedding export at the root, PSPEmbedding in trainable/."""
+    from sentence_transformers import SentenceTransformer
+
+    root = tmp_path / "release"
+    psp_module.export_static(root)
+    SentenceTransformer(modules=[psp_module], device="cpu").save(str(root / "trainable"))
+    return root
+
+
+def test_texts_have_unknown_pieces(psp_module):
+    unknown = [psp_module.unk_id in ids for ids in psp_module.tokenizer.encode(TEXTS)]
+    assert unknown[0] is False and sum(unknown) >= 4
+
+
+def test_engine_matches_independent_mean(psp_module):
+    from psp_st.inference import PSPEngine
+
+    engine = PSPEngine.from_module(psp_module, threads=1)
+    np.testing.assert_allclose(engine.encode(TEXTS), reference_embed(psp_module, TEXTS), atol=1e-5)
+
+
+def test_all_paths_agree(psp_module, release_folder):
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.inference import load_engine
+
+    expected = reference_embed(psp_module, TEXTS)
+    trainable = SentenceTransformer(str(release_folder / "trainable"), device="cpu", trust_remote_code=True)
+    root = SentenceTransformer(str(release_folder), device="cpu")
+    np.testing.assert_allclose(psp_module.embed(TEXTS), expected, atol=1e-5)
+    np.testing.assert_allclose(load_engine(release_folder, threads=1).encode(TEXTS), expected, atol=1e-5)
+    np.testing.assert_allclose(load_engine(release_folder / "trainable").encode(TEXTS), expected, atol=1e-5)
+    np.testing.assert_allclose(trainable.encode(TEXTS), expected, atol=1e-5)
+    np.testing.assert_allclose(root.encode(TEXTS), expected, atol=1e-5)
+
+
+def test_torch_free_path_imports_no_torch(release_folder, psp_module):
+    code = ("import sys, json, numpy as np\n"
+            "from psp_st.inference.engine import load_engine\n"
+            f"vectors = load_engine({str(release_folder)!r}, threads=1).encode({TEXTS!r})\n"
+            "assert 'torch' not in sys.modules and 'sentence_transformers' not in sys.modules, 'torch imported'\n"
+            "np.save(sys.argv[1], vectors)\n")
+    out = release_folder.parent / "vectors.npy"
+    subprocess.run([sys.executable, "-c", code, str(out)], check=True)
+    np.testing.assert_allclose(np.load(out), reference_embed(psp_module, TEXTS), atol=1e-5)
+
+
+def test_empty_and_unknown_only_texts_get_the_unk_vector(psp_module):
+    unk = psp_module.embedding.weight.detach().numpy()[psp_module.unk_id]
+    vectors = psp_module.embed(["", "   ", "☃☃"])
+    np.testing.assert_allclose(vectors, np.stack([unk] * 3), atol=1e-6)
+
+
+def test_threads_give_identical_output(psp_module, caption_sentences):
+    from psp_st.inference import PSPEngine
+
+    texts = caption_sentences[:3000] + TEXTS
+    one = PSPEngine.from_module(psp_module, threads=1).encode(texts, batch_size=256)
+    two = PSPEngine.from_module(psp_module, threads=2).encode(texts, batch_size=256)
+    assert np.array_equal(one, two)
+
+
+def test_normalize_and_float16(psp_module):
+    from psp_st.inference import PSPEngine
+
+    engine = PSPEngine.from_module(psp_module, threads=1)
+    plain = engine.encode(TEXTS)
+    normed = engine.encode(TEXTS, normalize=True)
+    np.testing.assert_allclose(normed, plain / np.linalg.norm(plain, axis=1, keepdims=True), atol=1e-6)
+    half = engine.encode(TEXTS, dtype=np.float16)
+    assert half.dtype == np.float16
+    np.testing.assert_allclose(half, plain, atol=2e-3 * np.abs(plain).max())
+
+
+def test_embed_follows_weight_updates(psp_module):
+    import torch
+
+    before = psp_module.embed(TEXTS[:1])
+    with torch.no_grad():
+        psp_module.embedding.weight.mul_(2)
+    np.testing.assert_allclose(psp_module.embed(TEXTS[:1]), 2 * before, rtol=1e-5)
+
+
+def test_max_seq_length_keeps_first_known_pieces(sp_tokenizer):
+    from psp_st.inference import PSPEngine
+
+    weights = np.random.default_rng(0).normal(size=(sp_tokenizer.vocab_size, 8)).astype(np.float32)
+    engine = PSPEngine(weights, sp_tokenizer, max_seq_length=2, threads=1)
+    flat, lengths = sp_tokenizer.encode_flat(["a dog ☃ runs fast"], drop_unknown=True)
+    np.testing.assert_allclose(engine.encode(["a dog ☃ runs fast"])[0], weights[flat[:2]].mean(axis=0), atol=1e-6)
+
+
+@pytest.mark.parametrize("bad, error", [([1, "a"], TypeError), ([None], TypeError), (b"bytes", TypeError)])
+def test_non_strings_are_refused(psp_module, bad, error):
+    with pytest.raises(error, match="str"):
+        psp_module.embed(bad)
+
+
+def test_empty_list_gives_empty_array(psp_module):
+    from psp_st.inference import PSPEngine
+
+    assert PSPEngine.from_module(psp_module).encode([]).shape == (0, psp_module.embedding_dim)
+
+
+@pytest.mark.parametrize("options", [{"batch_size": 0}, {"batch_size": -3}, {"dtype": np.int32}])
+def test_bad_options_are_refused(psp_module, options):
+    from psp_st.inference import PSPEngine
+
+    with pytest.raises(ValueError):
+        PSPEngine.from_module(psp_module).encode(TEXTS, **options)
+
+
+def test_bad_threads_and_non_psp_folder(psp_module, tmp_path):
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Normalize
+
+    from psp_st.inference import PSPEngine, load_engine
+    from psp_st.modules.folder_format import ModelFolderError
+
+    with pytest.raises(ValueError, match="threads"):
+        PSPEngine.from_module(psp_module, threads=0)
+    static = tmp_path / "static"
+    SentenceTransformer(modules=[psp_module.to_static_embedding(), Normalize()], device="cpu").save(str(static))
+    with pytest.raises(ModelFolderError, match="no P-SP model"):
+        load_engine(static)
+
+
+def test_model2vec_export_loads_and_agrees(psp_module, tmp_path):
+    model2vec = pytest.importorskip("model2vec")
+
+    psp_module.export_model2vec(tmp_path / "m2v")
+    model = model2vec.StaticModel.from_pretrained(str(tmp_path / "m2v"))
+    np.testing.assert_allclose(model.encode(TEXTS), psp_module.embed(TEXTS), atol=1e-5)
+    assert not np.abs(model.encode(["\u2603"])).any()  # documented: no known piece -> zeros in model2vec
+
+
+def test_float16_release_is_half_size_and_within_tolerance(psp_module, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.inference import load_engine
+
+    expected = psp_module.embed(TEXTS)
+    folders = {}
+    for dtype in ("float32", "float16"):
+        psp_module.weights_dtype = dtype
+        root = folders[dtype] = tmp_path / dtype
+        psp_module.export_static(root)
+        SentenceTransformer(modules=[psp_module], device="cpu").save(str(root / "trainable"))
+    size = {dtype: (root / "trainable" / "model.safetensors").stat().st_size for dtype, root in folders.items()}
+    assert size["float16"] < 0.51 * size["float32"]
+    half = folders["float16"]
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(load_engine(half).encode(TEXTS), expected, atol=1e-3 * scale)
+    np.testing.assert_allclose(SentenceTransformer(str(half), device="cpu").encode(TEXTS), expected, atol=2e-3 * scale)
+    reloaded = SentenceTransformer(str(half / "trainable"), device="cpu", trust_remote_code=True)[0]
+    assert reloaded.weights_dtype == "float16" and reloaded.embedding.weight.dtype.is_floating_point
+    np.testing.assert_array_equal(reloaded.embed(TEXTS), load_engine(half).encode(TEXTS))
+
+
+def test_bad_weights_dtype_is_refused(sp_tokenizer):
+    from psp_st.modules.psp import PSPEmbedding
+
+    with pytest.raises(ValueError, match="weights_dtype"):
+        PSPEmbedding(sp_tokenizer, embedding_dim=8, weights_dtype="int4")
+
+
+def test_pooling_backends_agree(psp_module, caption_sentences):
+    """torch's embedding_bag (used when torch is loaded), the numba kernel and the numpy fallback."""
+    import psp_st.inference.pooling as pooling
+    from psp_st.inference import PSPEngine
+
+    engine = PSPEngine.from_module(psp_module, threads=1)
+    texts = caption_sentences[:500] + TEXTS + [""]
+    flat, lengths = engine.token_ids(texts)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    out = {}
+    out["torch"] = pooling.pool_mean(engine.weights, flat, offsets, engine.tokenizer.unk_id, True,
+                                     np.empty((len(texts), engine.dim), np.float32))
+    out["numpy"] = np.empty_like(out["torch"])
+    pooling._pool_numpy(engine.weights, flat, offsets, engine.tokenizer.unk_id, out["numpy"])
+    pooling._normalize_rows(out["numpy"])
+    kernel = pooling._numba_kernel()
+    if kernel is not None:
+        out["numba"] = np.empty_like(out["torch"])
+        kernel(engine.weights, flat, offsets, engine.tokenizer.unk_id, True, out["numba"])
+    for name, vectors in out.items():
+        np.testing.assert_allclose(vectors, out["torch"], atol=1e-6, err_msg=name)
