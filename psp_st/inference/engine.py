@@ -147,6 +147,10 @@ class PSPEngine:
         if WEIGHT_KEY not in weights:
             raise ModelFolderError(f"{path / WEIGHTS_FILE} has no '{WEIGHT_KEY}' (found: {sorted(weights)})")
         matrix = weights[WEIGHT_KEY]
+        if not np.isfinite(matrix).all():
+            bad = int((~np.isfinite(matrix)).sum())
+            raise ModelFolderError(f"weights {path / WEIGHTS_FILE}: tensor '{WEIGHT_KEY}' has {bad} non-finite (NaN/inf) "
+                                   "value(s); the model cannot give meaningful vectors: re-save or retrain it.")
         dim = config.get("embedding_dim", matrix.shape[-1])
         if matrix.shape != (tokenizer.vocab_size, dim):
             raise ModelFolderError(f"{path}: weight '{WEIGHT_KEY}' has shape {matrix.shape}, expected "
