@@ -83,7 +83,8 @@ class TeacherDistillationLoss(nn.Module):
         self.model = model
         self.teacher_dim = teacher_dim
         self.metric = metric
-        student_dim = model.get_sentence_embedding_dimension()
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        student_dim = dimension()
         if projection:
             self.projection = nn.Linear(student_dim, teacher_dim, bias=False)
             generator = torch.Generator().manual_seed(seed)

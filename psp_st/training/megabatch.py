@@ -303,7 +303,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
                 inputs[key] = scramble_input_ids(inputs[key], mask, self.scramble)
         loss = super().compute_loss(model, inputs, return_outputs=return_outputs,
                                     num_items_in_batch=num_items_in_batch)
-        if self.auxiliary is None or not model.training:
+        if self.auxiliary is None or self.auxiliary.weight == 0 or not model.training:
             return loss
         main = loss[0] if return_outputs else loss
         extra = self.auxiliary(self.model, self.state.global_step)

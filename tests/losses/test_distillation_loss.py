@@ -17,7 +17,7 @@ class FixedModel(torch.nn.Module):
         super().__init__()
         self.dim = dim
 
-    def get_sentence_embedding_dimension(self) -> int:
+    def get_embedding_dimension(self) -> int:
         return self.dim
 
     def forward(self, features):
