@@ -54,19 +54,40 @@ def evaluate(model) -> dict[str, float]:
     return out
 
 
+def print_table(log: Path) -> None:
+    """The logged runs as markdown: one row per run, dev columns first, with the command that reproduces it."""
+    print("| row | steps | STS-B dev ρ | SICK-R dev ρ | selection | STS-B test ρ | SICK-R test r | SICK-R test ρ "
+          "| train s | command |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for line in log.read_text().splitlines():
+        r = json.loads(line)
+        extra = [item for item in r["overrides"] if item not in ROWS.get(r["row"], [])]
+        command = f"--row {r['row']}" + (f" --tag {r['tag']}" if r.get("tag") else "") + (f" --max-steps {r['max_steps']}" if r["max_steps"] else "") + "".join(
+            f" --set '{item}'" for item in extra)
+        print(f"| {r['row']}{r.get('tag', '')} | {r['steps']} | {r['stsb_dev_spearman']:.2f} "
+              f"| {r['sick_dev_spearman']:.2f} | **{r['selection']:.2f}** | {r['stsb_test_spearman']:.2f} "
+              f"| {r['sick_test_pearson']:.2f} | {r['sick_test_spearman']:.2f} | {r['train_seconds']:.0f} "
+              f"| `{command}` |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--row", default="full", help=f"one of {sorted(ROWS)}")
     parser.add_argument("--config", default=str(REPO / "hub_configs" / "psp-en.yaml"))
     parser.add_argument("--set", action="append", default=[], help="extra override, e.g. distillation.weight=0.5")
     parser.add_argument("--max-steps", type=int, default=None)
-    parser.add_argument("--output", default=None, help="run folder (default runs/ablation/<row>)")
+    parser.add_argument("--tag", default="", help="suffix of the logged row name and run folder (for --set variants)")
+    parser.add_argument("--output", default=None, help="run folder (default runs/ablation/<row><tag>)")
     parser.add_argument("--log", default=str(REPO / "benchmarks" / "results" / "psp_en_v2_runs.jsonl"))
     parser.add_argument("--list", action="store_true")
+    parser.add_argument("--table", action="store_true", help="print the logged runs as a markdown table")
     args = parser.parse_args()
     if args.list:
         for name, overrides in ROWS.items():
             print(name, " ".join(overrides))
+        return
+    if args.table:
+        print_table(Path(args.log))
         return
     if args.row not in ROWS:
         parser.error(f"--row must be one of {sorted(ROWS)}")
@@ -80,11 +101,11 @@ def main() -> None:
     overrides = ROWS[args.row] + args.set
     for item in overrides:
         set_key(config, item)
-    output = Path(args.output or REPO / "runs" / "ablation" / args.row)
+    output = Path(args.output or REPO / "runs" / "ablation" / (args.row + args.tag))
     start = time.perf_counter()
     model = train_from_config(config, output_dir=output, max_steps=args.max_steps)
     metrics = json.loads((output / "train_metrics.json").read_text())
-    record = {"row": args.row, "config": os.path.relpath(args.config, REPO), "overrides": overrides,
+    record = {"row": args.row, "tag": args.tag, "config": os.path.relpath(args.config, REPO), "overrides": overrides,
               "max_steps": args.max_steps, "threads": 1, **evaluate(model),
               "train_seconds": round(metrics["train_runtime"], 1), "stage_seconds": metrics.get("stage_seconds"),
               "steps": metrics["global_step"], "pairs_per_epoch": metrics["train_pairs"],
