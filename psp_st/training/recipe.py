@@ -4,10 +4,13 @@ Recipe keys (all optional except ``data.sources``; see ``hub_configs/psp-en.yaml
 
     name: psp-en
     seed: 42
-    data:      {sources: [training_pairs/*.parquet], shared_sentence_groups: true, max_pairs: null,
-                cache_dir: null}
+    data:      {sources: [training_pairs/*.parquet, {path: ..., max_pairs: 20000, weight: 0.5, filters: {...}}],
+                shared_sentence_groups: true, max_pairs: null, filters: null, cache_dir: null}
     tokenizer: {vocab_size: 50000, lowercase: true, input_sentence_size: 2000000}
-    model:     {type: psp, embedding_dim: 1024, dropout: 0.0, word_dropout: 0.0, init_std: 1.0, init_from: null}
+    model:     {type: psp, embedding_dim: 1024, dropout: 0.0, word_dropout: 0.0, init_std: 1.0, init_from: null,
+                init: random}                                     # or init: teacher (distillation.teacher)
+    distillation: {teacher: all-MiniLM-L6-v2, cache_dir: runs/teacher_cache, weight: 0.0, metric: cosine,
+                   batch_size: 128, lr: null, sources: [{path: corpus/..., max_sentences: 5000}]}
     loss:      {name: margin, margin: 0.4, symmetric: true, in_batch_weight: 0.0}  # or mnrl (scale), contrastive
     megabatch: {size: 100, anneal: 150, text_guard: true, scramble: 0.0, sparse_embeddings: true}
     trainer:   {...SentenceTransformerTrainingArguments...}
