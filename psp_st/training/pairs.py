@@ -118,13 +118,15 @@ def load_training_pairs(
         rows = sample_rows(len(frame), entry["weight"], entry["max_pairs"], seed=(seed, number))
         if len(rows) != len(frame) or (len(rows) and rows[-1] != len(rows) - 1):
             frame = frame.iloc[rows].reset_index(drop=True)
-        if counts is not None:
-            counts[entry["path"]] = counts.get(entry["path"], 0) + len(frame)
+        frame["entry"] = entry["path"]
         selected.append(frame)
     frame = pd.concat(selected, ignore_index=True)
     if max_pairs is not None and len(frame) > max_pairs:
         keep = np.sort(np.random.default_rng(seed).choice(len(frame), size=max_pairs, replace=False))
         frame = frame.iloc[keep].reset_index(drop=True)
+    if counts is not None:  # pairs per source entry, after the global max_pairs too
+        for path, count in frame["entry"].value_counts(sort=False).items():
+            counts[path] = counts.get(path, 0) + int(count)
     frame["group_id"] = pair_groups(frame, shared_sentence_groups)
     logger.info("training pairs: %d from %d file(s), %d groups", len(frame), frame.source.nunique(),
                 frame.group_id.nunique())
