@@ -60,6 +60,7 @@ def source_files(sources: list[str], data_dir: Path) -> dict[str, int]:
 
     files: dict[str, int] = {}
     for source in sources:
+        source = source["path"] if isinstance(source, dict) else source
         for path in resolve_data_path(source):
             relative = os.path.relpath(path, data_dir)
             name = path if relative.startswith("..") else relative
@@ -67,10 +68,15 @@ def source_files(sources: list[str], data_dir: Path) -> dict[str, int]:
     return files
 
 
-def _trained_pairs(work: Path) -> int | None:
-    """Pairs the trainer saw per epoch (after validation and filters), from ``train_metrics.json``."""
+def _train_metrics(work: Path) -> dict[str, Any]:
+    """The training run's ``train_metrics.json`` (pairs per epoch and per source, stage seconds, distillation)."""
     metrics = work / "train_metrics.json"
-    return json.loads(metrics.read_text()).get("train_pairs") if metrics.is_file() else None
+    return json.loads(metrics.read_text()) if metrics.is_file() else {}
+
+
+def _relative(path: str, data_dir: Path) -> str:
+    relative = os.path.relpath(path, data_dir)
+    return path if relative.startswith("..") else relative
 
 
 def _absolute_data_paths(config: dict[str, Any], data_dir: Path) -> dict[str, Any]:
@@ -80,8 +86,14 @@ def _absolute_data_paths(config: dict[str, Any], data_dir: Path) -> dict[str, An
     def fix(path: str) -> str:
         return path if os.path.isabs(path) else str(data_dir / path)
 
+    def fix_entry(entry: Any) -> Any:
+        return {**entry, "path": fix(str(entry["path"]))} if isinstance(entry, dict) else fix(str(entry))
+
     data = config.get("data", {})
-    data["sources"] = [fix(str(source)) for source in data.get("sources", [])]
+    data["sources"] = [fix_entry(source) for source in data.get("sources", [])]
+    distillation = config.get("distillation") or {}
+    if distillation.get("sources"):
+        distillation["sources"] = [fix_entry(source) for source in distillation["sources"]]
     evaluation = config.get("evaluation") or {}
     for key, value in list(evaluation.items()):
         if isinstance(value, str) and value.endswith(".parquet"):
@@ -255,6 +267,7 @@ def build(
 
     import torch
 
+    build_start = time.perf_counter()
     info: dict[str, Any] = {
         "name": config["name"], "psp_st_version": psp_st.__version__, "format_version": FORMAT_VERSION,
         "recipe_file": recipe_path.name, "recipe": config, "seed": config["seed"], "max_steps": max_steps,
@@ -266,10 +279,22 @@ def build(
             run_config["data"]["cache_dir"] = str(work / cache_dir)
         start = time.perf_counter()
         model = train_from_config(run_config, output_dir=work, max_steps=max_steps, overwrite=overwrite)
+        metrics = _train_metrics(work)
         info["training"] = {"seconds": round(time.perf_counter() - start, 1), "threads": torch.get_num_threads(),
-                            "datasets": [str(source) for source in config["data"]["sources"]],
+                            "datasets": [source["path"] if isinstance(source, dict) else str(source)
+                                         for source in config["data"]["sources"]],
                             "files": source_files(run_config["data"]["sources"], data_dir),
-                            "pairs": _trained_pairs(work)}
+                            "pairs": metrics.get("train_pairs"),
+                            "pairs_per_source": {_relative(name, data_dir): count for name, count
+                                                 in (metrics.get("pairs_per_source") or {}).items()}}
+        distillation = metrics.get("distillation")
+        if distillation:
+            distillation = {**distillation, "teacher": (config.get("distillation") or {}).get("teacher"),
+                            "files": list(source_files(run_config["distillation"]["sources"], data_dir))}
+            info["training"]["distillation"] = distillation
+        # seconds per build stage: data, tokenizer, teacher passes, training (from the run), then eval and export
+        stages = {key.removesuffix("_seconds"): value for key, value in (metrics.get("stage_seconds") or {}).items()}
+        info["stage_seconds"] = stages
         with atomic_directory(output, replaces=previous or ()) as folder:
             module = model[0]
             module.eval()
@@ -280,9 +305,17 @@ def build(
             module.export_static(folder)  # written again by write_release; needed here to evaluate what ships
             static = SentenceTransformer(str(folder), device="cpu")
             if suite:
+                start_eval = time.perf_counter()
                 info["evaluation"] = evaluate(static, data_dir, suite)
+                stages["evaluation"] = round(time.perf_counter() - start_eval, 1)
             if speed:
+                start_speed = time.perf_counter()
                 info["speed"] = measure_speed(static, module, speed_sentences(data_dir))
+                stages["speed"] = round(time.perf_counter() - start_speed, 1)
+            start_export = time.perf_counter()
             write_release(model, folder, info)
+            stages["export"] = round(time.perf_counter() - start_export, 1)
+            info["total_seconds"] = round(time.perf_counter() - build_start, 1)
+            (folder / BUILD_INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     logger.info("wrote %s", output)
     return output

@@ -83,19 +83,35 @@ TASK_NAMES: dict[str, str] = {
 
 LIMITATIONS = """## Bias, Risks and Limitations
 
-- **Caption-heavy training data.** Most training pairs are image captions (Flickr30k, Flickr8k, COCO: about
-  89% of the pairs), the rest scientific-paper paraphrases (ParaSCI) and Wikipedia simplifications. The model
-  is strongest on short descriptive English sentences and weaker on questions, dialogue, negation-sensitive
-  pairs and domain-specific text.
+- **Training data.** {data_note} The model is strongest on short descriptive English sentences and weaker on
+  dialogue, negation-sensitive pairs and domain-specific text.
 - **A bag of subwords.** The embedding is the average of sentencepiece piece vectors: word order is ignored
   ("the dog bit the man" = "the man bit the dog"), and negation is a small shift of the average.
 - **English only**, lower-cased; pieces unseen in training contribute their `<unk>` vector (static form) or are
   dropped (trainable form), so the two forms differ slightly on such text.
 - Scores are cosine similarities of paraphrastic embeddings: they measure meaning overlap, not entailment,
   factuality or topic relevance, and are not calibrated probabilities.
-- The training data licences are mostly research-only (Flickr30k/Multi30k, Flickr8k, ParaSCI): check them
-  before commercial use.
+- The training data licences are mostly research-only or non-commercial (see the table under Training Data):
+  check them before commercial use.
 """
+
+#: Caption files of the shared data (for the share of caption pairs in the limitations).
+CAPTION_FILES = ("flickr30k_captions_multi30k", "flickr8k_captions", "coco_captions_val2017")
+
+
+def limitations_section(info: dict[str, Any]) -> str:
+    """``## Bias, Risks and Limitations`` with the caption share of this build's pairs."""
+    training = info.get("training") or {}
+    per_source = training.get("pairs_per_source") or {}
+    counts = per_source or {name: rows for name, rows in (training.get("files") or {}).items() if rows}
+    total = sum(counts.values())
+    captions = sum(n for name, n in counts.items() if any(stem in name for stem in CAPTION_FILES))
+    if total:
+        note = (f"{captions / total:.0%} of the {total:,} training pairs per epoch are image captions "
+                "(Flickr30k, Flickr8k, COCO); the rest are the other sources listed under Training Data.")
+    else:
+        note = "See Training Data for the sources."
+    return LIMITATIONS.replace("{data_note}", note)
 
 
 def evaluation_section(info: dict[str, Any]) -> str:
@@ -138,16 +154,38 @@ def training_section(info: dict[str, Any]) -> str:
     """``### Training Data`` and ``### Training Recipe`` from the build record."""
     training = info.get("training") or {}
     lines = ["### Training Data", ""]
+    from psp_st.data.licenses import data_license
+
     files = training.get("files") or {}
     datasets = training.get("datasets") or []
+    per_source = training.get("pairs_per_source") or {}
     if files:
-        lines += [f"- `{name}`" + (f": {rows:,} pairs" if rows else "") for name, rows in files.items()]
+        lines += ["| File | Rows | Genre | Licence (as stated by the source) |", "|:--|--:|:--|:--|"]
+        for name, rows in files.items():
+            genre, licence = data_license(name)
+            lines.append(f"| `{name}` | {rows:,} | {genre} | {licence} |" if rows else
+                         f"| `{name}` | - | {genre} | {licence} |")
     elif datasets:
         lines += [f"- {item}" for item in datasets]
     else:
         lines.append("See the recipe below.")
+    if per_source:
+        lines += ["", "Pairs per epoch, per recipe source (after validation, filters, weights and caps):", ""]
+        lines += [f"- `{name}`: {count:,}" for name, count in per_source.items()]
     if training.get("pairs"):
         lines += ["", f"{training['pairs']:,} training pairs per epoch after validation and filtering."]
+    distillation = training.get("distillation") or {}
+    if distillation.get("files"):
+        lines += ["", f"Sentence distillation from `{distillation.get('teacher')}` on "
+                      f"{distillation.get('sentences', 0):,} unlabelled sentences sampled from:", "",
+                  "| File | Genre | Licence (as stated by the source) |", "|:--|:--|:--|"]
+        for name in distillation["files"]:
+            genre, licence = data_license(name)
+            lines.append(f"| `{name}` | {genre} | {licence} |")
+    stages = info.get("stage_seconds") or {}
+    if stages:
+        lines += ["", "Build time per stage (seconds): "
+                  + ", ".join(f"{stage} {seconds:,.0f}" for stage, seconds in stages.items()) + "."]
     lines += ["", "### Training Recipe", ""]
     lines.append(
         f"Built with `psp-st build {info.get('name', '?')}` (seed {info.get('seed')}"
@@ -341,7 +379,8 @@ def render_model_card(model: SentenceTransformer, info: dict[str, Any], model_id
     card = re.sub(r"\*\*Maximum Sequence Length:\*\* inf tokens",
                   "**Maximum Sequence Length:** no limit (all pieces are averaged)", card)
     card = _replace_section(card, "## Usage", usage_section(model_id, form, dimension))
-    card = _insert_before(card, "## Training Details", LIMITATIONS, replace="## Bias, Risks and Limitations")
+    card = _insert_before(card, "## Training Details", limitations_section(info),
+                          replace="## Bias, Risks and Limitations")
     card = _insert_before(card, "## Bias, Risks and Limitations", evaluation_section(info), replace="## Evaluation")
     card = card.replace("## Training Details\n", "## Training Details\n\n" + training_section(info), 1)
     card = _replace_section(card, "## Citation", citation_section())

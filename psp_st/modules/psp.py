@@ -20,6 +20,29 @@ from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.text_checks import check_texts
 
 
+def distilled_piece_vectors(vectors: np.ndarray, embedding_dim: int, seed: int = 42) -> np.ndarray:
+    """Teacher piece vectors ``(n, t)`` -> ``(n, embedding_dim)`` float32: PCA, then per-column standardisation.
+
+    Components beyond ``min(n, t)`` are seeded ``N(0, 1)`` columns (see :meth:`PSPEmbedding.from_teacher`). The
+    sign of each component is fixed (largest-magnitude loading positive), so the result does not depend on the
+    SVD routine's sign choice.
+    """
+    vectors = np.asarray(vectors, dtype=np.float64)
+    if vectors.ndim != 2 or not np.isfinite(vectors).all():
+        raise ValueError(f"teacher piece vectors must be a finite 2-D array, got shape {vectors.shape}")
+    centred = vectors - vectors.mean(0, keepdims=True)
+    _, _, components = np.linalg.svd(centred, full_matrices=False)
+    keep = min(embedding_dim, components.shape[0])
+    components = components[:keep]
+    signs = np.sign(components[np.arange(keep), np.abs(components).argmax(1)])
+    projected = centred @ (components * signs[:, None]).T
+    projected /= np.maximum(projected.std(0, keepdims=True), 1e-12)
+    if keep < embedding_dim:
+        extra = np.random.default_rng(seed).standard_normal((len(vectors), embedding_dim - keep))
+        projected = np.concatenate([projected, extra], axis=1)
+    return projected.astype(np.float32)
+
+
 class PSPEmbedding(PSPInputModule):
     """Sentence embedding = mean of the embeddings of the sentence's sentencepiece pieces.
 
@@ -138,6 +161,76 @@ class PSPEmbedding(PSPInputModule):
         generator = torch.Generator().manual_seed(seed)
         weights = torch.randn(tokenizer.vocab_size, embedding_dim, generator=generator)
         return cls(tokenizer, embedding_weights=weights, **module_options)
+
+    @classmethod
+    def from_teacher(
+        cls,
+        teacher: Any,
+        tokenizer: SentencePieceTokenizer | str | os.PathLike,
+        embedding_dim: int = 384,
+        seed: int = 42,
+        cache_dir: str | os.PathLike | None = None,
+        teacher_name: str | None = None,
+        batch_size: int = 256,
+        **options: Any,
+    ) -> PSPEmbedding:
+        """Piece vectors distilled from a sentence encoder (vocabulary distillation, as model2vec does).
+
+        Each piece's text (``▁`` turned into a space; control pieces as they are) goes through
+        ``teacher.encode`` on its own; the ``(vocab_size, teacher_dim)`` outputs are centred and reduced by PCA
+        to ``embedding_dim`` components, and each component is standardised (zero mean, unit variance: the
+        scale of the default ``N(0, 1)`` init, which the learning rates are tuned for). When ``embedding_dim``
+        exceeds the teacher's dimension (or the number of pieces), all PCA components are kept and the
+        remaining dimensions are ``N(0, 1)`` noise from ``seed``: the distilled subspace plus room to learn.
+
+        Args:
+            teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``, e.g. a
+                ``SentenceTransformer``, or a name for :func:`psp_st.mining.teacher.load_teacher` (with
+                ``cache_dir`` it is loaded only when the piece vectors are not cached yet).
+            tokenizer: a :class:`~psp_st.tokenization.SentencePieceTokenizer` or the path of a ``.model`` file.
+            embedding_dim: the module's vector size.
+            seed: seed of the extra random dimensions (only used when ``embedding_dim`` > PCA components).
+            cache_dir: cache the teacher's piece vectors there (:mod:`psp_st.distillation.teacher_cache`,
+                keyed by ``teacher_name`` and the piece texts); ``None`` encodes without caching.
+            teacher_name: the teacher's name for the cache key (required with ``cache_dir``).
+            batch_size: teacher batch size.
+            options: :class:`PSPEmbedding` arguments (``max_seq_length``, ``dropout``, ``word_dropout``, ``lowercase``).
+        """
+        if not isinstance(tokenizer, SentencePieceTokenizer):
+            tokenizer = SentencePieceTokenizer.from_file(tokenizer)
+        if embedding_dim < 1:
+            raise ValueError(f"embedding_dim must be >= 1, got {embedding_dim}")
+        texts = cls.piece_texts(tokenizer)
+        if isinstance(teacher, str):
+            teacher_name = teacher_name or teacher
+            teacher = None
+            if cache_dir is None:
+                from psp_st.mining.teacher import load_teacher
+
+                teacher = load_teacher(teacher_name)
+        if cache_dir is not None:
+            if not teacher_name:
+                raise ValueError("PSPEmbedding.from_teacher: cache_dir needs teacher_name (part of the cache key)")
+            from psp_st.distillation.teacher_cache import teacher_vectors
+
+            cached = teacher_vectors(texts, teacher_name, cache_dir, label="pieces", teacher=teacher,
+                                     batch_size=batch_size).with_format("numpy")
+            vectors = np.asarray(cached["embedding"], dtype=np.float64)
+        else:
+            vectors = np.asarray(teacher.encode(texts, batch_size=batch_size, convert_to_numpy=True,
+                                                show_progress_bar=False), dtype=np.float64)
+        weights = distilled_piece_vectors(vectors, embedding_dim, seed)
+        return cls(tokenizer, embedding_weights=torch.from_numpy(weights), **options)
+
+    @staticmethod
+    def piece_texts(tokenizer: SentencePieceTokenizer) -> list[str]:
+        """The text of every piece as a teacher should read it: ``▁`` -> space, stripped; bare ``▁`` stays."""
+        texts = []
+        for index in range(tokenizer.vocab_size):
+            piece = tokenizer.id_to_piece(index)
+            text = piece.replace("\u2581", " ").strip()
+            texts.append(text or piece)
+        return texts
 
     # -- Sentence-Transformers interface -----------------------------------------------------------------
     def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, torch.Tensor]:

@@ -16,6 +16,7 @@ from torch.utils.data import DataLoader, IterableDataset
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
 from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
+from psp_st.training.auxiliary import AuxiliaryObjective
 from psp_st.training.finite import FiniteGuard, first_non_finite_parameter, non_finite_error
 from psp_st.training.optimizer import SparseDenseAdam, clip_grad_norm_sparse
 from psp_st.training.schedule import MegaBatchSchedule
@@ -229,6 +230,8 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         max_over_partner: skip candidates more similar than the partner by more than this (``0.0``: semi-hard
             mining); a guard against paraphrases of *other* groups in large mega-batches. ``None``: off.
         encode_batch_size: sentences per no-grad forward when embedding a mega-batch.
+        auxiliary: an :class:`~psp_st.training.auxiliary.AuxiliaryObjective` (e.g. sentence distillation)
+            added to every training step's loss; it never enters the mega-batch stream, so mining sees pairs only.
 
     Single process only (CPU or one GPU): the mega-batch stream is not sharded across processes.
     """
@@ -246,6 +249,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         mining_dtype: str | torch.dtype = "bfloat16",
         max_over_partner: float | None = None,
         encode_batch_size: int = 4096,
+        auxiliary: AuxiliaryObjective | None = None,
         **kwargs: Any,
     ) -> None:
         self.schedule = MegaBatchSchedule(megabatch_size, anneal) if megabatch_size else None
@@ -257,6 +261,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         self.mining_dtype = getattr(torch, mining_dtype) if isinstance(mining_dtype, str) else mining_dtype
         self.encode_batch_size = encode_batch_size
         self.max_over_partner = max_over_partner
+        self.auxiliary = auxiliary
         self._stream: MegaBatchStream | None = None
         self._restored_mining: dict[str, Any] | None = None
         super().__init__(*args, **kwargs)
@@ -369,15 +374,28 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             for key in [k for k in inputs if k.endswith("_input_ids")]:
                 mask = inputs.get(key[: -len("input_ids")] + "attention_mask")
                 inputs[key] = scramble_input_ids(inputs[key], mask, self.scramble)
-        return super().compute_loss(model, inputs, return_outputs=return_outputs,
+        loss = super().compute_loss(model, inputs, return_outputs=return_outputs,
                                     num_items_in_batch=num_items_in_batch)
+        if self.auxiliary is None or self.auxiliary.weight == 0 or not model.training:
+            return loss
+        main = loss[0] if return_outputs else loss
+        extra = self.auxiliary(self.model, self.state.global_step)
+        self.track_loss_components({"pairs": main, "auxiliary": extra})
+        return (main + extra, loss[1]) if return_outputs else main + extra
 
     def create_optimizer(self, model=None):
         if not self.sparse_embeddings:
+            if self.auxiliary is not None and self.auxiliary.parameters(self.model):
+                raise ValueError("an auxiliary objective with its own parameters (e.g. a distillation projection) "
+                                 "needs sparse_embeddings=True (MegaBatchTrainer's optimizer trains them)")
             return super().create_optimizer()
         if self.optimizer is None:
             parameters = [p for p in self.loss.parameters() if p.requires_grad] if isinstance(self.loss, nn.Module) \
                 else [p for p in self.model.parameters() if p.requires_grad]
+            if self.auxiliary is not None and self.auxiliary.parameters(self.model):
+                parameters = [{"params": parameters},
+                              {"params": self.auxiliary.parameters(self.model),
+                               "lr": self.auxiliary.lr if self.auxiliary.lr is not None else self.args.learning_rate}]
             self.optimizer = SparseDenseAdam(
                 parameters, lr=self.args.learning_rate, betas=(self.args.adam_beta1, self.args.adam_beta2),
                 eps=self.args.adam_epsilon, weight_decay=self.args.weight_decay,

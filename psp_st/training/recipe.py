@@ -4,10 +4,13 @@ Recipe keys (all optional except ``data.sources``; see ``hub_configs/psp-en.yaml
 
     name: psp-en
     seed: 42
-    data:      {sources: [training_pairs/*.parquet], shared_sentence_groups: true, max_pairs: null,
-                cache_dir: null}
+    data:      {sources: [training_pairs/*.parquet, {path: ..., max_pairs: 20000, weight: 0.5, filters: {...}}],
+                shared_sentence_groups: true, max_pairs: null, filters: null, cache_dir: null}
     tokenizer: {vocab_size: 50000, lowercase: true, input_sentence_size: 2000000}
-    model:     {type: psp, embedding_dim: 1024, dropout: 0.0, word_dropout: 0.0, init_std: 1.0, init_from: null}
+    model:     {type: psp, embedding_dim: 1024, dropout: 0.0, word_dropout: 0.0, init_std: 1.0, init_from: null,
+                init: random}                                     # or init: teacher (distillation.teacher)
+    distillation: {teacher: all-MiniLM-L6-v2, cache_dir: runs/teacher_cache, weight: 0.0, metric: cosine,
+                   batch_size: 128, lr: null, sources: [{path: corpus/..., max_sentences: 5000}]}
     loss:      {name: margin, margin: 0.4, symmetric: true, in_batch_weight: 0.0}  # or mnrl (scale), contrastive
     megabatch: {size: 100, anneal: 150, text_guard: true, scramble: 0.0, sparse_embeddings: true}
     trainer:   {...SentenceTransformerTrainingArguments...}
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +66,7 @@ def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
         config.setdefault("name", path.stem)
     config = dict(config)
     unknown = set(config) - {"name", "seed", "data", "tokenizer", "model", "loss", "megabatch", "trainer",
-                             "evaluation", "description", "release"}
+                             "evaluation", "description", "release", "distillation"}
     if unknown:
         raise ValueError(f"recipe: unknown top-level key(s) {sorted(unknown)}")
     data = config.get("data")
@@ -127,8 +131,16 @@ def check_recipe_numbers(config: dict[str, Any]) -> None:
             raise ValueError(f"recipe: {section}.{name} must be in [{rule[0]}, {rule[1]}], got {value!r}")
 
 
-def load_recipe_pairs(data_cfg: dict[str, Any], seed: int):
-    """The recipe's training pairs; with ``data.cache_dir`` they are saved once as Arrow and memory-mapped after."""
+#: File beside a cached pair dataset with the pairs kept per ``data.sources`` entry.
+PAIR_COUNTS_FILE = "pair_counts.json"
+
+
+def load_recipe_pairs(data_cfg: dict[str, Any], seed: int, counts: dict[str, int] | None = None):
+    """The recipe's training pairs; with ``data.cache_dir`` they are saved once as Arrow and memory-mapped after.
+
+    ``counts`` (if given) receives the pairs per source entry (the same every epoch: weights and caps are
+    applied once, when the pairs are loaded).
+    """
     import hashlib
 
     from datasets import load_from_disk
@@ -139,18 +151,52 @@ def load_recipe_pairs(data_cfg: dict[str, Any], seed: int):
     if cache_dir:
         key = hashlib.sha1(json.dumps([data_cfg, seed], sort_keys=True).encode()).hexdigest()[:16]
         cache = Path(cache_dir) / f"pairs-{key}"
-        if cache.is_dir():
+        if cache.is_dir() and (cache / PAIR_COUNTS_FILE).is_file():
             logger.info("training pairs: memory-mapping the cached %s", cache)
+            if counts is not None:
+                counts.update(json.loads((cache / PAIR_COUNTS_FILE).read_text()))
             return load_from_disk(str(cache))
-    dataset = load_training_pairs(data_cfg.pop("sources"), seed=seed, **data_cfg)
+    found: dict[str, int] = {}
+    dataset = load_training_pairs(data_cfg.pop("sources"), seed=seed, counts=found, **data_cfg)
+    if counts is not None:
+        counts.update(found)
     if cache is not None:
         dataset.save_to_disk(str(cache))
+        (cache / PAIR_COUNTS_FILE).write_text(json.dumps(found, indent=2))
         dataset = load_from_disk(str(cache))
     return dataset
 
 
-def build_model(config: dict[str, Any], train_dataset, seed: int):
-    """Train the sentencepiece tokenizer on the training sentences and build a fresh model."""
+#: ``distillation`` keys and their defaults (see :func:`distillation_config`).
+DISTILLATION_DEFAULTS: dict[str, Any] = {
+    "teacher": "all-MiniLM-L6-v2", "cache_dir": "runs/teacher_cache", "sources": [], "weight": 0.0,
+    "metric": "cosine", "batch_size": 128, "lr": None, "projection": True, "teacher_batch_size": 64,
+}
+
+
+def distillation_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The recipe's ``distillation`` section with defaults; a relative ``cache_dir`` is relative to the working
+    directory (a rebuild reuses the teacher's vectors: :mod:`psp_st.distillation.teacher_cache`)."""
+    section = dict(config.get("distillation") or {})
+    unknown = set(section) - set(DISTILLATION_DEFAULTS)
+    if unknown:
+        raise ValueError(f"recipe: unknown distillation option(s) {sorted(unknown)} "
+                         f"(allowed: {sorted(DISTILLATION_DEFAULTS)})")
+    section = {**DISTILLATION_DEFAULTS, **section}
+    if section["weight"] < 0:
+        raise ValueError(f"recipe: distillation.weight must be >= 0, got {section['weight']}")
+    if section["weight"] > 0 and not section["sources"]:
+        raise ValueError("recipe: distillation.weight > 0 needs distillation.sources (the sentences to distil on)")
+    return section
+
+
+def build_model(config: dict[str, Any], train_dataset, seed: int, timings: dict[str, float] | None = None):
+    """Train the sentencepiece tokenizer on the training sentences and build a fresh model.
+
+    ``model.init: teacher`` initialises the piece vectors from ``distillation.teacher``
+    (:meth:`PSPEmbedding.from_teacher`, cached); the default ``random`` draws them from ``N(0, 1)``.
+    ``timings`` (if given) receives ``tokenizer_seconds`` and ``teacher_pieces_seconds``.
+    """
     import torch
     from sentence_transformers import SentenceTransformer
     from torch import nn
@@ -158,6 +204,7 @@ def build_model(config: dict[str, Any], train_dataset, seed: int):
     from psp_st.modules.psp import PSPEmbedding
     from psp_st.modules.trusted import load_trusted
 
+    timings = {} if timings is None else timings
     model_cfg = dict(config.get("model", {}))
     if model_cfg.get("init_from"):
         # start from an existing model folder (its tokenizer and weights), e.g. a cached initial model
@@ -172,14 +219,27 @@ def build_model(config: dict[str, Any], train_dataset, seed: int):
         raise ValueError(f"recipe: model.type {kind!r} is not supported by the recipe builder (only 'psp')")
     tok_cfg = dict(config.get("tokenizer", {}))
     init_std = float(model_cfg.pop("init_std", 1.0))
+    init = model_cfg.pop("init", "random")
+    if init not in ("random", "teacher"):
+        raise ValueError(f"recipe: model.init must be 'random' or 'teacher', got {init!r}")
     texts = list(train_dataset["sentence1"]) + list(train_dataset["sentence2"])
+    start = time.perf_counter()
     module = PSPEmbedding.from_texts(texts, vocab_size=tok_cfg.pop("vocab_size", 50_000),
                                      embedding_dim=model_cfg.pop("embedding_dim", 1024),
                                      lowercase=tok_cfg.pop("lowercase", True), seed=seed,
                                      **tok_cfg, **{k: model_cfg.pop(k) for k in list(model_cfg)
                                                    if k in ("dropout", "word_dropout", "max_seq_length")})
+    timings["tokenizer_seconds"] = round(time.perf_counter() - start, 1)
     if model_cfg:
         raise ValueError(f"recipe: unknown model option(s) {sorted(model_cfg)}")
+    if init == "teacher":
+        distil = distillation_config(config)
+        start = time.perf_counter()
+        module = PSPEmbedding.from_teacher(distil["teacher"], module.tokenizer, embedding_dim=module.embedding_dim,
+                                           seed=seed, cache_dir=distil["cache_dir"], teacher_name=distil["teacher"],
+                                           max_seq_length=module.max_seq_length, dropout=module.dropout,
+                                           word_dropout=module.word_dropout)
+        timings["teacher_pieces_seconds"] = round(time.perf_counter() - start, 1)
     if init_std != 1.0:
         with torch.no_grad():
             module.embedding.weight[: module.vocab_size].mul_(init_std)
@@ -215,6 +275,45 @@ def sts_evaluator(path: str | os.PathLike, name: str):
                                         (frame.score / 5.0).tolist(), name=name)
 
 
+def build_distillation(config: dict[str, Any], model, seed: int, timings: dict[str, float] | None = None):
+    """The sentence-distillation objective of ``distillation`` (``None`` when its weight is 0).
+
+    Teacher vectors come from :func:`psp_st.distillation.teacher_vectors` (cached per source; the teacher is
+    loaded only for missing shards). ``timings`` receives ``teacher_sentences_seconds``.
+    """
+    distil = distillation_config(config)
+    if not distil["weight"]:
+        return None
+    from datasets import concatenate_datasets
+
+    from psp_st.distillation import distillation_sentences, teacher_vectors
+    from psp_st.io.data_dir import default_data_dir
+    from psp_st.losses import TeacherDistillationLoss
+    from psp_st.mining.teacher import evaluation_sentences, load_teacher
+    from psp_st.training.auxiliary import AuxiliaryObjective
+
+    start = time.perf_counter()
+    teacher = None
+
+    def load(name: str):
+        nonlocal teacher
+        if teacher is None:
+            teacher = load_teacher(name)
+        return teacher
+
+    parts = distillation_sentences(distil["sources"], seed=seed, exclude=evaluation_sentences(default_data_dir()))
+    dataset = concatenate_datasets([
+        teacher_vectors(texts, distil["teacher"], distil["cache_dir"], label=label, load=load,
+                        batch_size=distil["teacher_batch_size"]) for label, texts in parts
+    ])
+    if timings is not None:
+        timings["teacher_sentences_seconds"] = round(time.perf_counter() - start, 1)
+    loss = TeacherDistillationLoss(model, teacher_dim=len(dataset[0]["embedding"]), metric=distil["metric"],
+                                   projection=distil["projection"], seed=seed)
+    return AuxiliaryObjective(dataset, loss, weight=distil["weight"], batch_size=distil["batch_size"], seed=seed,
+                              lr=distil["lr"])
+
+
 def train_from_config(
     config: dict | str | os.PathLike,
     output_dir: str | os.PathLike | None = None,
@@ -247,7 +346,11 @@ def train_from_config(
     torch.manual_seed(seed)
     np.random.seed(seed)
 
-    train_dataset = load_recipe_pairs(config["data"], seed)
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    pair_counts: dict[str, int] = {}
+    train_dataset = load_recipe_pairs(config["data"], seed, counts=pair_counts)
+    timings["data_seconds"] = round(time.perf_counter() - start, 1)
 
     initial = output_dir / "initial"
     checkpoint = get_last_checkpoint(str(output_dir)) if resume and output_dir.is_dir() else None
@@ -256,8 +359,9 @@ def train_from_config(
     if checkpoint is not None and initial.is_dir():
         model = load_trusted(initial)
     else:
-        model = build_model(config, train_dataset, seed)
+        model = build_model(config, train_dataset, seed, timings)
         model.save(str(initial))
+    auxiliary = build_distillation(config, model, seed, timings)
 
     loss_name = config.get("loss", {}).get("name", "margin")
     mega_cfg = dict(config.get("megabatch", {}))
@@ -276,12 +380,16 @@ def train_from_config(
     model.model_card_data.model_name = config.get("description", config["name"])
     trainer = MegaBatchTrainer(
         model=model, args=args, train_dataset=train_dataset, loss=loss, evaluator=evaluator,
-        megabatch_size=megabatch_size, anneal=mega_cfg.pop("anneal", 150), **mega_cfg,
+        megabatch_size=megabatch_size, anneal=mega_cfg.pop("anneal", 150), auxiliary=auxiliary, **mega_cfg,
     )
+    start = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=checkpoint)
+    timings["training_seconds"] = round(time.perf_counter() - start, 1)
     final = output_dir / "final"
     model.save(str(final))
-    metrics = {**output.metrics, "global_step": output.global_step, "train_pairs": len(train_dataset)}
+    metrics = {**output.metrics, "global_step": output.global_step, "train_pairs": len(train_dataset),
+               "pairs_per_source": pair_counts, "stage_seconds": timings,
+               "distillation": auxiliary.config() if auxiliary is not None else None}
     (output_dir / "train_metrics.json").write_text(json.dumps(metrics, indent=2))
     logger.info("saved %s", final)
     return model

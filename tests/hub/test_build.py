@@ -45,7 +45,10 @@ def test_record_and_card_name_every_training_file_with_its_rows(release, tiny_re
     assert training["files"] == {str(p.relative_to(data_dir)): pq.ParquetFile(p).metadata.num_rows for p in matched}
     assert training["pairs"] > 0
     card = (release / "README.md").read_text()
-    assert all(f"`{name}`: {rows:,} pairs" in card for name, rows in training["files"].items())
+    assert all(f"| `{name}` | {rows:,} |" in card for name, rows in training["files"].items())
+    assert training["pairs_per_source"] == {sources[0]: training["pairs"]}
+    assert set(json.loads((release / "psp_build.json").read_text())["stage_seconds"]) >= {"data", "tokenizer",
+                                                                                          "training", "export"}
 
 
 def test_static_and_trainable_forms_give_the_same_vectors(release, monkeypatch):

@@ -58,7 +58,7 @@ def test_card_has_recipe_limitations_and_citations(static_model):
 
     card = render_model_card(static_model, INFO)
     assert "### Training Recipe" in card and "training_pairs/*.parquet" in card
-    assert "## Bias, Risks and Limitations" in card and "Caption-heavy" in card
+    assert "## Bias, Risks and Limitations" in card and "**Training data.**" in card
     assert card.count("## Bias, Risks and Limitations") == 1
     for key in ("wieting-etal-2022-paraphrastic", "wieting-gimpel-2018-paranmt", "kanerva-etal-2023-towards"):
         assert f"@inproceedings{{{key}" in card or f"@article{{{key}" in card
@@ -78,3 +78,25 @@ def test_release_card_uses_short_name_and_real_build_record(release):
     assert "max_steps 4" in card
     trainable_card = (release / "trainable" / "README.md").read_text()
     assert "trust_remote_code" in trainable_card
+
+
+def test_card_lists_sources_with_licences_pairs_and_stage_times(static_model):
+    from psp_st.hub.card import render_model_card
+
+    info = {**INFO, "training": {
+        **INFO["training"],
+        "files": {"training_pairs/coco_captions_val2017.parquet": 50029,
+                  "training_pairs_extra/asset_simplification.parquet": 22688},
+        "pairs_per_source": {"training_pairs/coco_captions_val2017.parquet": 30000,
+                             "training_pairs_extra/asset_simplification.parquet": 10000},
+        "distillation": {"teacher": "all-MiniLM-L6-v2", "sentences": 1234,
+                         "files": ["corpus/wikipedia_sentences.parquet"]}},
+        "stage_seconds": {"data": 12.0, "training": 300.0}}
+    card = render_model_card(static_model, info)
+    assert "| `training_pairs/coco_captions_val2017.parquet` | 50,029 | image captions (MS-COCO 2017 val) | " \
+           "COCO annotations CC BY 4.0 |" in card
+    assert "CC BY-NC 4.0" in card  # ASSET
+    assert "- `training_pairs_extra/asset_simplification.parquet`: 10,000" in card
+    assert "75% of the 40,000 training pairs per epoch are image captions" in card
+    assert "1,234 unlabelled sentences" in card and "| `corpus/wikipedia_sentences.parquet` |" in card
+    assert "data 12, training 300" in card

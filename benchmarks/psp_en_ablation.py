@@ -1,0 +1,127 @@
+"""psp-en v2 ablation: train one recipe row, report dev (selection) and test numbers as one JSON line.
+
+Every row is ``hub_configs/psp-en.yaml`` (the chosen v2 recipe) with the overrides listed in ``ROWS`` (and any
+``--set``); the selection score is the mean of STS Benchmark dev Spearman and SICK-R trial (dev) Spearman, the
+only numbers any setting was chosen on. Test numbers are reported, never used to choose.
+
+    OMP_NUM_THREADS=1 python benchmarks/psp_en_ablation.py --row full [--max-steps 1500] [--set key=value ...]
+    python benchmarks/psp_en_ablation.py --list
+
+Results are appended to ``benchmarks/results/psp_en_v2_runs.jsonl`` (config, overrides, numbers, times).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from training import set_key  # noqa: E402  (benchmarks/training.py: the one recipe-override helper)
+
+#: The weighted mix of every shared English pair file that was screened (and lost on dev; see the ablation).
+PAIR_MIX = [
+    {"path": "training_pairs/flickr30k_captions_multi30k.parquet", "max_pairs": 100000},
+    {"path": "training_pairs/flickr8k_captions.parquet", "max_pairs": 25000},
+    "training_pairs/coco_captions_val2017.parquet",
+    "training_pairs/parasci.parquet",
+    "training_pairs/wikiauto_gem_valid_simplification.parquet",
+    "training_pairs_extra/[!b]*.parquet",
+    {"path": "training_pairs_extra/bible_translation_verse_pairs.parquet", "max_pairs": 20000},
+]
+
+#: Row name -> recipe overrides (key=value, YAML values) on hub_configs/psp-en.yaml (the chosen recipe).
+ROWS: dict[str, list[str]] = {
+    "full": [],
+    "pair-mix": [f"data.sources={json.dumps(PAIR_MIX)}"],
+    "no-sentence-distillation": ["distillation.weight=0"],
+    "no-teacher-init": ["model.init=random"],
+    "no-teacher": ["distillation.weight=0", "model.init=random"],
+    "mse": ["distillation.metric=mse"],
+}
+
+
+def evaluate(model) -> dict[str, float]:
+    """STS-B dev/test Spearman, SICK-R dev Spearman and test Pearson/Spearman (x100) and the selection score."""
+    from psp_st.training.recipe import sts_evaluator
+
+    out = {}
+    for name, path in (("stsb_dev", "sts/stsbenchmark/dev.parquet"), ("stsb_test", "sts/stsbenchmark/test.parquet"),
+                       ("sick_dev", "sts/sick/dev.parquet"), ("sick_test", "sts/sick/test.parquet")):
+        scores = sts_evaluator(path, name)(model)
+        out[f"{name}_spearman"] = round(100 * scores[f"{name}_spearman_cosine"], 2)
+        if name == "sick_test":
+            out["sick_test_pearson"] = round(100 * scores[f"{name}_pearson_cosine"], 2)
+    out["selection"] = round((out["stsb_dev_spearman"] + out["sick_dev_spearman"]) / 2, 2)
+    return out
+
+
+def print_table(log: Path) -> None:
+    """The logged runs as markdown: one row per run, dev columns first, with the command that reproduces it."""
+    print("| row | steps | STS-B dev ρ | SICK-R dev ρ | selection | STS-B test ρ | SICK-R test r | SICK-R test ρ "
+          "| train s | command |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for line in log.read_text().splitlines():
+        r = json.loads(line)
+        extra = [item for item in r["overrides"] if item not in ROWS.get(r["row"], [])]
+        command = f"--row {r['row']}" + (f" --tag {r['tag']}" if r.get("tag") else "") + (f" --max-steps {r['max_steps']}" if r["max_steps"] else "") + "".join(
+            f" --set '{item}'" for item in extra)
+        print(f"| {r['row']}{r.get('tag', '')} | {r['steps']} | {r['stsb_dev_spearman']:.2f} "
+              f"| {r['sick_dev_spearman']:.2f} | **{r['selection']:.2f}** | {r['stsb_test_spearman']:.2f} "
+              f"| {r['sick_test_pearson']:.2f} | {r['sick_test_spearman']:.2f} | {r['train_seconds']:.0f} "
+              f"| `{command}` |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--row", default="full", help=f"one of {sorted(ROWS)}")
+    parser.add_argument("--config", default=str(REPO / "hub_configs" / "psp-en.yaml"))
+    parser.add_argument("--set", action="append", default=[], help="extra override, e.g. distillation.weight=0.5")
+    parser.add_argument("--max-steps", type=int, default=None)
+    parser.add_argument("--tag", default="", help="suffix of the logged row name and run folder (for --set variants)")
+    parser.add_argument("--output", default=None, help="run folder (default runs/ablation/<row><tag>)")
+    parser.add_argument("--log", default=str(REPO / "benchmarks" / "results" / "psp_en_v2_runs.jsonl"))
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--table", action="store_true", help="print the logged runs as a markdown table")
+    args = parser.parse_args()
+    if args.list:
+        for name, overrides in ROWS.items():
+            print(name, " ".join(overrides))
+        return
+    if args.table:
+        print_table(Path(args.log))
+        return
+    if args.row not in ROWS:
+        parser.error(f"--row must be one of {sorted(ROWS)}")
+
+    import torch
+
+    torch.set_num_threads(1)
+    from psp_st.training.recipe import load_config, train_from_config
+
+    config = load_config(args.config)
+    overrides = ROWS[args.row] + args.set
+    for item in overrides:
+        set_key(config, item)
+    output = Path(args.output or REPO / "runs" / "ablation" / (args.row + args.tag))
+    start = time.perf_counter()
+    model = train_from_config(config, output_dir=output, max_steps=args.max_steps)
+    metrics = json.loads((output / "train_metrics.json").read_text())
+    record = {"row": args.row, "tag": args.tag, "config": os.path.relpath(args.config, REPO), "overrides": overrides,
+              "max_steps": args.max_steps, "threads": 1, **evaluate(model),
+              "train_seconds": round(metrics["train_runtime"], 1), "stage_seconds": metrics.get("stage_seconds"),
+              "steps": metrics["global_step"], "pairs_per_epoch": metrics["train_pairs"],
+              "wall_seconds": round(time.perf_counter() - start, 1)}
+    print(json.dumps(record))
+    with open(args.log, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+"""The unlabelled English sentences a recipe distils the teacher on: a seeded sample per source file or glob.
+
+Recipe form (``distillation.sources``)::
+
+    - {path: corpus/wikipedia_sentences.parquet, max_sentences: 15000}              # column "sentence"
+    - {path: training_pairs_extra/*.parquet, columns: [sentence1, sentence2], max_sentences: 15000}
+
+Per entry: the texts of the given column(s) of every matched file, de-duplicated (case and punctuation
+insensitive), without evaluation text (``exclude``), 1-80 words, then a seeded sample of ``max_sentences``
+(kept in file order). Entries are de-duplicated against earlier entries too.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+SOURCE_KEYS = {"path", "columns", "max_sentences", "exclude"}
+
+
+def parse_source(entry: str | Mapping[str, Any]) -> dict[str, Any]:
+    """A ``distillation.sources`` entry as ``{path, columns, max_sentences}`` (a bare string is a path)."""
+    entry = {"path": entry} if isinstance(entry, str) else dict(entry)
+    unknown = set(entry) - SOURCE_KEYS
+    if unknown or "path" not in entry:
+        raise ValueError(f"recipe: distillation.sources entry {entry!r}: needs 'path', allowed keys are "
+                         f"{sorted(SOURCE_KEYS)} (unknown: {sorted(unknown)})")
+    columns = entry.get("columns", ["sentence"])
+    entry["columns"] = [columns] if isinstance(columns, str) else list(columns)
+    limit = entry.get("max_sentences")
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"recipe: distillation.sources {entry['path']}: max_sentences must be a positive integer, "
+                         f"got {limit!r}")
+    return entry
+
+
+def distillation_sentences(
+    sources: Iterable[str | Mapping[str, Any]],
+    seed: int = 0,
+    exclude: Iterable[str] = (),
+) -> list[tuple[str, list[str]]]:
+    """``[(label, sentences), ...]``, one per source entry (label = file stem or glob stem, for the cache)."""
+    from psp_st.mining.teacher import TeacherMiner, read_sentences, sample
+    from psp_st.training.pairs import resolve_data_path
+
+    excluded = set(exclude)
+    out = []
+    for number, entry in enumerate(parse_source(source) for source in sources):
+        texts: list[str] = []
+        for path in resolve_data_path(entry["path"]):
+            for column in entry["columns"]:
+                texts.extend(read_sentences(path, column=column))
+        # TeacherMiner.candidates is the one home of "unique, not evaluation text, within length bounds"
+        kept = TeacherMiner(min_words=1, max_words=80, exclude=excluded).candidates(texts)
+        stem = Path(entry["path"]).name.replace(".parquet", "").replace("*", "all")
+        chosen = sample(kept, entry.get("max_sentences"), seed=zlib.crc32(f"{seed}:{stem}".encode()))
+        logger.info("distillation source %s: %d sentences (%d candidates)", entry["path"], len(chosen), len(kept))
+        excluded.update(chosen)  # a later entry never repeats a chosen sentence
+        out.append((f"{number:02d}-{stem}", chosen))
+    return out

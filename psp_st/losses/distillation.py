@@ -1,0 +1,134 @@
+"""Sentence distillation: pull a (static) student's sentence vectors towards a teacher's, through a projection."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+METRICS = ("cosine", "mse")
+
+
+class TeacherDistillationLoss(nn.Module):
+    def __init__(
+        self,
+        model: nn.Module,
+        teacher_dim: int,
+        metric: str = "cosine",
+        projection: bool = True,
+        seed: int = 0,
+    ) -> None:
+        """Distance between the student's projected sentence vectors and the teacher's (precomputed) vectors.
+
+        For student vectors ``s`` (the model's ``sentence_embedding``), the learned projection ``W`` (a bias-free
+        linear map from the student's to the teacher's dimension) and the teacher vectors ``t``::
+
+            cosine:  loss = mean(1 - cos(W s, t))
+            mse:     loss = mean(||W s - t||^2) / teacher_dim       (ST's MSELoss, after the projection)
+
+        The projection lives in this loss, not in the model: it is trained with the student and dropped when
+        the model is saved, so a static release keeps its size and speed. ``projection=False`` compares ``s``
+        and ``t`` directly (the dimensions must then match).
+
+        Why not ST's ``MSELoss``: it needs the student and teacher dimensions to match (no projection) and has no
+        cosine variant; the teacher vectors are cached once per corpus (:mod:`psp_st.distillation`), so the loss
+        reads them as labels exactly as ``MSELoss`` does.
+
+        Args:
+            model: the SentenceTransformer being trained (the student).
+            teacher_dim: dimension of the teacher vectors (384 for all-MiniLM-L6-v2).
+            metric: ``"cosine"`` (direction only) or ``"mse"``.
+            projection: learn ``W``; otherwise the student's dimension must equal ``teacher_dim``.
+            seed: seed of ``W``'s initialisation (scaled orthogonal rows/columns).
+
+        References:
+            - Reimers & Gurevych, Making Monolingual Sentence Embeddings Multilingual using Knowledge
+              Distillation (EMNLP 2020): https://arxiv.org/abs/2004.09813 (the MSE objective on teacher vectors)
+            - Tulkens & van Dongen, Model2Vec (2024): https://github.com/MinishLab/model2vec (static models
+              distilled from a sentence transformer)
+
+        Requirements:
+            1. sentences with precomputed teacher vectors (e.g. from :func:`psp_st.distillation.teacher_vectors`)
+
+        Inputs:
+            +-----------+--------------------------------------------+
+            | Texts     | Labels                                     |
+            +===========+============================================+
+            | sentence  | teacher vector ``(teacher_dim,)`` per row  |
+            +-----------+--------------------------------------------+
+
+        Example:
+            ::
+
+                from datasets import Dataset
+                from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
+                from psp_st.losses import TeacherDistillationLoss
+
+                model = SentenceTransformer(modules=[psp_module])
+                teacher = SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2")
+                sentences = ["A man plays a guitar.", "Stocks fell sharply on Monday."]
+                train_dataset = Dataset.from_dict({"sentence": sentences, "label": teacher.encode(sentences).tolist()})
+                loss = TeacherDistillationLoss(model, teacher_dim=384)
+                trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss)
+                trainer.train()
+        """
+        super().__init__()
+        if metric not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+        if teacher_dim < 1:
+            raise ValueError(f"teacher_dim must be >= 1, got {teacher_dim}")
+        self.model = model
+        self.teacher_dim = teacher_dim
+        self.metric = metric
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        student_dim = dimension()
+        if projection:
+            self.projection = nn.Linear(student_dim, teacher_dim, bias=False)
+            generator = torch.Generator().manual_seed(seed)
+            with torch.no_grad():
+                weight = torch.empty(teacher_dim, student_dim)
+                nn.init.orthogonal_(weight, generator=generator)
+                # a standardised student vector of n pieces has norm ~ sqrt(student_dim / n): start near unit scale
+                self.projection.weight.copy_(weight / student_dim**0.5)
+        else:
+            if student_dim != teacher_dim:
+                raise ValueError(f"projection=False needs equal dimensions, got student {student_dim} and "
+                                 f"teacher {teacher_dim}")
+            self.projection = None
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
+        features = list(sentence_features)
+        if len(features) != 1:
+            raise ValueError(f"{type(self).__name__} expects one text column (the sentence), got {len(features)}")
+        embeddings = [self.model(features[0])["sentence_embedding"]]
+        return self.compute_loss_from_embeddings(embeddings, labels)
+
+    def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor) -> Tensor:
+        student = embeddings[0]
+        if labels is None or labels.ndim != 2 or labels.shape != (student.shape[0], self.teacher_dim):
+            raise ValueError(f"{type(self).__name__}: labels must be teacher vectors of shape "
+                             f"({student.shape[0]}, {self.teacher_dim}), got "
+                             f"{None if labels is None else tuple(labels.shape)}")
+        projected = self.projection(student) if self.projection is not None else student
+        target = labels.to(projected.dtype)
+        if self.metric == "cosine":
+            return (1.0 - F.cosine_similarity(projected, target, dim=-1)).mean()
+        return F.mse_loss(projected, target)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"teacher_dim": self.teacher_dim, "metric": self.metric, "projection": self.projection is not None}
+
+    @property
+    def citation(self) -> str:
+        return """
+@inproceedings{reimers-2020-multilingual-sentence-bert,
+    title = "Making Monolingual Sentence Embeddings Multilingual using Knowledge Distillation",
+    author = "Reimers, Nils and Gurevych, Iryna",
+    booktitle = "Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing",
+    year = "2020",
+    url = "https://arxiv.org/abs/2004.09813",
+}
+"""

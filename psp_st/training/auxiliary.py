@@ -1,0 +1,85 @@
+"""A second objective trained in the same optimizer steps as the mined pairs (e.g. sentence distillation).
+
+Why not Sentence-Transformers' multi-dataset training (a ``DatasetDict`` with one loss per dataset): its batch
+sampler gives every optimizer step a batch of *one* dataset, so distillation batches would take steps (and
+learning-rate schedule) away from the pairs, and :class:`~psp_st.training.MegaBatchTrainer`'s stream, which mines
+negatives over mega-batches of pairs and keys its data order on the global step, would have to interleave
+them. Here the pair stream is unchanged (mining only ever sees pairs) and each step adds
+``weight * loss(auxiliary batch)`` to the pair loss; the auxiliary batch of step ``k`` is a pure function of
+``(seed, k)``, so a resumed run sees the same batches.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+
+class AuxiliaryObjective:
+    """``weight * loss(batch)`` over a ``(text, label)`` dataset, one batch per optimizer step.
+
+    Args:
+        dataset: a ``datasets.Dataset`` with ``text_column`` (str) and ``label_column`` (a vector per row).
+        loss: an ST-style loss taking ``([features], labels)``, e.g.
+            :class:`~psp_st.losses.TeacherDistillationLoss` (its own parameters, such as a projection, are
+            trained with ``lr`` and are not part of the model).
+        weight: multiplier of the auxiliary loss.
+        batch_size: texts per step.
+        seed: data-order seed (epoch ``e`` of the auxiliary data is ``permutation(seed, e)``).
+        lr: learning rate of the loss's own parameters (``None``: the trainer's).
+    """
+
+    def __init__(
+        self,
+        dataset,
+        loss: nn.Module,
+        weight: float = 1.0,
+        batch_size: int = 128,
+        seed: int = 0,
+        text_column: str = "sentence",
+        label_column: str = "embedding",
+        lr: float | None = None,
+    ) -> None:
+        missing = [c for c in (text_column, label_column) if c not in dataset.column_names]
+        if missing:
+            raise ValueError(f"auxiliary objective: the dataset has no column(s) {missing} "
+                             f"(columns: {dataset.column_names})")
+        if len(dataset) == 0:
+            raise ValueError("auxiliary objective: the dataset is empty")
+        if weight < 0 or batch_size < 1:
+            raise ValueError(f"auxiliary objective: need weight >= 0 and batch_size >= 1, got {weight}, {batch_size}")
+        self.texts = list(dataset[text_column])
+        self.labels = torch.from_numpy(np.asarray(dataset.with_format("numpy")[label_column], dtype=np.float32))
+        self.loss = loss
+        self.weight = float(weight)
+        self.batch_size = batch_size
+        self.seed = seed
+        self.lr = lr
+        self._order: tuple[int, np.ndarray] | None = None
+
+    def rows(self, step: int) -> np.ndarray:
+        """Row indices of the batch of optimizer step ``step`` (epochs of the auxiliary data wrap around)."""
+        per_epoch = -(-len(self.texts) // self.batch_size)
+        epoch, position = divmod(step, per_epoch)
+        if self._order is None or self._order[0] != epoch:
+            self._order = (epoch, np.random.default_rng([self.seed, epoch]).permutation(len(self.texts)))
+        return self._order[1][position * self.batch_size : (position + 1) * self.batch_size]
+
+    def parameters(self, model: nn.Module) -> list[nn.Parameter]:
+        """The loss's trainable parameters that are not the model's (e.g. the projection)."""
+        own = {id(p) for p in model.parameters()}
+        return [p for p in self.loss.parameters() if p.requires_grad and id(p) not in own]
+
+    def __call__(self, model, step: int) -> torch.Tensor:
+        """The weighted auxiliary loss of optimizer step ``step`` (``model`` is the SentenceTransformer)."""
+        rows = self.rows(step)
+        features = model.preprocess([self.texts[i] for i in rows])
+        features = {k: v.to(model.device) if isinstance(v, torch.Tensor) else v for k, v in features.items()}
+        return self.weight * self.loss([features], self.labels[rows].to(model.device))
+
+    def config(self) -> dict[str, Any]:
+        return {"weight": self.weight, "batch_size": self.batch_size, "sentences": len(self.texts), "lr": self.lr,
+                "loss": type(self.loss).__name__, **self.loss.get_config_dict()}

@@ -1,0 +1,74 @@
+"""Vocabulary distillation: PSPEmbedding.from_teacher against an independent PCA computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from psp_st.modules.psp import PSPEmbedding
+
+
+def independent_pca(vectors: np.ndarray, k: int) -> np.ndarray:
+    """Top-k principal-component scores via the covariance eigendecomposition, each column standardised."""
+    centred = vectors - vectors.mean(0)
+    values, vectors_ = np.linalg.eigh(np.cov(centred, rowvar=False))
+    top = vectors_[:, np.argsort(values)[::-1][:k]]
+    scores = centred @ top
+    return scores / scores.std(0)
+
+
+def test_shapes_and_standardisation(sp_tokenizer, stub_teacher):
+    module = PSPEmbedding.from_teacher(stub_teacher(dim=16), sp_tokenizer, embedding_dim=8)
+    weights = module.embedding.weight.detach()[: module.vocab_size].numpy()
+    assert weights.shape == (sp_tokenizer.vocab_size, 8)
+    np.testing.assert_allclose(weights.mean(0), 0.0, atol=1e-4)
+    np.testing.assert_allclose(weights.std(0), 1.0, atol=1e-4)
+    assert torch.all(module.embedding.weight[module.vocab_size] == 0)  # padding row stays zero
+
+
+def test_matches_an_independent_pca_up_to_sign(sp_tokenizer, stub_teacher):
+    teacher = stub_teacher(dim=16)
+    module = PSPEmbedding.from_teacher(teacher, sp_tokenizer, embedding_dim=6)
+    texts = PSPEmbedding.piece_texts(sp_tokenizer)
+    expected = independent_pca(np.stack([teacher.vector(t) for t in texts]).astype(np.float64), 6)
+    weights = module.embedding.weight.detach()[: module.vocab_size].numpy()
+    for column in range(6):
+        sign = np.sign(weights[:, column] @ expected[:, column])
+        np.testing.assert_allclose(weights[:, column], sign * expected[:, column], atol=1e-3)
+
+
+def test_deterministic(sp_tokenizer, stub_teacher):
+    first = PSPEmbedding.from_teacher(stub_teacher(dim=16), sp_tokenizer, embedding_dim=24, seed=3)
+    second = PSPEmbedding.from_teacher(stub_teacher(dim=16), sp_tokenizer, embedding_dim=24, seed=3)
+    assert torch.equal(first.embedding.weight, second.embedding.weight)
+
+
+def test_wider_than_the_teacher_keeps_all_components_then_seeded_noise(sp_tokenizer, stub_teacher):
+    module = PSPEmbedding.from_teacher(stub_teacher(dim=16), sp_tokenizer, embedding_dim=24, seed=3)
+    weights = module.embedding.weight.detach()[: module.vocab_size].numpy()
+    assert weights.shape[1] == 24
+    other = PSPEmbedding.from_teacher(stub_teacher(dim=16), sp_tokenizer, embedding_dim=24, seed=4)
+    other_weights = other.embedding.weight.detach()[: other.vocab_size].numpy()
+    np.testing.assert_array_equal(weights[:, :16], other_weights[:, :16])  # the distilled part
+    assert not np.array_equal(weights[:, 16:], other_weights[:, 16:])  # the seeded extra dimensions
+
+
+def test_piece_texts_read_like_words(sp_tokenizer):
+    texts = PSPEmbedding.piece_texts(sp_tokenizer)
+    assert len(texts) == sp_tokenizer.vocab_size
+    assert not any("\u2581" in text and text != "\u2581" for text in texts)
+
+
+def test_cached_piece_vectors_are_reused(tmp_path, sp_tokenizer, stub_teacher):
+    teacher = stub_teacher(dim=16)
+    first = PSPEmbedding.from_teacher(teacher, sp_tokenizer, embedding_dim=8, cache_dir=tmp_path, teacher_name="stub")
+    calls = len(teacher.calls)
+    second = PSPEmbedding.from_teacher(teacher, sp_tokenizer, embedding_dim=8, cache_dir=tmp_path, teacher_name="stub")
+    assert len(teacher.calls) == calls
+    assert torch.equal(first.embedding.weight, second.embedding.weight)
+
+
+def test_cache_needs_a_teacher_name(tmp_path, sp_tokenizer, stub_teacher):
+    with pytest.raises(ValueError, match="teacher_name"):
+        PSPEmbedding.from_teacher(stub_teacher(), sp_tokenizer, embedding_dim=8, cache_dir=tmp_path)

@@ -1,0 +1,66 @@
+"""The auxiliary (distillation) objective inside MegaBatchTrainer: trained each step, never mined over."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+
+@pytest.fixture
+def distill_data(caption_sentences):
+    from datasets import Dataset
+
+    texts = caption_sentences[5000:5032]
+    vectors = np.random.default_rng(0).standard_normal((len(texts), 6)).astype(np.float32)
+    return Dataset.from_dict({"sentence": texts, "embedding": list(vectors)})
+
+
+def objective(model, dataset, **options):
+    from psp_st.losses import TeacherDistillationLoss
+    from psp_st.training.auxiliary import AuxiliaryObjective
+
+    return AuxiliaryObjective(dataset, TeacherDistillationLoss(model, teacher_dim=6), batch_size=8, seed=1, **options)
+
+
+def test_batches_are_a_function_of_the_step(psp_model, distill_data):
+    first, second = objective(psp_model, distill_data), objective(psp_model, distill_data)
+    assert [first.rows(step).tolist() for step in (0, 3, 4, 9)] == [second.rows(step).tolist() for step in (0, 3, 4, 9)]
+    epoch = np.concatenate([first.rows(step) for step in range(4)])
+    assert sorted(epoch.tolist()) == list(range(32))  # one pass over the data every 4 steps
+    assert first.rows(4).tolist() != first.rows(0).tolist()  # the next pass is reshuffled
+
+
+def test_trainer_adds_it_and_trains_the_projection(psp_module, caption_pairs, distill_data, make_trainer):
+    from sentence_transformers import SentenceTransformer
+
+    probe = SentenceTransformer(modules=[psp_module], device="cpu")
+    aux = objective(probe, distill_data, lr=0.01)
+    before = aux.loss.projection.weight.detach().clone()
+    trainer = make_trainer(psp_module, caption_pairs, megabatch_size=2, anneal=0, auxiliary=aux,
+                           args={"max_steps": 4, "logging_steps": 2})
+    trainer.train()
+    assert not torch.equal(before, aux.loss.projection.weight.detach())
+    groups = trainer.optimizer.param_groups
+    assert len(groups) == 2 and groups[1]["params"][0] is aux.loss.projection.weight
+    logged = [entry for entry in trainer.state.log_history if "auxiliary" in entry]
+    assert logged and all(entry["auxiliary"] > 0 for entry in logged)
+    # the mined stream only ever saw the pair columns
+    assert all(set(batch) <= {f"{c}_input_ids" for c in ("sentence1", "sentence2", "anchor_negative",
+                                                         "positive_negative")} for batch in trainer.seen)
+
+
+def test_weight_zero_changes_nothing(psp_module, caption_pairs, distill_data, make_trainer):
+    """With weight 0 the model trains exactly as without the objective (same seed, same data order)."""
+    import copy
+
+    from sentence_transformers import SentenceTransformer
+
+    plain_module = copy.deepcopy(psp_module)
+    aux = objective(SentenceTransformer(modules=[psp_module], device="cpu"), distill_data, weight=0.0)
+    with_aux = make_trainer(psp_module, caption_pairs, megabatch_size=2, anneal=0, auxiliary=aux,
+                            args={"max_steps": 3})
+    with_aux.train()
+    plain = make_trainer(plain_module, caption_pairs, megabatch_size=2, anneal=0, args={"max_steps": 3})
+    plain.train()
+    torch.testing.assert_close(psp_module.embedding.weight, plain_module.embedding.weight)
