@@ -74,8 +74,13 @@ def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
         raise ValueError("recipe: data.sources (a list of parquet files/globs) is required")
     if isinstance(data["sources"], str):  # one source written without brackets: a one-element list
         config["data"] = data = {**data, "sources": [data["sources"]]}
-    if not isinstance(data["sources"], list) or not all(isinstance(s, str) and s for s in data["sources"]):
-        raise ValueError(f"recipe: data.sources must be a list of file paths/globs, got {data['sources']!r}")
+    def valid_source(source: Any) -> bool:  # a path/glob, or {path: ..., max_pairs/weight/filters: ...}
+        return (isinstance(source, str) and bool(source)) or (
+            isinstance(source, dict) and isinstance(source.get("path"), str) and bool(source["path"]))
+
+    if not isinstance(data["sources"], list) or not all(valid_source(s) for s in data["sources"]):
+        raise ValueError(f"recipe: data.sources must be a list of file paths/globs or {{path: ..., max_pairs: ...}} "
+                         f"entries, got {data['sources']!r}")
     check_recipe_numbers(config)
     return config
 
