@@ -27,6 +27,6 @@ def open_model(name: str, threads: int | None = None, engine: bool = False):
     if threads is not None:
         for module in model:
             tokenizer = getattr(module, "tokenizer", None)
-            if hasattr(tokenizer, "num_threads"):
+            if tokenizer is not None and hasattr(tokenizer, "num_threads"):
                 tokenizer.num_threads = threads
     return model

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from psp_st.inference.pooling import pool_mean
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
@@ -177,7 +178,7 @@ class PSPEngine:
         texts: list[str],
         batch_size: int = 8192,
         normalize: bool = False,
-        dtype: np.dtype | str = np.float32,
+        dtype: npt.DTypeLike = np.float32,
         show_progress_bar: bool = False,
     ) -> np.ndarray:
         """Embed ``texts`` into a ``(len(texts), dim)`` array of ``dtype`` (float32 or float16).

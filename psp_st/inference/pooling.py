@@ -15,17 +15,20 @@ L2-normalized vector (``x / max(|x|, 1e-12)``, as ``torch.nn.functional.normaliz
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Literal
 
 import numpy as np
 
-_KERNEL = None
+#: The compiled kernel once built, ``False`` once numba was found missing, ``None`` before the first look.
+_KERNEL: Callable[..., None] | Literal[False] | None = None
 #: Pieces ahead whose weight row the compiled kernel prefetches (rows are cold: sentencepiece runs between batches).
 PREFETCH_AHEAD = 2
 
 
 def _prefetch_intrinsic(numba):
     """``prefetch(weights, row, col)``: LLVM's prefetch of ``weights[row, col]`` (numba exposes no prefetch)."""
-    from llvmlite import ir
+    from llvmlite import ir  # type: ignore[import-untyped]  # llvmlite ships no type information
     from numba.core import cgutils
     from numba.extending import intrinsic
 
@@ -48,7 +51,7 @@ def _prefetch_intrinsic(numba):
     return prefetch
 
 
-def _numba_kernel():
+def _numba_kernel() -> Callable[..., None] | None:
     """The compiled kernel, or ``None`` if numba is not installed (compiled once per process, cached on disk)."""
     global _KERNEL
     if _KERNEL is None:

@@ -49,6 +49,6 @@ def open_embedder(name: str, threads: int | None = None) -> Embedder:
     model = load(name)
     for module in model:
         tokenizer = getattr(module, "tokenizer", None)
-        if threads is not None and hasattr(tokenizer, "num_threads"):
+        if threads is not None and tokenizer is not None and hasattr(tokenizer, "num_threads"):
             tokenizer.num_threads = threads
     return Embedder(model)

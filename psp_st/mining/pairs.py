@@ -20,6 +20,7 @@ and stage 4 streams candidates through the driver in chunks.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -125,9 +126,10 @@ class MiningConfig:
         if self.dedup:
             steps.append("dedup")
         if self.languages is not None:
-            from psp_st.data.language import LanguageFilter
+            from psp_st.data.language import LanguageFilter, language_codes
 
-            steps.append(LanguageFilter(sentence1=self.languages[0], sentence2=self.languages[1]))
+            steps.append(LanguageFilter(sentence1=language_codes(self.languages[0]),
+                                        sentence2=language_codes(self.languages[1])))
         return steps
 
     def to_dict(self) -> dict[str, Any]:
@@ -220,11 +222,11 @@ def _mine(source: Any, output: Path, model: str, target: Any, config: MiningConf
         logger.info("mine: %s took %.1f s", name, timings[name])
 
     started = time.perf_counter()
-    embed = {"model": model, "shard_rows": config.shard_rows, "normalize": True, "float16": config.float16,
-             "execution": execution}
-    embed_shards(source, work / "source-vectors", column=column, **embed)
+    embed = functools.partial(embed_shards, model=model, shard_rows=config.shard_rows, normalize=True,
+                              float16=config.float16, execution=execution)
+    embed(source, work / "source-vectors", column=column)
     if not monolingual:
-        embed_shards(target, work / "target-vectors", column=target_column or column, **embed)
+        embed(target, work / "target-vectors", column=target_column or column)
     stage("embed", started)
     source_dir = work / "source-vectors"
     target_dir = source_dir if monolingual else work / "target-vectors"
@@ -239,11 +241,11 @@ def _mine(source: Any, output: Path, model: str, target: Any, config: MiningConf
     stage("index", started)
 
     started = time.perf_counter()
-    search_args = {"nprobe": config.index.nprobe, "ef_search": config.index.ef_search, "execution": execution}
-    knn_shards(target_index, source_dir, target_dir, work / "knn-forward", k, exclude_self=monolingual, **search_args)
-    if not monolingual:
-        knn_shards(source_index, target_dir, source_dir, work / "knn-backward", min(config.k, len(sources)),
-                   **search_args)
+    search = functools.partial(knn_shards, nprobe=config.index.nprobe, ef_search=config.index.ef_search,
+                               execution=execution)
+    search(target_index, source_dir, target_dir, work / "knn-forward", k, exclude_self=monolingual)
+    if source_index is not None:  # None exactly when monolingual
+        search(source_index, target_dir, source_dir, work / "knn-backward", min(config.k, len(sources)))
     stage("search", started)
 
     started = time.perf_counter()

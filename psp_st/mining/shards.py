@@ -120,15 +120,19 @@ def read_shard_texts(shard: Shard) -> list[str]:
         import pyarrow.parquet as pq
 
         handle = pq.ParquetFile(shard.path)
-        groups, first, offset = [], None, 0
+        groups: list[int] = []
+        first: int | None = None  # first row of the first group read; None while no group overlaps the shard
+        offset = 0
         for group in range(handle.metadata.num_row_groups):
             size = handle.metadata.row_group(group).num_rows
             if offset < shard.stop and offset + size > shard.start:
                 groups.append(group)
                 first = offset if first is None else first
             offset += size
-        table = handle.read_row_groups(groups, columns=[shard.column]) if groups else None
-        values = [] if table is None else table.column(0).slice(shard.start - first, shard.rows).to_pylist()
+        values: list[Any] = []
+        if first is not None:
+            table = handle.read_row_groups(groups, columns=[shard.column])
+            values = table.column(0).slice(shard.start - first, shard.rows).to_pylist()
         texts = []
         for number, value in enumerate(values, start=shard.start):
             if value is not None and not isinstance(value, str):
@@ -205,7 +209,7 @@ class ShardStore:
             if len(array) != shard.rows:
                 raise ValueError(f"shard {shard.index}: {key} has {len(array)} rows for {shard.rows} input rows")
         with atomic_path(self.file(shard)) as tmp, open(tmp, "wb") as handle:
-            np.savez(handle, **arrays)
+            np.savez(handle, allow_pickle=False, **arrays)
         return self.mark_done(shard)
 
     def mark_done(self, shard: Shard) -> dict[str, Any]:

@@ -9,7 +9,7 @@ load with a message that says which file is missing or wrong.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -40,17 +40,29 @@ def pad_flat_ids(
     starts = np.cumsum(lengths) - lengths
     cols = np.arange(len(flat)) - np.repeat(starts, lengths)
     width = max(int(lengths.max(initial=0)), 1)
-    input_ids = np.full((batch, width), pad_id, dtype=np.int64)
-    input_ids[rows, cols] = flat
+    ids = np.full((batch, width), pad_id, dtype=np.int64)
+    ids[rows, cols] = flat
     if empty_id is not None:
-        input_ids[lengths == 0, 0] = empty_id
-    input_ids = torch.from_numpy(input_ids)
+        ids[lengths == 0, 0] = empty_id
+    input_ids = torch.from_numpy(ids)
     return input_ids, (input_ids != pad_id).long()
+
+
+class IdTokenizer(Protocol):
+    """What the shared id layout needs of a module's tokenizer (every psp_st.tokenization tokenizer has it)."""
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    @property
+    def unk_id(self) -> int: ...
 
 
 class PSPInputModule(InputModule):
     """Checked loading helpers for psp-st modules (config, files, weights)."""
 
+    # ST declares an HF tokenizer (PreTrainedTokenizerBase | tokenizers.Tokenizer); psp-st modules hold their own.
+    tokenizer: IdTokenizer  # type: ignore[assignment]  # narrower-than-ST contract: psp-st's own tokenizers
     config_file_name: str = "psp_config.json"
     weights_file_name: str = "model.safetensors"
 

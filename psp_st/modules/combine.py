@@ -163,7 +163,7 @@ class CombinedEncoder(PSPInputModule):
         entries = config.pop("encoders", None)
         if not isinstance(entries, list) or not entries:
             raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} lists no encoders")
-        encoders = []
+        encoders: list[PSPInputModule] = []
         for index, entry in enumerate(entries):
             try:
                 class_path, folder = entry["class"], entry["folder"]
@@ -171,7 +171,8 @@ class CombinedEncoder(PSPInputModule):
                 raise ModelFolderError(f"{cls.__name__}: encoders[{index}] in {cls.config_file_name} is malformed: "
                                        f"{json.dumps(entry)[:200]}") from None
             encoder_cls = trusted_module_class(str(class_path))
-            if encoder_cls is None or not isinstance(folder, str) or "/" in folder or folder.startswith("."):
+            if (encoder_cls is None or not issubclass(encoder_cls, PSPInputModule) or not isinstance(folder, str)
+                    or "/" in folder or folder.startswith(".")):
                 raise ModelFolderError(f"{cls.__name__}: refusing encoders[{index}] = {class_path!r} in {folder!r}: "
                                        "only psp-st's own module classes in plain sub-folders are loaded")
             sub_kwargs = dict(hub_kwargs)
