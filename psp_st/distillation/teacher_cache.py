@@ -102,7 +102,9 @@ def teacher_vectors(
     if missing:
         if teacher is None:
             if load is None:
-                from psp_st.mining.teacher import load_teacher as load
+                from psp_st.mining.teacher import load_teacher
+
+                load = load_teacher
             teacher = load(teacher_name)
         logger.info("teacher %s: encoding %d of %d shard(s) of %s into %s", teacher_name, len(missing),
                     len(names), label, folder)
@@ -111,18 +113,18 @@ def teacher_vectors(
 
             done = sum(min(shard_size, len(sentences) - starts[n]) for n in range(len(names)) if n not in missing)
             progress = tqdm(total=len(sentences), initial=done, desc=f"teacher {label}", unit="sent")
-    for number in missing:
-        chunk = sentences[starts[number] : starts[number] + shard_size]
-        vectors = np.asarray(teacher.encode(chunk, batch_size=batch_size, convert_to_numpy=True,
-                                            show_progress_bar=False), dtype=np.float32)
-        if vectors.shape[0] != len(chunk) or not np.isfinite(vectors).all():
-            raise ValueError(f"teacher {teacher_name} returned {vectors.shape} (non-finite values: "
-                             f"{not np.isfinite(vectors).all()}) for {len(chunk)} sentences")
-        shard = Dataset.from_dict({"sentence": chunk, "embedding": list(vectors)})
-        with atomic_directory(folder / names[number]) as temporary:
-            shard.save_to_disk(str(temporary))
-        if progress is not None:
-            progress.update(len(chunk))
+        for number in missing:
+            chunk = sentences[starts[number] : starts[number] + shard_size]
+            vectors = np.asarray(teacher.encode(chunk, batch_size=batch_size, convert_to_numpy=True,
+                                                show_progress_bar=False), dtype=np.float32)
+            if vectors.shape[0] != len(chunk) or not np.isfinite(vectors).all():
+                raise ValueError(f"teacher {teacher_name} returned {vectors.shape} (non-finite values: "
+                                 f"{not np.isfinite(vectors).all()}) for {len(chunk)} sentences")
+            shard = Dataset.from_dict({"sentence": chunk, "embedding": list(vectors)})
+            with atomic_directory(folder / names[number]) as temporary:
+                shard.save_to_disk(str(temporary))
+            if progress is not None:
+                progress.update(len(chunk))
     if progress is not None:
         progress.close()
     if not names:

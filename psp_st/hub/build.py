@@ -52,13 +52,14 @@ def find_recipe(name: str | os.PathLike) -> Path:
     raise FileNotFoundError(f"no recipe for {name!r}; looked in: {', '.join(str(p) for p in searched)}")
 
 
-def source_files(sources: list[str], data_dir: Path) -> dict[str, int]:
-    """Every file the recipe's sources matched, relative to ``data_dir``, with its row count (Parquet metadata)."""
+def source_files(sources: list[str | dict[str, Any]], data_dir: Path) -> dict[str, int | None]:
+    """Every file the recipe's sources matched, relative to ``data_dir``, with its row count (Parquet metadata;
+    ``None`` for other files)."""
     import pyarrow.parquet as pq
 
     from psp_st.training.pairs import resolve_data_path
 
-    files: dict[str, int] = {}
+    files: dict[str, int | None] = {}
     for source in sources:
         source = source["path"] if isinstance(source, dict) else source
         for path in resolve_data_path(source):

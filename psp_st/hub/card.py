@@ -366,6 +366,9 @@ def render_model_card(model: SentenceTransformer, info: dict[str, Any], model_id
             data.tags.append(tag)
     card = generate_model_card(model).replace(ST_PLACEHOLDER, model_id)
     dimension = model.get_embedding_dimension()
+    if dimension is None:  # ST's answer when no module reports an output dimension; a P-SP release always has one
+        raise ValueError("render_model_card: the model reports no embedding dimension (get_embedding_dimension() "
+                         "is None); build the card from a P-SP model folder (PSPEmbedding or StaticEmbedding)")
 
     speed = (info.get("speed") or {}).get("sentences_per_second")
     speed_note = f" ({speed:,.0f} sentences/s on one thread, measured at build time)" if speed else ""

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 METRICS = ("cosine", "mse")
 
@@ -15,7 +18,7 @@ METRICS = ("cosine", "mse")
 class TeacherDistillationLoss(nn.Module):
     def __init__(
         self,
-        model: nn.Module,
+        model: SentenceTransformer,
         teacher_dim: int,
         metric: str = "cosine",
         projection: bool = True,
@@ -85,6 +88,10 @@ class TeacherDistillationLoss(nn.Module):
         self.metric = metric
         dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         student_dim = dimension()
+        if student_dim is None:  # ST returns None when no module reports an output dimension
+            raise ValueError(f"{type(self).__name__}: the student model does not report its embedding dimension "
+                             "(get_embedding_dimension() is None); end it with a module that does, e.g. Pooling")
+        self.projection: nn.Linear | None = None
         if projection:
             self.projection = nn.Linear(student_dim, teacher_dim, bias=False)
             generator = torch.Generator().manual_seed(seed)
@@ -97,7 +104,6 @@ class TeacherDistillationLoss(nn.Module):
             if student_dim != teacher_dim:
                 raise ValueError(f"projection=False needs equal dimensions, got student {student_dim} and "
                                  f"teacher {teacher_dim}")
-            self.projection = None
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
         features = list(sentence_features)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -77,7 +78,8 @@ class PSPEmbedding(PSPInputModule):
     #: The dtypes :attr:`weights_dtype` may name.
     weights_dtypes: tuple[str, ...] = ("float32", "float16")
     tokenizer_file_name: str = "sentencepiece.model"
-    modalities: list[str] = ["text"]
+    modalities = ["text"]
+    tokenizer: SentencePieceTokenizer  # satisfies base.py's IdTokenizer protocol
 
     def __init__(
         self,
@@ -233,7 +235,10 @@ class PSPEmbedding(PSPInputModule):
         return texts
 
     # -- Sentence-Transformers interface -----------------------------------------------------------------
-    def preprocess(self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any) -> dict[str, torch.Tensor]:
+    # text-only module: narrower inputs than ST's multimodal preprocess (check_texts rejects anything else)
+    def preprocess(  # type: ignore[override]
+        self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any
+    ) -> dict[str, torch.Tensor]:
         texts = check_texts(inputs, where="SentenceTransformer.encode")
         if prompt:
             texts = self._prepend_prompt(texts, prompt)
@@ -241,7 +246,7 @@ class PSPEmbedding(PSPInputModule):
         input_ids, attention_mask = pad_flat_ids(flat, lengths, pad_id=self.pad_id, empty_id=self.unk_id)
         return {"input_ids": input_ids, "attention_mask": attention_mask}
 
-    def forward(self, features: dict[str, torch.Tensor], **kwargs: Any) -> dict[str, torch.Tensor]:
+    def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         input_ids = self.padded_ids(features)
         weight = self.embedding.weight
         if self.training and (self.word_dropout > 0 or self.dropout > 0):
@@ -274,7 +279,7 @@ class PSPEmbedding(PSPInputModule):
         sentences: Sequence[str],
         batch_size: int = 8192,
         normalize: bool = False,
-        dtype: np.dtype | str = np.float32,
+        dtype: npt.DTypeLike = np.float32,
         show_progress_bar: bool = False,
     ) -> np.ndarray:
         """Embed ``sentences`` into a ``(n, embedding_dim)`` array with no Sentence-Transformers overhead.
@@ -313,7 +318,9 @@ class PSPEmbedding(PSPInputModule):
         self.tokenizer.save(Path(output_path) / self.tokenizer_file_name)
 
     @classmethod
-    def load(cls, model_name_or_path: str, **kwargs: Any) -> PSPEmbedding:
+    def load(  # type: ignore[override]  # ST's named hub options arrive in **kwargs (see _hub_kwargs)
+        cls, model_name_or_path: str, **kwargs: Any
+    ) -> PSPEmbedding:
         hub_kwargs = cls._hub_kwargs(**kwargs)
         config = cls._load_checked_config(model_name_or_path, **hub_kwargs)
         tokenizer_path = cls._require_file(model_name_or_path, cls.tokenizer_file_name, "sentencepiece model", **hub_kwargs)

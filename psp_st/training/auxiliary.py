@@ -11,11 +11,22 @@ them. Here the pair stream is unchanged (mining only ever sees pairs) and each s
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 from torch import nn
+
+
+class AuxiliaryLoss(Protocol):
+    """What :class:`AuxiliaryObjective` needs of its loss: an ST-style ``nn.Module`` loss with a config dict."""
+
+    def __call__(self, sentence_features: list[dict[str, Any]], labels: torch.Tensor) -> torch.Tensor: ...
+
+    def parameters(self) -> Iterator[nn.Parameter]: ...
+
+    def get_config_dict(self) -> dict[str, Any]: ...
 
 
 class AuxiliaryObjective:
@@ -35,7 +46,7 @@ class AuxiliaryObjective:
     def __init__(
         self,
         dataset,
-        loss: nn.Module,
+        loss: AuxiliaryLoss,
         weight: float = 1.0,
         batch_size: int = 128,
         seed: int = 0,

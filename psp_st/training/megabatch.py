@@ -149,9 +149,8 @@ class MegaBatchStream(IterableDataset):
         if self.text_guard:
             anchor_ids, positive_ids = text_ids(first, second)
         # tokenize each side of the mega-batch once; mini-batches (and their negatives) are row selections
-        features = [self.preprocess(first), self.preprocess(second)]
-        if not all(_row_indexable(f, len(indices)) for f in features):
-            features = None
+        tokenized = [self.preprocess(first), self.preprocess(second)]
+        features = tokenized if all(_row_indexable(f, len(indices)) for f in tokenized) else None
 
         def mine() -> tuple[torch.Tensor, torch.Tensor]:
             embeddings = [self.embed(f) for f in features] if features else [self.embed(self.preprocess(t))
@@ -269,7 +268,8 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         if self.schedule is None and group_column and self.train_dataset is not None \
                 and group_column in getattr(self.train_dataset, "column_names", []):
             # without mega-batching the collator would tokenize the group ids as text
-            self.train_dataset = self.train_dataset.remove_columns(group_column)
+            dataset: Any = self.train_dataset  # a datasets Dataset/DatasetDict (it has column_names)
+            self.train_dataset = dataset.remove_columns(group_column)
         if sparse_embeddings:
             for module in self.model.modules():
                 if isinstance(module, (nn.Embedding, nn.EmbeddingBag)):
@@ -315,7 +315,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
     def _save_checkpoint(self, model, trial) -> None:
         name = first_non_finite_parameter(self.model)
         if name is not None:  # never write a broken checkpoint: the last good one stays the newest
-            raise non_finite_error(f"weight '{name}'", self.state.global_step, self.args.output_dir)
+            raise non_finite_error(f"weight '{name}'", self.state.global_step, self.args.output_dir or "")
         super()._save_checkpoint(model, trial)
         state = self._stream.mined_state() if self._stream is not None else None
         if state is not None and self.args.should_save:
@@ -323,7 +323,10 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             with open(os.path.join(folder, MINING_STATE_FILE), "w", encoding="utf-8") as handle:
                 json.dump(state, handle)
 
-    def _load_from_checkpoint(self, resume_from_checkpoint: str, *args: Any, **kwargs: Any) -> None:
+    # ST's BaseTrainer and transformers' Trainer name the first argument differently; this forwards to either
+    def _load_from_checkpoint(  # type: ignore[override]
+        self, resume_from_checkpoint: str, *args: Any, **kwargs: Any
+    ) -> None:
         super()._load_from_checkpoint(resume_from_checkpoint, *args, **kwargs)
         file = os.path.join(resume_from_checkpoint, MINING_STATE_FILE)
         if os.path.isfile(file):
@@ -351,22 +354,23 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             model.train(was_training)
 
     def num_examples(self, dataloader: DataLoader) -> int:
-        if isinstance(getattr(dataloader, "dataset", None), MegaBatchStream):
-            return len(dataloader.dataset.dataset)  # pairs, not mini-batches
+        stream = getattr(dataloader, "dataset", None)
+        if isinstance(stream, MegaBatchStream):
+            return len(stream.dataset)  # pairs, not mini-batches
         return super().num_examples(dataloader)
 
     # -- training step ------------------------------------------------------------------------------------
     def training_step(self, model, inputs, *args: Any, **kwargs: Any) -> torch.Tensor:
         loss = super().training_step(model, inputs, *args, **kwargs)
         if not bool(torch.isfinite(loss).all()):
-            raise non_finite_error("the loss", self.state.global_step + 1, self.args.output_dir)
+            raise non_finite_error("the loss", self.state.global_step + 1, self.args.output_dir or "")
         return loss
 
     def train(self, *args: Any, **kwargs: Any):
         output = super().train(*args, **kwargs)
         name = first_non_finite_parameter(self.model)
         if name is not None:
-            raise non_finite_error(f"weight '{name}'", self.state.global_step, self.args.output_dir)
+            raise non_finite_error(f"weight '{name}'", self.state.global_step, self.args.output_dir or "")
         return output
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
@@ -378,10 +382,11 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
                                     num_items_in_batch=num_items_in_batch)
         if self.auxiliary is None or self.auxiliary.weight == 0 or not model.training:
             return loss
-        main = loss[0] if return_outputs else loss
+        # a (loss, outputs) tuple exactly when return_outputs
+        main, outputs = loss if isinstance(loss, tuple) else (loss, None)
         extra = self.auxiliary(self.model, self.state.global_step)
         self.track_loss_components({"pairs": main, "auxiliary": extra})
-        return (main + extra, loss[1]) if return_outputs else main + extra
+        return (main + extra, outputs) if isinstance(loss, tuple) else main + extra
 
     def create_optimizer(self, model=None):
         if not self.sparse_embeddings:
@@ -390,12 +395,15 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
                                  "needs sparse_embeddings=True (MegaBatchTrainer's optimizer trains them)")
             return super().create_optimizer()
         if self.optimizer is None:
-            parameters = [p for p in self.loss.parameters() if p.requires_grad] if isinstance(self.loss, nn.Module) \
+            parameters: list[nn.Parameter] | list[dict[str, Any]] = \
+                [p for p in self.loss.parameters() if p.requires_grad] if isinstance(self.loss, nn.Module) \
                 else [p for p in self.model.parameters() if p.requires_grad]
             if self.auxiliary is not None and self.auxiliary.parameters(self.model):
-                parameters = [{"params": parameters},
-                              {"params": self.auxiliary.parameters(self.model),
-                               "lr": self.auxiliary.lr if self.auxiliary.lr is not None else self.args.learning_rate}]
+                groups: list[dict[str, Any]] = [
+                    {"params": parameters},
+                    {"params": self.auxiliary.parameters(self.model),
+                     "lr": self.auxiliary.lr if self.auxiliary.lr is not None else self.args.learning_rate}]
+                parameters = groups
             self.optimizer = SparseDenseAdam(
                 parameters, lr=self.args.learning_rate, betas=(self.args.adam_beta1, self.args.adam_beta2),
                 eps=self.args.adam_epsilon, weight_decay=self.args.weight_decay,
@@ -437,14 +445,15 @@ def take_rows(features: dict[str, Any], rows: torch.Tensor) -> dict[str, Any]:
     ``attention_mask`` (psp-st encoders, HF transformers): no re-tokenization, no knowledge of pad ids.
     """
     mask = features.get("attention_mask")
-    width = None
+    width = padded = None
     if isinstance(mask, torch.Tensor) and mask.ndim == 2:
+        padded = mask.shape[1]
         width = max(int(mask[rows].sum(1).max()) if len(rows) else 1, 1)
     out = {}
     for key, value in features.items():
         if isinstance(value, torch.Tensor):
             value = value[rows]
-            if width is not None and value.ndim >= 2 and value.shape[1] == mask.shape[1]:
+            if width is not None and value.ndim >= 2 and value.shape[1] == padded:
                 value = value[:, :width]
         out[key] = value
     return out

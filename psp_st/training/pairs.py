@@ -53,11 +53,12 @@ def parse_pair_source(entry: str | Mapping[str, Any], filters: Mapping[str, Any]
     return {"path": str(entry["path"]), "max_pairs": cap, "weight": weight, "filters": merged}
 
 
-def sample_rows(n: int, weight: float | None, max_pairs: int | None, seed: int) -> np.ndarray:
+def sample_rows(n: int, weight: float | None, max_pairs: int | None, seed: int | Sequence[int]) -> np.ndarray:
     """Row indices of one source after its weight and cap (deterministic in ``seed``).
 
     ``weight`` w: ``round(w * n)`` rows: every row ``floor(w)`` times plus a seeded sample of the remainder
     (w < 1 subsamples, w > 1 repeats); then ``max_pairs`` caps the count with a seeded sample. Sorted.
+    ``seed`` is anything ``numpy.random.default_rng`` takes (an int or a sequence of ints).
     """
     rng = np.random.default_rng(seed)
     rows = np.arange(n)
@@ -153,9 +154,9 @@ def _filter(frame, options: Mapping[str, Any], where: str):
         return frame
     import math
 
-    from psp_st.data.filters import LengthFilter, TrigramOverlapFilter
+    from psp_st.data.filters import LengthFilter, PairFilter, TrigramOverlapFilter
 
-    steps = []
+    steps: list[PairFilter] = []
     if options.get("max_trigram_overlap") is not None:
         steps.append(TrigramOverlapFilter(float(options["max_trigram_overlap"])))
     if options.get("min_length") is not None or options.get("max_length") is not None:
@@ -189,13 +190,13 @@ def pair_groups(frame, shared_sentence_groups: bool = True) -> np.ndarray:
         links += [codes[:n], codes[n:]]
     if not links:
         return np.arange(n, dtype=np.int64)
-    rows, cols, offset = [], [], n
+    row_parts, col_parts, offset = [], [], n
     for codes in links:
         valid = codes >= 0
-        rows.append(np.flatnonzero(valid))
-        cols.append(codes[valid] + offset)
+        row_parts.append(np.flatnonzero(valid))
+        col_parts.append(codes[valid] + offset)
         offset += int(codes.max(initial=-1)) + 1
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    rows, cols = np.concatenate(row_parts), np.concatenate(col_parts)
     graph = coo_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(offset, offset))
     _, labels = connected_components(graph, directed=False)
     return pd.factorize(labels[:n])[0].astype(np.int64)

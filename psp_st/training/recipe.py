@@ -119,9 +119,11 @@ def check_recipe_numbers(config: dict[str, Any]) -> None:
     walk(config, "")
     if "seed" in config and (isinstance(config["seed"], bool) or not isinstance(config["seed"], int)):
         raise ValueError(f"recipe: seed must be an integer, got {config['seed']!r}")
-    checks = [(key, "positive", integer) for key, integer in _POSITIVE.items()] + \
+    # bounds None: the value must be > 0
+    checks: list[tuple[tuple[str, str], tuple[float, float] | None, bool]] = \
+        [(key, None, integer) for key, integer in _POSITIVE.items()] + \
         [(key, bounds, False) for key, bounds in _RANGES.items()]
-    for (section, name), rule, integer in checks:
+    for (section, name), bounds, integer in checks:
         block = config.get(section)
         if not isinstance(block, dict) or block.get(name) is None:
             continue
@@ -130,10 +132,10 @@ def check_recipe_numbers(config: dict[str, Any]) -> None:
         if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
             hint = " (YAML reads 1e-3 as text: write 1.0e-3)" if isinstance(value, str) else ""
             raise ValueError(f"recipe: {section}.{name} must be {kind}, got {value!r}{hint}")
-        if rule == "positive" and value <= 0:
+        if bounds is None and value <= 0:
             raise ValueError(f"recipe: {section}.{name} must be > 0, got {value!r}")
-        if rule != "positive" and not rule[0] <= value <= rule[1]:
-            raise ValueError(f"recipe: {section}.{name} must be in [{rule[0]}, {rule[1]}], got {value!r}")
+        if bounds is not None and not bounds[0] <= value <= bounds[1]:
+            raise ValueError(f"recipe: {section}.{name} must be in [{bounds[0]}, {bounds[1]}], got {value!r}")
 
 
 #: File beside a cached pair dataset with the pairs kept per ``data.sources`` entry.
