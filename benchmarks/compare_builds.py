@@ -48,7 +48,7 @@ def main() -> None:
         model = SentenceTransformer(str(folder), device="cpu")
         emb = model.encode(sentences, batch_size=1024, convert_to_numpy=True, normalize_embeddings=False)
         vectors.append(emb)
-        cosine = rowwise_cosine(emb[: len(dev)], emb[len(dev):])
+        cosine = rowwise_cosine(emb[: len(dev)], emb[len(dev) :])
         spearman.append(round(100 * spearmanr(dev.score, cosine).statistic, 4))
     first, second = vectors
     cosine = rowwise_cosine(first, second)

@@ -39,8 +39,10 @@ CORPUS = "corpus/english_sentences.parquet"
 RESULTS = REPO / "benchmarks" / "results"
 SP_ALONE, ENGINE, TORCH_FREE = "sentencepiece alone (ceiling)", "psp-st engine", "psp-st engine, torch-free process"
 PREVIOUS = "previous PSPEmbedding.embed (sentencepiece + torch embedding_bag)"
-ROOT, TRAINABLE = "SentenceTransformer.encode, release root (ST StaticEmbedding)", \
-    "SentenceTransformer.encode, trainable/ (PSPEmbedding)"
+ROOT, TRAINABLE = (
+    "SentenceTransformer.encode, release root (ST StaticEmbedding)",
+    "SentenceTransformer.encode, trainable/ (PSPEmbedding)",
+)
 M2V, MINILM = "model2vec StaticModel.encode (model2vec export)", "all-MiniLM-L6-v2, SentenceTransformer.encode"
 MINILM_SENTENCES = 500
 
@@ -83,8 +85,10 @@ def time_rounds(systems: dict, repeats: int) -> dict[str, dict[str, float]]:
             start = time.perf_counter()
             function()
             rates[name].append(count / (time.perf_counter() - start))
-    return {name: {"best": max(values), "median": statistics.median(values), "rounds": values}
-            for name, values in rates.items()}
+    return {
+        name: {"best": max(values), "median": statistics.median(values), "rounds": values}
+        for name, values in rates.items()
+    }
 
 
 def fresh_release(release: Path) -> Path:
@@ -105,10 +109,13 @@ def torch_free_worker(args: argparse.Namespace) -> dict:
 
     sentences = corpus(args.data_dir, args.sentences)
     engine = load_engine(args.model, threads=args.threads)
-    tokenizer = SentencePieceTokenizer(engine.tokenizer.model_proto, lowercase=engine.tokenizer.lowercase,
-                                       num_threads=args.threads)
-    systems = {SP_ALONE: (lambda: tokenizer.encode(sentences), len(sentences)),
-               TORCH_FREE: (lambda: engine.encode(sentences), len(sentences))}
+    tokenizer = SentencePieceTokenizer(
+        engine.tokenizer.model_proto, lowercase=engine.tokenizer.lowercase, num_threads=args.threads
+    )
+    systems = {
+        SP_ALONE: (lambda: tokenizer.encode(sentences), len(sentences)),
+        TORCH_FREE: (lambda: engine.encode(sentences), len(sentences)),
+    }
     result = time_rounds(systems, args.repeats)
     assert "torch" not in sys.modules, "the torch-free path imported torch"
     return result
@@ -148,8 +155,13 @@ def worker(args: argparse.Namespace) -> dict:
         M2V: (lambda: m2v.encode(sentences, max_length=None, use_multiprocessing=False), n),
         MINILM: (lambda: minilm.encode(minilm_sentences, batch_size=64), len(minilm_sentences)),
     }
-    result: dict = {"speed": time_rounds(systems, args.repeats), "dim": engine.dim,
-                    "vocab_size": engine.vocab_size, "sentences": n, "numba_kernel": has_compiled_kernel()}
+    result: dict = {
+        "speed": time_rounds(systems, args.repeats),
+        "dim": engine.dim,
+        "vocab_size": engine.vocab_size,
+        "sentences": n,
+        "numba_kernel": has_compiled_kernel(),
+    }
     if args.threads == 1:  # agreement on the whole corpus, once
         everything = corpus(args.data_dir, None)
         reference = engine.encode(everything)
@@ -160,12 +172,16 @@ def worker(args: argparse.Namespace) -> dict:
             b = other / np.maximum(np.linalg.norm(other, axis=1, keepdims=True), 1e-12)
             return np.einsum("ij,ij->i", a, b)
 
-        result["agreement"] = {"sentences": len(everything), "with_unknown_pieces": int(unknown.sum()),
-                               "engine_vs_previous_embed_max_abs": float(np.abs(previous_embed(module, everything)
-                                                                                - reference).max())}
-        others = {"trainable": trainable.encode(everything, batch_size=1024),
-                  "root": static.encode(everything, batch_size=1024),
-                  "model2vec": m2v.encode(everything, max_length=None, use_multiprocessing=False)}
+        result["agreement"] = {
+            "sentences": len(everything),
+            "with_unknown_pieces": int(unknown.sum()),
+            "engine_vs_previous_embed_max_abs": float(np.abs(previous_embed(module, everything) - reference).max()),
+        }
+        others = {
+            "trainable": trainable.encode(everything, batch_size=1024),
+            "root": static.encode(everything, batch_size=1024),
+            "model2vec": m2v.encode(everything, max_length=None, use_multiprocessing=False),
+        }
         for label, vectors in others.items():
             differing = np.abs(vectors - reference).max(axis=1) > 1e-5
             result["agreement"][f"{label}: sentences differing by > 1e-5"] = int(differing.sum())
@@ -183,11 +199,30 @@ def minilm_path() -> Path:
 
 
 def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str) -> dict:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
-           "RAYON_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "true" if threads > 1 else "false",
-           "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    command = [sys.executable, __file__, f"--{mode}", "--threads", str(threads), "--data-dir", str(args.data_dir),
-               "--model", str(args.model), "--sentences", str(args.sentences), "--repeats", str(args.repeats)]
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": str(threads),
+        "MKL_NUM_THREADS": str(threads),
+        "RAYON_NUM_THREADS": str(threads),
+        "TOKENIZERS_PARALLELISM": "true" if threads > 1 else "false",
+        "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    command = [
+        sys.executable,
+        __file__,
+        f"--{mode}",
+        "--threads",
+        str(threads),
+        "--data-dir",
+        str(args.data_dir),
+        "--model",
+        str(args.model),
+        "--sentences",
+        str(args.sentences),
+        "--repeats",
+        str(args.repeats),
+    ]
     output = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -200,63 +235,111 @@ def cli_run(args: argparse.Namespace, lines: int) -> dict:
         with open(source, "w", encoding="utf-8") as handle:
             for index in range(lines):
                 handle.write(sentences[index % len(sentences)].replace("\n", " ") + "\n")
-        command = [sys.executable, "-m", "psp_st", "embed", "--model", str(args.model), "--input", str(source),
-                   "--output", str(target), "--threads", "1", "--no-progress"]
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        command = [
+            sys.executable,
+            "-m",
+            "psp_st",
+            "embed",
+            "--model",
+            str(args.model),
+            "--input",
+            str(source),
+            "--output",
+            str(target),
+            "--threads",
+            "1",
+            "--no-progress",
+        ]
+        env = {
+            **os.environ,
+            "HF_HUB_OFFLINE": "1",
+            "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1",
+            "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        }
         # a fresh parent, so that RUSAGE_CHILDREN's peak is the CLI's alone (not an earlier worker's)
-        measure = ("import resource, subprocess, sys, time; start = time.perf_counter(); "
-                   "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-                   "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-        output = subprocess.run([sys.executable, "-c", measure, *command], env=env, check=True,
-                                stdout=subprocess.PIPE, text=True).stdout
+        measure = (
+            "import resource, subprocess, sys, time; start = time.perf_counter(); "
+            "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+            "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+        )
+        output = subprocess.run(
+            [sys.executable, "-c", measure, *command], env=env, check=True, stdout=subprocess.PIPE, text=True
+        ).stdout
         seconds, peak_kib = float(output.split()[0]), int(output.split()[1])
-    return {"lines": lines, "seconds": seconds, "lines_per_second": lines / seconds,
-            "peak_rss_mib": peak_kib / 1024, "command": "psp-st " + shlex.join(command[3:])}
+    return {
+        "lines": lines,
+        "seconds": seconds,
+        "lines_per_second": lines / seconds,
+        "peak_rss_mib": peak_kib / 1024,
+        "command": "psp-st " + shlex.join(command[3:]),
+    }
 
 
 def write_results(all_results: dict[int, dict], cli: dict | None, command: str) -> str:
     first = all_results[min(all_results)]
-    lines = ["# Encode speed: psp-st's P-SP engine and the alternatives", "",
-             f"Command: `{command}`", "",
-             f"Model `{first['model']}` (vocabulary {first['vocab_size']:,} pieces, dimension {first['dim']}), the first "
-             f"{first['sentences']:,} sentences of `{CORPUS}` (all-MiniLM-L6-v2: the first {MINILM_SENTENCES}), tokenization "
-             f"included; {platform.machine()}, {os.cpu_count()} cores, numba kernel: {first['numba_kernel']}. "
-             "Each cell: sentences/s, best round (median round); ratio = engine / system in the same round kind. "
-             "The machine was shared with other jobs: compare the ratios, not the absolute numbers.", ""]
-    header = "| system | " + " | ".join(f"{t} thread{'s' if t > 1 else ''} | engine is x faster"
-                                         for t in all_results) + " |"
+    lines = [
+        "# Encode speed: psp-st's P-SP engine and the alternatives",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Model `{first['model']}` (vocabulary {first['vocab_size']:,} pieces, dimension {first['dim']}), the first "
+        f"{first['sentences']:,} sentences of `{CORPUS}` (all-MiniLM-L6-v2: the first {MINILM_SENTENCES}), tokenization "
+        f"included; {platform.machine()}, {os.cpu_count()} cores, numba kernel: {first['numba_kernel']}. "
+        "Each cell: sentences/s, best round (median round); ratio = engine / system in the same round kind. "
+        "The machine was shared with other jobs: compare the ratios, not the absolute numbers.",
+        "",
+    ]
+    header = (
+        "| system | " + " | ".join(f"{t} thread{'s' if t > 1 else ''} | engine is x faster" for t in all_results) + " |"
+    )
     lines += [header, "|" + "---|" * (1 + 2 * len(all_results))]
     names = list(first["speed"])
     for name in names:
         cells = []
         for results in all_results.values():
             speed, engine = results["speed"][name], results["speed"][ENGINE]
-            cells += [f"{speed['best']:,.0f} ({speed['median']:,.0f})",
-                      f"{engine['best'] / speed['best']:.2f}x ({engine['median'] / speed['median']:.2f}x)"]
+            cells += [
+                f"{speed['best']:,.0f} ({speed['median']:,.0f})",
+                f"{engine['best'] / speed['best']:.2f}x ({engine['median'] / speed['median']:.2f}x)",
+            ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("")
     for threads, results in all_results.items():
         speed = results["speed"]
-        lines.append(f"- {threads} thread(s): the engine reaches {speed[ENGINE]['best'] / speed[SP_ALONE]['best']:.0%} "
-                     "of the sentencepiece-alone ceiling (best rounds); the torch-free process: "
-                     f"{speed[TORCH_FREE]['best'] / speed[SP_ALONE + ' (torch-free process)']['best']:.0%} of its own "
-                     "sentencepiece-alone rounds.")
+        lines.append(
+            f"- {threads} thread(s): the engine reaches {speed[ENGINE]['best'] / speed[SP_ALONE]['best']:.0%} "
+            "of the sentencepiece-alone ceiling (best rounds); the torch-free process: "
+            f"{speed[TORCH_FREE]['best'] / speed[SP_ALONE + ' (torch-free process)']['best']:.0%} of its own "
+            "sentencepiece-alone rounds."
+        )
     if len(all_results) > 1:
         one, two = all_results[min(all_results)]["speed"][ENGINE], all_results[max(all_results)]["speed"][ENGINE]
-        lines.append(f"- engine, {max(all_results)} threads / 1 thread: {two['best'] / one['best']:.2f}x (best), "
-                     f"{two['median'] / one['median']:.2f}x (median).")
+        lines.append(
+            f"- engine, {max(all_results)} threads / 1 thread: {two['best'] / one['best']:.2f}x (best), "
+            f"{two['median'] / one['median']:.2f}x (median)."
+        )
     agreement = first.get("agreement")
     if agreement:
-        lines += ["", f"Agreement on the whole corpus ({agreement['sentences']:,} sentences, "
-                      f"{agreement['with_unknown_pieces']:,} with unknown pieces): " + "; ".join(
-                          f"{key.replace('_', ' ')} = {value:.4g}" for key, value in agreement.items()
-                          if key not in {"sentences", "with_unknown_pieces"}) + "."]
+        lines += [
+            "",
+            f"Agreement on the whole corpus ({agreement['sentences']:,} sentences, "
+            f"{agreement['with_unknown_pieces']:,} with unknown pieces): "
+            + "; ".join(
+                f"{key.replace('_', ' ')} = {value:.4g}"
+                for key, value in agreement.items()
+                if key not in {"sentences", "with_unknown_pieces"}
+            )
+            + ".",
+        ]
     if cli:
         engine_one = all_results[min(all_results)]["speed"][ENGINE]["best"]
-        lines += ["", f"`{cli['command']}` (1 thread) on {cli['lines']:,} lines: {cli['seconds']:.1f} s, "
-                      f"{cli['lines_per_second']:,.0f} lines/s ({cli['lines_per_second'] / engine_one:.0%} of the "
-                      f"engine's best 1-thread rate above), peak RSS {cli['peak_rss_mib']:,.0f} MiB."]
+        lines += [
+            "",
+            f"`{cli['command']}` (1 thread) on {cli['lines']:,} lines: {cli['seconds']:.1f} s, "
+            f"{cli['lines_per_second']:,.0f} lines/s ({cli['lines_per_second'] / engine_one:.0%} of the "
+            f"engine's best 1-thread rate above), peak RSS {cli['peak_rss_mib']:,.0f} MiB.",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -289,8 +372,9 @@ def main() -> None:
     markdown = write_results(all_results, cli, command)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "encode_speed.md").write_text(markdown, encoding="utf-8")
-    (RESULTS / "encode_speed.json").write_text(json.dumps({"command": command, "threads": all_results, "cli": cli},
-                                                          indent=2) + "\n", encoding="utf-8")
+    (RESULTS / "encode_speed.json").write_text(
+        json.dumps({"command": command, "threads": all_results, "cli": cli}, indent=2) + "\n", encoding="utf-8"
+    )
     print(markdown)
 
 

@@ -47,19 +47,27 @@ def main() -> None:
                 metrics[(dtype, form)] = {f"{r['task']} / {r['metric']}": float(r["value"]) for r in summary}
                 rows.append((dtype, form, size))
     keys = list(metrics[rows[0][:2]])
-    lines = ["# float16 release weights: size and quick-suite change", "",
-             f"Command: `python benchmarks/float16_release.py {shlex.join(sys.argv[1:])}`", "",
-             "| weights | form | model.safetensors bytes | " + " | ".join(keys) + " |",
-             "|---|---|---|" + "---|" * len(keys)]
+    lines = [
+        "# float16 release weights: size and quick-suite change",
+        "",
+        f"Command: `python benchmarks/float16_release.py {shlex.join(sys.argv[1:])}`",
+        "",
+        "| weights | form | model.safetensors bytes | " + " | ".join(keys) + " |",
+        "|---|---|---|" + "---|" * len(keys),
+    ]
     for dtype, form, size in rows:
-        lines.append(f"| {dtype} | {form} | {size:,} | " + " | ".join(f"{metrics[(dtype, form)][k]:.2f}" for k in keys)
-                     + " |")
+        lines.append(
+            f"| {dtype} | {form} | {size:,} | " + " | ".join(f"{metrics[(dtype, form)][k]:.2f}" for k in keys) + " |"
+        )
     for form in ("root (StaticEmbedding)", "trainable/ (engine)"):
         changes = {k: metrics[("float16", form)][k] - metrics[("float32", form)][k] for k in keys}
         worst = max(changes, key=lambda k: abs(changes[k]))
         stsb = [k for k in keys if k.startswith("stsb-test")]
-        lines.append(f"\n- {form}: float16 - float32 on " + ", ".join(f"{k} {changes[k]:+.3f}" for k in stsb)
-                     + f" points; largest change over the suite: {worst} {changes[worst]:+.3f}.")
+        lines.append(
+            f"\n- {form}: float16 - float32 on "
+            + ", ".join(f"{k} {changes[k]:+.3f}" for k in stsb)
+            + f" points; largest change over the suite: {worst} {changes[worst]:+.3f}."
+        )
     text = "\n".join(lines) + "\n"
     (REPO / "benchmarks" / "results" / "float16_release.md").write_text(text, encoding="utf-8")
     print(text)

@@ -50,7 +50,8 @@ def main() -> int:
         *[f"| {step['filter']} | {step['kept']:,} | {step['dropped']:,} |" for step in report["filters"]],
         "",
         f"**{len(pairs):,} pairs written.** Margin quantiles (10/50/90%): "
-        + " / ".join(f"{pairs.score.quantile(q):.3f}" for q in (0.1, 0.5, 0.9)) + ".",
+        + " / ".join(f"{pairs.score.quantile(q):.3f}" for q in (0.1, 0.5, 0.9))
+        + ".",
         "",
         "## Sample (seeded, by margin band)",
         "",

@@ -31,15 +31,26 @@ def measure(sentences: list[str], count_modifier: str, corpus_weight: float) -> 
     seconds = time.perf_counter() - start
     morph_tokens = sum(count * len(segmenter.segment(word)) for word, count in words.items())
     morphs = {morph for word in words for morph in segmenter.segment(word)}
-    return {"sentences": len(sentences), "word_tokens": sum(words.values()), "word_types": len(words),
-            "morph_tokens": morph_tokens, "morph_types": len(morphs), "train_seconds": seconds}
+    return {
+        "sentences": len(sentences),
+        "word_tokens": sum(words.values()),
+        "word_types": len(words),
+        "morph_tokens": morph_tokens,
+        "morph_types": len(morphs),
+        "train_seconds": seconds,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--sides", nargs="+", default=["source"], choices=["source", "target"],
-                        help="source = Finnish, target = English")
+    parser.add_argument(
+        "--sides",
+        nargs="+",
+        default=["source"],
+        choices=["source", "target"],
+        help="source = Finnish, target = English",
+    )
     parser.add_argument("--count-modifier", default="log", choices=["log", "types", "tokens"])
     parser.add_argument("--corpus-weight", type=float, default=1.0)
     parser.add_argument("--out", type=Path, default=None, help="write the markdown table here too")
@@ -73,8 +84,11 @@ def main() -> None:
             f"{1 - r['morph_types'] / r['word_types']:.1%} | {r['morph_tokens'] / r['word_tokens']:.2f} | "
             f"{r['train_seconds']:.0f} | {paper_words:,} | {paper_morphs:,} | {1 - paper_morphs / paper_words:.1%} |"
         )
-    lines += ["", "The paper's counts are for 2 million Opusparcus subtitle phrase pairs (both sides); ours for "
-              f"{rows[0][1]['sentences']:,} news/FLORES sentences, so absolute sizes differ; compare the reduction."]
+    lines += [
+        "",
+        "The paper's counts are for 2 million Opusparcus subtitle phrase pairs (both sides); ours for "
+        f"{rows[0][1]['sentences']:,} news/FLORES sentences, so absolute sizes differ; compare the reduction.",
+    ]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -52,8 +52,12 @@ def evaluate(model) -> dict[str, float]:
     from psp_st.training.recipe import sts_evaluator
 
     out = {}
-    for name, path in (("stsb_dev", "sts/stsbenchmark/dev.parquet"), ("stsb_test", "sts/stsbenchmark/test.parquet"),
-                       ("sick_dev", "sts/sick/dev.parquet"), ("sick_test", "sts/sick/test.parquet")):
+    for name, path in (
+        ("stsb_dev", "sts/stsbenchmark/dev.parquet"),
+        ("stsb_test", "sts/stsbenchmark/test.parquet"),
+        ("sick_dev", "sts/sick/dev.parquet"),
+        ("sick_test", "sts/sick/test.parquet"),
+    ):
         scores = sts_evaluator(path, name)(model)
         out[f"{name}_spearman"] = round(100 * scores[f"{name}_spearman_cosine"], 2)
         if name == "sick_test":
@@ -64,18 +68,26 @@ def evaluate(model) -> dict[str, float]:
 
 def print_table(log: Path) -> None:
     """The logged runs as markdown: one row per run, dev columns first, with the command that reproduces it."""
-    print("| row | steps | STS-B dev ρ | SICK-R dev ρ | selection | STS-B test ρ | SICK-R test r | SICK-R test ρ "
-          "| train s | command |")
+    print(
+        "| row | steps | STS-B dev ρ | SICK-R dev ρ | selection | STS-B test ρ | SICK-R test r | SICK-R test ρ "
+        "| train s | command |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for line in log.read_text().splitlines():
         r = json.loads(line)
         extra = [item for item in r["overrides"] if item not in ROWS.get(r["row"], [])]
-        command = f"--row {r['row']}" + (f" --tag {r['tag']}" if r.get("tag") else "") + (f" --max-steps {r['max_steps']}" if r["max_steps"] else "") + "".join(
-            f" --set '{item}'" for item in extra)
-        print(f"| {r['row']}{r.get('tag', '')} | {r['steps']} | {r['stsb_dev_spearman']:.2f} "
-              f"| {r['sick_dev_spearman']:.2f} | **{r['selection']:.2f}** | {r['stsb_test_spearman']:.2f} "
-              f"| {r['sick_test_pearson']:.2f} | {r['sick_test_spearman']:.2f} | {r['train_seconds']:.0f} "
-              f"| `{command}` |")
+        command = (
+            f"--row {r['row']}"
+            + (f" --tag {r['tag']}" if r.get("tag") else "")
+            + (f" --max-steps {r['max_steps']}" if r["max_steps"] else "")
+            + "".join(f" --set '{item}'" for item in extra)
+        )
+        print(
+            f"| {r['row']}{r.get('tag', '')} | {r['steps']} | {r['stsb_dev_spearman']:.2f} "
+            f"| {r['sick_dev_spearman']:.2f} | **{r['selection']:.2f}** | {r['stsb_test_spearman']:.2f} "
+            f"| {r['sick_test_pearson']:.2f} | {r['sick_test_spearman']:.2f} | {r['train_seconds']:.0f} "
+            f"| `{command}` |"
+        )
 
 
 def main() -> None:
@@ -113,11 +125,20 @@ def main() -> None:
     start = time.perf_counter()
     model = train_from_config(config, output_dir=output, max_steps=args.max_steps)
     metrics = json.loads((output / "train_metrics.json").read_text())
-    record = {"row": args.row, "tag": args.tag, "config": os.path.relpath(args.config, REPO), "overrides": overrides,
-              "max_steps": args.max_steps, "threads": 1, **evaluate(model),
-              "train_seconds": round(metrics["train_runtime"], 1), "stage_seconds": metrics.get("stage_seconds"),
-              "steps": metrics["global_step"], "pairs_per_epoch": metrics["train_pairs"],
-              "wall_seconds": round(time.perf_counter() - start, 1)}
+    record = {
+        "row": args.row,
+        "tag": args.tag,
+        "config": os.path.relpath(args.config, REPO),
+        "overrides": overrides,
+        "max_steps": args.max_steps,
+        "threads": 1,
+        **evaluate(model),
+        "train_seconds": round(metrics["train_runtime"], 1),
+        "stage_seconds": metrics.get("stage_seconds"),
+        "steps": metrics["global_step"],
+        "pairs_per_epoch": metrics["train_pairs"],
+        "wall_seconds": round(time.perf_counter() - start, 1),
+    }
     print(json.dumps(record))
     with open(args.log, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")

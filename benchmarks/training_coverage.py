@@ -1,6 +1,6 @@
 """Vocabulary coverage: how far the piece vectors that STS-B uses moved during training (per genre).
 
-    python benchmarks/training_coverage.py runs/A/initial runs/A/final
+python benchmarks/training_coverage.py runs/A/initial runs/A/final
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ def main(initial: str, final: str) -> None:
             flat, _ = tokenizer.encode_flat(rows.sentence1.tolist() + rows.sentence2.tolist())
             unknown = (flat == tokenizer.unk_id).mean()
             known = moved[flat[flat != tokenizer.unk_id]]
-            print(f"{split} {genre}: unknown pieces {100 * unknown:.2f}%, pieces on rows moved < 10% of their norm "
-                  f"{100 * (known < 0.1).mean():.1f}%, median relative move {np.median(known):.2f}")
+            print(
+                f"{split} {genre}: unknown pieces {100 * unknown:.2f}%, pieces on rows moved < 10% of their norm "
+                f"{100 * (known < 0.1).mean():.1f}%, median relative move {np.median(known):.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """How often the mined negative is more similar than the partner (likely a false negative), by mega-batch size.
 
-    python benchmarks/training_false_negatives.py runs/A/final [pairs-arrow-folder]
+python benchmarks/training_false_negatives.py runs/A/final [pairs-arrow-folder]
 """
 
 from __future__ import annotations
@@ -36,10 +36,12 @@ def main(model_path: str, pairs: str | None = None) -> None:
         guarded, _ = mine_hardest_negatives(es, et, groups, s_ids, t_ids)
         partner = (es * et).sum(1)
         raw_score, guarded_score = (es * et[raw]).sum(1), (es * et[guarded]).sum(1)
-        print(f"M={m}: unguarded negative in the same group {100 * (groups[raw] == groups).float().mean():.1f}%; "
-              f"negative more similar than the partner: unguarded {100 * (raw_score > partner).float().mean():.1f}%, "
-              f"guarded {100 * (guarded_score > partner).float().mean():.1f}%; mean cos partner "
-              f"{partner.mean():.3f}, guarded negative {guarded_score.mean():.3f}")
+        print(
+            f"M={m}: unguarded negative in the same group {100 * (groups[raw] == groups).float().mean():.1f}%; "
+            f"negative more similar than the partner: unguarded {100 * (raw_score > partner).float().mean():.1f}%, "
+            f"guarded {100 * (guarded_score > partner).float().mean():.1f}%; mean cos partner "
+            f"{partner.mean():.3f}, guarded negative {guarded_score.mean():.3f}"
+        )
         if m == 100:
             for i in torch.nonzero(guarded_score > partner).view(-1)[:4].tolist():
                 print(f"    {s[i]!r} | partner: {t[i]!r} | negative: {t[guarded[i]]!r}")

@@ -1,6 +1,6 @@
 """STS Benchmark dev/test Spearman per genre for trained model folders.
 
-    python benchmarks/training_genres.py runs/A/final runs/B/final
+python benchmarks/training_genres.py runs/A/final runs/B/final
 """
 
 from __future__ import annotations

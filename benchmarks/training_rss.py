@@ -1,7 +1,7 @@
 """Peak RSS of mega-batch training from a memory-mapped on-disk pair dataset of a given size.
 
-    python benchmarks/training_rss.py --pairs 5000000 --steps 300     # builds the dataset once (real pairs repeated)
-    python benchmarks/training_rss.py --pairs 50000 --steps 300
+python benchmarks/training_rss.py --pairs 5000000 --steps 300     # builds the dataset once (real pairs repeated)
+python benchmarks/training_rss.py --pairs 50000 --steps 300
 """
 
 from __future__ import annotations
@@ -63,20 +63,40 @@ def main() -> None:
     model = SentenceTransformer(args.model, device="cpu", trust_remote_code=True)
     start = time.perf_counter()
     trainer = MegaBatchTrainer(
-        model=model, train_dataset=dataset, loss=ParaphraseMarginLoss(model), megabatch_size=100, anneal=150,
-        args=SentenceTransformerTrainingArguments(output_dir=f"/tmp/rss-{args.pairs}", max_steps=args.steps,
-                                                  per_device_train_batch_size=128, learning_rate=0.05,
-                                                  save_strategy="no", report_to="none", use_cpu=True,
-                                                  disable_tqdm=True, logging_steps=1000),
+        model=model,
+        train_dataset=dataset,
+        loss=ParaphraseMarginLoss(model),
+        megabatch_size=100,
+        anneal=150,
+        args=SentenceTransformerTrainingArguments(
+            output_dir=f"/tmp/rss-{args.pairs}",
+            max_steps=args.steps,
+            per_device_train_batch_size=128,
+            learning_rate=0.05,
+            save_strategy="no",
+            report_to="none",
+            use_cpu=True,
+            disable_tqdm=True,
+            logging_steps=1000,
+        ),
     )
     trainer.train()
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
     # file-backed pages of the memory-mapped Arrow file count in RSS but are page cache, reclaimable
     now = {key: round(int(status[key].split()[0]) / 1024) for key in ("RssAnon", "RssFile") if key in status}
-    print(json.dumps({"pairs": len(dataset), "steps": args.steps, "peak_rss_mb": round(peak_mb),
-                      "rss_anon_mb_at_end": now.get("RssAnon"), "rss_file_mb_at_end": now.get("RssFile"),
-                      "seconds": round(time.perf_counter() - start, 1)}))
+    print(
+        json.dumps(
+            {
+                "pairs": len(dataset),
+                "steps": args.steps,
+                "peak_rss_mb": round(peak_mb),
+                "rss_anon_mb_at_end": now.get("RssAnon"),
+                "rss_file_mb_at_end": now.get("RssFile"),
+                "seconds": round(time.perf_counter() - start, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

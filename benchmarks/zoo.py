@@ -54,17 +54,31 @@ def build(name: str, texts: list[str], args: argparse.Namespace) -> torch.nn.Mod
         "WORD": lambda: WordAveraging.from_texts(texts, dim, seed=seed, **vocab),
         "TRIGRAM": lambda: TrigramAveraging.from_texts(texts, dim, seed=seed, **vocab),
         "LSTM": lambda: LSTMAveraging.from_texts(texts, dim, seed=seed, **vocab, **recurrent),
-        "BLSTM": lambda: LSTMAveraging.from_texts(texts, dim, seed=seed, bidirectional=True, combine="sum", **vocab,
-                                                  **recurrent),
+        "BLSTM": lambda: LSTMAveraging.from_texts(
+            texts, dim, seed=seed, bidirectional=True, combine="sum", **vocab, **recurrent
+        ),
         "GRAN-LSTM": lambda: GRAN.from_texts(texts, dim, seed=seed, gate="lstm", **vocab, **recurrent),
-        "GRAN-GRU": lambda: GRAN.from_texts(texts, dim, seed=seed, gate="gru", dropout=args.gru_dropout, **vocab,
-                                            **recurrent),
-        "WORD+TRIGRAM": lambda: CombinedEncoder([WordAveraging.from_texts(texts, dim, seed=seed, **vocab),
-                                                 TrigramAveraging.from_texts(texts, dim, seed=seed, **vocab)],
-                                                mode="concat"),
+        "GRAN-GRU": lambda: GRAN.from_texts(
+            texts, dim, seed=seed, gate="gru", dropout=args.gru_dropout, **vocab, **recurrent
+        ),
+        "WORD+TRIGRAM": lambda: CombinedEncoder(
+            [
+                WordAveraging.from_texts(texts, dim, seed=seed, **vocab),
+                TrigramAveraging.from_texts(texts, dim, seed=seed, **vocab),
+            ],
+            mode="concat",
+        ),
         "GRAN-GRU+Morfessor": lambda: GRAN.from_texts(
-            texts, dim, seed=seed, gate="gru", dropout=args.gru_dropout, tokenizer="morfessor",
-            tokenizer_options={"max_words": args.morfessor_words, "seed": seed}, **vocab, **recurrent),
+            texts,
+            dim,
+            seed=seed,
+            gate="gru",
+            dropout=args.gru_dropout,
+            tokenizer="morfessor",
+            tokenizer_options={"max_words": args.morfessor_words, "seed": seed},
+            **vocab,
+            **recurrent,
+        ),
     }
     return builders[name]()
 
@@ -90,14 +104,28 @@ def run_one(name: str, train_dataset, texts: list[str], speed_texts: list[str], 
     params = sum(p.numel() for p in model.parameters())
     with tempfile.TemporaryDirectory() as out:
         targs = SentenceTransformerTrainingArguments(
-            output_dir=out, num_train_epochs=1, per_device_train_batch_size=args.batch_size,
-            learning_rate=args.lr, lr_scheduler_type="constant", warmup_steps=0, max_grad_norm=1.0,
-            save_strategy="no", logging_steps=max(1, len(train_dataset) // args.batch_size // 5), report_to="none",
-            use_cpu=True, seed=args.seed, disable_tqdm=True,
+            output_dir=out,
+            num_train_epochs=1,
+            per_device_train_batch_size=args.batch_size,
+            learning_rate=args.lr,
+            lr_scheduler_type="constant",
+            warmup_steps=0,
+            max_grad_norm=1.0,
+            save_strategy="no",
+            logging_steps=max(1, len(train_dataset) // args.batch_size // 5),
+            report_to="none",
+            use_cpu=True,
+            seed=args.seed,
+            disable_tqdm=True,
         )
-        trainer = MegaBatchTrainer(model=model, args=targs, train_dataset=train_dataset,
-                                   loss=ParaphraseMarginLoss(model, margin=0.4),
-                                   megabatch_size=args.megabatch, anneal=args.anneal)
+        trainer = MegaBatchTrainer(
+            model=model,
+            args=targs,
+            train_dataset=train_dataset,
+            loss=ParaphraseMarginLoss(model, margin=0.4),
+            megabatch_size=args.megabatch,
+            anneal=args.anneal,
+        )
         start, cpu_start = time.perf_counter(), time.process_time()
         if not args.no_train:
             trainer.train()
@@ -110,12 +138,16 @@ def run_one(name: str, train_dataset, texts: list[str], speed_texts: list[str], 
     model.encode(speed_texts, batch_size=256)
     encode_seconds, encode_cpu = time.perf_counter() - start, time.process_time() - cpu_start
     result = {
-        "model": name, "stsb_spearman": 100 * spearmanr(sts_pred, sts_gold).statistic,
+        "model": name,
+        "stsb_spearman": 100 * spearmanr(sts_pred, sts_gold).statistic,
         "sickr_pearson": 100 * pearsonr(sick_pred, sick_gold).statistic,
         "train_pairs_per_s": len(train_dataset) / max(train_seconds, 1e-9),
         "encode_per_s": len(speed_texts) / encode_seconds,
-        "train_pairs_per_cpu_s": len(train_dataset) / max(train_cpu, 1e-9), "encode_per_cpu_s": len(speed_texts) / encode_cpu,
-        "params": params, "dim": module.get_sentence_embedding_dimension(), "build_s": build_seconds,
+        "train_pairs_per_cpu_s": len(train_dataset) / max(train_cpu, 1e-9),
+        "encode_per_cpu_s": len(speed_texts) / encode_cpu,
+        "params": params,
+        "dim": module.get_sentence_embedding_dimension(),
+        "build_s": build_seconds,
         "train_s": train_seconds,
     }
     print(result, file=sys.stderr, flush=True)
@@ -123,17 +155,21 @@ def run_one(name: str, train_dataset, texts: list[str], speed_texts: list[str], 
 
 
 def table(results: list[dict]) -> str:
-    lines = ["| model | dim | STSb test Spearman | SICK-R test Pearson | train pairs/s: CPU (wall) "
-             "| encode sent/s, 1 thread: CPU (wall) | parameters | vocab/Morfessor build s | train s (wall) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| model | dim | STSb test Spearman | SICK-R test Pearson | train pairs/s: CPU (wall) "
+        "| encode sent/s, 1 thread: CPU (wall) | parameters | vocab/Morfessor build s | train s (wall) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         if "error" in r:
             lines.append(f"| {r['model']} | failed: {r['error']} |||||||")
             continue
-        lines.append(f"| {r['model']} | {r['dim']} | {r['stsb_spearman']:.1f} | {r['sickr_pearson']:.1f} | "
-                     f"{r['train_pairs_per_cpu_s']:,.0f} ({r['train_pairs_per_s']:,.0f}) | "
-                     f"{r['encode_per_cpu_s']:,.0f} ({r['encode_per_s']:,.0f}) | {r['params']:,} | "
-                     f"{r['build_s']:.0f} | {r['train_s']:.0f} |")
+        lines.append(
+            f"| {r['model']} | {r['dim']} | {r['stsb_spearman']:.1f} | {r['sickr_pearson']:.1f} | "
+            f"{r['train_pairs_per_cpu_s']:,.0f} ({r['train_pairs_per_s']:,.0f}) | "
+            f"{r['encode_per_cpu_s']:,.0f} ({r['encode_per_s']:,.0f}) | {r['params']:,} | "
+            f"{r['build_s']:.0f} | {r['train_s']:.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -150,7 +186,9 @@ def main() -> None:
     parser.add_argument("--gru-dropout", type=float, default=0.1, help="variational dropout of GRAN-GRU")
     parser.add_argument("--min-count", type=int, default=1)
     parser.add_argument("--max-vocab", type=int, default=50_000)
-    parser.add_argument("--morfessor-words", type=int, default=8_000, help="Morfessor trains on the most frequent words")
+    parser.add_argument(
+        "--morfessor-words", type=int, default=8_000, help="Morfessor trains on the most frequent words"
+    )
     parser.add_argument("--encode-sentences", type=int, default=5_000)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
@@ -169,12 +207,14 @@ def main() -> None:
     print(f"{len(train_dataset)} training pairs, {len(speed_texts)} speed sentences", file=sys.stderr)
 
     command = "python " + " ".join(["benchmarks/zoo.py", *sys.argv[1:]])
-    header = (f"Command: `{command}`\n\n{'UNTRAINED (no training step; speed columns meaningless). ' if args.no_train else ''}"
-              f"{len(train_dataset):,} English training pairs (shuffled sample of "
-              f"`shared/data/training_pairs/*.parquet`), one epoch, batch {args.batch_size}, Adam lr {args.lr}, "
-              f"margin loss 0.4, mega-batch M={args.megabatch}, scrambling {args.scramble} (recurrent encoders), "
-              f"dim {args.dim}, torch threads {args.threads}. CPU = process CPU time (one thread), wall = elapsed "
-              f"time on a shared machine.\n\n")
+    header = (
+        f"Command: `{command}`\n\n{'UNTRAINED (no training step; speed columns meaningless). ' if args.no_train else ''}"
+        f"{len(train_dataset):,} English training pairs (shuffled sample of "
+        f"`shared/data/training_pairs/*.parquet`), one epoch, batch {args.batch_size}, Adam lr {args.lr}, "
+        f"margin loss 0.4, mega-batch M={args.megabatch}, scrambling {args.scramble} (recurrent encoders), "
+        f"dim {args.dim}, torch threads {args.threads}. CPU = process CPU time (one thread), wall = elapsed "
+        f"time on a shared machine.\n\n"
+    )
     results = []
     for name in args.models:
         torch.manual_seed(args.seed)

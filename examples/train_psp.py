@@ -1,7 +1,7 @@
 """Train a P-SP model on the shared training pairs with annealed mega-batching; print STS Benchmark test Spearman.
 
-    python examples/train_psp.py                       # the psp-en recipe (hub_configs/psp-en.yaml)
-    python examples/train_psp.py --max-steps 500       # a quick run
+python examples/train_psp.py                       # the psp-en recipe (hub_configs/psp-en.yaml)
+python examples/train_psp.py --max-steps 500       # a quick run
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ def main() -> None:
 
     model = train_from_config(args.config, output_dir=args.output, max_steps=args.max_steps)
     test = pd.read_parquet(default_data_dir() / "sts" / "stsbenchmark" / "test.parquet")
-    evaluator = EmbeddingSimilarityEvaluator(test.sentence1.tolist(), test.sentence2.tolist(),
-                                             (test.score / 5).tolist(), name="sts-test")
+    evaluator = EmbeddingSimilarityEvaluator(
+        test.sentence1.tolist(), test.sentence2.tolist(), (test.score / 5).tolist(), name="sts-test"
+    )
     spearman = evaluator(model)["sts-test_spearman_cosine"]
     print(f"STS Benchmark test Spearman: {100 * spearman:.2f}")
 

@@ -10,8 +10,12 @@ from typing import Any
 __all__ = ["PSPEmbedding", "load", "SentencePieceTokenizer", "__version__", "train_tokenizer"]
 
 #: Imported on first use, so that the torch-free parts (psp_st.inference.engine) import without torch.
-_LAZY = {"load": "psp_st.hub.load", "PSPEmbedding": "psp_st.modules.psp",
-         "SentencePieceTokenizer": "psp_st.tokenization.sentencepiece", "train_tokenizer": "psp_st.tokenization"}
+_LAZY = {
+    "load": "psp_st.hub.load",
+    "PSPEmbedding": "psp_st.modules.psp",
+    "SentencePieceTokenizer": "psp_st.tokenization.sentencepiece",
+    "train_tokenizer": "psp_st.tokenization",
+}
 
 
 def __getattr__(name: str) -> Any:

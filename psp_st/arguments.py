@@ -19,8 +19,7 @@ def check_int(name: str, value: object, minimum: int | None = 1) -> int:
     return int(value)
 
 
-def check_number(name: str, value: object, low: float | None = None, high: float | None = None,
-                 why: str = "") -> float:
+def check_number(name: str, value: object, low: float | None = None, high: float | None = None, why: str = "") -> float:
     """``value`` as a finite ``float`` in ``[low, high]``; else TypeError/ValueError (``why`` explains the range)."""
     if isinstance(value, bool) or not isinstance(value, Real):
         raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")

@@ -26,8 +26,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("shared_data") is not None and not REAL_DATA:
-        pytest.skip(f"needs the real shared data folder {REAL_DATA_DIR} (set PSP_ST_DATA_DIR); "
-                    "the synthetic fixture folder is not enough for this test")
+        pytest.skip(
+            f"needs the real shared data folder {REAL_DATA_DIR} (set PSP_ST_DATA_DIR); "
+            "the synthetic fixture folder is not enough for this test"
+        )
 
 
 def data_path(relative: str) -> Path:
@@ -85,11 +87,13 @@ def caption_pairs(caption_sentences):
     """40 real caption pairs with group ids (4 pairs per group)."""
     from datasets import Dataset
 
-    return Dataset.from_dict({
-        "sentence1": caption_sentences[:40],
-        "sentence2": caption_sentences[10_000:10_040],
-        "group_id": [i // 4 for i in range(40)],
-    })
+    return Dataset.from_dict(
+        {
+            "sentence1": caption_sentences[:40],
+            "sentence2": caption_sentences[10_000:10_040],
+            "group_id": [i // 4 for i in range(40)],
+        }
+    )
 
 
 @pytest.fixture
@@ -108,14 +112,28 @@ def make_trainer(tmp_path):
 
     def build(module, dataset, output_dir=None, callbacks=None, **options):
         model = SentenceTransformer(modules=[module], device="cpu")
-        trainer_args = {"output_dir": str(output_dir or tmp_path / "run"), "per_device_train_batch_size": 4,
-                        "num_train_epochs": 2, "learning_rate": 0.05, "report_to": "none", "use_cpu": True,
-                        "save_strategy": "steps", "save_steps": 4, "logging_steps": 100, "seed": 3,
-                        "disable_tqdm": True}
+        trainer_args = {
+            "output_dir": str(output_dir or tmp_path / "run"),
+            "per_device_train_batch_size": 4,
+            "num_train_epochs": 2,
+            "learning_rate": 0.05,
+            "report_to": "none",
+            "use_cpu": True,
+            "save_strategy": "steps",
+            "save_steps": 4,
+            "logging_steps": 100,
+            "seed": 3,
+            "disable_tqdm": True,
+        }
         trainer_args.update(options.pop("args", {}))
-        trainer = RecordingTrainer(model=model, args=SentenceTransformerTrainingArguments(**trainer_args),
-                                   train_dataset=dataset, loss=ParaphraseMarginLoss(model), callbacks=callbacks,
-                                   **options)
+        trainer = RecordingTrainer(
+            model=model,
+            args=SentenceTransformerTrainingArguments(**trainer_args),
+            train_dataset=dataset,
+            loss=ParaphraseMarginLoss(model),
+            callbacks=callbacks,
+            **options,
+        )
         trainer.seen = []
         return trainer
 

@@ -95,7 +95,19 @@ def train_bi_encoder(
         train[name], loss[name] = dataset.select_columns(["sentence1", "sentence2", "label"]), contrastive
 
     return timed_trainer_run(
-        SentenceTransformerTrainer, SentenceTransformerTrainingArguments, model, train, loss, output_dir,
-        batch_size, learning_rate, epochs, max_steps, warmup_ratio, seed, show_progress_bar,
-        batch_sampler="no_duplicates", multi_dataset_batch_sampler="proportional",
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+        model,
+        train,
+        loss,
+        output_dir,
+        batch_size,
+        learning_rate,
+        epochs,
+        max_steps,
+        warmup_ratio,
+        seed,
+        show_progress_bar,
+        batch_sampler="no_duplicates",
+        multi_dataset_batch_sampler="proportional",
     )

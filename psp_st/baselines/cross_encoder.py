@@ -58,8 +58,19 @@ def train_cross_encoder(
     train = concatenate_datasets(parts)
 
     return timed_trainer_run(
-        CrossEncoderTrainer, CrossEncoderTrainingArguments, model, train, BinaryCrossEntropyLoss(model), output_dir,
-        batch_size, learning_rate, epochs, max_steps, warmup_ratio, seed, show_progress_bar,
+        CrossEncoderTrainer,
+        CrossEncoderTrainingArguments,
+        model,
+        train,
+        BinaryCrossEntropyLoss(model),
+        output_dir,
+        batch_size,
+        learning_rate,
+        epochs,
+        max_steps,
+        warmup_ratio,
+        seed,
+        show_progress_bar,
     )
 
 

@@ -134,5 +134,7 @@ def score_turku_classifier(model, data_dir: str | os.PathLike | None = None, bat
         "turku_weighted_f1": 100 * scores["weighted_f1"],
         "turku_table4": scores,
     }
-    metrics["pairs_per_second"] = measure_pairs_per_second(lambda p: model.predict(p, batch_size=32), speed_pairs(data_dir))
+    metrics["pairs_per_second"] = measure_pairs_per_second(
+        lambda p: model.predict(p, batch_size=32), speed_pairs(data_dir)
+    )
     return metrics

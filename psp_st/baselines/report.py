@@ -76,9 +76,13 @@ def write_table(
     return Path(path)
 
 
-def table_from_records(paths: Sequence[str | os.PathLike], speed: str | os.PathLike | None = None,
-                       output: str | os.PathLike | None = None, preamble: str | os.PathLike | None = None,
-                       command: str | None = None) -> str:
+def table_from_records(
+    paths: Sequence[str | os.PathLike],
+    speed: str | os.PathLike | None = None,
+    output: str | os.PathLike | None = None,
+    preamble: str | os.PathLike | None = None,
+    command: str | None = None,
+) -> str:
     """The results table of the run records at ``paths``, written to ``output`` (with ``preamble`` above it and
     the commands below) or returned as markdown. ``speed`` (a ``psp-st baseline speed`` JSON) replaces the
     pairs/s column. Returns the table, or the line naming the file written."""

@@ -89,7 +89,9 @@ class TurkuClassifier(nn.Module):
     config_file_name = "turku_config.json"
     heads_file_name = "turku_heads.safetensors"
 
-    def __init__(self, transformer: PreTrainedModel, tokenizer: Any, max_length: int = 128, dropout: float = 0.1) -> None:
+    def __init__(
+        self, transformer: PreTrainedModel, tokenizer: Any, max_length: int = 128, dropout: float = 0.1
+    ) -> None:
         super().__init__()
         if not getattr(tokenizer, "is_fast", False):
             raise TypeError("TurkuClassifier needs a fast (Rust) tokenizer: it locates A and B with sequence_ids")

@@ -15,8 +15,9 @@ from typing import Any
 from psp_st.evaluation.turku_labels import FLAGGED_BASE, TurkuLabel, parse_labels
 
 
-def _prf(gold: Sequence[Hashable], pred: Sequence[Hashable], average: str | None,
-         labels: Sequence[Hashable] | None = None):
+def _prf(
+    gold: Sequence[Hashable], pred: Sequence[Hashable], average: str | None, labels: Sequence[Hashable] | None = None
+):
     from sklearn.metrics import precision_recall_fscore_support
 
     return precision_recall_fscore_support(gold, pred, average=average, labels=labels, zero_division=0)
@@ -61,7 +62,12 @@ def turku_scores(gold: Sequence[object], predicted: Sequence[object]) -> dict[st
 
     heads: dict[str, dict[str, float]] = {}
     flagged = [i for i, g in enumerate(gold_labels) if g.base == FLAGGED_BASE]
-    for head, rows in (("base", range(len(gold_labels))), ("subsumption", flagged), ("style", flagged), ("minor", flagged)):
+    for head, rows in (
+        ("base", range(len(gold_labels))),
+        ("subsumption", flagged),
+        ("style", flagged),
+        ("minor", flagged),
+    ):
         rows = list(rows)
         if not rows:
             continue
@@ -81,7 +87,9 @@ def format_turku_table(scores: dict[str, Any]) -> str:
     """A markdown table in the layout of the paper's Table 4 (P/R/F per class, then W. avg and Acc)."""
     lines = ["| class | P | R | F | support |", "|---|---|---|---|---|"]
     for name, row in scores["classes"].items():
-        lines.append(f"| {name} | {100 * row['precision']:.1f} | {100 * row['recall']:.1f} | {100 * row['f1']:.1f} | {row['support']} |")
+        lines.append(
+            f"| {name} | {100 * row['precision']:.1f} | {100 * row['recall']:.1f} | {100 * row['f1']:.1f} | {row['support']} |"
+        )
     lines.append(
         f"| W. avg | {100 * scores['weighted_precision']:.1f} | {100 * scores['weighted_recall']:.1f} | "
         f"{100 * scores['weighted_f1']:.1f} | {scores['n']} |"

@@ -18,10 +18,17 @@ from psp_st import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="psp-st", description="Paraphrastic sentence embeddings for Sentence-Transformers.")
+    parser = argparse.ArgumentParser(
+        prog="psp-st", description="Paraphrastic sentence embeddings for Sentence-Transformers."
+    )
     parser.add_argument("--version", action="version", version=f"psp-st {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="show progress messages and, on error, the traceback (-vv: debug messages)")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="show progress messages and, on error, the traceback (-vv: debug messages)",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
         if info.name.startswith("_"):
@@ -54,9 +61,14 @@ def error_message(error: BaseException) -> str:
         text = f"missing key {error.args[0]!r} (a config, recipe or data file lacks it)"
     elif isinstance(error, OSError) and error.filename and error.strerror:
         where = f"{error.filename}" + (f" -> {error.filename2}" if error.filename2 else "")
-        hints = {errno.ENOSPC: "free some space or write elsewhere", errno.EROFS: "write to a writable folder",
-                 errno.EACCES: "check the permissions", errno.EISDIR: "give a file, not a folder",
-                 errno.ENOTDIR: "give a folder, not a file", errno.ENOENT: "check the path"}
+        hints = {
+            errno.ENOSPC: "free some space or write elsewhere",
+            errno.EROFS: "write to a writable folder",
+            errno.EACCES: "check the permissions",
+            errno.EISDIR: "give a file, not a folder",
+            errno.ENOTDIR: "give a folder, not a file",
+            errno.ENOENT: "check the path",
+        }
         hint = hints.get(error.errno or -1)
         text = f"{where}: {error.strerror}" + (f" ({hint})" if hint else "")
     else:

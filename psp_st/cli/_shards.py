@@ -1,5 +1,4 @@
-"""Options shared by the sharded commands (``embed``, ``mine``): ``--ray [ADDRESS]``, ``--workers``, ``--shard-rows``.
-"""
+"""Options shared by the sharded commands (``embed``, ``mine``): ``--ray [ADDRESS]``, ``--workers``, ``--shard-rows``."""
 
 from __future__ import annotations
 
@@ -9,13 +8,23 @@ import argparse
 def add_shard_options(parser: argparse.ArgumentParser, command: str) -> None:
     """``--ray [ADDRESS]``, ``--workers``, ``--shard-rows``, ``--column``: the sharded (optionally Ray Data) job."""
     group = parser.add_argument_group("sharded job (resumable; Ray Data with --ray)")
-    group.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                       help=f"run {command} as a Ray Data job: on a new local Ray instance (no ADDRESS) or on the "
-                            "cluster at ADDRESS (e.g. ray://head:10001 or auto); needs pip install \"psp-st[ray]\"")
+    group.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help=f"run {command} as a Ray Data job: on a new local Ray instance (no ADDRESS) or on the "
+        'cluster at ADDRESS (e.g. ray://head:10001 or auto); needs pip install "psp-st[ray]"',
+    )
     group.add_argument("--workers", type=int, default=2, help="Ray actors, each holding one model (default 2)")
-    group.add_argument("--shard-rows", type=int, default=None,
-                       help="rows per shard; --input may then be a folder or glob of .parquet/.txt shards" +
-                            (" and --output is a folder of .npy shards + manifest.json" if command == "embed" else ""))
+    group.add_argument(
+        "--shard-rows",
+        type=int,
+        default=None,
+        help="rows per shard; --input may then be a folder or glob of .parquet/.txt shards"
+        + (" and --output is a folder of .npy shards + manifest.json" if command == "embed" else ""),
+    )
     group.add_argument("--column", default="sentence", help="text column of Parquet input (default: sentence)")
 
 

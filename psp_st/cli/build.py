@@ -8,28 +8,41 @@ from pathlib import Path
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "build", help="train a hub_configs/<NAME>.yaml recipe and write the release folder (default ./NAME)",
+        "build",
+        help="train a hub_configs/<NAME>.yaml recipe and write the release folder (default ./NAME)",
         description="Run a pretrained-model recipe end to end: train, evaluate with the quick suite, measure one-thread "
-                    "speed, and write the release folder: the StaticEmbedding export at its root (SentenceTransformer"
-                    "('NAME') works from the current folder, no flags), the trainable PSPEmbedding in trainable/, the "
-                    "model card and psp_build.json.",
+        "speed, and write the release folder: the StaticEmbedding export at its root (SentenceTransformer"
+        "('NAME') works from the current folder, no flags), the trainable PSPEmbedding in trainable/, the "
+        "model card and psp_build.json.",
     )
     parser.add_argument("name", help="recipe name (hub_configs/NAME.yaml, e.g. psp-en) or a recipe .yaml file")
     parser.add_argument("--output", type=Path, default=None, help="release folder (default: ./NAME)")
-    parser.add_argument("--data-dir", type=Path, default=None,
-                        help="shared data folder for the recipe's relative paths (default: $PSP_ST_DATA_DIR or ../shared/data)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="shared data folder for the recipe's relative paths (default: $PSP_ST_DATA_DIR or ../shared/data)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="override the recipe's seed")
     parser.add_argument("--max-steps", type=int, default=None, help="stop training after N steps (smoke tests)")
     parser.add_argument("--suite", default="quick", help="evaluation suite for the model card (default: quick)")
     parser.add_argument("--no-eval", action="store_true", help="skip the evaluation suite")
     parser.add_argument("--no-speed", action="store_true", help="skip the one-thread speed measurement")
-    parser.add_argument("--dtype", choices=["float32", "float16"], default=None,
-                        help="weights dtype of the release files (default: the recipe's release.dtype, else float32)")
-    parser.add_argument("--work-dir", type=Path, default=None,
-                        help="keep training checkpoints here (default: a temporary folder)")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="write into a non-empty --output that is not this recipe's own release folder "
-                             "(a release folder of the same recipe is always rebuilt; other files are kept)")
+    parser.add_argument(
+        "--dtype",
+        choices=["float32", "float16"],
+        default=None,
+        help="weights dtype of the release files (default: the recipe's release.dtype, else float32)",
+    )
+    parser.add_argument(
+        "--work-dir", type=Path, default=None, help="keep training checkpoints here (default: a temporary folder)"
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="write into a non-empty --output that is not this recipe's own release folder "
+        "(a release folder of the same recipe is always rebuilt; other files are kept)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -39,9 +52,18 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.hub.build import build
     from psp_st.hub.load import BUILD_INFO_FILE
 
-    folder = build(args.name, output=args.output, data_dir=args.data_dir, seed=args.seed, max_steps=args.max_steps,
-                   suite=None if args.no_eval else args.suite, speed=not args.no_speed, work_dir=args.work_dir,
-                   overwrite=args.overwrite, dtype=args.dtype)
+    folder = build(
+        args.name,
+        output=args.output,
+        data_dir=args.data_dir,
+        seed=args.seed,
+        max_steps=args.max_steps,
+        suite=None if args.no_eval else args.suite,
+        speed=not args.no_speed,
+        work_dir=args.work_dir,
+        overwrite=args.overwrite,
+        dtype=args.dtype,
+    )
     info = json.loads((folder / BUILD_INFO_FILE).read_text(encoding="utf-8"))
     print(f"built {info['name']} in {folder} (training {info['training']['seconds'] / 60:.1f} min)")
     for key, value in (info.get("evaluation") or {}).get("metrics", {}).items():

@@ -9,8 +9,9 @@ from psp_st.io.output_policy import OVERWRITE_HELP
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("embed", help="embed a text file into a .npy array (streamed, low RAM)",
-                                   description=run.__doc__)
+    parser = subparsers.add_parser(
+        "embed", help="embed a text file into a .npy array (streamed, low RAM)", description=run.__doc__
+    )
     parser.add_argument("--model", required=True, help="model folder, psp-st short name (psp-en) or Hub id")
     parser.add_argument("--input", required=True, help="UTF-8 text file, one sentence per line")
     parser.add_argument("--output", required=True, help="output .npy file (shape: lines x dim)")
@@ -34,8 +35,15 @@ def run(args: argparse.Namespace) -> int:
 
     check_output(args.output, inputs=[args.input, args.model], overwrite=args.overwrite)
     model = open_model(args.model, args.threads, engine=True)
-    rows, dim = embed_file(model, args.input, args.output, chunk_size=args.chunk_size, float16=args.float16,
-                           normalize=args.normalize, show_progress_bar=not args.no_progress)
+    rows, dim = embed_file(
+        model,
+        args.input,
+        args.output,
+        chunk_size=args.chunk_size,
+        float16=args.float16,
+        normalize=args.normalize,
+        show_progress_bar=not args.no_progress,
+    )
     print(f"wrote {args.output}: {rows} x {dim} {'float16' if args.float16 else 'float32'}")
     return 0
 
@@ -46,11 +54,25 @@ def run_sharded(args: argparse.Namespace) -> int:
     from psp_st.mining.embed_shards import embed_shards
 
     # a folder holding a manifest is this job's own output: it resumes (a different job is refused by embed_shards)
-    check_output(args.output, inputs=[args.input, args.model], overwrite=args.overwrite, folder=True,
-                 ours=lambda folder: (folder / "manifest.json").is_file())
-    manifest = embed_shards(args.input, args.output, args.model, shard_rows=args.shard_rows or 100_000,
-                            column=args.column, normalize=args.normalize, float16=args.float16,
-                            execution=execution_from_args(args))
-    print(f"wrote {args.output}: {manifest['rows']} x {manifest['dim']} {manifest['dtype']} in "
-          f"{len(manifest['shards'])} shards (manifest.json)")
+    check_output(
+        args.output,
+        inputs=[args.input, args.model],
+        overwrite=args.overwrite,
+        folder=True,
+        ours=lambda folder: (folder / "manifest.json").is_file(),
+    )
+    manifest = embed_shards(
+        args.input,
+        args.output,
+        args.model,
+        shard_rows=args.shard_rows or 100_000,
+        column=args.column,
+        normalize=args.normalize,
+        float16=args.float16,
+        execution=execution_from_args(args),
+    )
+    print(
+        f"wrote {args.output}: {manifest['rows']} x {manifest['dim']} {manifest['dtype']} in "
+        f"{len(manifest['shards'])} shards (manifest.json)"
+    )
     return 0

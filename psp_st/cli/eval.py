@@ -8,17 +8,28 @@ import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("eval", help="evaluate a model (STS, paraphrase classification, retrieval, "
-                                   "bitext mining, human-score agreement)", description=run.__doc__)
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate a model (STS, paraphrase classification, retrieval, bitext mining, human-score agreement)",
+        description=run.__doc__,
+    )
     parser.add_argument("--model", required=True, help="model folder, psp-st short name (psp-en) or Hub id")
-    parser.add_argument("--suite", choices=("quick", "full"), default="quick",
-                        help="quick: STSb, SICK-R, STS17 en-en, PAWS-X en, MSRPC (seconds for a static model); "
-                             "full: everything (default: quick)")
-    parser.add_argument("--data-dir", default=None,
-                        help="shared data folder (default: $PSP_ST_DATA_DIR or ../shared/data)")
+    parser.add_argument(
+        "--suite",
+        choices=("quick", "full"),
+        default="quick",
+        help="quick: STSb, SICK-R, STS17 en-en, PAWS-X en, MSRPC (seconds for a static model); "
+        "full: everything (default: quick)",
+    )
+    parser.add_argument(
+        "--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR or ../shared/data)"
+    )
     parser.add_argument("--out", required=True, help="output folder for results.json, report.md and plots")
-    parser.add_argument("--opusparcus-dir", default=None,
-                        help="Opusparcus 1.0 folder (<lang>/{dev,test}/<lang>-{dev,test}.txt) for the full suite")
+    parser.add_argument(
+        "--opusparcus-dir",
+        default=None,
+        help="Opusparcus 1.0 folder (<lang>/{dev,test}/<lang>-{dev,test}.txt) for the full suite",
+    )
     parser.add_argument("--batch-size", type=int, default=64, help="encode batch size (default: 64)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
@@ -34,9 +45,16 @@ def run(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
     model = open_model(args.model, args.threads)
-    result = run_suite(model, suite=args.suite, data_dir=args.data_dir, out_dir=args.out,
-                       batch_size=args.batch_size, show_progress_bar=not args.no_progress,
-                       opusparcus_dir=args.opusparcus_dir, model_name=args.model)
+    result = run_suite(
+        model,
+        suite=args.suite,
+        data_dir=args.data_dir,
+        out_dir=args.out,
+        batch_size=args.batch_size,
+        show_progress_bar=not args.no_progress,
+        opusparcus_dir=args.opusparcus_dir,
+        model_name=args.model,
+    )
     command = "psp-st " + " ".join(shlex.quote(arg) for arg in sys.argv[1:]) if sys.argv[1:] else None
     paths = write_report(result, args.out, command=command)
     print(format_table(result["summary"]))

@@ -14,51 +14,94 @@ logger = logging.getLogger(__name__)
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "mine", help="mine paraphrase pairs (or X-English bitext with --target): FAISS neighbours + margin + filters",
+        "mine",
+        help="mine paraphrase pairs (or X-English bitext with --target): FAISS neighbours + margin + filters",
         description="Embed the sentences, find each one's k nearest neighbours with FAISS (exact below "
-                    "--exact-below vectors, IVF or HNSW above), score candidates by the ratio margin of Artetxe & "
-                    "Schwenk (2019), drop pairs by margin, cosine, length ratio, word-trigram overlap, exact "
-                    "duplicates and (optionally) language id, and write them to Parquet (sentence1, sentence2, "
-                    "score = margin, cosine, trigram_overlap, length_ratio, id1, id2) with a .json report holding "
-                    "the filter counts and the ANN recall@k against exact search. Resumable: the stages live in "
-                    "--work-dir.",
+        "--exact-below vectors, IVF or HNSW above), score candidates by the ratio margin of Artetxe & "
+        "Schwenk (2019), drop pairs by margin, cosine, length ratio, word-trigram overlap, exact "
+        "duplicates and (optionally) language id, and write them to Parquet (sentence1, sentence2, "
+        "score = margin, cosine, trigram_overlap, length_ratio, id1, id2) with a .json report holding "
+        "the filter counts and the ANN recall@k against exact search. Resumable: the stages live in "
+        "--work-dir.",
     )
-    parser.add_argument("--model", default="all-MiniLM-L6-v2",
-                        help="model folder, psp-st short name or Hub id (default: the all-MiniLM-L6-v2 teacher)")
-    parser.add_argument("--input", required=True, nargs="+",
-                        help="sentences (bitext: the X side): .parquet (see --column), text (one per line), a folder "
-                             "or glob of such shards")
+    parser.add_argument(
+        "--model",
+        default="all-MiniLM-L6-v2",
+        help="model folder, psp-st short name or Hub id (default: the all-MiniLM-L6-v2 teacher)",
+    )
+    parser.add_argument(
+        "--input",
+        required=True,
+        nargs="+",
+        help="sentences (bitext: the X side): .parquet (see --column), text (one per line), a folder "
+        "or glob of such shards",
+    )
     parser.add_argument("--target", nargs="+", default=None, help="bitext mining: the English side (same forms)")
     parser.add_argument("--target-column", default=None, help="Parquet column of --target (default: --column)")
     parser.add_argument("--output", required=True, type=Path, help="output .parquet of mined pairs")
-    parser.add_argument("--work-dir", type=Path, default=None,
-                        help="folder for vectors, index and neighbours (default: OUTPUT.work); rerun to resume")
-    parser.add_argument("--k", "--top-k", dest="k", type=int, default=4,
-                        help="neighbours per sentence, for candidates and the margin (default 4)")
-    parser.add_argument("--strategy", choices=("all", "max"), default=None,
-                        help="all: every candidate above the margin; max: each sentence's best only "
-                             "(default: all for paraphrases, max for bitext)")
-    parser.add_argument("--min-margin", type=float, default=1.1,
-                        help="minimum ratio margin (default 1.1; bitext mining uses about 1.06 with --strategy max)")
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="folder for vectors, index and neighbours (default: OUTPUT.work); rerun to resume",
+    )
+    parser.add_argument(
+        "--k",
+        "--top-k",
+        dest="k",
+        type=int,
+        default=4,
+        help="neighbours per sentence, for candidates and the margin (default 4)",
+    )
+    parser.add_argument(
+        "--strategy",
+        choices=("all", "max"),
+        default=None,
+        help="all: every candidate above the margin; max: each sentence's best only "
+        "(default: all for paraphrases, max for bitext)",
+    )
+    parser.add_argument(
+        "--min-margin",
+        type=float,
+        default=1.1,
+        help="minimum ratio margin (default 1.1; bitext mining uses about 1.06 with --strategy max)",
+    )
     parser.add_argument("--min-cosine", type=float, default=-1.0, help="minimum cosine (default -1: off)")
     parser.add_argument("--max-cosine", type=float, default=1.0, help="maximum cosine (below 1 drops near-copies)")
-    parser.add_argument("--max-trigram-overlap", type=float, default=0.7,
-                        help="maximum word-trigram overlap (default 0.7; 1 turns it off)")
-    parser.add_argument("--max-length-ratio", type=float, default=2.0,
-                        help="maximum ratio of character lengths (default 2.0)")
+    parser.add_argument(
+        "--max-trigram-overlap",
+        type=float,
+        default=0.7,
+        help="maximum word-trigram overlap (default 0.7; 1 turns it off)",
+    )
+    parser.add_argument(
+        "--max-length-ratio", type=float, default=2.0, help="maximum ratio of character lengths (default 2.0)"
+    )
     parser.add_argument("--no-dedup", action="store_true", help="keep repeated text pairs")
     parser.add_argument("--lang", default=None, help="language id filter: both sides must be this language (py3langid)")
     parser.add_argument("--source-lang", default=None, help="bitext: language of --input (language id filter)")
     parser.add_argument("--target-lang", default=None, help="bitext: language of --target (language id filter)")
-    parser.add_argument("--exclude-data-dir", type=Path, default=None,
-                        help="drop pairs with a sentence from the evaluation files of this data folder")
-    parser.add_argument("--index", choices=("auto", "flat", "ivf", "ivf-sq8", "hnsw"), default="auto",
-                        help="FAISS index (default auto: exact below --exact-below vectors, else ivf)")
+    parser.add_argument(
+        "--exclude-data-dir",
+        type=Path,
+        default=None,
+        help="drop pairs with a sentence from the evaluation files of this data folder",
+    )
+    parser.add_argument(
+        "--index",
+        choices=("auto", "flat", "ivf", "ivf-sq8", "hnsw"),
+        default="auto",
+        help="FAISS index (default auto: exact below --exact-below vectors, else ivf)",
+    )
     parser.add_argument("--exact-below", type=int, default=100_000, help="auto: exact search below this many vectors")
     parser.add_argument("--nlist", type=int, default=None, help="IVF lists (default 4 * sqrt(n))")
     parser.add_argument("--nprobe", type=int, default=16, help="IVF lists searched per query (default 16)")
-    parser.add_argument("--pca", type=int, default=None,
-                        help="search in this many PCA dimensions (ivf/hnsw; e.g. 256 for 1024-d P-SP vectors)")
+    parser.add_argument(
+        "--pca",
+        type=int,
+        default=None,
+        help="search in this many PCA dimensions (ivf/hnsw; e.g. 256 for 1024-d P-SP vectors)",
+    )
     parser.add_argument("--train-size", type=int, default=None, help="vectors sampled to train IVF/PCA")
     parser.add_argument("--recall-k", type=int, default=10, help="report ANN recall@k vs exact search (default 10)")
     parser.add_argument("--recall-sample", type=int, default=1000, help="queries sampled for the recall (default 1000)")
@@ -86,23 +129,55 @@ def run(args: argparse.Namespace) -> int:
         languages = (args.source_lang or args.lang, args.target_lang or args.lang)
     strategy = args.strategy or ("all" if args.target is None else "max")
     config = MiningConfig(
-        k=args.k, strategy=strategy, min_margin=args.min_margin, min_cosine=args.min_cosine,
-        max_cosine=args.max_cosine, max_trigram_overlap=args.max_trigram_overlap,
-        max_length_ratio=args.max_length_ratio, dedup=not args.no_dedup, languages=languages,
+        k=args.k,
+        strategy=strategy,
+        min_margin=args.min_margin,
+        min_cosine=args.min_cosine,
+        max_cosine=args.max_cosine,
+        max_trigram_overlap=args.max_trigram_overlap,
+        max_length_ratio=args.max_length_ratio,
+        dedup=not args.no_dedup,
+        languages=languages,
         exclude=frozenset(evaluation_sentences(args.exclude_data_dir)) if args.exclude_data_dir else frozenset(),
-        index=IndexSpec(kind=args.index, exact_below=args.exact_below, nlist=args.nlist, nprobe=args.nprobe,
-                        pca=args.pca, train_size=args.train_size, seed=args.seed),
-        recall_k=args.recall_k, recall_sample=args.recall_sample, shard_rows=args.shard_rows or 100_000,
-        float16=args.float16, seed=args.seed,
+        index=IndexSpec(
+            kind=args.index,
+            exact_below=args.exact_below,
+            nlist=args.nlist,
+            nprobe=args.nprobe,
+            pca=args.pca,
+            train_size=args.train_size,
+            seed=args.seed,
+        ),
+        recall_k=args.recall_k,
+        recall_sample=args.recall_sample,
+        shard_rows=args.shard_rows or 100_000,
+        float16=args.float16,
+        seed=args.seed,
     )
-    report = mine_pairs(args.input, args.output, args.model, target=args.target, config=config, column=args.column,
-                        target_column=args.target_column, work_dir=args.work_dir, execution=execution_from_args(args))
+    report = mine_pairs(
+        args.input,
+        args.output,
+        args.model,
+        target=args.target,
+        config=config,
+        column=args.column,
+        target_column=args.target_column,
+        work_dir=args.work_dir,
+        execution=execution_from_args(args),
+    )
     for step in report["filters"]:
         logger.info("  %-16s kept %10d  dropped %10d", step["filter"], step["kept"], step["dropped"])
     recall = report["recall"]
     if recall["recall"] is not None:
-        logger.info("ANN (%s) recall@%d vs exact search on %d queries: %.4f", report["index"], recall["k"],
-                    recall["queries"], recall["recall"])
-    print(f"wrote {report['pairs']} pairs from {report['source_rows']} sentences to {args.output} "
-          f"(report: {args.output.with_suffix('.json')})")
+        logger.info(
+            "ANN (%s) recall@%d vs exact search on %d queries: %.4f",
+            report["index"],
+            recall["k"],
+            recall["queries"],
+            recall["recall"],
+        )
+    print(
+        f"wrote {report['pairs']} pairs from {report['source_rows']} sentences to {args.output} "
+        f"(report: {args.output.with_suffix('.json')})"
+    )
     return 0

@@ -6,18 +6,25 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("neighbours", help="nearest-neighbour table of a query sentence",
-                                   description=run.__doc__)
+    parser = subparsers.add_parser(
+        "neighbours", help="nearest-neighbour table of a query sentence", description=run.__doc__
+    )
     parser.add_argument("--model", required=True, help="model folder, psp-st short name (psp-en) or Hub id")
-    parser.add_argument("--query", required=True, action="append",
-                        help="query sentence (repeat for several tables)")
+    parser.add_argument("--query", required=True, action="append", help="query sentence (repeat for several tables)")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--candidates", help="UTF-8 text file, one candidate sentence per line")
     source.add_argument("--parquet", help="Parquet file; candidates are the distinct texts of --columns")
-    parser.add_argument("--columns", default="sentence1,sentence2",
-                        help="comma-separated text columns of --parquet (default: sentence1,sentence2)")
-    parser.add_argument("--gold", action="append", default=None,
-                        help="annotated paraphrase of each query, shown in bold (repeat in query order)")
+    parser.add_argument(
+        "--columns",
+        default="sentence1,sentence2",
+        help="comma-separated text columns of --parquet (default: sentence1,sentence2)",
+    )
+    parser.add_argument(
+        "--gold",
+        action="append",
+        default=None,
+        help="annotated paraphrase of each query, shown in bold (repeat in query order)",
+    )
     parser.add_argument("-k", "--top-k", type=int, default=10, help="neighbours per query (default: 10)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
     parser.set_defaults(func=run)
@@ -56,8 +63,9 @@ def run(args: argparse.Namespace) -> int:
     candidates = read_candidates(args)
     model = open_model(args.model, args.threads, engine=True)
     cache = EmbeddingCache(model, show_progress_bar=len(candidates) > 10_000)
-    found = nearest_neighbours(cache.encode(args.query), cache.encode(candidates), candidates, k=args.top_k,
-                               exclude=args.query)
+    found = nearest_neighbours(
+        cache.encode(args.query), cache.encode(candidates), candidates, k=args.top_k, exclude=args.query
+    )
     for index, (query, rows) in enumerate(zip(args.query, found, strict=True)):
         print(neighbour_table_markdown(query, rows, gold=args.gold[index] if args.gold else None))
         print()

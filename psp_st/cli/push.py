@@ -8,19 +8,28 @@ from pathlib import Path
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "push", help="upload a model folder to the Hugging Face Hub (or --dry-run it to a local folder)",
+        "push",
+        help="upload a model folder to the Hugging Face Hub (or --dry-run it to a local folder)",
         description="Upload a model folder (e.g. one written by `psp-st build`) to ORG/NAME with its model card "
-                    "re-rendered for that repo id. --dry-run OUT writes exactly the files that would be uploaded "
-                    "to OUT and uploads nothing.",
+        "re-rendered for that repo id. --dry-run OUT writes exactly the files that would be uploaded "
+        "to OUT and uploads nothing.",
     )
     parser.add_argument("folder", type=Path, help="model folder to upload")
     parser.add_argument("--repo-id", required=True, help="target repository, ORG/NAME")
-    parser.add_argument("--dry-run", type=Path, default=None, metavar="OUT",
-                        help="write the files that would be uploaded to OUT (a new folder) instead of uploading")
+    parser.add_argument(
+        "--dry-run",
+        type=Path,
+        default=None,
+        metavar="OUT",
+        help="write the files that would be uploaded to OUT (a new folder) instead of uploading",
+    )
     parser.add_argument("--private", action="store_true", help="create the repository as private")
-    parser.add_argument("--token", default=None,
-                        help="Hub token (prefer the HF_TOKEN environment variable or `hf auth login`: a token on the "
-                             "command line is visible to other users of the machine); never printed or logged")
+    parser.add_argument(
+        "--token",
+        default=None,
+        help="Hub token (prefer the HF_TOKEN environment variable or `hf auth login`: a token on the "
+        "command line is visible to other users of the machine); never printed or logged",
+    )
     parser.add_argument("--commit-message", default=None, help="commit message")
     parser.set_defaults(func=run)
 
@@ -29,8 +38,14 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.hub.push import push, redacted, upload_files
 
     with redacted(args.token):
-        result = push(args.folder, args.repo_id, token=args.token, private=args.private, dry_run=args.dry_run,
-                      commit_message=args.commit_message)
+        result = push(
+            args.folder,
+            args.repo_id,
+            token=args.token,
+            private=args.private,
+            dry_run=args.dry_run,
+            commit_message=args.commit_message,
+        )
     if args.dry_run is not None:
         files = upload_files(args.dry_run)
         print(f"dry run: {len(files)} files that would be uploaded to {args.repo_id} are in {args.dry_run}:")

@@ -8,8 +8,9 @@ from psp_st.io.output_policy import OVERWRITE_HELP
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("score", help="score sentence pairs (TSV) with cosine similarity",
-                                   description=run.__doc__)
+    parser = subparsers.add_parser(
+        "score", help="score sentence pairs (TSV) with cosine similarity", description=run.__doc__
+    )
     parser.add_argument("--model", required=True, help="model folder, psp-st short name (psp-en) or Hub id")
     parser.add_argument("--pairs", required=True, help="UTF-8 TSV: sentence1<TAB>sentence2 per line")
     parser.add_argument("--output", required=True, help="output TSV: the input columns plus a cosine column")
@@ -29,7 +30,13 @@ def run(args: argparse.Namespace) -> int:
 
     check_output(args.output, inputs=[args.pairs, args.model], overwrite=args.overwrite)
     model = open_model(args.model, args.threads, engine=True)
-    count = score_file(model, args.pairs, args.output, chunk_size=args.chunk_size, header=args.header,
-                       show_progress_bar=not args.no_progress)
+    count = score_file(
+        model,
+        args.pairs,
+        args.output,
+        chunk_size=args.chunk_size,
+        header=args.header,
+        show_progress_bar=not args.no_progress,
+    )
     print(f"wrote {args.output}: {count} scored pairs")
     return 0

@@ -9,15 +9,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("tokenizer", help="train sentencepiece tokenizers")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     train = actions.add_parser("train", help="train a sentencepiece unigram model", description=run_train.__doc__)
-    train.add_argument("--input", required=True, nargs="+",
-                       help="text files (one sentence per line) or Parquet/JSONL/CSV files with --column")
-    train.add_argument("--column", action="append", default=None,
-                       help="column(s) to read from tabular input (repeatable; default: sentence1 and sentence2 "
-                            "if present, else sentence, else text)")
+    train.add_argument(
+        "--input",
+        required=True,
+        nargs="+",
+        help="text files (one sentence per line) or Parquet/JSONL/CSV files with --column",
+    )
+    train.add_argument(
+        "--column",
+        action="append",
+        default=None,
+        help="column(s) to read from tabular input (repeatable; default: sentence1 and sentence2 "
+        "if present, else sentence, else text)",
+    )
     train.add_argument("--output", required=True, help="output .model file")
     train.add_argument("--vocab-size", type=int, default=50_000)
-    train.add_argument("--character-coverage", type=float, default=1.0,
-                       help="1.0 keeps every character (the reference's 0.995 drops digits on caption data)")
+    train.add_argument(
+        "--character-coverage",
+        type=float,
+        default=1.0,
+        help="1.0 keeps every character (the reference's 0.995 drops digits on caption data)",
+    )
     train.add_argument("--no-lowercase", dest="lowercase", action="store_false", help="keep case")
     train.add_argument("--input-sentence-size", type=int, default=10_000_000, help="cap on sampled sentences")
     train.add_argument("--model-type", choices=["unigram", "bpe"], default="unigram")
@@ -33,11 +45,19 @@ def run_train(args: argparse.Namespace) -> int:
 
     texts = read_texts(args.input, args.column)
     tokenizer = train_tokenizer(
-        texts, args.output, vocab_size=args.vocab_size, character_coverage=args.character_coverage,
-        lowercase=args.lowercase, input_sentence_size=args.input_sentence_size, model_type=args.model_type,
-        byte_fallback=args.byte_fallback, seed=args.seed,
+        texts,
+        args.output,
+        vocab_size=args.vocab_size,
+        character_coverage=args.character_coverage,
+        lowercase=args.lowercase,
+        input_sentence_size=args.input_sentence_size,
+        model_type=args.model_type,
+        byte_fallback=args.byte_fallback,
+        seed=args.seed,
     )
     sample = texts[:50_000]
-    print(f"wrote {args.output}: {tokenizer.vocab_size} pieces from {len(texts)} texts; "
-          f"{tokenizer.unknown_rate(sample):.2%} of {len(sample)} training texts contain an unknown piece")
+    print(
+        f"wrote {args.output}: {tokenizer.vocab_size} pieces from {len(texts)} texts; "
+        f"{tokenizer.unknown_rate(sample):.2%} of {len(sample)} training texts contain an unknown piece"
+    )
     return 0

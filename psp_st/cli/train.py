@@ -8,8 +8,9 @@ from psp_st.io.output_policy import OVERWRITE_HELP
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("train", help="train a model from a YAML recipe (hub_configs/<name>.yaml)",
-                                   description=run.__doc__)
+    parser = subparsers.add_parser(
+        "train", help="train a model from a YAML recipe (hub_configs/<name>.yaml)", description=run.__doc__
+    )
     parser.add_argument("--config", required=True, help="recipe YAML, e.g. hub_configs/psp-en.yaml")
     parser.add_argument("--output", default=None, help="run folder (default: runs/<recipe name>)")
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
@@ -31,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
         torch.set_num_threads(args.threads)
     from psp_st.training.recipe import train_from_config
 
-    model = train_from_config(args.config, output_dir=args.output, resume=args.resume, max_steps=args.max_steps,
-                              overwrite=args.overwrite)
+    model = train_from_config(
+        args.config, output_dir=args.output, resume=args.resume, max_steps=args.max_steps, overwrite=args.overwrite
+    )
     print(f"trained {model[0]!r}")
     return 0

@@ -28,14 +28,17 @@ def parse_source(entry: str | Mapping[str, Any]) -> dict[str, Any]:
     entry = {"path": entry} if isinstance(entry, str) else dict(entry)
     unknown = set(entry) - SOURCE_KEYS
     if unknown or "path" not in entry:
-        raise ValueError(f"recipe: distillation.sources entry {entry!r}: needs 'path', allowed keys are "
-                         f"{sorted(SOURCE_KEYS)} (unknown: {sorted(unknown)})")
+        raise ValueError(
+            f"recipe: distillation.sources entry {entry!r}: needs 'path', allowed keys are "
+            f"{sorted(SOURCE_KEYS)} (unknown: {sorted(unknown)})"
+        )
     columns = entry.get("columns", ["sentence"])
     entry["columns"] = [columns] if isinstance(columns, str) else list(columns)
     limit = entry.get("max_sentences")
     if limit is not None and (not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"recipe: distillation.sources {entry['path']}: max_sentences must be a positive integer, "
-                         f"got {limit!r}")
+        raise ValueError(
+            f"recipe: distillation.sources {entry['path']}: max_sentences must be a positive integer, got {limit!r}"
+        )
     return entry
 
 

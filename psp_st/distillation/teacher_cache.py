@@ -84,14 +84,21 @@ def teacher_vectors(
         raise TypeError(f"teacher_vectors: sentence {bad[0]} is {type(sentences[bad[0]]).__name__}, expected str")
     folder = cache_path(cache_dir, teacher_name, label, sentences)
     folder.mkdir(parents=True, exist_ok=True)
-    meta = {"teacher": teacher_name, "label": label, "sentences": len(sentences), "shard_size": shard_size,
-            "key": folder.name.rsplit("-", 1)[-1]}
+    meta = {
+        "teacher": teacher_name,
+        "label": label,
+        "sentences": len(sentences),
+        "shard_size": shard_size,
+        "key": folder.name.rsplit("-", 1)[-1],
+    }
     meta_path = folder / META_FILE
     if meta_path.is_file():
         previous = json.loads(meta_path.read_text())
         if previous.get("shard_size") != shard_size:
-            raise ValueError(f"teacher cache {folder} was written with shard_size={previous.get('shard_size')}, "
-                             f"asked for {shard_size}; use the same shard size or delete the folder")
+            raise ValueError(
+                f"teacher cache {folder} was written with shard_size={previous.get('shard_size')}, "
+                f"asked for {shard_size}; use the same shard size or delete the folder"
+            )
     else:
         atomic_write_bytes(meta_path, json.dumps(meta, indent=2).encode())
 
@@ -106,8 +113,14 @@ def teacher_vectors(
 
                 load = load_teacher
             teacher = load(teacher_name)
-        logger.info("teacher %s: encoding %d of %d shard(s) of %s into %s", teacher_name, len(missing),
-                    len(names), label, folder)
+        logger.info(
+            "teacher %s: encoding %d of %d shard(s) of %s into %s",
+            teacher_name,
+            len(missing),
+            len(names),
+            label,
+            folder,
+        )
         if show_progress_bar:
             from tqdm.auto import tqdm
 
@@ -115,11 +128,15 @@ def teacher_vectors(
             progress = tqdm(total=len(sentences), initial=done, desc=f"teacher {label}", unit="sent")
         for number in missing:
             chunk = sentences[starts[number] : starts[number] + shard_size]
-            vectors = np.asarray(teacher.encode(chunk, batch_size=batch_size, convert_to_numpy=True,
-                                                show_progress_bar=False), dtype=np.float32)
+            vectors = np.asarray(
+                teacher.encode(chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
+                dtype=np.float32,
+            )
             if vectors.shape[0] != len(chunk) or not np.isfinite(vectors).all():
-                raise ValueError(f"teacher {teacher_name} returned {vectors.shape} (non-finite values: "
-                                 f"{not np.isfinite(vectors).all()}) for {len(chunk)} sentences")
+                raise ValueError(
+                    f"teacher {teacher_name} returned {vectors.shape} (non-finite values: "
+                    f"{not np.isfinite(vectors).all()}) for {len(chunk)} sentences"
+                )
             shard = Dataset.from_dict({"sentence": chunk, "embedding": list(vectors)})
             with atomic_directory(folder / names[number]) as temporary:
                 shard.save_to_disk(str(temporary))

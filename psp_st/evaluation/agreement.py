@@ -25,8 +25,9 @@ def exact_level(score: float) -> str:
     return f"{float(score):.1f}"
 
 
-def score_level_stats(scores: ArrayLike, similarities: ArrayLike,
-                      level: Callable[[float], str] = exact_level) -> list[dict[str, Any]]:
+def score_level_stats(
+    scores: ArrayLike, similarities: ArrayLike, level: Callable[[float], str] = exact_level
+) -> list[dict[str, Any]]:
     """Mean and standard deviation (sample, ``ddof=1``; 0 for one pair) of the similarities per score level.
 
     Returns one ``{"level", "count", "mean", "std"}`` dict per level, sorted by level.
@@ -45,13 +46,20 @@ def score_level_stats(scores: ArrayLike, similarities: ArrayLike,
     rows = []
     for name in sorted(set(levels.tolist()), key=lambda text: float(text.split("-")[0])):
         values = similarities[levels == name]
-        rows.append({"level": name, "count": len(values), "mean": float(values.mean()),
-                     "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0})
+        rows.append(
+            {
+                "level": name,
+                "count": len(values),
+                "mean": float(values.mean()),
+                "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+            }
+        )
     return rows
 
 
-def plot_score_levels(stats: Mapping[str, list[dict[str, Any]]], path: str | os.PathLike, title: str = "",
-                      xlabel: str = "human score") -> str:
+def plot_score_levels(
+    stats: Mapping[str, list[dict[str, Any]]], path: str | os.PathLike, title: str = "", xlabel: str = "human score"
+) -> str:
     """Grouped bar plot of mean cosine per score level with std error bars (like Opusparcus' Figure 2).
 
     ``stats`` maps a group (dataset or language) to :func:`score_level_stats` rows. Writes a PNG with the
@@ -74,8 +82,15 @@ def plot_score_levels(stats: Mapping[str, list[dict[str, Any]]], path: str | os.
     for group_index, rows in enumerate(stats.values()):
         for level_index, row in enumerate(rows):
             x = group_index + (level_index - (len(rows) - 1) / 2) * width
-            axis.bar(x, row["mean"], width=width * 0.9, color=colors[row["level"]], yerr=row["std"],
-                     ecolor="black", capsize=2)
+            axis.bar(
+                x,
+                row["mean"],
+                width=width * 0.9,
+                color=colors[row["level"]],
+                yerr=row["std"],
+                ecolor="black",
+                capsize=2,
+            )
             positions.append(x)
             labels.append(row["level"])
     if len(stats) == 1:  # one dataset: the levels are the x axis
@@ -85,8 +100,9 @@ def plot_score_levels(stats: Mapping[str, list[dict[str, Any]]], path: str | os.
         axis.set_xticks(range(len(stats)), list(stats))
         axis.set_xlabel(xlabel)
         handles = [matplotlib.patches.Patch(color=colors[level], label=level) for level in levels]
-        axis.legend(handles=handles, title="score", fontsize="small", frameon=False, loc="upper left",
-                    bbox_to_anchor=(1.0, 1.0))
+        axis.legend(
+            handles=handles, title="score", fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0)
+        )
     axis.set_ylabel("mean cosine similarity (± std)")
     if title:
         axis.set_title(title)
@@ -97,8 +113,13 @@ def plot_score_levels(stats: Mapping[str, list[dict[str, Any]]], path: str | os.
     return path
 
 
-def nearest_neighbours(query_embeddings: np.ndarray, candidate_embeddings: np.ndarray, candidates: Sequence[str],
-                       k: int = 10, exclude: Sequence[str] | None = None) -> list[list[tuple[str, float]]]:
+def nearest_neighbours(
+    query_embeddings: np.ndarray,
+    candidate_embeddings: np.ndarray,
+    candidates: Sequence[str],
+    k: int = 10,
+    exclude: Sequence[str] | None = None,
+) -> list[list[tuple[str, float]]]:
     """For each query, the ``k`` most cosine-similar candidates as ``(text, cosine)``, best first.
 
     ``exclude[i]`` (usually the query text itself) is skipped for query ``i``.
@@ -122,8 +143,12 @@ def nearest_neighbours(query_embeddings: np.ndarray, candidate_embeddings: np.nd
 
 def neighbour_table_markdown(query: str, neighbours: Sequence[tuple[str, float]], gold: str | None = None) -> str:
     """A markdown table like Opusparcus' Tables 4-5 (rank, cosine, sentence; the gold paraphrase in bold)."""
-    lines = [f"Nearest neighbours of **{query}**" + (f" (annotated paraphrase: *{gold}*)" if gold else ""), "",
-             "| rank | cosine | sentence |", "|---:|---:|---|"]
+    lines = [
+        f"Nearest neighbours of **{query}**" + (f" (annotated paraphrase: *{gold}*)" if gold else ""),
+        "",
+        "| rank | cosine | sentence |",
+        "|---:|---:|---|",
+    ]
     for rank, (text, cosine) in enumerate(neighbours, start=1):
         shown = text.replace("|", "\\|")
         lines.append(f"| {rank} | {cosine:.3f} | {'**' + shown + '**' if text == gold else shown} |")
@@ -143,12 +168,20 @@ class ScoreAgreementEvaluator(CachedEmbeddingEvaluator):
     difference between the mean cosine of the highest and of the lowest level (larger = better separation).
     """
 
-    def __init__(self, data: Any, level: Callable[[float], str] = exact_level, name: str = "",
-                 score_column: str = "score", batch_size: int = 64, show_progress_bar: bool = False,
-                 cache: EmbeddingCache | None = None) -> None:
+    def __init__(
+        self,
+        data: Any,
+        level: Callable[[float], str] = exact_level,
+        name: str = "",
+        score_column: str = "score",
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+        cache: EmbeddingCache | None = None,
+    ) -> None:
         super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
-        check_columns(data, ("sentence1", "sentence2", score_column), f"agreement data {name!r}",
-                      ("sentence1", "sentence2"))
+        check_columns(
+            data, ("sentence1", "sentence2", score_column), f"agreement data {name!r}", ("sentence1", "sentence2")
+        )
         self.sentences1 = list(data["sentence1"])
         self.sentences2 = list(data["sentence2"])
         self.scores = np.asarray(data[score_column], dtype=np.float64)
@@ -156,8 +189,9 @@ class ScoreAgreementEvaluator(CachedEmbeddingEvaluator):
         self.stats: list[dict[str, Any]] = []
         self.primary_metric = "separation"
 
-    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-                 ) -> dict[str, float]:
+    def __call__(
+        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
         cache = self.embedding_cache(model)
         cache.add([*self.sentences1, *self.sentences2])
         similarities = cosine_pairs(cache.encode(self.sentences1), cache.encode(self.sentences2))

@@ -16,8 +16,9 @@ class CachedEmbeddingEvaluator(BaseEvaluator):
     builds a fresh cache. A cache built for another model is never reused.
     """
 
-    def __init__(self, name: str = "", batch_size: int = 64, show_progress_bar: bool = False,
-                 cache: EmbeddingCache | None = None) -> None:
+    def __init__(
+        self, name: str = "", batch_size: int = 64, show_progress_bar: bool = False, cache: EmbeddingCache | None = None
+    ) -> None:
         super().__init__()
         self.name = name
         self.batch_size = batch_size

@@ -29,21 +29,37 @@ class BitextMiningEvaluator(TranslationEvaluator):
         evaluator(model)["tatoeba-deu_mean_error"]
     """
 
-    def __init__(self, data: Any, name: str = "", cache: EmbeddingCache | None = None, batch_size: int = 64,
-                 show_progress_bar: bool = False) -> None:
+    def __init__(
+        self,
+        data: Any,
+        name: str = "",
+        cache: EmbeddingCache | None = None,
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+    ) -> None:
         check_columns(data, BITEXT_COLUMNS, f"bitext data {name!r}", BITEXT_COLUMNS)
-        super().__init__(list(data["source"]), list(data["target"]), name=name, batch_size=batch_size,
-                         show_progress_bar=show_progress_bar, write_csv=False)
+        super().__init__(
+            list(data["source"]),
+            list(data["target"]),
+            name=name,
+            batch_size=batch_size,
+            show_progress_bar=show_progress_bar,
+            write_csv=False,
+        )
         self.cache = cache
         self.primary_metric = "mean_error"
 
     def embed_inputs(self, model: Any, sentences: Any, **kwargs: Any) -> list[torch.Tensor]:
-        cache = self.cache if self.cache is not None and self.cache.model is model else EmbeddingCache(
-            model, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar)
+        cache = (
+            self.cache
+            if self.cache is not None and self.cache.model is model
+            else EmbeddingCache(model, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar)
+        )
         return list(torch.from_numpy(cache.encode(list(sentences))))
 
-    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-                 ) -> dict[str, float]:
+    def __call__(
+        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
         metrics = super().__call__(model, output_path, epoch, steps)
         prefix = f"{self.name}_" if self.name else ""
         for direction in ("src2trg", "trg2src", "mean"):

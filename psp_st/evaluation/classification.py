@@ -49,19 +49,35 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
         evaluator(model)["msrpc_cosine_accuracy"]
     """
 
-    def __init__(self, data: Any, name: str = "", cache: EmbeddingCache | None = None, batch_size: int = 64,
-                 show_progress_bar: bool = False) -> None:
+    def __init__(
+        self,
+        data: Any,
+        name: str = "",
+        cache: EmbeddingCache | None = None,
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+    ) -> None:
         source = f"pair classification data {name!r}"
         check_columns(data, PAIR_COLUMNS, source, PAIR_COLUMNS[:2])
         labels = binary_labels(data["label"], source)
-        super().__init__(list(data["sentence1"]), list(data["sentence2"]), labels, name=name,
-                         batch_size=batch_size, show_progress_bar=show_progress_bar, write_csv=False,
-                         similarity_fn_names=["cosine"])
+        super().__init__(
+            list(data["sentence1"]),
+            list(data["sentence2"]),
+            labels,
+            name=name,
+            batch_size=batch_size,
+            show_progress_bar=show_progress_bar,
+            write_csv=False,
+            similarity_fn_names=["cosine"],
+        )
         self.cache = cache
 
     def embed_inputs(self, model: Any, sentences: Any, **kwargs: Any) -> np.ndarray:
-        cache = self.cache if self.cache is not None and self.cache.model is model else EmbeddingCache(
-            model, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar)
+        cache = (
+            self.cache
+            if self.cache is not None and self.cache.model is model
+            else EmbeddingCache(model, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar)
+        )
         return cache.encode(list(sentences))
 
 
@@ -89,16 +105,28 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
         Sjöblom, Creutz, Aulamo: "Paraphrase Detection on Noisy Subtitles in Six Languages", W-NUT 2018.
     """
 
-    def __init__(self, train: Any, test: Any, name: str = "", hidden_size: int = 200, max_iter: int = 200,
-                 seed: int = 0, batch_size: int = 64, show_progress_bar: bool = False,
-                 cache: EmbeddingCache | None = None) -> None:
+    def __init__(
+        self,
+        train: Any,
+        test: Any,
+        name: str = "",
+        hidden_size: int = 200,
+        max_iter: int = 200,
+        seed: int = 0,
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+        cache: EmbeddingCache | None = None,
+    ) -> None:
         super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
         self.splits = {}
         for split, data in (("train", train), ("test", test)):
             source = f"MLP {split} data {name!r}"
             check_columns(data, PAIR_COLUMNS, source, PAIR_COLUMNS[:2])
-            self.splits[split] = (list(data["sentence1"]), list(data["sentence2"]),
-                                  np.asarray(binary_labels(data["label"], source)))
+            self.splits[split] = (
+                list(data["sentence1"]),
+                list(data["sentence2"]),
+                np.asarray(binary_labels(data["label"], source)),
+            )
         if len(set(self.splits["train"][2].tolist())) < 2:
             raise ValueError(f"MLP train data {name!r}: needs both paraphrase (1) and non-paraphrase (0) labels")
         self.hidden_size = hidden_size
@@ -111,8 +139,9 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
         first, second, _ = self.splits[split]
         return np.concatenate([cache.encode(first), cache.encode(second)], axis=1)
 
-    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-                 ) -> dict[str, float]:
+    def __call__(
+        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
         import warnings
 
         from sklearn.exceptions import ConvergenceWarning
@@ -126,9 +155,15 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
         cache.add([text for s1, s2, _ in self.splits.values() for text in (*s1, *s2)])
         train_x, test_x = self.features(model, "train"), self.features(model, "test")
         train_y, test_y = self.splits["train"][2], self.splits["test"][2]
-        classifier = make_pipeline(StandardScaler(), MLPClassifier(
-            hidden_layer_sizes=(self.hidden_size,), max_iter=self.max_iter, early_stopping=True,
-            random_state=self.seed))
+        classifier = make_pipeline(
+            StandardScaler(),
+            MLPClassifier(
+                hidden_layer_sizes=(self.hidden_size,),
+                max_iter=self.max_iter,
+                early_stopping=True,
+                random_state=self.seed,
+            ),
+        )
         # one BLAS thread: these matrices are small, and threads only contend with torch's
         with warnings.catch_warnings(), threadpool_limits(1):
             warnings.simplefilter("ignore", ConvergenceWarning)

@@ -21,8 +21,9 @@ def _as_scores(values: Sequence[float] | np.ndarray, what: str, name: str) -> np
     return array
 
 
-def correlations(gold: Sequence[float] | np.ndarray, predicted: Sequence[float] | np.ndarray,
-                 name: str = "scores") -> dict[str, float]:
+def correlations(
+    gold: Sequence[float] | np.ndarray, predicted: Sequence[float] | np.ndarray, name: str = "scores"
+) -> dict[str, float]:
     """``{"pearson", "spearman"}`` between gold scores and predicted similarities (SciPy, ties averaged).
 
     SciPy's ``pearsonr``/``spearmanr`` (what ST's ``EmbeddingSimilarityEvaluator`` and MTEB call) return NaN

@@ -31,8 +31,11 @@ LOCAL_FILES: dict[str, str] = {
     "msrpc-test": "pair_classification/msrpc/test.parquet",
     "turku-release1-dev": "pair_classification/turku/fi_release1_dev.parquet",
     "turku-opus-parsebank-dev": "pair_classification/turku/fi_opus_parsebank_dev.parquet",
-    **{f"pawsx-{lang}-{split}": f"pair_classification/pawsx/{lang}_{split}.parquet"
-       for lang in PAWSX_LANGS for split in ("dev", "test")},
+    **{
+        f"pawsx-{lang}-{split}": f"pair_classification/pawsx/{lang}_{split}.parquet"
+        for lang in PAWSX_LANGS
+        for split in ("dev", "test")
+    },
     **{f"tatoeba-{lang}": f"bitext_mining/tatoeba/{lang}-eng.parquet" for lang in ("deu", "fra")},
 }
 
@@ -42,13 +45,23 @@ PAIR_COLUMNS = ("sentence1", "sentence2", "label")
 BITEXT_COLUMNS = ("source", "target")
 
 #: Score range of each STS dataset (SICK relatedness is on a 1-5 scale, the others 0-5).
-SCORE_RANGES: dict[str, tuple[float, float]] = {"stsb": (0.0, 5.0), "sick": (1.0, 5.0), "sts17": (0.0, 5.0),
-                                                 "sts": (0.0, 5.0), "opusparcus": (1.0, 4.0)}
+SCORE_RANGES: dict[str, tuple[float, float]] = {
+    "stsb": (0.0, 5.0),
+    "sick": (1.0, 5.0),
+    "sts17": (0.0, 5.0),
+    "sts": (0.0, 5.0),
+    "opusparcus": (1.0, 4.0),
+}
 
 #: Hub copies of the STS sets (MTEB's), by key.
 HUB_STS: dict[str, str] = {
-    "sts12": "mteb/sts12-sts", "sts13": "mteb/sts13-sts", "sts14": "mteb/sts14-sts", "sts15": "mteb/sts15-sts",
-    "sts16": "mteb/sts16-sts", "stsb": "mteb/stsbenchmark-sts", "sick": "mteb/sickr-sts",
+    "sts12": "mteb/sts12-sts",
+    "sts13": "mteb/sts13-sts",
+    "sts14": "mteb/sts14-sts",
+    "sts15": "mteb/sts15-sts",
+    "sts16": "mteb/sts16-sts",
+    "stsb": "mteb/stsbenchmark-sts",
+    "sick": "mteb/sickr-sts",
     "sts17": "mteb/sts17-crosslingual-sts",
 }
 
@@ -103,8 +116,10 @@ def read_parquet(path: str | os.PathLike, columns: Sequence[str], text_columns: 
     pd = _require_pandas()
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"evaluation data file {path} does not exist (pass --data-dir / data_dir= the "
-                                "folder holding sts/, pair_classification/ and bitext_mining/)")
+        raise FileNotFoundError(
+            f"evaluation data file {path} does not exist (pass --data-dir / data_dir= the "
+            "folder holding sts/, pair_classification/ and bitext_mining/)"
+        )
     frame = pd.read_parquet(path)
     check_columns(frame, columns, str(path), text_columns)
     return _to_dataset(frame, str(path))
@@ -146,8 +161,10 @@ def load_sts_folder(path: str | os.PathLike, subset_column: str = "subset") -> d
         return {file.stem: read_parquet(file, STS_COLUMNS, STS_COLUMNS[:2]) for file in files}
     dataset = read_parquet(path, (*STS_COLUMNS, subset_column), STS_COLUMNS[:2])
     subsets = list(dataset[subset_column])
-    return {name: dataset.select([row for row, value in enumerate(subsets) if value == name])
-            for name in sorted(set(subsets))}
+    return {
+        name: dataset.select([row for row, value in enumerate(subsets) if value == name])
+        for name in sorted(set(subsets))
+    }
 
 
 # -- Opusparcus ----------------------------------------------------------------------------------------------
@@ -166,8 +183,10 @@ def read_opusparcus_tsv(path: str | os.PathLike) -> Any:
                 continue
             fields = line.rstrip("\n").split("\t")
             if len(fields) != 4:
-                raise ValueError(f"{path}: line {number} has {len(fields)} tab-separated fields, expected 4 "
-                                 "(id, sentence1, sentence2, score)")
+                raise ValueError(
+                    f"{path}: line {number} has {len(fields)} tab-separated fields, expected 4 "
+                    "(id, sentence1, sentence2, score)"
+                )
             try:
                 score = float(fields[3])
             except ValueError:

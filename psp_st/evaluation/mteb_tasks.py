@@ -41,12 +41,26 @@ _COMMON: dict[str, Any] = {
 }
 
 
-def _metadata(name: str, description: str, task_type: TaskType, main_score: str, eval_langs: Any,
-              reference: str, license: str = "not specified", eval_splits: tuple[str, ...] = ("test",),
-              adapted_from: str | None = None) -> TaskMetadata:
+def _metadata(
+    name: str,
+    description: str,
+    task_type: TaskType,
+    main_score: str,
+    eval_langs: Any,
+    reference: str,
+    license: str = "not specified",
+    eval_splits: tuple[str, ...] = ("test",),
+    adapted_from: str | None = None,
+) -> TaskMetadata:
     return TaskMetadata(
-        name=name, description=description, reference=reference, type=task_type, main_score=main_score,
-        eval_splits=list(eval_splits), eval_langs=eval_langs, license=license,
+        name=name,
+        description=description,
+        reference=reference,
+        type=task_type,
+        main_score=main_score,
+        eval_splits=list(eval_splits),
+        eval_langs=eval_langs,
+        license=license,
         # MTEB requires a dataset reference; these tasks never call load_dataset with it
         dataset={"path": f"local/{name}", "revision": "local"},
         adapted_from=[adapted_from] if adapted_from else None,
@@ -88,9 +102,16 @@ class STSBenchmarkLocal(_LocalData, AbsTaskSTS):
     min_score = 0
     max_score = 5
     files = {"validation": "stsb-dev", "test": "stsb-test"}
-    metadata = _metadata("STSBenchmark.local", "STS Benchmark (Cer et al., 2017) read from local Parquet files.",
-                         "STS", "cosine_spearman", ["eng-Latn"], "https://aclanthology.org/S17-2001",
-                         license="cc-by-sa-4.0", adapted_from="STSBenchmark")
+    metadata = _metadata(
+        "STSBenchmark.local",
+        "STS Benchmark (Cer et al., 2017) read from local Parquet files.",
+        "STS",
+        "cosine_spearman",
+        ["eng-Latn"],
+        "https://aclanthology.org/S17-2001",
+        license="cc-by-sa-4.0",
+        adapted_from="STSBenchmark",
+    )
 
 
 class SICKRLocal(_LocalData, AbsTaskSTS):
@@ -99,9 +120,16 @@ class SICKRLocal(_LocalData, AbsTaskSTS):
     min_score = 1
     max_score = 5
     files = {"test": "sick-test"}
-    metadata = _metadata("SICK-R.local", "SICK relatedness (Marelli et al., 2014) read from local Parquet files.",
-                         "STS", "cosine_spearman", ["eng-Latn"], "https://aclanthology.org/L14-1314",
-                         license="cc-by-nc-sa-3.0", adapted_from="SICK-R")
+    metadata = _metadata(
+        "SICK-R.local",
+        "SICK relatedness (Marelli et al., 2014) read from local Parquet files.",
+        "STS",
+        "cosine_spearman",
+        ["eng-Latn"],
+        "https://aclanthology.org/L14-1314",
+        license="cc-by-nc-sa-3.0",
+        adapted_from="SICK-R",
+    )
 
 
 class STS17Local(_LocalData, AbsTaskSTS):
@@ -110,9 +138,16 @@ class STS17Local(_LocalData, AbsTaskSTS):
     min_score = 0
     max_score = 5
     files = {"test": "sts17-en-en"}
-    metadata = _metadata("STS17.local", "SemEval-2017 STS track 5 (en-en) read from a local Parquet file.",
-                         "STS", "cosine_spearman", {"en-en": ["eng-Latn", "eng-Latn"]},
-                         "https://aclanthology.org/S17-2001", license="cc-by-sa-4.0", adapted_from="STS17")
+    metadata = _metadata(
+        "STS17.local",
+        "SemEval-2017 STS track 5 (en-en) read from a local Parquet file.",
+        "STS",
+        "cosine_spearman",
+        {"en-en": ["eng-Latn", "eng-Latn"]},
+        "https://aclanthology.org/S17-2001",
+        license="cc-by-sa-4.0",
+        adapted_from="STS17",
+    )
 
     def read_local(self) -> Any:
         from datasets import DatasetDict
@@ -129,45 +164,83 @@ class MSRPCLocal(_PairClassificationLocal):
     """Microsoft Research Paraphrase Corpus test set as an MTEB pair-classification task."""
 
     files = {"test": "msrpc-test"}
-    metadata = _metadata("MSRPC.local", "MSR Paraphrase Corpus (Dolan & Brockett, 2005), local test file.",
-                         "PairClassification", "max_ap", ["eng-Latn"], "https://aclanthology.org/I05-5002")
+    metadata = _metadata(
+        "MSRPC.local",
+        "MSR Paraphrase Corpus (Dolan & Brockett, 2005), local test file.",
+        "PairClassification",
+        "max_ap",
+        ["eng-Latn"],
+        "https://aclanthology.org/I05-5002",
+    )
 
 
 #: MTEB language-script code of each PAWS-X language (the languages themselves: ``loaders.PAWSX_LANGS``).
-PAWSX_CODES = {"de": "deu-Latn", "en": "eng-Latn", "es": "spa-Latn", "fr": "fra-Latn", "ja": "jpn-Jpan",
-               "ko": "kor-Hang", "zh": "cmn-Hans"}
+PAWSX_CODES = {
+    "de": "deu-Latn",
+    "en": "eng-Latn",
+    "es": "spa-Latn",
+    "fr": "fra-Latn",
+    "ja": "jpn-Jpan",
+    "ko": "kor-Hang",
+    "zh": "cmn-Hans",
+}
 
 
 class PawsXLocal(_PairClassificationLocal):
     """MTEB's ``PawsXPairClassification`` on the local PAWS-X files (7 languages)."""
 
-    metadata = _metadata("PawsXPairClassification.local", "PAWS-X (Yang et al., 2019) read from local files.",
-                         "PairClassification", "max_ap", {lang: [PAWSX_CODES[lang]] for lang in PAWSX_LANGS},
-                         "https://aclanthology.org/D19-1382", eval_splits=("test", "validation"),
-                         adapted_from="PawsXPairClassification")
+    metadata = _metadata(
+        "PawsXPairClassification.local",
+        "PAWS-X (Yang et al., 2019) read from local files.",
+        "PairClassification",
+        "max_ap",
+        {lang: [PAWSX_CODES[lang]] for lang in PAWSX_LANGS},
+        "https://aclanthology.org/D19-1382",
+        eval_splits=("test", "validation"),
+        adapted_from="PawsXPairClassification",
+    )
 
     def read_local(self) -> Any:
         from datasets import DatasetDict
 
-        return {lang: DatasetDict({"test": self.prepare(load_local(f"pawsx-{lang}-test", self.data_dir)),
-                                   "validation": self.prepare(load_local(f"pawsx-{lang}-dev", self.data_dir))})
-                for lang in self.hf_subsets}
+        return {
+            lang: DatasetDict(
+                {
+                    "test": self.prepare(load_local(f"pawsx-{lang}-test", self.data_dir)),
+                    "validation": self.prepare(load_local(f"pawsx-{lang}-dev", self.data_dir)),
+                }
+            )
+            for lang in self.hf_subsets
+        }
 
 
 class TatoebaLocal(_LocalData, AbsTaskBitextMining):
     """MTEB's ``Tatoeba`` bitext mining on the local LASER v1 test sets (deu-eng, fra-eng)."""
 
-    metadata = _metadata("Tatoeba.local", "Tatoeba (LASER v1 test sets) read from local Parquet files.",
-                         "BitextMining", "f1", {"deu-eng": ["deu-Latn", "eng-Latn"], "fra-eng": ["fra-Latn", "eng-Latn"]},
-                         "https://github.com/facebookresearch/LASER", license="cc-by-2.0",
-                         adapted_from="Tatoeba")
+    metadata = _metadata(
+        "Tatoeba.local",
+        "Tatoeba (LASER v1 test sets) read from local Parquet files.",
+        "BitextMining",
+        "f1",
+        {"deu-eng": ["deu-Latn", "eng-Latn"], "fra-eng": ["fra-Latn", "eng-Latn"]},
+        "https://github.com/facebookresearch/LASER",
+        license="cc-by-2.0",
+        adapted_from="Tatoeba",
+    )
 
     def read_local(self) -> Any:
         from datasets import DatasetDict
 
-        return {pair: DatasetDict({"test": load_local(f"tatoeba-{pair.split('-')[0]}", self.data_dir)
-                                   .rename_columns({"source": "sentence1", "target": "sentence2"})})
-                for pair in self.hf_subsets}
+        return {
+            pair: DatasetDict(
+                {
+                    "test": load_local(f"tatoeba-{pair.split('-')[0]}", self.data_dir).rename_columns(
+                        {"source": "sentence1", "target": "sentence2"}
+                    )
+                }
+            )
+            for pair in self.hf_subsets
+        }
 
 
 #: Local task class by official MTEB task name.
@@ -184,8 +257,9 @@ LOCAL_TASKS: dict[str, type] = {
 OFFICIAL_NAMES = ["STSBenchmark", "SICK-R", "STS17", "PawsXPairClassification", "Tatoeba"]
 
 
-def get_tasks(names: list[str] | None = None, data_dir: str | os.PathLike | None = None,
-              offline: bool = True) -> list[Any]:
+def get_tasks(
+    names: list[str] | None = None, data_dir: str | os.PathLike | None = None, offline: bool = True
+) -> list[Any]:
     """MTEB task objects: local (offline) versions by default, the official ones with ``offline=False``.
 
     Args:

@@ -16,8 +16,10 @@ def format_table(summary: list[dict[str, Any]]) -> str:
         return "(no results)"
     task_width = max(len("task"), *(len(row["task"]) for row in summary))
     metric_width = max(len("metric"), *(len(row["metric"]) for row in summary))
-    lines = [f"{'task':<{task_width}}  {'metric':<{metric_width}}  {'value':>7}",
-             f"{'-' * task_width}  {'-' * metric_width}  {'-' * 7}"]
+    lines = [
+        f"{'task':<{task_width}}  {'metric':<{metric_width}}  {'value':>7}",
+        f"{'-' * task_width}  {'-' * metric_width}  {'-' * 7}",
+    ]
     lines += [f"{row['task']:<{task_width}}  {row['metric']:<{metric_width}}  {row['value']:>7.2f}" for row in summary]
     return "\n".join(lines)
 
@@ -32,8 +34,7 @@ def summary_markdown(summary: list[dict[str, Any]]) -> str:
         metrics = list(dict.fromkeys(row["metric"] for row in rows))
         tasks = list(dict.fromkeys(row["task"] for row in rows))
         values = {(row["task"], row["metric"]): row["value"] for row in rows}
-        lines = [f"### {group}", "", "| task | " + " | ".join(metrics) + " |",
-                 "|---|" + "---:|" * len(metrics)]
+        lines = [f"### {group}", "", "| task | " + " | ".join(metrics) + " |", "|---|" + "---:|" * len(metrics)]
         for task in tasks:
             cells = [f"{values[(task, m)]:.2f}" if (task, m) in values else "" for m in metrics]
             lines.append(f"| {task} | " + " | ".join(cells) + " |")
@@ -46,9 +47,13 @@ def to_markdown(result: dict[str, Any], command: str | None = None) -> str:
     lines = [f"# Evaluation of {result['model']} ({result['suite']} suite)", ""]
     if command:
         lines += ["Command:", "", "```bash", command, "```", ""]
-    lines += [f"Data: `{result['data_dir']}`. {result['embedded_texts']:,} distinct texts embedded; "
-              f"total {result['seconds']:.1f} s.", "",
-              "Correlations, accuracies, F1 and AP are ×100; retrieval and bitext numbers are percentages.", ""]
+    lines += [
+        f"Data: `{result['data_dir']}`. {result['embedded_texts']:,} distinct texts embedded; "
+        f"total {result['seconds']:.1f} s.",
+        "",
+        "Correlations, accuracies, F1 and AP are ×100; retrieval and bitext numbers are percentages.",
+        "",
+    ]
     lines += [summary_markdown(result["summary"]), ""]
     if result.get("skipped"):
         lines += ["### Not run", ""] + [f"- **{task}**: {reason}" for task, reason in result["skipped"].items()] + [""]

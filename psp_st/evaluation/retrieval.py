@@ -17,8 +17,9 @@ from psp_st.evaluation.turku_labels import parse_labels
 LABEL_GROUPS = ("1", "2", "3", "4<>", "4", "positive")
 
 
-def retrieval_ranks(embeddings: np.ndarray, queries: ArrayLike, targets: ArrayLike,
-                    batch_size: int = 1024) -> np.ndarray:
+def retrieval_ranks(
+    embeddings: np.ndarray, queries: ArrayLike, targets: ArrayLike, batch_size: int = 1024
+) -> np.ndarray:
     """1-based rank of ``targets[i]`` among all rows of ``embeddings`` by cosine similarity to ``queries[i]``.
 
     The query row itself is not a candidate (unless it is the target: rank 1). Ties count half: the rank is
@@ -34,8 +35,8 @@ def retrieval_ranks(embeddings: np.ndarray, queries: ArrayLike, targets: ArrayLi
         raise ValueError(f"{len(queries)} queries but {len(targets)} targets")
     ranks = np.empty(len(queries), dtype=np.float64)
     for start in range(0, len(queries), batch_size):
-        q = torch.from_numpy(queries[start:start + batch_size])
-        t = torch.from_numpy(targets[start:start + batch_size])
+        q = torch.from_numpy(queries[start : start + batch_size])
+        t = torch.from_numpy(targets[start : start + batch_size])
         sims = vectors[q] @ vectors.T
         rows = torch.arange(len(q))
         target_sims = sims[rows, t].unsqueeze(1)
@@ -44,7 +45,7 @@ def retrieval_ranks(embeddings: np.ndarray, queries: ArrayLike, targets: ArrayLi
         ties = (sims == target_sims).sum(1) - 1  # minus the target itself
         rank = 1.0 + greater.double() + ties.clamp(min=0).double() / 2.0
         rank[q == t] = 1.0
-        ranks[start:start + len(q)] = rank.numpy()
+        ranks[start : start + len(q)] = rank.numpy()
     return ranks
 
 
@@ -84,11 +85,19 @@ class RetrievalEvaluator(CachedEmbeddingEvaluator):
         Kanerva et al.: "Turku Paraphrase Corpus", Natural Language Engineering 2023.
     """
 
-    def __init__(self, data: Any, name: str = "", label_column: str = "label_str", batch_size: int = 64,
-                 show_progress_bar: bool = False, cache: EmbeddingCache | None = None) -> None:
+    def __init__(
+        self,
+        data: Any,
+        name: str = "",
+        label_column: str = "label_str",
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+        cache: EmbeddingCache | None = None,
+    ) -> None:
         super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
-        check_columns(data, ("sentence1", "sentence2", label_column), f"retrieval data {name!r}",
-                      ("sentence1", "sentence2"))
+        check_columns(
+            data, ("sentence1", "sentence2", label_column), f"retrieval data {name!r}", ("sentence1", "sentence2")
+        )
         self.sentences1 = list(data["sentence1"])
         self.sentences2 = list(data["sentence2"])
         labels = parse_labels(data[label_column], f"column {label_column!r}")
@@ -96,8 +105,9 @@ class RetrievalEvaluator(CachedEmbeddingEvaluator):
         self.positive = np.array([int(label.base) >= TURKU_PARAPHRASE_FROM for label in labels], dtype=bool)
         self.primary_metric = "positive_top1"
 
-    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-                 ) -> dict[str, float]:
+    def __call__(
+        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
         candidates = list(dict.fromkeys([*self.sentences1, *self.sentences2]))
         index = {text: row for row, text in enumerate(candidates)}
         embeddings = self.embedding_cache(model).encode(candidates)

@@ -14,8 +14,9 @@ from psp_st.evaluation.embeddings import EmbeddingCache, cosine_pairs
 from psp_st.evaluation.loaders import STS_COLUMNS, check_columns
 
 
-def wieting_means(per_subset: Mapping[str, Mapping[str, float]], groups: Mapping[str, Sequence[str]],
-                  metric: str = "pearson") -> dict[str, float]:
+def wieting_means(
+    per_subset: Mapping[str, Mapping[str, float]], groups: Mapping[str, Sequence[str]], metric: str = "pearson"
+) -> dict[str, float]:
     """The Wieting convention: per group (STS year) the mean of its subsets' ``metric``; then their mean.
 
     Returns ``{group: mean, ..., "all": mean of the group means}``.
@@ -32,8 +33,9 @@ def wieting_means(per_subset: Mapping[str, Mapping[str, float]], groups: Mapping
     return means
 
 
-def sbert_pooled(gold: Mapping[str, ArrayLike], predicted: Mapping[str, ArrayLike],
-                 groups: Mapping[str, Sequence[str]]) -> dict[str, float]:
+def sbert_pooled(
+    gold: Mapping[str, ArrayLike], predicted: Mapping[str, ArrayLike], groups: Mapping[str, Sequence[str]]
+) -> dict[str, float]:
     """The SBERT convention: per group, Spearman over the concatenation of its subsets; then their mean."""
     pooled: dict[str, float] = {}
     for group, names in groups.items():
@@ -69,9 +71,15 @@ class STSEvaluator(CachedEmbeddingEvaluator):
         evaluator(model)  # {"stsb_stsb-test_pearson": ..., "stsb_stsb-test_spearman": ...}
     """
 
-    def __init__(self, subsets: Mapping[str, Any], groups: Mapping[str, Sequence[str]] | None = None,
-                 name: str = "", batch_size: int = 64, show_progress_bar: bool = False,
-                 cache: EmbeddingCache | None = None) -> None:
+    def __init__(
+        self,
+        subsets: Mapping[str, Any],
+        groups: Mapping[str, Sequence[str]] | None = None,
+        name: str = "",
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+        cache: EmbeddingCache | None = None,
+    ) -> None:
         super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
         if not subsets:
             raise ValueError("STSEvaluator needs at least one subset")
@@ -95,17 +103,22 @@ class STSEvaluator(CachedEmbeddingEvaluator):
         """Cosine similarity of every pair, per subset."""
         cache = self.embedding_cache(model)
         cache.add([text for s1, s2, _ in self.subsets.values() for text in (*s1, *s2)])
-        return {subset: cosine_pairs(cache.encode(s1), cache.encode(s2))
-                for subset, (s1, s2, _) in self.subsets.items()}
+        return {
+            subset: cosine_pairs(cache.encode(s1), cache.encode(s2)) for subset, (s1, s2, _) in self.subsets.items()
+        }
 
-    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-                 ) -> dict[str, float]:
+    def __call__(
+        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
         predicted = self.predict(model)
         gold = {subset: scores for subset, (_, _, scores) in self.subsets.items()}
-        per_subset = {subset: correlations(gold[subset], predicted[subset], name=f"{self.name or 'STS'}/{subset}")
-                      for subset in self.subsets}
-        metrics = {f"{subset}_{metric}": value for subset, values in per_subset.items()
-                   for metric, value in values.items()}
+        per_subset = {
+            subset: correlations(gold[subset], predicted[subset], name=f"{self.name or 'STS'}/{subset}")
+            for subset in self.subsets
+        }
+        metrics = {
+            f"{subset}_{metric}": value for subset, values in per_subset.items() for metric, value in values.items()
+        }
         if self.groups:
             for group, value in wieting_means(per_subset, self.groups, "pearson").items():
                 metrics["wieting_pearson" if group == "all" else f"{group}_mean_pearson"] = value

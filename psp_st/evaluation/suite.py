@@ -69,8 +69,12 @@ class SuiteTask:
 
 
 def _sts(name: str, key: str, data_dir: Any) -> SuiteTask:
-    return SuiteTask(name, "STS", lambda cache: STSEvaluator({name: load_local(key, data_dir)}, cache=cache),
-                     {f"{name}_spearman": ("Spearman", 100.0), f"{name}_pearson": ("Pearson", 100.0)})
+    return SuiteTask(
+        name,
+        "STS",
+        lambda cache: STSEvaluator({name: load_local(key, data_dir)}, cache=cache),
+        {f"{name}_spearman": ("Spearman", 100.0), f"{name}_pearson": ("Pearson", 100.0)},
+    )
 
 
 def _sts_file(name: str, path: Path, cache: EmbeddingCache) -> STSEvaluator:
@@ -90,27 +94,38 @@ def _bitext(key: str, data_dir: Any, cache: EmbeddingCache) -> BitextMiningEvalu
 
 
 def _threshold(name: str, group: str, loader: Callable[[], Any]) -> SuiteTask:
-    return SuiteTask(name, group, lambda cache: ThresholdClassificationEvaluator(loader(), cache=cache),
-                     {"cosine_accuracy": ("accuracy", 100.0), "cosine_f1": ("F1", 100.0), "cosine_ap": ("AP", 100.0)})
+    return SuiteTask(
+        name,
+        group,
+        lambda cache: ThresholdClassificationEvaluator(loader(), cache=cache),
+        {"cosine_accuracy": ("accuracy", 100.0), "cosine_f1": ("F1", 100.0), "cosine_ap": ("AP", 100.0)},
+    )
 
 
 def _mlp(name: str, train: Callable[[], Any], test: Callable[[], Any]) -> SuiteTask:
-    return SuiteTask(name, "Paraphrase MLP (Opusparcus protocol)",
-                     lambda cache: ParaphraseMLPEvaluator(train(), test(), cache=cache),
-                     {"accuracy": ("accuracy", 100.0), "all_paraphrase_accuracy": ("all-paraphrase baseline", 100.0)})
+    return SuiteTask(
+        name,
+        "Paraphrase MLP (Opusparcus protocol)",
+        lambda cache: ParaphraseMLPEvaluator(train(), test(), cache=cache),
+        {"accuracy": ("accuracy", 100.0), "all_paraphrase_accuracy": ("all-paraphrase baseline", 100.0)},
+    )
 
 
-def _agreement(name: str, loader: Callable[[], Any], level: Callable[[float], str], score_column: str = "score"
-               ) -> SuiteTask:
-    return SuiteTask(name, "Human-score agreement",
-                     lambda cache: ScoreAgreementEvaluator(loader(), level=level, score_column=score_column,
-                                                           cache=cache),
-                     {"separation": ("mean cosine top level - bottom level", 1.0)},
-                     plot=lambda evaluator: (name, evaluator.stats))
+def _agreement(
+    name: str, loader: Callable[[], Any], level: Callable[[float], str], score_column: str = "score"
+) -> SuiteTask:
+    return SuiteTask(
+        name,
+        "Human-score agreement",
+        lambda cache: ScoreAgreementEvaluator(loader(), level=level, score_column=score_column, cache=cache),
+        {"separation": ("mean cosine top level - bottom level", 1.0)},
+        plot=lambda evaluator: (name, evaluator.stats),
+    )
 
 
-def suite_tasks(suite: str = "quick", data_dir: str | os.PathLike | None = None,
-                opusparcus_dir: str | os.PathLike | None = None) -> tuple[list[SuiteTask], dict[str, str]]:
+def suite_tasks(
+    suite: str = "quick", data_dir: str | os.PathLike | None = None, opusparcus_dir: str | os.PathLike | None = None
+) -> tuple[list[SuiteTask], dict[str, str]]:
     """The tasks of ``suite`` and ``{task: reason}`` for optional data that is absent (never silently)."""
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
@@ -136,6 +151,7 @@ def suite_tasks(suite: str = "quick", data_dir: str | os.PathLike | None = None,
     # STS years (held out from the shared folder; used when a local copy sits next to the others)
     year_dirs = {year: data_dir / "sts" / year for year in STS_YEARS if (data_dir / "sts" / year).exists()}
     if year_dirs:
+
         def build_years(cache: EmbeddingCache) -> STSEvaluator:
             subsets: dict[str, Any] = {}
             groups: dict[str, list[str]] = {}
@@ -145,26 +161,50 @@ def suite_tasks(suite: str = "quick", data_dir: str | os.PathLike | None = None,
                     groups.setdefault(year, []).append(f"{year}/{subset}")
             return STSEvaluator(subsets, groups=groups, cache=cache)
 
-        tasks.append(SuiteTask("sts2012-2016", "STS", build_years,
-                               {"wieting_pearson": ("mean Pearson over years (Wieting)", 100.0),
-                                "sbert_spearman": ("mean Spearman of pooled years (SBERT)", 100.0)}))
+        tasks.append(
+            SuiteTask(
+                "sts2012-2016",
+                "STS",
+                build_years,
+                {
+                    "wieting_pearson": ("mean Pearson over years (Wieting)", 100.0),
+                    "sbert_spearman": ("mean Spearman of pooled years (SBERT)", 100.0),
+                },
+            )
+        )
     else:
         skipped["sts2012-2016"] = f"no {data_dir}/sts/sts2012..sts2016 folders (held-out data; use the Hub loaders)"
     for track_file in sorted((data_dir / "sts" / "sts2017").glob("*.parquet")):
         if track_file.stem != "en-en":
             track = track_file.stem
-            tasks.append(SuiteTask(f"sts17-{track}", "STS", partial(_sts_file, f"sts17-{track}", track_file),
-                {f"sts17-{track}_spearman": ("Spearman", 100.0), f"sts17-{track}_pearson": ("Pearson", 100.0)}))
+            tasks.append(
+                SuiteTask(
+                    f"sts17-{track}",
+                    "STS",
+                    partial(_sts_file, f"sts17-{track}", track_file),
+                    {f"sts17-{track}_spearman": ("Spearman", 100.0), f"sts17-{track}_pearson": ("Pearson", 100.0)},
+                )
+            )
 
     tasks.append(_sts("sick-r-dev", "sick-dev", data_dir))
     for lang in PAWSX_LANGS:
         if lang != "en":
-            tasks.append(_threshold(f"pawsx-{lang}-test", "Paraphrase classification (cosine threshold)",
-                                    local(f"pawsx-{lang}-test")))
-    for name, key in (("turku-release1-dev", "turku-release1-dev"), ("turku-opus-parsebank-dev",
-                                                                      "turku-opus-parsebank-dev")):
-        tasks.append(_threshold(f"{name} (labels>=3)", "Paraphrase classification (cosine threshold)",
-                                partial(_turku_binary, key, data_dir)))
+            tasks.append(
+                _threshold(
+                    f"pawsx-{lang}-test", "Paraphrase classification (cosine threshold)", local(f"pawsx-{lang}-test")
+                )
+            )
+    for name, key in (
+        ("turku-release1-dev", "turku-release1-dev"),
+        ("turku-opus-parsebank-dev", "turku-opus-parsebank-dev"),
+    ):
+        tasks.append(
+            _threshold(
+                f"{name} (labels>=3)",
+                "Paraphrase classification (cosine threshold)",
+                partial(_turku_binary, key, data_dir),
+            )
+        )
 
     tasks.append(_mlp("msrpc train->test", local("msrpc-train"), local("msrpc-test")))
     tasks.append(_mlp("pawsx-en dev->test", local("pawsx-en-dev"), local("pawsx-en-test")))
@@ -173,27 +213,41 @@ def suite_tasks(suite: str = "quick", data_dir: str | os.PathLike | None = None,
         if not found:
             raise FileNotFoundError(f"--opusparcus-dir {opusparcus_dir} has no <lang>/test/<lang>-test.txt file")
         for lang in found:
+
             def reader(split: str, lang: str = lang, binary: bool = True) -> Callable[[], Any]:
                 path = opusparcus_path(opusparcus_dir, lang, split)
                 return lambda: opusparcus_binary(read_opusparcus_tsv(path)) if binary else read_opusparcus_tsv(path)
+
             tasks.append(_mlp(f"opusparcus-{lang} dev->test", reader("dev"), reader("test")))
             tasks.append(_agreement(f"opusparcus-{lang}-dev", reader("dev", binary=False), exact_level))
     else:
         skipped["opusparcus"] = "no --opusparcus-dir given (Opusparcus is not in the shared data; Hub: GEM/opusparcus)"
 
-    for name, key in (("turku-release1-dev", "turku-release1-dev"), ("turku-opus-parsebank-dev",
-                                                                      "turku-opus-parsebank-dev")):
-        tasks.append(SuiteTask(f"{name} retrieval", "Retrieval per label (Turku)",
-                               partial(_retrieval, key, data_dir),
-                               {f"{group}_{metric}": (f"{group} {label}", 1.0)
-                                for group in ("2", "3", "4<>", "4", "positive")
-                                for metric, label in (("top1", "top-1 %"), ("top10", "top-10 %"),
-                                                      ("mean_rank_pct", "mean rank %"))}))
+    for name, key in (
+        ("turku-release1-dev", "turku-release1-dev"),
+        ("turku-opus-parsebank-dev", "turku-opus-parsebank-dev"),
+    ):
+        tasks.append(
+            SuiteTask(
+                f"{name} retrieval",
+                "Retrieval per label (Turku)",
+                partial(_retrieval, key, data_dir),
+                {
+                    f"{group}_{metric}": (f"{group} {label}", 1.0)
+                    for group in ("2", "3", "4<>", "4", "positive")
+                    for metric, label in (("top1", "top-1 %"), ("top10", "top-10 %"), ("mean_rank_pct", "mean rank %"))
+                },
+            )
+        )
     for lang in ("deu", "fra"):
-        tasks.append(SuiteTask(f"tatoeba-{lang}", "Bitext mining (Tatoeba)",
-                               partial(_bitext, f"tatoeba-{lang}", data_dir),
-                               {"src2trg_error": (f"{lang}->eng error %", 1.0),
-                                "trg2src_error": (f"eng->{lang} error %", 1.0)}))
+        tasks.append(
+            SuiteTask(
+                f"tatoeba-{lang}",
+                "Bitext mining (Tatoeba)",
+                partial(_bitext, f"tatoeba-{lang}", data_dir),
+                {"src2trg_error": (f"{lang}->eng error %", 1.0), "trg2src_error": (f"eng->{lang} error %", 1.0)},
+            )
+        )
     tasks.append(_agreement("stsb-test", local("stsb-test"), sts_bucket))
     tasks.append(_agreement("sick-r-test", local("sick-test"), sts_bucket))
     tasks.append(_agreement("turku-release1-dev", local("turku-release1-dev"), exact_level, score_column="label"))
@@ -210,15 +264,25 @@ def neighbour_tables(model_cache: EmbeddingCache, data_dir: Path, queries: int =
     candidates = list(dict.fromkeys([*data["sentence1"], *data["sentence2"]]))
     picked = [row for row in data if row["score"] >= 5.0][:queries]
     query_texts = [row["sentence1"] for row in picked]
-    found = nearest_neighbours(model_cache.encode(query_texts), model_cache.encode(candidates), candidates, k=k,
-                               exclude=query_texts)
-    return [neighbour_table_markdown(row["sentence1"], rows, gold=row["sentence2"])
-            for row, rows in zip(picked, found, strict=True)]
+    found = nearest_neighbours(
+        model_cache.encode(query_texts), model_cache.encode(candidates), candidates, k=k, exclude=query_texts
+    )
+    return [
+        neighbour_table_markdown(row["sentence1"], rows, gold=row["sentence2"])
+        for row, rows in zip(picked, found, strict=True)
+    ]
 
 
-def run_suite(model: Any, suite: str = "quick", data_dir: str | os.PathLike | None = None,
-              out_dir: str | os.PathLike | None = None, batch_size: int = 64, show_progress_bar: bool = False,
-              opusparcus_dir: str | os.PathLike | None = None, model_name: str | None = None) -> dict[str, Any]:
+def run_suite(
+    model: Any,
+    suite: str = "quick",
+    data_dir: str | os.PathLike | None = None,
+    out_dir: str | os.PathLike | None = None,
+    batch_size: int = 64,
+    show_progress_bar: bool = False,
+    opusparcus_dir: str | os.PathLike | None = None,
+    model_name: str | None = None,
+) -> dict[str, Any]:
     """Run the ``quick`` or ``full`` suite on ``model`` (a ``SentenceTransformer``) and return the results.
 
     Args:
@@ -262,8 +326,7 @@ def run_suite(model: Any, suite: str = "quick", data_dir: str | os.PathLike | No
         results[task.name] = metrics
         for key, (label, scale) in task.headline.items():
             if key in metrics:
-                summary.append({"group": task.group, "task": task.name, "metric": label,
-                                "value": metrics[key] * scale})
+                summary.append({"group": task.group, "task": task.name, "metric": label, "value": metrics[key] * scale})
         if task.plot is not None and out_dir is not None:
             title, stats = task.plot(evaluator)
             path = Path(out_dir) / f"agreement_{title.replace('/', '_')}.png"
@@ -296,8 +359,9 @@ class SuiteEvaluator(BaseEvaluator):
         batch_size: ``encode`` batch size.
     """
 
-    def __init__(self, suite: str = "quick", data_dir: str | os.PathLike | None = None, name: str = "",
-                 batch_size: int = 64) -> None:
+    def __init__(
+        self, suite: str = "quick", data_dir: str | os.PathLike | None = None, name: str = "", batch_size: int = 64
+    ) -> None:
         super().__init__()
         if suite not in SUITES:
             raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
@@ -307,11 +371,15 @@ class SuiteEvaluator(BaseEvaluator):
         self.batch_size = batch_size
         self.primary_metric = "stsb-dev_spearman"
 
-    def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-                 ) -> dict[str, float]:
+    def __call__(
+        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
         result = run_suite(model, self.suite, data_dir=self.data_dir, batch_size=self.batch_size)
-        metrics = {key if key.startswith(f"{task}_") else f"{task}_{key}": value
-                   for task, values in result["results"].items() for key, value in values.items()}
+        metrics = {
+            key if key.startswith(f"{task}_") else f"{task}_{key}": value
+            for task, values in result["results"].items()
+            for key, value in values.items()
+        }
         metrics = self.prefix_name_to_metrics(metrics, self.name)
         if hasattr(model, "model_card_data"):
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)

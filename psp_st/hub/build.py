@@ -43,9 +43,11 @@ def find_recipe(name: str | os.PathLike) -> Path:
             return candidate
         raise FileNotFoundError(f"recipe file not found: {candidate}")
     package = Path(__file__).resolve().parents[1]
-    searched = [Path.cwd() / "hub_configs" / f"{name}.yaml",
-                package.parent / "hub_configs" / f"{name}.yaml",  # a source checkout
-                package / "resources" / "hub_configs" / f"{name}.yaml"]  # an installed wheel
+    searched = [
+        Path.cwd() / "hub_configs" / f"{name}.yaml",
+        package.parent / "hub_configs" / f"{name}.yaml",  # a source checkout
+        package / "resources" / "hub_configs" / f"{name}.yaml",
+    ]  # an installed wheel
     for path in searched:
         if path.is_file():
             return path
@@ -132,8 +134,13 @@ def speed_sentences(data_dir: Path, count: int = SPEED_SENTENCES, seed: int = 0)
 def measure_speed(static_model, module, sentences: Sequence[str], batch_size: int = 1024) -> dict[str, Any]:
     """Sentences/s on one thread: ``SentenceTransformer.encode`` of the static form and ``PSPEmbedding.embed``."""
     sentences = list(sentences)
-    result: dict[str, Any] = {"threads": 1, "sentences": len(sentences), "batch_size": batch_size,
-                              "corpus": SPEED_CORPUS, "cpu": platform.processor() or platform.machine()}
+    result: dict[str, Any] = {
+        "threads": 1,
+        "sentences": len(sentences),
+        "batch_size": batch_size,
+        "corpus": SPEED_CORPUS,
+        "cpu": platform.processor() or platform.machine(),
+    }
     threads_before = getattr(module.tokenizer, "num_threads", None)
     with torch_threads(1):
         static_model.encode(sentences[:1000], batch_size=batch_size, show_progress_bar=False)  # warm-up
@@ -156,19 +163,27 @@ def evaluate(model, data_dir: Path, suite: str = "quick") -> dict[str, Any]:
     try:
         from psp_st.evaluation import run_suite
     except ImportError as error:
-        raise ImportError(f"the evaluation suite is not available ({error}); install psp-st[eval] or pass "
-                          "--no-eval") from error
+        raise ImportError(
+            f"the evaluation suite is not available ({error}); install psp-st[eval] or pass --no-eval"
+        ) from error
     result = run_suite(model, suite=suite, data_dir=str(data_dir))
     metrics = {f"{row['task']} / {row['metric']}": round(float(row["value"]), 4) for row in result["summary"]}
-    return {"suite": suite, "metrics": metrics, "skipped": result.get("skipped", {}),
-            "seconds": round(float(result["seconds"]), 1)}
+    return {
+        "suite": suite,
+        "metrics": metrics,
+        "skipped": result.get("skipped", {}),
+        "seconds": round(float(result["seconds"]), 1),
+    }
 
 
 def _file_sizes(folder: Path) -> dict[str, int]:
     from psp_st.hub.push import upload_files
 
-    return {relative: (folder / relative).stat().st_size for relative in upload_files(folder)
-            if not relative.endswith("README.md") and relative != BUILD_INFO_FILE}
+    return {
+        relative: (folder / relative).stat().st_size
+        for relative in upload_files(folder)
+        if not relative.endswith("README.md") and relative != BUILD_INFO_FILE
+    }
 
 
 def write_release(model, folder: Path, info: dict[str, Any]) -> dict[str, Any]:
@@ -188,8 +203,9 @@ def write_release(model, folder: Path, info: dict[str, Any]) -> dict[str, Any]:
     static = SentenceTransformer(str(folder), device="cpu")
     (folder / "README.md").write_text(render_model_card(static, info), encoding="utf-8")
     trainable = load_trusted(folder / TRAINABLE_SUBFOLDER)
-    (folder / TRAINABLE_SUBFOLDER / "README.md").write_text(render_model_card(trainable, info, form="trainable"),
-                                                            encoding="utf-8")
+    (folder / TRAINABLE_SUBFOLDER / "README.md").write_text(
+        render_model_card(trainable, info, form="trainable"), encoding="utf-8"
+    )
     info["files"] = _file_sizes(folder)
     (folder / BUILD_INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return info
@@ -263,35 +279,57 @@ def build(
     run_config.pop("release", None)
     output = Path(output) if output else Path.cwd() / config["name"]
     previous = previous_release_files(output, config["name"])
-    check_output(output, inputs=[recipe_path, data_dir, work_dir], overwrite=overwrite, folder=True,
-                 ours=lambda _: previous is not None)
+    check_output(
+        output,
+        inputs=[recipe_path, data_dir, work_dir],
+        overwrite=overwrite,
+        folder=True,
+        ours=lambda _: previous is not None,
+    )
 
     import torch
 
     build_start = time.perf_counter()
     info: dict[str, Any] = {
-        "name": config["name"], "psp_st_version": psp_st.__version__, "format_version": FORMAT_VERSION,
-        "recipe_file": recipe_path.name, "recipe": config, "seed": config["seed"], "max_steps": max_steps,
+        "name": config["name"],
+        "psp_st_version": psp_st.__version__,
+        "format_version": FORMAT_VERSION,
+        "recipe_file": recipe_path.name,
+        "recipe": config,
+        "seed": config["seed"],
+        "max_steps": max_steps,
     }
     with contextlib.ExitStack() as stack:
-        work = Path(work_dir) if work_dir else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="psp-st-build-")))
+        work = (
+            Path(work_dir)
+            if work_dir
+            else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="psp-st-build-")))
+        )
         cache_dir = run_config.get("data", {}).get("cache_dir")
         if cache_dir and not Path(cache_dir).is_absolute():  # keep the user's folder clean: cache in the work dir
             run_config["data"]["cache_dir"] = str(work / cache_dir)
         start = time.perf_counter()
         model = train_from_config(run_config, output_dir=work, max_steps=max_steps, overwrite=overwrite)
         metrics = _train_metrics(work)
-        info["training"] = {"seconds": round(time.perf_counter() - start, 1), "threads": torch.get_num_threads(),
-                            "datasets": [source["path"] if isinstance(source, dict) else str(source)
-                                         for source in config["data"]["sources"]],
-                            "files": source_files(run_config["data"]["sources"], data_dir),
-                            "pairs": metrics.get("train_pairs"),
-                            "pairs_per_source": {_relative(name, data_dir): count for name, count
-                                                 in (metrics.get("pairs_per_source") or {}).items()}}
+        info["training"] = {
+            "seconds": round(time.perf_counter() - start, 1),
+            "threads": torch.get_num_threads(),
+            "datasets": [
+                source["path"] if isinstance(source, dict) else str(source) for source in config["data"]["sources"]
+            ],
+            "files": source_files(run_config["data"]["sources"], data_dir),
+            "pairs": metrics.get("train_pairs"),
+            "pairs_per_source": {
+                _relative(name, data_dir): count for name, count in (metrics.get("pairs_per_source") or {}).items()
+            },
+        }
         distillation = metrics.get("distillation")
         if distillation:
-            distillation = {**distillation, "teacher": (config.get("distillation") or {}).get("teacher"),
-                            "files": list(source_files(run_config["distillation"]["sources"], data_dir))}
+            distillation = {
+                **distillation,
+                "teacher": (config.get("distillation") or {}).get("teacher"),
+                "files": list(source_files(run_config["distillation"]["sources"], data_dir)),
+            }
             info["training"]["distillation"] = distillation
         # seconds per build stage: data, tokenizer, teacher passes, training (from the run), then eval and export
         stages = {key.removesuffix("_seconds"): value for key, value in (metrics.get("stage_seconds") or {}).items()}

@@ -107,8 +107,10 @@ def limitations_section(info: dict[str, Any]) -> str:
     total = sum(counts.values())
     captions = sum(n for name, n in counts.items() if any(stem in name for stem in CAPTION_FILES))
     if total:
-        note = (f"{captions / total:.0%} of the {total:,} training pairs per epoch are image captions "
-                "(Flickr30k, Flickr8k, COCO); the rest are the other sources listed under Training Data.")
+        note = (
+            f"{captions / total:.0%} of the {total:,} training pairs per epoch are image captions "
+            "(Flickr30k, Flickr8k, COCO); the rest are the other sources listed under Training Data."
+        )
     else:
         note = "See Training Data for the sources."
     return LIMITATIONS.replace("{data_note}", note)
@@ -121,7 +123,7 @@ def evaluation_section(info: dict[str, Any]) -> str:
     metrics: dict[str, Any] = evaluation.get("metrics") or {}
     if metrics:
         lines += [
-            f"Measured by `psp_st.evaluation.run_suite(model, suite=\"{evaluation.get('suite', 'quick')}\")` when this "
+            f'Measured by `psp_st.evaluation.run_suite(model, suite="{evaluation.get("suite", "quick")}")` when this '
             f"model was built (psp-st {info.get('psp_st_version', '?')}); correlations and accuracies x100.",
             "",
             "| Task | Metric | Value |",
@@ -144,8 +146,10 @@ def evaluation_section(info: dict[str, Any]) -> str:
             f"{speed.get('cpu', 'CPU')}).",
         ]
         if speed.get("fast_path_sentences_per_second"):
-            lines.append(f"- **{speed['fast_path_sentences_per_second']:,.0f} sentences/s** with the trainable "
-                         "form's `PSPEmbedding.embed` fast path (same thread count and sentences).")
+            lines.append(
+                f"- **{speed['fast_path_sentences_per_second']:,.0f} sentences/s** with the trainable "
+                "form's `PSPEmbedding.embed` fast path (same thread count and sentences)."
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -163,8 +167,9 @@ def training_section(info: dict[str, Any]) -> str:
         lines += ["| File | Rows | Genre | Licence (as stated by the source) |", "|:--|--:|:--|:--|"]
         for name, rows in files.items():
             genre, licence = data_license(name)
-            lines.append(f"| `{name}` | {rows:,} | {genre} | {licence} |" if rows else
-                         f"| `{name}` | - | {genre} | {licence} |")
+            lines.append(
+                f"| `{name}` | {rows:,} | {genre} | {licence} |" if rows else f"| `{name}` | - | {genre} | {licence} |"
+            )
     elif datasets:
         lines += [f"- {item}" for item in datasets]
     else:
@@ -176,21 +181,34 @@ def training_section(info: dict[str, Any]) -> str:
         lines += ["", f"{training['pairs']:,} training pairs per epoch after validation and filtering."]
     distillation = training.get("distillation") or {}
     if distillation.get("files"):
-        lines += ["", f"Sentence distillation from `{distillation.get('teacher')}` on "
-                      f"{distillation.get('sentences', 0):,} unlabelled sentences sampled from:", "",
-                  "| File | Genre | Licence (as stated by the source) |", "|:--|:--|:--|"]
+        lines += [
+            "",
+            f"Sentence distillation from `{distillation.get('teacher')}` on "
+            f"{distillation.get('sentences', 0):,} unlabelled sentences sampled from:",
+            "",
+            "| File | Genre | Licence (as stated by the source) |",
+            "|:--|:--|:--|",
+        ]
         for name in distillation["files"]:
             genre, licence = data_license(name)
             lines.append(f"| `{name}` | {genre} | {licence} |")
     stages = info.get("stage_seconds") or {}
     if stages:
-        lines += ["", "Build time per stage (seconds): "
-                  + ", ".join(f"{stage} {seconds:,.0f}" for stage, seconds in stages.items()) + "."]
+        lines += [
+            "",
+            "Build time per stage (seconds): "
+            + ", ".join(f"{stage} {seconds:,.0f}" for stage, seconds in stages.items())
+            + ".",
+        ]
     lines += ["", "### Training Recipe", ""]
     lines.append(
         f"Built with `psp-st build {info.get('name', '?')}` (seed {info.get('seed')}"
         + (f", max_steps {info['max_steps']}" if info.get("max_steps") else "")
-        + (f", {training['seconds'] / 60:.1f} min on {training.get('threads', '?')} CPU threads" if training.get("seconds") else "")
+        + (
+            f", {training['seconds'] / 60:.1f} min on {training.get('threads', '?')} CPU threads"
+            if training.get("seconds")
+            else ""
+        )
         + "), which runs this recipe end to end:"
     )
     recipe = info.get("recipe")
@@ -295,8 +313,11 @@ def _blocks(card: str) -> list[list[str]]:
         if line.startswith("```"):
             in_fence = not in_fence
         starts_comment = line.strip() == "<!--" and index + 1 < len(lines) and lines[index + 1].startswith("#")
-        is_heading = line.startswith("#") and not in_fence and not (blocks[-1] and blocks[-1][-1].strip() == "<!--"
-                                                                      and len(blocks[-1]) == 1)
+        is_heading = (
+            line.startswith("#")
+            and not in_fence
+            and not (blocks[-1] and blocks[-1][-1].strip() == "<!--" and len(blocks[-1]) == 1)
+        )
         if not in_fence and (starts_comment or is_heading):
             blocks.append([])
         blocks[-1].append(line)
@@ -318,8 +339,9 @@ def _replace_section(card: str, heading: str, new: str) -> str:
         if _heading(block).strip() == heading:
             level = _level(heading)
             end = index + 1
-            while end < len(blocks) and (not _heading(blocks[end]).startswith("#")
-                                         or _level(_heading(blocks[end])) > level):
+            while end < len(blocks) and (
+                not _heading(blocks[end]).startswith("#") or _level(_heading(blocks[end])) > level
+            ):
                 end += 1
             blocks[index:end] = [new.rstrip("\n").split("\n") + [""]]
             return "\n".join(line for block in blocks for line in block)
@@ -338,8 +360,9 @@ def _insert_before(card: str, anchor: str, section: str, replace: str) -> str:
     return card.rstrip() + "\n\n" + section
 
 
-def render_model_card(model: SentenceTransformer, info: dict[str, Any], model_id: str | None = None,
-                      form: str = "static") -> str:
+def render_model_card(
+    model: SentenceTransformer, info: dict[str, Any], model_id: str | None = None, form: str = "static"
+) -> str:
     """The README.md of a released model: ST's generated card, corrected (see the module docstring).
 
     Args:
@@ -367,23 +390,29 @@ def render_model_card(model: SentenceTransformer, info: dict[str, Any], model_id
     card = generate_model_card(model).replace(ST_PLACEHOLDER, model_id)
     dimension = model.get_embedding_dimension()
     if dimension is None:  # ST's answer when no module reports an output dimension; a P-SP release always has one
-        raise ValueError("render_model_card: the model reports no embedding dimension (get_embedding_dimension() "
-                         "is None); build the card from a P-SP model folder (PSPEmbedding or StaticEmbedding)")
+        raise ValueError(
+            "render_model_card: the model reports no embedding dimension (get_embedding_dimension() "
+            "is None); build the card from a P-SP model folder (PSPEmbedding or StaticEmbedding)"
+        )
 
     speed = (info.get("speed") or {}).get("sentences_per_second")
     speed_note = f" ({speed:,.0f} sentences/s on one thread, measured at build time)" if speed else ""
     description = (
-        f"This is a P-SP paraphrastic sentence embedding model (Wieting et al., \"Paraphrastic Representations at "
-        f"Scale\") built with [psp-st](https://github.com/psp-st/psp-st): the embedding of a sentence is the average "
+        f'This is a P-SP paraphrastic sentence embedding model (Wieting et al., "Paraphrastic Representations at '
+        f'Scale") built with [psp-st](https://github.com/psp-st/psp-st): the embedding of a sentence is the average '
         f"of the vectors of its sentencepiece pieces, so it maps English text to a {dimension}-dimensional vector "
         f"on CPU{speed_note}. Use it for semantic textual similarity, paraphrase mining and semantic search."
     )
     card = re.sub(r"^This is a \[sentence-transformers\].*$", lambda _: description, card, count=1, flags=re.M)
-    card = re.sub(r"\*\*Maximum Sequence Length:\*\* inf tokens",
-                  "**Maximum Sequence Length:** no limit (all pieces are averaged)", card)
+    card = re.sub(
+        r"\*\*Maximum Sequence Length:\*\* inf tokens",
+        "**Maximum Sequence Length:** no limit (all pieces are averaged)",
+        card,
+    )
     card = _replace_section(card, "## Usage", usage_section(model_id, form, dimension))
-    card = _insert_before(card, "## Training Details", limitations_section(info),
-                          replace="## Bias, Risks and Limitations")
+    card = _insert_before(
+        card, "## Training Details", limitations_section(info), replace="## Bias, Risks and Limitations"
+    )
     card = _insert_before(card, "## Bias, Risks and Limitations", evaluation_section(info), replace="## Evaluation")
     card = card.replace("## Training Details\n", "## Training Details\n\n" + training_section(info), 1)
     card = _replace_section(card, "## Citation", citation_section())

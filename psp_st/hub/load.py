@@ -24,6 +24,7 @@ logger = logging.getLogger(__name__)
 class ModelNotFoundError(ModelFolderError):
     """A model name that is no local folder, no psp-st short name with a local build, and no reachable Hub id."""
 
+
 #: Short names of the pretrained models and their Hub ids.
 PRETRAINED: dict[str, str] = {"psp-en": "psp-st/psp-en"}
 
@@ -49,8 +50,14 @@ def resolve_model_name(name: str | os.PathLike) -> str:
             if isinstance(info, dict) and info.get("name") == name:
                 logger.info("%s: using the local build %s", name, local.resolve())
                 return name
-            logger.warning("%s: ignoring the folder %s, which carries no psp-st build record (%s) named %r; "
-                           "using the Hub id %s", name, local.resolve(), BUILD_INFO_FILE, name, PRETRAINED[name])
+            logger.warning(
+                "%s: ignoring the folder %s, which carries no psp-st build record (%s) named %r; using the Hub id %s",
+                name,
+                local.resolve(),
+                BUILD_INFO_FILE,
+                name,
+                PRETRAINED[name],
+            )
         return PRETRAINED[name]
     return name
 
@@ -59,8 +66,10 @@ def _rebuild_hint(path: Path) -> str:
     info = _read_build_info(path, check=False) or {}
     name = info.get("name")
     if name in PRETRAINED:
-        return (f"rebuild it with `psp-st build {name} --output {path}` or download it again "
-                f"(psp_st.load('{PRETRAINED[name]}'))")
+        return (
+            f"rebuild it with `psp-st build {name} --output {path}` or download it again "
+            f"(psp_st.load('{PRETRAINED[name]}'))"
+        )
     return "re-save the model (model.save(path)) or download it again"
 
 
@@ -75,8 +84,9 @@ def _read_build_info(path: Path, check: bool = True) -> dict[str, Any] | None:
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, not an object
         if not check:
             return None
-        raise ModelFolderError(f"{file} is not valid JSON ({error}): rebuild the folder with `psp-st build` or "
-                               "download it again.") from error
+        raise ModelFolderError(
+            f"{file} is not valid JSON ({error}): rebuild the folder with `psp-st build` or download it again."
+        ) from error
     if check:
         version = info.get("format_version")
         if not isinstance(version, int):
@@ -110,8 +120,9 @@ def check_model_folder(path: str | os.PathLike) -> None:
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ModelFolderError(f"{modules_file} is not valid JSON ({error}): {_rebuild_hint(path)}.") from error
     if not isinstance(modules, list) or not all(isinstance(entry, dict) for entry in modules):
-        raise ModelFolderError(f"{modules_file} must be a list of module entries (objects): the file is corrupt; "
-                               f"{_rebuild_hint(path)}.")
+        raise ModelFolderError(
+            f"{modules_file} must be a list of module entries (objects): the file is corrupt; {_rebuild_hint(path)}."
+        )
     for entry in modules:
         module_dir = path / entry.get("path", "")
         if entry.get("type", "").startswith("psp_st.") and not module_dir.is_dir():
@@ -122,8 +133,10 @@ def check_model_folder(path: str | os.PathLike) -> None:
     if info:
         files = info.get("files", {})
         if not isinstance(files, dict):
-            raise ModelFolderError(f"{path / BUILD_INFO_FILE}: 'files' must map file names to sizes: the record is "
-                                   f"corrupt; {_rebuild_hint(path)}.")
+            raise ModelFolderError(
+                f"{path / BUILD_INFO_FILE}: 'files' must map file names to sizes: the record is "
+                f"corrupt; {_rebuild_hint(path)}."
+            )
         for relative, size in files.items():
             file = path / relative
             if not file.is_file():
@@ -148,8 +161,14 @@ def _hub_unreachable(error: BaseException) -> bool:
         return True
     seen: BaseException | None = error
     while seen is not None:
-        if type(seen).__name__ in {"LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectionError",
-                                   "ConnectError", "ConnectTimeout", "ProxyError"}:
+        if type(seen).__name__ in {
+            "LocalEntryNotFoundError",
+            "OfflineModeIsEnabled",
+            "ConnectionError",
+            "ConnectError",
+            "ConnectTimeout",
+            "ProxyError",
+        }:
             return True
         if "couldn't connect" in str(seen).lower():
             return True
@@ -181,10 +200,14 @@ def _not_found(name: str, resolved: str, error: BaseException | None) -> ModelNo
     else:
         tried.append(f"Hub id {resolved}: {str(error).splitlines()[0][:160]}")
     known = ", ".join(PRETRAINED)
-    fix = (f"build it with `psp-st build {name}`" if name in PRETRAINED else
-           f"check the path, or build a pretrained model ({known}) with `psp-st build psp-en`")
-    return ModelNotFoundError(f"model {name!r} not found ({'; '.join(tried)}): {fix} "
-                              "(or download it with network access).")
+    fix = (
+        f"build it with `psp-st build {name}`"
+        if name in PRETRAINED
+        else f"check the path, or build a pretrained model ({known}) with `psp-st build psp-en`"
+    )
+    return ModelNotFoundError(
+        f"model {name!r} not found ({'; '.join(tried)}): {fix} (or download it with network access)."
+    )
 
 
 def _download(repo_id: str, **kwargs: Any) -> Path:
@@ -265,5 +288,7 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
         raise
     except Exception as error:  # a parser deep inside (e.g. tokenizers' bare Exception on a corrupt tokenizer.json)
         message = " ".join(str(error).split())[:300]
-        raise ModelFolderError(f"{path}: cannot load the model ({type(error).__name__}: {message}); the folder is "
-                               f"corrupt or incomplete: {_rebuild_hint(root)}.") from error
+        raise ModelFolderError(
+            f"{path}: cannot load the model ({type(error).__name__}: {message}); the folder is "
+            f"corrupt or incomplete: {_rebuild_hint(root)}."
+        ) from error

@@ -84,8 +84,10 @@ def upload_files(folder: str | os.PathLike) -> list[str]:
         if EXCLUDED.search(relative):
             continue
         if path.is_symlink():
-            raise ValueError(f"{path} is a symbolic link; push uploads only regular files inside the folder (a link "
-                             "would upload its target): replace it with a copy of the file or remove it")
+            raise ValueError(
+                f"{path} is a symbolic link; push uploads only regular files inside the folder (a link "
+                "would upload its target): replace it with a copy of the file or remove it"
+            )
         if path.is_file():
             files.append(relative)
     return files
@@ -155,5 +157,11 @@ def push(
         files = stage_upload(folder, repo_id, staged)
         model = load_trusted(staged)
         logger.info("uploading %d files to %s", len(files), repo_id)
-        return model.push_to_hub(repo_id, token=token, private=private, local_model_path=str(staged), exist_ok=True,
-                                 commit_message=commit_message or f"Upload {Path(folder).name} with psp-st")
+        return model.push_to_hub(
+            repo_id,
+            token=token,
+            private=private,
+            local_model_path=str(staged),
+            exist_ok=True,
+            commit_message=commit_message or f"Upload {Path(folder).name} with psp-st",
+        )

@@ -35,5 +35,7 @@ def encode_texts(model, texts: Sequence[str], batch_size: int = 8192, normalize:
         return check_finite(module.embed(texts, batch_size=batch_size, normalize=normalize or has_normalize))
     if not texts:
         return np.zeros((0, model.get_embedding_dimension() or 0), dtype=np.float32)
-    vectors = model.encode(texts, batch_size=min(batch_size, 256), convert_to_numpy=True, normalize_embeddings=normalize)
+    vectors = model.encode(
+        texts, batch_size=min(batch_size, 256), convert_to_numpy=True, normalize_embeddings=normalize
+    )
     return check_finite(np.asarray(vectors, dtype=np.float32))

@@ -69,8 +69,10 @@ class PSPEngine:
     ) -> None:
         weights = np.asarray(weights)
         if weights.ndim != 2 or weights.shape[0] != tokenizer.vocab_size:
-            raise ValueError(f"weights have shape {weights.shape}, expected ({tokenizer.vocab_size}, dim): one row "
-                             "per sentencepiece piece")
+            raise ValueError(
+                f"weights have shape {weights.shape}, expected ({tokenizer.vocab_size}, dim): one row "
+                "per sentencepiece piece"
+            )
         if weights.dtype != np.float32:
             weights = weights.astype(np.float32)
         if max_seq_length is not None and max_seq_length < 1:
@@ -106,8 +108,10 @@ class PSPEngine:
         return self.dim
 
     def __repr__(self) -> str:
-        return (f"PSPEngine(vocab_size={self.vocab_size}, dim={self.dim}, lowercase={self.tokenizer.lowercase}, "
-                f"max_seq_length={self.max_seq_length}, threads={self.threads})")
+        return (
+            f"PSPEngine(vocab_size={self.vocab_size}, dim={self.dim}, lowercase={self.tokenizer.lowercase}, "
+            f"max_seq_length={self.max_seq_length}, threads={self.threads})"
+        )
 
     # -- construction -------------------------------------------------------------------------------------
     @classmethod
@@ -129,18 +133,23 @@ class PSPEngine:
         path = Path(path)
         missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if not (path / name).is_file()]
         if missing:
-            raise ModelFolderError(f"{path} is not a PSPEmbedding folder (missing {', '.join(missing)}): re-save the "
-                                   "model (model.save(path)) or download it again.")
+            raise ModelFolderError(
+                f"{path} is not a PSPEmbedding folder (missing {', '.join(missing)}): re-save the "
+                "model (model.save(path)) or download it again."
+            )
         try:
             config = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
             raise ModelFolderError(f"{path / CONFIG_FILE} is not valid JSON ({error}).") from error
         version = config.get("format_version")
         if not isinstance(version, int) or version > FORMAT_VERSION:
-            raise ModelFolderError(f"{path / CONFIG_FILE}: format_version {version!r}, this psp-st reads 1.."
-                                   f"{FORMAT_VERSION}: upgrade psp-st (pip install -U psp-st) or re-save the model.")
-        tokenizer = SentencePieceTokenizer.from_file(path / TOKENIZER_FILE, lowercase=config.get("lowercase", True),
-                                                     num_threads=1)
+            raise ModelFolderError(
+                f"{path / CONFIG_FILE}: format_version {version!r}, this psp-st reads 1.."
+                f"{FORMAT_VERSION}: upgrade psp-st (pip install -U psp-st) or re-save the model."
+            )
+        tokenizer = SentencePieceTokenizer.from_file(
+            path / TOKENIZER_FILE, lowercase=config.get("lowercase", True), num_threads=1
+        )
         try:
             weights = load_file(path / WEIGHTS_FILE)
         except (SafetensorError, OSError) as error:
@@ -150,12 +159,16 @@ class PSPEngine:
         matrix = weights[WEIGHT_KEY]
         if not np.isfinite(matrix).all():
             bad = int((~np.isfinite(matrix)).sum())
-            raise ModelFolderError(f"weights {path / WEIGHTS_FILE}: tensor '{WEIGHT_KEY}' has {bad} non-finite (NaN/inf) "
-                                   "value(s); the model cannot give meaningful vectors: re-save or retrain it.")
+            raise ModelFolderError(
+                f"weights {path / WEIGHTS_FILE}: tensor '{WEIGHT_KEY}' has {bad} non-finite (NaN/inf) "
+                "value(s); the model cannot give meaningful vectors: re-save or retrain it."
+            )
         dim = config.get("embedding_dim", matrix.shape[-1])
         if matrix.shape != (tokenizer.vocab_size, dim):
-            raise ModelFolderError(f"{path}: weight '{WEIGHT_KEY}' has shape {matrix.shape}, expected "
-                                   f"({tokenizer.vocab_size}, {dim}): the folder mixes files from different models.")
+            raise ModelFolderError(
+                f"{path}: weight '{WEIGHT_KEY}' has shape {matrix.shape}, expected "
+                f"({tokenizer.vocab_size}, {dim}): the folder mixes files from different models."
+            )
         return cls(matrix, tokenizer, max_seq_length=config.get("max_seq_length"), threads=threads)
 
     # -- encoding -----------------------------------------------------------------------------------------
@@ -170,8 +183,14 @@ class PSPEngine:
         if out.dtype == np.float32 and out.flags.c_contiguous:
             pool_mean(self.weights, flat, offsets, self.tokenizer.unk_id, normalize, out)
         else:
-            out[...] = pool_mean(self.weights, flat, offsets, self.tokenizer.unk_id, normalize,
-                                 np.empty((len(texts), self.dim), dtype=np.float32))
+            out[...] = pool_mean(
+                self.weights,
+                flat,
+                offsets,
+                self.tokenizer.unk_id,
+                normalize,
+                np.empty((len(texts), self.dim), dtype=np.float32),
+            )
 
     def encode(
         self,
@@ -258,6 +277,8 @@ def load_engine(name_or_path: str | os.PathLike, threads: int | None = None, **h
             check_model_folder(path)
     types = module_types(path) if (path / "modules.json").is_file() else [PSP_CLASS]
     if types != [PSP_CLASS] or not (path / CONFIG_FILE).is_file():
-        raise ModelFolderError(f"{path} holds no P-SP model (modules: {', '.join(types) or 'none'}; no "
-                               f"{TRAINABLE_SUBFOLDER}/ subfolder): open it with psp_st.load(...) and model.encode.")
+        raise ModelFolderError(
+            f"{path} holds no P-SP model (modules: {', '.join(types) or 'none'}; no "
+            f"{TRAINABLE_SUBFOLDER}/ subfolder): open it with psp_st.load(...) and model.encode."
+        )
     return PSPEngine.from_folder(path, threads=threads)

@@ -38,8 +38,11 @@ def embed_file(
     dtype = np.dtype(np.float16 if float16 else np.float32)
     header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (total, dim)}
     # sequential writes, not a memory map: a map's dirty pages count as resident, so RSS would grow with the file
-    with atomic_path(output_path) as tmp, open(tmp, "wb") as handle, \
-            _progress(total, "embed", show_progress_bar) as bar:
+    with (
+        atomic_path(output_path) as tmp,
+        open(tmp, "wb") as handle,
+        _progress(total, "embed", show_progress_bar) as bar,
+    ):
         np.lib.format.write_array_header_1_0(handle, header)
         # ENOSPC now, not in the middle of the job
         reserve_space(tmp, handle.tell() + total * dim * dtype.itemsize, final=output_path)
@@ -75,8 +78,11 @@ def score_file(
     pairs_path = Path(pairs_path)
     total = count_lines(pairs_path)
     scored = 0
-    with atomic_path(output_path) as tmp, open(tmp, "w", encoding="utf-8") as out, \
-            _progress(total, "score", show_progress_bar) as bar:
+    with (
+        atomic_path(output_path) as tmp,
+        open(tmp, "w", encoding="utf-8") as out,
+        _progress(total, "score", show_progress_bar) as bar,
+    ):
         for chunk in iter_line_chunks(pairs_path, chunk_size):
             if header and chunk[0][0] == 1:
                 out.write(f"{chunk[0][1]}\tcosine\n")

@@ -41,8 +41,10 @@ def _prefetch_intrinsic(numba):
             byte_pointer = builder.bitcast(pointer, ir.IntType(8).as_pointer())
             int32 = ir.IntType(32)
             function = cgutils.get_or_insert_function(
-                builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer.type, int32, int32, int32]),
-                "llvm.prefetch.p0")
+                builder.module,
+                ir.FunctionType(ir.VoidType(), [byte_pointer.type, int32, int32, int32]),
+                "llvm.prefetch.p0",
+            )
             builder.call(function, [byte_pointer, ir.Constant(int32, 0), ir.Constant(int32, 3), ir.Constant(int32, 1)])
             return context.get_dummy_value()
 
@@ -105,8 +107,9 @@ def has_compiled_kernel() -> bool:
     return _numba_kernel() is not None
 
 
-def _pool_numpy(weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empty_row: int, out: np.ndarray,
-                group: int = 64) -> None:
+def _pool_numpy(
+    weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empty_row: int, out: np.ndarray, group: int = 64
+) -> None:
     lengths = np.diff(offsets)
     order = np.argsort(lengths, kind="stable")
     for start in range(0, len(order), group):
@@ -129,16 +132,19 @@ def _pool_numpy(weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empt
         out[rows] = sums
 
 
-def _pool_torch(torch, weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empty_row: int,
-                out: np.ndarray) -> None:
-    vectors = torch.nn.functional.embedding_bag(torch.from_numpy(flat), torch.from_numpy(weights),
-                                                torch.from_numpy(offsets[:-1]), mode="mean")
+def _pool_torch(
+    torch, weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empty_row: int, out: np.ndarray
+) -> None:
+    vectors = torch.nn.functional.embedding_bag(
+        torch.from_numpy(flat), torch.from_numpy(weights), torch.from_numpy(offsets[:-1]), mode="mean"
+    )
     out[...] = vectors.numpy()
     out[offsets[1:] == offsets[:-1]] = weights[empty_row]
 
 
-def pool_mean(weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empty_row: int, normalize: bool,
-              out: np.ndarray) -> np.ndarray:
+def pool_mean(
+    weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empty_row: int, normalize: bool, out: np.ndarray
+) -> np.ndarray:
     """Write the mean piece vector of each row into ``out`` (float32, ``(len(offsets) - 1, dim)``) and return it.
 
     In a process that has already imported torch (never imported here), torch's ``embedding_bag`` does the

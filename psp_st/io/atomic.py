@@ -77,8 +77,11 @@ def reserve_space(path: str | os.PathLike, size: int, final: str | os.PathLike |
         except OSError as error:
             if error.errno in (errno.ENOSPC, errno.EDQUOT):
                 free = shutil.disk_usage(Path(path).parent).free
-                raise OSError(error.errno, f"no space left on the device for {final or path}: it needs {size:,} bytes, "
-                                           f"{free:,} are free; free some space or write elsewhere") from error
+                raise OSError(
+                    error.errno,
+                    f"no space left on the device for {final or path}: it needs {size:,} bytes, "
+                    f"{free:,} are free; free some space or write elsewhere",
+                ) from error
             if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
                 raise
 

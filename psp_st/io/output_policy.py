@@ -59,10 +59,15 @@ def check_output(
             continue
         source_path = Path(source).resolve()
         exists = path.exists() and not folder  # an existing file inside an input folder (e.g. a model's weights)
-        if _same_or_inside(source_path, target) or (exists and _same_or_inside(target, source_path)) or (
-                exists and Path(source).exists() and os.path.samefile(path, source)):
-            raise OutputExistsError(f"{option} {path} is the input {source} (or contains it): writing it would destroy "
-                                    "the input; choose another output path")
+        if (
+            _same_or_inside(source_path, target)
+            or (exists and _same_or_inside(target, source_path))
+            or (exists and Path(source).exists() and os.path.samefile(path, source))
+        ):
+            raise OutputExistsError(
+                f"{option} {path} is the input {source} (or contains it): writing it would destroy "
+                "the input; choose another output path"
+            )
     if not path.exists() and not path.is_symlink():
         parent = next((p for p in path.parents if p.exists()), None)
         if parent is not None and not parent.is_dir():
@@ -73,8 +78,10 @@ def check_output(
             raise NotADirectoryError(f"{option} {path} exists and is not a folder: give a folder path")
         if overwrite or not any(path.iterdir()) or (ours is not None and ours(path)):
             return path
-        raise OutputExistsError(f"{option} {path} is a folder that is not empty: pass --overwrite to write into it "
-                                "(files psp-st does not write there are kept), or choose a new folder")
+        raise OutputExistsError(
+            f"{option} {path} is a folder that is not empty: pass --overwrite to write into it "
+            "(files psp-st does not write there are kept), or choose a new folder"
+        )
     if path.is_dir():
         raise IsADirectoryError(f"{option} {path} is a folder: give a file path")
     if overwrite:

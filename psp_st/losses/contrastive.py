@@ -53,16 +53,21 @@ class CosineContrastiveLoss(ContrastiveLoss):
                 loss = CosineContrastiveLoss(model, margin=0.5)
                 trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss)
         """
-        super().__init__(model, distance_metric=SiameseDistanceMetric.COSINE_DISTANCE, margin=margin,
-                         size_average=size_average)
+        super().__init__(
+            model, distance_metric=SiameseDistanceMetric.COSINE_DISTANCE, margin=margin, size_average=size_average
+        )
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor) -> Tensor:
         if labels is None:
-            raise ValueError(f"{type(self).__name__} needs a 'label' column (1 = paraphrase, 0 = not); "
-                             "use psp_st.losses.add_random_negatives on positive-only data")
+            raise ValueError(
+                f"{type(self).__name__} needs a 'label' column (1 = paraphrase, 0 = not); "
+                "use psp_st.losses.add_random_negatives on positive-only data"
+            )
         if labels.numel() != embeddings[0].shape[0]:
-            raise ValueError(f"{type(self).__name__} expects one label per pair, got {labels.numel()} labels "
-                             f"for {embeddings[0].shape[0]} pairs")
+            raise ValueError(
+                f"{type(self).__name__} expects one label per pair, got {labels.numel()} labels "
+                f"for {embeddings[0].shape[0]} pairs"
+            )
         labels = labels.view(-1).float()
         distances = 1 - F.cosine_similarity(embeddings[0], embeddings[1])
         losses = labels * distances + (1 - labels) * F.relu(self.margin - distances).pow(2)
@@ -123,8 +128,10 @@ def add_random_negatives(
     columns = [sentence1_column, sentence2_column]
     positives = dataset.select_columns(columns)
     negatives = concatenate_datasets(
-        [dataset.select_columns([sentence1_column]),
-         dataset.select(partner).select_columns([sentence2_column]).flatten_indices()],
+        [
+            dataset.select_columns([sentence1_column]),
+            dataset.select(partner).select_columns([sentence2_column]).flatten_indices(),
+        ],
         axis=1,
     )
     positives = positives.add_column(label_column, np.ones(n, dtype=np.int64))

@@ -89,8 +89,10 @@ class TeacherDistillationLoss(nn.Module):
         dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         student_dim = dimension()
         if student_dim is None:  # ST returns None when no module reports an output dimension
-            raise ValueError(f"{type(self).__name__}: the student model does not report its embedding dimension "
-                             "(get_embedding_dimension() is None); end it with a module that does, e.g. Pooling")
+            raise ValueError(
+                f"{type(self).__name__}: the student model does not report its embedding dimension "
+                "(get_embedding_dimension() is None); end it with a module that does, e.g. Pooling"
+            )
         self.projection: nn.Linear | None = None
         if projection:
             self.projection = nn.Linear(student_dim, teacher_dim, bias=False)
@@ -102,8 +104,9 @@ class TeacherDistillationLoss(nn.Module):
                 self.projection.weight.copy_(weight / student_dim**0.5)
         else:
             if student_dim != teacher_dim:
-                raise ValueError(f"projection=False needs equal dimensions, got student {student_dim} and "
-                                 f"teacher {teacher_dim}")
+                raise ValueError(
+                    f"projection=False needs equal dimensions, got student {student_dim} and teacher {teacher_dim}"
+                )
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
         features = list(sentence_features)
@@ -115,9 +118,11 @@ class TeacherDistillationLoss(nn.Module):
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor) -> Tensor:
         student = embeddings[0]
         if labels is None or labels.ndim != 2 or labels.shape != (student.shape[0], self.teacher_dim):
-            raise ValueError(f"{type(self).__name__}: labels must be teacher vectors of shape "
-                             f"({student.shape[0]}, {self.teacher_dim}), got "
-                             f"{None if labels is None else tuple(labels.shape)}")
+            raise ValueError(
+                f"{type(self).__name__}: labels must be teacher vectors of shape "
+                f"({student.shape[0]}, {self.teacher_dim}), got "
+                f"{None if labels is None else tuple(labels.shape)}"
+            )
         projected = self.projection(student) if self.projection is not None else student
         target = labels.to(projected.dtype)
         if self.metric == "cosine":

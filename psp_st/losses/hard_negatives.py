@@ -74,7 +74,8 @@ def mine_hardest_negatives(
                 if query_ids is not None and partner_ids is not None:
                     candidate_ids = partner_ids.to(device).unsqueeze(0)  # candidates are the partners' side
                     same_text = (candidate_ids == query_ids.to(device)[rows].unsqueeze(1)) | (
-                        candidate_ids == partner_ids.to(device)[rows].unsqueeze(1))
+                        candidate_ids == partner_ids.to(device)[rows].unsqueeze(1)
+                    )
                     guard = same_text if guard is None else guard | same_text
                 if max_over_partner is not None:
                     partner_score = scores[local, rows].unsqueeze(1)

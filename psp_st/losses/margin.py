@@ -117,8 +117,7 @@ class ParaphraseMarginLoss(nn.Module):
         anchors, positives = embeddings[0], embeddings[1]
         groups = None if labels is None else labels.view(-1).long()
         if groups is not None and groups.numel() != anchors.shape[0]:
-            raise ValueError(f"{type(self).__name__}: got {groups.numel()} group labels for "
-                             f"{anchors.shape[0]} pairs")
+            raise ValueError(f"{type(self).__name__}: got {groups.numel()} group labels for {anchors.shape[0]} pairs")
         if len(embeddings) == 4:
             anchor_negatives, positive_negatives = embeddings[2], embeddings[3]
         else:
@@ -147,8 +146,12 @@ class ParaphraseMarginLoss(nn.Module):
         return loss
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"margin": self.margin, "symmetric": self.symmetric, "in_batch_weight": self.in_batch_weight,
-                "scale": self.scale}
+        return {
+            "margin": self.margin,
+            "symmetric": self.symmetric,
+            "in_batch_weight": self.in_batch_weight,
+            "scale": self.scale,
+        }
 
     @property
     def citation(self) -> str:

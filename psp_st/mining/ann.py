@@ -29,8 +29,9 @@ def import_faiss():
     try:
         import faiss
     except ImportError as error:
-        raise ImportError('nearest-neighbour mining needs FAISS: pip install "psp-st[mining]" (or faiss-cpu)') \
-            from error
+        raise ImportError(
+            'nearest-neighbour mining needs FAISS: pip install "psp-st[mining]" (or faiss-cpu)'
+        ) from error
     return faiss
 
 
@@ -109,8 +110,9 @@ def build_index(vectors: ShardedVectors, spec: IndexSpec) -> Any:
         if kind == "ivf":
             inner = faiss.IndexIVFFlat(quantizer, reduced, nlist, faiss.METRIC_INNER_PRODUCT)
         else:
-            inner = faiss.IndexIVFScalarQuantizer(quantizer, reduced, nlist, faiss.ScalarQuantizer.QT_8bit,
-                                                  faiss.METRIC_INNER_PRODUCT)
+            inner = faiss.IndexIVFScalarQuantizer(
+                quantizer, reduced, nlist, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+            )
         inner.cp.seed = spec.seed
         inner.nprobe = min(spec.nprobe, nlist)
     index = inner
@@ -172,8 +174,9 @@ def exact_similarities(queries: np.ndarray, vectors: ShardedVectors, ids: np.nda
     return sims
 
 
-def exact_search(queries: np.ndarray, vectors: ShardedVectors, k: int,
-                 exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def exact_search(
+    queries: np.ndarray, vectors: ShardedVectors, k: int, exclude: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Brute-force top-``k`` by inner product over every block of ``vectors`` (the reference for recall)."""
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     best_sims = np.full((len(queries), k), -np.inf, dtype=np.float32)
@@ -195,8 +198,13 @@ def exact_search(queries: np.ndarray, vectors: ShardedVectors, k: int,
     return best_sims, best_ids
 
 
-def recall_at_k(approx_ids: np.ndarray, exact_ids: np.ndarray, approx_sims: np.ndarray | None = None,
-                exact_sims: np.ndarray | None = None, tolerance: float = 1e-5) -> float:
+def recall_at_k(
+    approx_ids: np.ndarray,
+    exact_ids: np.ndarray,
+    approx_sims: np.ndarray | None = None,
+    exact_sims: np.ndarray | None = None,
+    tolerance: float = 1e-5,
+) -> float:
     """Mean share of each query's exact top-k that the approximate top-k found.
 
     With the true similarities of the approximate neighbours (``approx_sims``) and the exact top-k similarities, a

@@ -20,8 +20,9 @@ logger = logging.getLogger(__name__)
 class EmbedWorker:
     """Shard worker: one model per process; ``run`` embeds one shard into ``part-NNNNN.npy``."""
 
-    def __init__(self, model: str, folder: str, normalize: bool = False, float16: bool = False,
-                 threads: int | None = None) -> None:
+    def __init__(
+        self, model: str, folder: str, normalize: bool = False, float16: bool = False, threads: int | None = None
+    ) -> None:
         from psp_st.mining.embedder import open_embedder
 
         self.embedder = open_embedder(model, threads)
@@ -57,15 +58,27 @@ def embed_shards(
     shards = plan_shards(input_files(inputs), shard_rows, column=column)
     if not shards:
         raise ValueError(f"{inputs}: no rows to embed")
-    job = {"kind": "embed", "model": str(model), "normalize": normalize, "float16": float16, "column": column,
-           "shard_rows": shard_rows}
+    job = {
+        "kind": "embed",
+        "model": str(model),
+        "normalize": normalize,
+        "float16": float16,
+        "column": column,
+        "shard_rows": shard_rows,
+    }
     store = ShardStore(folder, ".npy")
     store.start(job, shards)
     todo = [asdict(shard) for shard in shards if store.record(shard) is None]
-    logger.info("embed: %d shards (%d done, %d to compute) into %s", len(shards), len(shards) - len(todo), len(todo),
-                folder)
-    kwargs = {"model": str(model), "folder": str(Path(folder)), "normalize": normalize, "float16": float16,
-              "threads": execution.threads}
+    logger.info(
+        "embed: %d shards (%d done, %d to compute) into %s", len(shards), len(shards) - len(todo), len(todo), folder
+    )
+    kwargs = {
+        "model": str(model),
+        "folder": str(Path(folder)),
+        "normalize": normalize,
+        "float16": float16,
+        "threads": execution.threads,
+    }
     run_tasks(todo, EmbedWorker, kwargs, execution)
     first = np.load(store.file(shards[0]), mmap_mode="r")
     return store.finish(job, shards, extra={"dim": int(first.shape[1]), "dtype": str(first.dtype)})

@@ -107,8 +107,9 @@ class _RayShardActor:
         return {"result": results}
 
 
-def run_tasks(tasks: Sequence[dict[str, Any]], worker_class: type, worker_kwargs: dict[str, Any],
-              execution: Execution) -> list[dict[str, Any]]:
+def run_tasks(
+    tasks: Sequence[dict[str, Any]], worker_class: type, worker_kwargs: dict[str, Any], execution: Execution
+) -> list[dict[str, Any]]:
     """Run ``worker_class(**worker_kwargs).run(task)`` for every task; results in task order."""
     if not tasks:
         return []
@@ -122,11 +123,16 @@ def run_tasks(tasks: Sequence[dict[str, Any]], worker_class: type, worker_kwargs
         dataset = ray.data.from_items([{"task": json.dumps(task)} for task in tasks], override_num_blocks=len(tasks))
         dataset = dataset.map_batches(
             _RayShardActor,
-            fn_constructor_kwargs={"worker_class": worker_class, "worker_kwargs": worker_kwargs,
-                                   "threads": execution.threads},
-            batch_size=1, compute=ray.data.ActorPoolStrategy(size=min(execution.workers, len(tasks))),
+            fn_constructor_kwargs={
+                "worker_class": worker_class,
+                "worker_kwargs": worker_kwargs,
+                "threads": execution.threads,
+            },
+            batch_size=1,
+            compute=ray.data.ActorPoolStrategy(size=min(execution.workers, len(tasks))),
             num_cpus=execution.threads,
-            max_restarts=-1, max_task_retries=-1,
+            max_restarts=-1,
+            max_task_retries=-1,
         )
         rows = dataset.take_all()
     results = [json.loads(row["result"]) for row in rows]

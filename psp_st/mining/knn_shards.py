@@ -39,8 +39,17 @@ def vector_shards(folder: str | os.PathLike) -> list[Shard]:
 class KnnWorker:
     """Shard worker: one index per process; ``run`` searches one shard of queries and saves its neighbours."""
 
-    def __init__(self, index_path: str, queries: str, targets: str, folder: str, k: int, exclude_self: bool,
-                 nprobe: int | None = None, ef_search: int | None = None) -> None:
+    def __init__(
+        self,
+        index_path: str,
+        queries: str,
+        targets: str,
+        folder: str,
+        k: int,
+        exclude_self: bool,
+        nprobe: int | None = None,
+        ef_search: int | None = None,
+    ) -> None:
         self.index = load_index(index_path, nprobe=nprobe, ef_search=ef_search)
         self.queries = Path(queries)
         self.targets = ShardedVectors.open(targets)
@@ -68,26 +77,50 @@ class KnnWorker:
         return self.store.write_arrays(shard, ids=ids, sims=sims)
 
 
-def knn_shards(index_path: str | os.PathLike, queries: str | os.PathLike, targets: str | os.PathLike,
-               folder: str | os.PathLike, k: int,
-               exclude_self: bool = False, nprobe: int | None = None, ef_search: int | None = None,
-               execution: Execution | None = None) -> dict[str, Any]:
+def knn_shards(
+    index_path: str | os.PathLike,
+    queries: str | os.PathLike,
+    targets: str | os.PathLike,
+    folder: str | os.PathLike,
+    k: int,
+    exclude_self: bool = False,
+    nprobe: int | None = None,
+    ef_search: int | None = None,
+    execution: Execution | None = None,
+) -> dict[str, Any]:
     """Search every query vector of the embedding folder ``queries`` against the index of the embedding folder
     ``targets``; returns the manifest."""
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
     execution = execution or Execution()
     shards = vector_shards(queries)
-    job = {"kind": "knn", "index": str(index_path), "index_sha256": sha256_file(index_path),
-           "queries": read_manifest(queries)["shards"], "targets": read_manifest(targets)["shards"], "k": k,
-           "exclude_self": exclude_self, "nprobe": nprobe, "ef_search": ef_search}
+    job = {
+        "kind": "knn",
+        "index": str(index_path),
+        "index_sha256": sha256_file(index_path),
+        "queries": read_manifest(queries)["shards"],
+        "targets": read_manifest(targets)["shards"],
+        "k": k,
+        "exclude_self": exclude_self,
+        "nprobe": nprobe,
+        "ef_search": ef_search,
+    }
     store = ShardStore(folder, ".npz")
     store.start(job, shards)
     todo = [asdict(shard) for shard in shards if store.record(shard) is None]
-    logger.info("knn: %d query shards (%d done, %d to search), k=%d", len(shards), len(shards) - len(todo),
-                len(todo), k)
-    kwargs = {"index_path": str(index_path), "queries": str(queries), "targets": str(targets), "folder": str(folder),
-              "k": k, "exclude_self": exclude_self, "nprobe": nprobe, "ef_search": ef_search}
+    logger.info(
+        "knn: %d query shards (%d done, %d to search), k=%d", len(shards), len(shards) - len(todo), len(todo), k
+    )
+    kwargs = {
+        "index_path": str(index_path),
+        "queries": str(queries),
+        "targets": str(targets),
+        "folder": str(folder),
+        "k": k,
+        "exclude_self": exclude_self,
+        "nprobe": nprobe,
+        "ef_search": ef_search,
+    }
     run_tasks(todo, KnnWorker, kwargs, execution)
     return store.finish(job, shards, extra={"k": k})
 

@@ -105,8 +105,9 @@ class MiningConfig:
 
     def __post_init__(self) -> None:
         if self.k < 1 or self.recall_k < 1 or self.recall_sample < 0:
-            raise ValueError(f"need k >= 1, recall_k >= 1, recall_sample >= 0; got {self.k}, {self.recall_k}, "
-                             f"{self.recall_sample}")
+            raise ValueError(
+                f"need k >= 1, recall_k >= 1, recall_sample >= 0; got {self.k}, {self.recall_k}, {self.recall_sample}"
+            )
         if self.strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {self.strategy!r}; use one of {STRATEGIES}")
         if not -1.0 <= self.min_cosine <= self.max_cosine <= 1.0:
@@ -128,8 +129,9 @@ class MiningConfig:
         if self.languages is not None:
             from psp_st.data.language import LanguageFilter, language_codes
 
-            steps.append(LanguageFilter(sentence1=language_codes(self.languages[0]),
-                                        sentence2=language_codes(self.languages[1])))
+            steps.append(
+                LanguageFilter(sentence1=language_codes(self.languages[0]), sentence2=language_codes(self.languages[1]))
+            )
         return steps
 
     def to_dict(self) -> dict[str, Any]:
@@ -163,13 +165,31 @@ def _index(vectors_folder: Path, path: Path, spec: IndexSpec) -> Path:
     index = build_index(vectors, spec)
     save_index(index, path)
     with atomic_path(meta_path) as tmp:
-        tmp.write_text(json.dumps({"meta": meta, "sha256": sha256_file(path), "kind": spec.resolve(len(vectors)),
-                                   "seconds": time.perf_counter() - started}, indent=2), encoding="utf-8")
+        tmp.write_text(
+            json.dumps(
+                {
+                    "meta": meta,
+                    "sha256": sha256_file(path),
+                    "kind": spec.resolve(len(vectors)),
+                    "seconds": time.perf_counter() - started,
+                },
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
     return path
 
 
-def measure_recall(index_path: Path, queries: ShardedVectors, targets: ShardedVectors, k: int, sample: int, seed: int,
-                   monolingual: bool, spec: IndexSpec) -> dict[str, Any]:
+def measure_recall(
+    index_path: Path,
+    queries: ShardedVectors,
+    targets: ShardedVectors,
+    k: int,
+    sample: int,
+    seed: int,
+    monolingual: bool,
+    spec: IndexSpec,
+) -> dict[str, Any]:
     """ANN recall@k against exact search on ``sample`` seeded random queries."""
     from psp_st.mining.ann import load_index
 
@@ -183,8 +203,12 @@ def measure_recall(index_path: Path, queries: ShardedVectors, targets: ShardedVe
     _, approx = search(index, vectors, k, exclude=rows if monolingual else None)
     exact_sims, exact = exact_search(vectors, targets, k, exclude=rows if monolingual else None)
     true_sims = exact_similarities(vectors, targets, approx)
-    return {"k": k, "queries": size, "recall": recall_at_k(approx, exact),
-            "recall_with_ties": recall_at_k(approx, exact, true_sims, exact_sims)}
+    return {
+        "k": k,
+        "queries": size,
+        "recall": recall_at_k(approx, exact),
+        "recall_with_ties": recall_at_k(approx, exact, true_sims, exact_sims),
+    }
 
 
 def mine_pairs(
@@ -209,8 +233,17 @@ def mine_pairs(
         return _mine(source, Path(output), model, target, config, column, target_column, work_dir, execution)
 
 
-def _mine(source: Any, output: Path, model: str, target: Any, config: MiningConfig, column: str,
-          target_column: str | None, work_dir: str | os.PathLike | None, execution: Execution) -> dict[str, Any]:
+def _mine(
+    source: Any,
+    output: Path,
+    model: str,
+    target: Any,
+    config: MiningConfig,
+    column: str,
+    target_column: str | None,
+    work_dir: str | os.PathLike | None,
+    execution: Execution,
+) -> dict[str, Any]:
     if output.suffix != ".parquet":
         raise ValueError(f"output must end in .parquet, got {output}")
     work = Path(work_dir) if work_dir else output.with_name(output.name + ".work")
@@ -222,8 +255,14 @@ def _mine(source: Any, output: Path, model: str, target: Any, config: MiningConf
         logger.info("mine: %s took %.1f s", name, timings[name])
 
     started = time.perf_counter()
-    embed = functools.partial(embed_shards, model=model, shard_rows=config.shard_rows, normalize=True,
-                              float16=config.float16, execution=execution)
+    embed = functools.partial(
+        embed_shards,
+        model=model,
+        shard_rows=config.shard_rows,
+        normalize=True,
+        float16=config.float16,
+        execution=execution,
+    )
     embed(source, work / "source-vectors", column=column)
     if not monolingual:
         embed(target, work / "target-vectors", column=target_column or column)
@@ -241,32 +280,42 @@ def _mine(source: Any, output: Path, model: str, target: Any, config: MiningConf
     stage("index", started)
 
     started = time.perf_counter()
-    search = functools.partial(knn_shards, nprobe=config.index.nprobe, ef_search=config.index.ef_search,
-                               execution=execution)
+    search = functools.partial(
+        knn_shards, nprobe=config.index.nprobe, ef_search=config.index.ef_search, execution=execution
+    )
     search(target_index, source_dir, target_dir, work / "knn-forward", k, exclude_self=monolingual)
     if source_index is not None:  # None exactly when monolingual
         search(source_index, target_dir, source_dir, work / "knn-backward", min(config.k, len(sources)))
     stage("search", started)
 
     started = time.perf_counter()
-    recall = measure_recall(target_index, sources, targets, config.recall_k, config.recall_sample, config.seed,
-                            monolingual, config.index)
+    recall = measure_recall(
+        target_index, sources, targets, config.recall_k, config.recall_sample, config.seed, monolingual, config.index
+    )
     stage("recall", started)
 
     started = time.perf_counter()
     source_texts = _read_texts(source_dir)
     target_texts = source_texts if monolingual else _read_texts(target_dir)
-    counts, written = _score_filter_write(work, output, config, monolingual, sources, targets, source_texts,
-                                          target_texts)
+    counts, written = _score_filter_write(
+        work, output, config, monolingual, sources, targets, source_texts, target_texts
+    )
     stage("score_filter_write", started)
 
     report = {
-        "model": str(model), "source": [str(p) for p in _as_list(source)],
+        "model": str(model),
+        "source": [str(p) for p in _as_list(source)],
         "target": None if monolingual else [str(p) for p in _as_list(target)],
-        "mode": "monolingual" if monolingual else "bitext", "source_rows": len(sources), "target_rows": len(targets),
-        "pairs": written, "filters": counts, "recall": recall,
+        "mode": "monolingual" if monolingual else "bitext",
+        "source_rows": len(sources),
+        "target_rows": len(targets),
+        "pairs": written,
+        "filters": counts,
+        "recall": recall,
         "index": json.loads((work / "target.json").read_text(encoding="utf-8"))["kind"],
-        "config": config.to_dict(), "execution": asdict(execution), "seconds": timings,
+        "config": config.to_dict(),
+        "execution": asdict(execution),
+        "seconds": timings,
     }
     with atomic_path(output.with_suffix(".json")) as tmp:
         tmp.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
@@ -277,8 +326,16 @@ def _as_list(value: Any) -> list[Any]:
     return [value] if isinstance(value, (str, os.PathLike)) else list(value)
 
 
-def _score_filter_write(work: Path, output: Path, config: MiningConfig, monolingual: bool, sources: ShardedVectors,
-                        targets: ShardedVectors, source_texts: Any, target_texts: Any) -> tuple[list[dict], int]:
+def _score_filter_write(
+    work: Path,
+    output: Path,
+    config: MiningConfig,
+    monolingual: bool,
+    sources: ShardedVectors,
+    targets: ShardedVectors,
+    source_texts: Any,
+    target_texts: Any,
+) -> tuple[list[dict], int]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -298,9 +355,18 @@ def _score_filter_write(work: Path, output: Path, config: MiningConfig, monoling
     counters.update({getattr(step, "name", step): FilterCount(getattr(step, "name", step)) for step in filters})
     seen: set[int] = set()
     total = len(left)
-    schema = pa.schema([("sentence1", pa.large_string()), ("sentence2", pa.large_string()), ("score", pa.float32()),
-                        ("cosine", pa.float32()), ("trigram_overlap", pa.float32()), ("length_ratio", pa.float32()),
-                        ("id1", pa.int64()), ("id2", pa.int64())])
+    schema = pa.schema(
+        [
+            ("sentence1", pa.large_string()),
+            ("sentence2", pa.large_string()),
+            ("score", pa.float32()),
+            ("cosine", pa.float32()),
+            ("trigram_overlap", pa.float32()),
+            ("length_ratio", pa.float32()),
+            ("id1", pa.int64()),
+            ("id2", pa.int64()),
+        ]
+    )
     written = 0
     with atomic_path(output) as tmp:
         writer = pq.ParquetWriter(str(tmp), schema)
@@ -311,8 +377,9 @@ def _score_filter_write(work: Path, output: Path, config: MiningConfig, monoling
                 stop = min(total, start + 16_384)
                 a, b = sources.take(left[start:stop]), targets.take(right[start:stop])
                 cosines[start:stop] = np.clip(np.einsum("ij,ij->i", a, b), -1.0, 1.0)  # unit vectors: rounding only
-                margins[start:stop] = ratio_margin(cosines[start:stop], source_mean[left[start:stop]],
-                                                   target_mean[right[start:stop]])
+                margins[start:stop] = ratio_margin(
+                    cosines[start:stop], source_mean[left[start:stop]], target_mean[right[start:stop]]
+                )
             keep = margins >= config.min_margin
             counters["margin"].update(keep.tolist())
             if config.strategy == "max":
@@ -325,8 +392,20 @@ def _score_filter_write(work: Path, output: Path, config: MiningConfig, monoling
             survivors = np.flatnonzero(keep)
             for start in range(0, len(survivors), config.chunk_rows):
                 rows = survivors[start : start + config.chunk_rows]
-                table = _filter_chunk(rows, left, right, margins, cosines, source_texts, target_texts, config,
-                                      filters, counters, seen, monolingual)
+                table = _filter_chunk(
+                    rows,
+                    left,
+                    right,
+                    margins,
+                    cosines,
+                    source_texts,
+                    target_texts,
+                    config,
+                    filters,
+                    counters,
+                    seen,
+                    monolingual,
+                )
                 if table.num_rows:
                     writer.write_table(table.cast(schema))
                     written += table.num_rows
@@ -336,14 +415,27 @@ def _score_filter_write(work: Path, output: Path, config: MiningConfig, monoling
     return [{"filter": "candidates", "kept": total, "dropped": 0}, *steps], written
 
 
-def _filter_chunk(rows: np.ndarray, left: np.ndarray, right: np.ndarray, margins: np.ndarray, cosines: np.ndarray,
-                  source_texts: Any, target_texts: Any, config: MiningConfig, filters: list[Any],
-                  counters: dict[str, FilterCount], seen: set[int], monolingual: bool) -> Any:
+def _filter_chunk(
+    rows: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    margins: np.ndarray,
+    cosines: np.ndarray,
+    source_texts: Any,
+    target_texts: Any,
+    config: MiningConfig,
+    filters: list[Any],
+    counters: dict[str, FilterCount],
+    seen: set[int],
+    monolingual: bool,
+) -> Any:
     """Text filters over one chunk of candidate rows (in order), returning the kept pairs as an Arrow table."""
     import pyarrow as pa
 
-    batch = {"sentence1": source_texts.take(pa.array(left[rows])).to_pylist(),
-             "sentence2": target_texts.take(pa.array(right[rows])).to_pylist()}
+    batch = {
+        "sentence1": source_texts.take(pa.array(left[rows])).to_pylist(),
+        "sentence2": target_texts.take(pa.array(right[rows])).to_pylist(),
+    }
     keys1, keys2 = [_key(a) for a in batch["sentence1"]], [_key(b) for b in batch["sentence2"]]
     mask = [k1 != k2 and bool(k1) and bool(k2) for k1, k2 in zip(keys1, keys2, strict=True)]
     counters["identical"].update(mask)
@@ -354,24 +446,38 @@ def _filter_chunk(rows: np.ndarray, left: np.ndarray, right: np.ndarray, margins
     for step in filters:
         index = [i for i, m in enumerate(mask) if m]
         if step == "dedup":
-            verdict = _dedup([batch["sentence1"][i] for i in index], [batch["sentence2"][i] for i in index], seen,
-                             monolingual)
+            verdict = _dedup(
+                [batch["sentence1"][i] for i in index], [batch["sentence2"][i] for i in index], seen, monolingual
+            )
         else:
-            verdict = step.keep({"sentence1": [batch["sentence1"][i] for i in index],
-                                 "sentence2": [batch["sentence2"][i] for i in index]})
+            verdict = step.keep(
+                {
+                    "sentence1": [batch["sentence1"][i] for i in index],
+                    "sentence2": [batch["sentence2"][i] for i in index],
+                }
+            )
         counters[getattr(step, "name", step)].update(verdict)
         for i, ok in zip(index, verdict, strict=True):
             mask[i] = ok
     kept = [i for i, m in enumerate(mask) if m]
     one, two = [batch["sentence1"][i] for i in kept], [batch["sentence2"][i] for i in kept]
     chosen = rows[np.asarray(kept, dtype=np.int64)]
-    return pa.table({
-        "sentence1": one, "sentence2": two, "score": margins[chosen].astype(np.float32), "cosine": cosines[chosen],
-        "trigram_overlap": np.asarray([trigram_overlap(a, b) for a, b in zip(one, two, strict=True)], dtype=np.float32),
-        "length_ratio": np.asarray([min(length_ratio(a, b), math.inf) for a, b in zip(one, two, strict=True)],
-                                   dtype=np.float32),
-        "id1": left[chosen], "id2": right[chosen],
-    })
+    return pa.table(
+        {
+            "sentence1": one,
+            "sentence2": two,
+            "score": margins[chosen].astype(np.float32),
+            "cosine": cosines[chosen],
+            "trigram_overlap": np.asarray(
+                [trigram_overlap(a, b) for a, b in zip(one, two, strict=True)], dtype=np.float32
+            ),
+            "length_ratio": np.asarray(
+                [min(length_ratio(a, b), math.inf) for a, b in zip(one, two, strict=True)], dtype=np.float32
+            ),
+            "id1": left[chosen],
+            "id2": right[chosen],
+        }
+    )
 
 
 def _dedup(lefts: list[str], rights: list[str], seen: set[int], monolingual: bool) -> list[bool]:

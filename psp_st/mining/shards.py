@@ -106,8 +106,9 @@ def plan_shards(files: Sequence[Path], shard_rows: int, column: str = "sentence"
         for number, start in enumerate(range(0, total, shard_rows)):
             stop = min(total, start + shard_rows)
             byte_stop = offsets[number + 1] if number + 1 < len(offsets) else size
-            shards.append(Shard(len(shards), str(path), start, stop, row, byte_start=offsets[number],
-                                byte_stop=byte_stop))
+            shards.append(
+                Shard(len(shards), str(path), start, stop, row, byte_start=offsets[number], byte_stop=byte_stop)
+            )
             row += stop - start
     return shards
 
@@ -136,12 +137,15 @@ def read_shard_texts(shard: Shard) -> list[str]:
         texts = []
         for number, value in enumerate(values, start=shard.start):
             if value is not None and not isinstance(value, str):
-                raise TypeError(f"{shard.path}: row {number} of column {shard.column!r} is {type(value).__name__}, "
-                                "expected str")
+                raise TypeError(
+                    f"{shard.path}: row {number} of column {shard.column!r} is {type(value).__name__}, expected str"
+                )
             texts.append(value or "")
     if len(texts) != shard.rows:
-        raise ValueError(f"{shard.path}: expected {shard.rows} rows in [{shard.start}, {shard.stop}), read "
-                         f"{len(texts)}; was the file changed after the job was planned?")
+        raise ValueError(
+            f"{shard.path}: expected {shard.rows} rows in [{shard.start}, {shard.stop}), read "
+            f"{len(texts)}; was the file changed after the job was planned?"
+        )
     return texts
 
 
@@ -179,8 +183,10 @@ class ShardStore:
         if path.is_file():
             previous = json.loads(path.read_text(encoding="utf-8"))
             if previous != json.loads(json.dumps(plan)):
-                raise ValueError(f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or "
-                                 "inputs); use a new output folder, or delete this one to start over")
+                raise ValueError(
+                    f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or "
+                    "inputs); use a new output folder, or delete this one to start over"
+                )
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         _write_json(path, plan)
@@ -213,8 +219,16 @@ class ShardStore:
         return self.mark_done(shard)
 
     def mark_done(self, shard: Shard) -> dict[str, Any]:
-        record = {"shard": shard.index, "file": self.file(shard).name, "source": shard.path, "start": shard.start,
-                  "stop": shard.stop, "row": shard.row, "rows": shard.rows, "sha256": sha256_file(self.file(shard))}
+        record = {
+            "shard": shard.index,
+            "file": self.file(shard).name,
+            "source": shard.path,
+            "start": shard.start,
+            "stop": shard.stop,
+            "row": shard.row,
+            "rows": shard.rows,
+            "sha256": sha256_file(self.file(shard)),
+        }
         _write_json(self._done_file(shard), record)
         return record
 

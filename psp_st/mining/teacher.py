@@ -153,10 +153,17 @@ class TeacherMiner:
             kept.append(text)
         return kept
 
-    def encode(self, sentences: Sequence[str], teacher: SentenceTransformer, show_progress_bar: bool = True) -> np.ndarray:
+    def encode(
+        self, sentences: Sequence[str], teacher: SentenceTransformer, show_progress_bar: bool = True
+    ) -> np.ndarray:
         """Unit-length teacher embeddings ``(n, dim)`` as float32."""
-        return teacher.encode(list(sentences), batch_size=self.batch_size, normalize_embeddings=True,
-                              convert_to_numpy=True, show_progress_bar=show_progress_bar).astype(np.float32)
+        return teacher.encode(
+            list(sentences),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=show_progress_bar,
+        ).astype(np.float32)
 
     def mine(
         self,
@@ -186,7 +193,8 @@ class TeacherMiner:
         if not np.isfinite(embeddings).all():
             raise ValueError("teacher embeddings contain NaN or inf")
         found = paraphrase_mining_embeddings(
-            torch.from_numpy(np.ascontiguousarray(embeddings)), top_k=self.top_k,
+            torch.from_numpy(np.ascontiguousarray(embeddings)),
+            top_k=self.top_k,
             max_pairs=len(sentences) * self.top_k,
         )
         rows: dict[str, list] = {"sentence1": [], "sentence2": [], "score": [], "trigram_overlap": []}
@@ -207,9 +215,16 @@ class TeacherMiner:
             rows["sentence2"].append(b)
             rows["score"].append(float(score))
             rows["trigram_overlap"].append(overlap)
-        logger.info("mined %d pairs from %d sentences (%d neighbour pairs; dropped: %d by score, %d identical, "
-                    "%d by trigram overlap)", len(rows["sentence1"]), len(sentences), counts["candidates"],
-                    counts["score"], counts["identical"], counts["overlap"])
+        logger.info(
+            "mined %d pairs from %d sentences (%d neighbour pairs; dropped: %d by score, %d identical, "
+            "%d by trigram overlap)",
+            len(rows["sentence1"]),
+            len(sentences),
+            counts["candidates"],
+            counts["score"],
+            counts["identical"],
+            counts["overlap"],
+        )
         return datasets.Dataset.from_dict(rows)
 
 

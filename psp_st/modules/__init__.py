@@ -20,9 +20,16 @@ __all__ = [
 ]
 
 #: Imported on first use (they need torch), so that torch-free code can import psp_st.modules.folder_format.
-_LAZY = {"TokenAveraging": "averaging", "TrigramAveraging": "averaging", "WordAveraging": "averaging",
-         "CombinedEncoder": "combine", "PSPEmbedding": "psp", "GRAN": "recurrent", "LSTMAveraging": "recurrent",
-         "TokenEncoder": "token_encoder"}
+_LAZY = {
+    "TokenAveraging": "averaging",
+    "TrigramAveraging": "averaging",
+    "WordAveraging": "averaging",
+    "CombinedEncoder": "combine",
+    "PSPEmbedding": "psp",
+    "GRAN": "recurrent",
+    "LSTMAveraging": "recurrent",
+    "TokenEncoder": "token_encoder",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -32,12 +32,15 @@ class TokenAveraging(TokenEncoder):
     @classmethod
     def check_tokenizer_kind(cls, kind: str) -> None:
         if kind == "sentencepiece":
-            raise ValueError(f"{cls.__name__} does not average sentencepiece pieces: that model is P-SP, use "
-                             "psp_st.modules.psp.PSPEmbedding (e.g. PSPEmbedding.from_texts(texts))")
+            raise ValueError(
+                f"{cls.__name__} does not average sentencepiece pieces: that model is P-SP, use "
+                "psp_st.modules.psp.PSPEmbedding (e.g. PSPEmbedding.from_texts(texts))"
+            )
 
     def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return F.embedding_bag(input_ids, self.embedding.weight, mode="mean", padding_idx=self.pad_id,
-                               sparse=self.embedding.sparse)
+        return F.embedding_bag(
+            input_ids, self.embedding.weight, mode="mean", padding_idx=self.pad_id, sparse=self.embedding.sparse
+        )
 
 
 class WordAveraging(TokenAveraging):

@@ -117,15 +117,21 @@ class PSPInputModule(InputModule):
             with open(path, encoding="utf-8") as handle:
                 config = json.load(handle)
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise ModelFolderError(f"{cls.__name__}: {path} is not valid JSON ({error}): the file is corrupt; re-save "
-                                   "the model or download it again.") from error
+            raise ModelFolderError(
+                f"{cls.__name__}: {path} is not valid JSON ({error}): the file is corrupt; re-save "
+                "the model or download it again."
+            ) from error
         if not isinstance(config, dict):
-            raise ModelFolderError(f"{cls.__name__}: {path} must hold a JSON object, got {type(config).__name__}: "
-                                   "the file is corrupt; re-save the model or download it again.")
+            raise ModelFolderError(
+                f"{cls.__name__}: {path} must hold a JSON object, got {type(config).__name__}: "
+                "the file is corrupt; re-save the model or download it again."
+            )
         version = config.pop("format_version", None)
         if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-            raise ModelFolderError(f"{cls.__name__}: {path} has a non-integer format_version {version!r}: the file is "
-                                   "corrupt; re-save the model or download it again.")
+            raise ModelFolderError(
+                f"{cls.__name__}: {path} has a non-integer format_version {version!r}: the file is "
+                "corrupt; re-save the model or download it again."
+            )
         if version is None:
             raise ModelFolderError(
                 f"{cls.__name__}: {path} has no 'format_version': it was written by a pre-release psp-st. "

@@ -168,13 +168,22 @@ class CombinedEncoder(PSPInputModule):
             try:
                 class_path, folder = entry["class"], entry["folder"]
             except (TypeError, KeyError):
-                raise ModelFolderError(f"{cls.__name__}: encoders[{index}] in {cls.config_file_name} is malformed: "
-                                       f"{json.dumps(entry)[:200]}") from None
+                raise ModelFolderError(
+                    f"{cls.__name__}: encoders[{index}] in {cls.config_file_name} is malformed: "
+                    f"{json.dumps(entry)[:200]}"
+                ) from None
             encoder_cls = trusted_module_class(str(class_path))
-            if (encoder_cls is None or not issubclass(encoder_cls, PSPInputModule) or not isinstance(folder, str)
-                    or "/" in folder or folder.startswith(".")):
-                raise ModelFolderError(f"{cls.__name__}: refusing encoders[{index}] = {class_path!r} in {folder!r}: "
-                                       "only psp-st's own module classes in plain sub-folders are loaded")
+            if (
+                encoder_cls is None
+                or not issubclass(encoder_cls, PSPInputModule)
+                or not isinstance(folder, str)
+                or "/" in folder
+                or folder.startswith(".")
+            ):
+                raise ModelFolderError(
+                    f"{cls.__name__}: refusing encoders[{index}] = {class_path!r} in {folder!r}: "
+                    "only psp-st's own module classes in plain sub-folders are loaded"
+                )
             sub_kwargs = dict(hub_kwargs)
             sub_kwargs["subfolder"] = "/".join(p for p in (hub_kwargs.get("subfolder"), folder) if p)
             encoders.append(encoder_cls.load(model_name_or_path, **sub_kwargs))

@@ -74,7 +74,14 @@ class PSPEmbedding(PSPInputModule):
         vectors = module.embed(["A man plays a guitar."])  # fast path, numpy, no ST overhead
     """
 
-    config_keys: list[str] = ["embedding_dim", "max_seq_length", "dropout", "word_dropout", "lowercase", "weights_dtype"]
+    config_keys: list[str] = [
+        "embedding_dim",
+        "max_seq_length",
+        "dropout",
+        "word_dropout",
+        "lowercase",
+        "weights_dtype",
+    ]
     #: The dtypes :attr:`weights_dtype` may name.
     weights_dtypes: tuple[str, ...] = ("float32", "float16")
     tokenizer_file_name: str = "sentencepiece.model"
@@ -100,7 +107,9 @@ class PSPEmbedding(PSPInputModule):
         if not isinstance(tokenizer, SentencePieceTokenizer):
             tokenizer = SentencePieceTokenizer.from_file(tokenizer)
         if lowercase is not None and lowercase != tokenizer.lowercase:
-            tokenizer = SentencePieceTokenizer(tokenizer.model_proto, lowercase=lowercase, num_threads=tokenizer.num_threads)
+            tokenizer = SentencePieceTokenizer(
+                tokenizer.model_proto, lowercase=lowercase, num_threads=tokenizer.num_threads
+            )
         if max_seq_length is not None and max_seq_length < 1:
             raise ValueError(f"max_seq_length must be >= 1 or None, got {max_seq_length}")
         for name, value in (("dropout", dropout), ("word_dropout", word_dropout)):
@@ -115,10 +124,14 @@ class PSPEmbedding(PSPInputModule):
         if embedding_weights is None:
             weights = torch.randn(vocab_size, embedding_dim)
         else:
-            weights = torch.as_tensor(np.asarray(embedding_weights) if not torch.is_tensor(embedding_weights)
-                                      else embedding_weights, dtype=torch.float32)
+            weights = torch.as_tensor(
+                np.asarray(embedding_weights) if not torch.is_tensor(embedding_weights) else embedding_weights,
+                dtype=torch.float32,
+            )
             if weights.shape[0] != vocab_size:
-                raise ValueError(f"embedding_weights has {weights.shape[0]} rows, the tokenizer has {vocab_size} pieces")
+                raise ValueError(
+                    f"embedding_weights has {weights.shape[0]} rows, the tokenizer has {vocab_size} pieces"
+                )
             embedding_dim = weights.shape[1]
         padding = torch.zeros(1, embedding_dim)
         self.embedding = nn.Embedding.from_pretrained(
@@ -159,7 +172,9 @@ class PSPEmbedding(PSPInputModule):
         module_options = {key: options.pop(key) for key in list(options) if key in module_keys}
         if character_coverage is not None:
             options["character_coverage"] = character_coverage
-        tokenizer = SentencePieceTokenizer.train(texts, vocab_size=vocab_size, lowercase=lowercase, seed=seed, **options)
+        tokenizer = SentencePieceTokenizer.train(
+            texts, vocab_size=vocab_size, lowercase=lowercase, seed=seed, **options
+        )
         generator = torch.Generator().manual_seed(seed)
         weights = torch.randn(tokenizer.vocab_size, embedding_dim, generator=generator)
         return cls(tokenizer, embedding_weights=weights, **module_options)
@@ -215,12 +230,15 @@ class PSPEmbedding(PSPInputModule):
                 raise ValueError("PSPEmbedding.from_teacher: cache_dir needs teacher_name (part of the cache key)")
             from psp_st.distillation.teacher_cache import teacher_vectors
 
-            cached = teacher_vectors(texts, teacher_name, cache_dir, label="pieces", teacher=teacher,
-                                     batch_size=batch_size).with_format("numpy")
+            cached = teacher_vectors(
+                texts, teacher_name, cache_dir, label="pieces", teacher=teacher, batch_size=batch_size
+            ).with_format("numpy")
             vectors = np.asarray(cached["embedding"], dtype=np.float64)
         else:
-            vectors = np.asarray(teacher.encode(texts, batch_size=batch_size, convert_to_numpy=True,
-                                                show_progress_bar=False), dtype=np.float64)
+            vectors = np.asarray(
+                teacher.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
+                dtype=np.float64,
+            )
         weights = distilled_piece_vectors(vectors, embedding_dim, seed)
         return cls(tokenizer, embedding_weights=torch.from_numpy(weights), **options)
 
@@ -289,8 +307,9 @@ class PSPEmbedding(PSPInputModule):
         ``SentenceTransformer.encode`` with this module (to float32 rounding).
         """
         batch_size = check_int("batch_size", batch_size)
-        return self.inference_engine().encode(sentences, batch_size=batch_size, normalize=normalize, dtype=dtype,
-                                              show_progress_bar=show_progress_bar)
+        return self.inference_engine().encode(
+            sentences, batch_size=batch_size, normalize=normalize, dtype=dtype, show_progress_bar=show_progress_bar
+        )
 
     def inference_engine(self):
         """The :class:`~psp_st.inference.engine.PSPEngine` of this module (cached; rebuilt when the weight
@@ -298,8 +317,14 @@ class PSPEmbedding(PSPInputModule):
         from psp_st.inference.engine import PSPEngine
 
         weight = self.embedding.weight
-        key = (weight.data_ptr(), str(weight.device), str(weight.dtype), id(self.tokenizer), self.max_seq_length,
-               None if weight.device.type == "cpu" else weight._version)
+        key = (
+            weight.data_ptr(),
+            str(weight.device),
+            str(weight.dtype),
+            id(self.tokenizer),
+            self.max_seq_length,
+            None if weight.device.type == "cpu" else weight._version,
+        )
         cached = self.__dict__.get("_engine")
         if cached is None or cached[0] != key:
             cached = (key, PSPEngine.from_module(self))
@@ -323,7 +348,9 @@ class PSPEmbedding(PSPInputModule):
     ) -> PSPEmbedding:
         hub_kwargs = cls._hub_kwargs(**kwargs)
         config = cls._load_checked_config(model_name_or_path, **hub_kwargs)
-        tokenizer_path = cls._require_file(model_name_or_path, cls.tokenizer_file_name, "sentencepiece model", **hub_kwargs)
+        tokenizer_path = cls._require_file(
+            model_name_or_path, cls.tokenizer_file_name, "sentencepiece model", **hub_kwargs
+        )
         try:
             tokenizer = SentencePieceTokenizer.from_file(tokenizer_path)
         except ValueError as error:
@@ -333,15 +360,22 @@ class PSPEmbedding(PSPInputModule):
             raise ModelFolderError(f"{cls.__name__}: weights file has no 'embedding.weight' (found: {sorted(weights)})")
         expected = (tokenizer.vocab_size, config.get("embedding_dim", weights["embedding.weight"].shape[-1]))
         if not isinstance(expected[1], int) or isinstance(expected[1], bool):
-            raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path}: embedding_dim must "
-                                   f"be an integer, got {expected[1]!r}")
-        cls._check_shape("embedding.weight", weights["embedding.weight"], expected,
-                         f"{tokenizer.vocab_size} sentencepiece pieces x embedding_dim")
+            raise ModelFolderError(
+                f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path}: embedding_dim must "
+                f"be an integer, got {expected[1]!r}"
+            )
+        cls._check_shape(
+            "embedding.weight",
+            weights["embedding.weight"],
+            expected,
+            f"{tokenizer.vocab_size} sentencepiece pieces x embedding_dim",
+        )
         try:
             return cls(tokenizer, embedding_weights=weights["embedding.weight"], **config)
         except (TypeError, ValueError) as error:
-            raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} is invalid: "
-                                   f"{error}") from error
+            raise ModelFolderError(
+                f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} is invalid: {error}"
+            ) from error
 
     def _export_weights(self) -> torch.Tensor:
         """The piece vectors (no padding row) as a new CPU tensor of :attr:`weights_dtype`."""
@@ -394,10 +428,13 @@ class PSPEmbedding(PSPInputModule):
             raise ImportError("export_model2vec needs model2vec: pip install model2vec") from error
 
         weights = self._export_weights().numpy()
-        model = StaticModel(weights, self.tokenizer.to_hf_tokenizer(drop_unknown=True), normalize=normalize,
-                            max_length=None)
+        model = StaticModel(
+            weights, self.tokenizer.to_hf_tokenizer(drop_unknown=True), normalize=normalize, max_length=None
+        )
         model.save_pretrained(str(path))
 
     def __repr__(self) -> str:
-        return (f"PSPEmbedding(vocab_size={self.vocab_size}, embedding_dim={self.embedding_dim}, "
-                f"lowercase={self.lowercase}, max_seq_length={self.max_seq_length})")
+        return (
+            f"PSPEmbedding(vocab_size={self.vocab_size}, embedding_dim={self.embedding_dim}, "
+            f"lowercase={self.lowercase}, max_seq_length={self.max_seq_length})"
+        )

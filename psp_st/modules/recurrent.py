@@ -192,7 +192,9 @@ class GRAN(_RecurrentEncoder):
         tokens = self.embedding(input_ids)
         inputs = tokens
         if self.training and self.dropout > 0:
-            inputs = tokens * variational_dropout_mask((tokens.shape[0], tokens.shape[2]), self.dropout, tokens)[:, None]
+            inputs = (
+                tokens * variational_dropout_mask((tokens.shape[0], tokens.shape[2]), self.dropout, tokens)[:, None]
+            )
         states = run_packed(self.lstm, inputs, mask) if self.gate == "lstm" else self._gru(inputs, mask)
         gated = tokens * torch.sigmoid(self.gate_input(tokens) + self.gate_hidden(states))
         return masked_mean(gated, mask)

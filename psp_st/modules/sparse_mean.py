@@ -25,8 +25,9 @@ class _SparseBagMean(torch.autograd.Function):
         starts = torch.cat([counts.new_zeros(1), counts.cumsum(0)[:-1]])
         # transpose of the forward bag: each distinct piece sums the gradients of the texts that contain it
         values = F.embedding_bag(rows[order], per_text, starts, mode="sum")
-        weight_grad = torch.sparse_coo_tensor(pieces.unsqueeze(0), values, ctx.weight_shape, is_coalesced=True,
-                                              check_invariants=False)
+        weight_grad = torch.sparse_coo_tensor(
+            pieces.unsqueeze(0), values, ctx.weight_shape, is_coalesced=True, check_invariants=False
+        )
         return None, None, None, weight_grad
 
 

@@ -93,8 +93,10 @@ class TokenEncoder(PSPInputModule):
             raise ValueError(f"max_seq_length must be a positive int or None, got {max_seq_length!r}")
         limit = self.max_seq_length_limit
         if limit is not None and (max_seq_length is None or max_seq_length > limit):
-            raise ValueError(f"{type(self).__name__}: max_seq_length must be at most {limit} (got {max_seq_length}): "
-                             "a recurrent encoder unrolls one step per token")
+            raise ValueError(
+                f"{type(self).__name__}: max_seq_length must be at most {limit} (got {max_seq_length}): "
+                "a recurrent encoder unrolls one step per token"
+            )
         if not 0.0 <= scramble < 1.0:
             raise ValueError(f"scramble must be in [0, 1), got {scramble}")
         self.max_seq_length = max_seq_length
@@ -106,8 +108,10 @@ class TokenEncoder(PSPInputModule):
             if embedding_weights is not None:
                 weights = torch.as_tensor(embedding_weights, dtype=torch.float32)
                 if tuple(weights.shape) != (vocab_size, embedding_dim):
-                    raise ValueError(f"embedding_weights has shape {tuple(weights.shape)}, expected "
-                                     f"({vocab_size}, {embedding_dim}) (tokenizer vocab_size x embedding_dim)")
+                    raise ValueError(
+                        f"embedding_weights has shape {tuple(weights.shape)}, expected "
+                        f"({vocab_size}, {embedding_dim}) (tokenizer vocab_size x embedding_dim)"
+                    )
                 self.embedding.weight[:vocab_size] = weights
             else:
                 self.init_embeddings(self.embedding.weight[:vocab_size])
@@ -149,8 +153,14 @@ class TokenEncoder(PSPInputModule):
         """
         texts = list(texts)
         cls.check_tokenizer_kind(tokenizer or cls.default_tokenizer)
-        trained = train_tokenizer_of_kind(tokenizer or cls.default_tokenizer, texts, min_count=min_count,
-                                          max_size=max_size, lowercase=lowercase, **(tokenizer_options or {}))
+        trained = train_tokenizer_of_kind(
+            tokenizer or cls.default_tokenizer,
+            texts,
+            min_count=min_count,
+            max_size=max_size,
+            lowercase=lowercase,
+            **(tokenizer_options or {}),
+        )
         with torch.random.fork_rng():
             torch.manual_seed(seed)
             return cls(trained, embedding_dim=embedding_dim, **options)
@@ -219,18 +229,24 @@ class TokenEncoder(PSPInputModule):
         try:
             files = tokenizer_files(kind)
         except KeyError:
-            raise ModelFolderError(f"{cls.__name__}: unknown tokenizer kind {kind!r} in {cls.config_file_name}") from None
+            raise ModelFolderError(
+                f"{cls.__name__}: unknown tokenizer kind {kind!r} in {cls.config_file_name}"
+            ) from None
         paths = [cls._require_file(model_name_or_path, name, f"{kind} tokenizer file", **hub_kwargs) for name in files]
         directory = os.path.dirname(paths[0])
         try:
             tokenizer = load_tokenizer(kind, directory, lowercase=lowercase)
         except (ValueError, FileNotFoundError) as error:
-            raise ModelFolderError(f"{cls.__name__}: cannot read the {kind} tokenizer in {directory}: {error}") from error
+            raise ModelFolderError(
+                f"{cls.__name__}: cannot read the {kind} tokenizer in {directory}: {error}"
+            ) from error
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
         try:
             module = cls(tokenizer, **config)
         except (TypeError, ValueError) as error:
-            raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {directory} is invalid: {error}") from error
+            raise ModelFolderError(
+                f"{cls.__name__}: {cls.config_file_name} in {directory} is invalid: {error}"
+            ) from error
         expected = {name: tuple(t.shape) for name, t in module.state_dict().items()}
         found = {name: tuple(t.shape) for name, t in weights.items()}
         if expected != found:
@@ -243,6 +259,8 @@ class TokenEncoder(PSPInputModule):
         return module
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(tokenizer={self.tokenizer_kind}, vocab_size={self.vocab_size}, "
-                f"embedding_dim={self.embedding_dim}, output_dim={self.get_sentence_embedding_dimension()}, "
-                f"max_seq_length={self.max_seq_length})")
+        return (
+            f"{type(self).__name__}(tokenizer={self.tokenizer_kind}, vocab_size={self.vocab_size}, "
+            f"embedding_dim={self.embedding_dim}, output_dim={self.get_sentence_embedding_dimension()}, "
+            f"max_seq_length={self.max_seq_length})"
+        )

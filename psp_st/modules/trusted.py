@@ -84,8 +84,9 @@ def module_types(folder: str | os.PathLike) -> list[str]:
         entries = json.loads(modules_file.read_text(encoding="utf-8"))
         return [str(entry.get("type", "")) for entry in entries]
     except (json.JSONDecodeError, AttributeError, TypeError) as error:
-        raise ModelFolderError(f"{modules_file} is not a valid modules.json ({error}): re-save the model or "
-                               "download it again.") from error
+        raise ModelFolderError(
+            f"{modules_file} is not a valid modules.json ({error}): re-save the model or download it again."
+        ) from error
 
 
 def code_files(folder: str | os.PathLike) -> list[Path]:
@@ -133,8 +134,10 @@ def load_trusted(name_or_path: str | os.PathLike, device: str | None = "cpu", **
         check_no_code(name_or_path)
     loader = getattr(SentenceTransformer, "_load_with_module_classes", None)
     if loader is None:  # pragma: no cover - guards a future Sentence-Transformers
-        raise ImportError("this sentence-transformers has no _load_with_module_classes, which psp-st needs to load "
-                          "its modules without trust_remote_code: pip install 'sentence-transformers>=6.0,<7'")
+        raise ImportError(
+            "this sentence-transformers has no _load_with_module_classes, which psp-st needs to load "
+            "its modules without trust_remote_code: pip install 'sentence-transformers>=6.0,<7'"
+        )
     return _finite(loader(str(name_or_path), trusted_module_classes(), device=device, **kwargs), name_or_path)
 
 
@@ -144,6 +147,8 @@ def _finite(model, name_or_path: str | os.PathLike):
 
     for name, parameter in model.named_parameters():
         if parameter.is_floating_point() and not bool(torch.isfinite(parameter).all()):
-            raise ModelFolderError(f"{name_or_path}: weight '{name}' has non-finite (NaN/inf) values; the model is "
-                                   "broken (a diverged training run?): retrain it or use an earlier checkpoint.")
+            raise ModelFolderError(
+                f"{name_or_path}: weight '{name}' has non-finite (NaN/inf) values; the model is "
+                "broken (a diverged training run?): retrain it or use an earlier checkpoint."
+            )
     return model

@@ -50,8 +50,12 @@ class MorfessorSegmenter:
 
     file_name: ClassVar[str] = "morfessor_segmentation.txt"
 
-    def __init__(self, segmentations: Iterable[tuple[int, str, Sequence[str]]], corpus_weight: float = 1.0,
-                 max_word_length: int = 60) -> None:
+    def __init__(
+        self,
+        segmentations: Iterable[tuple[int, str, Sequence[str]]],
+        corpus_weight: float = 1.0,
+        max_word_length: int = 60,
+    ) -> None:
         morfessor = _import_morfessor()
         rows = [(int(count), str(word), tuple(morphs)) for count, word, morphs in segmentations]
         for count, word, morphs in rows:
@@ -166,8 +170,9 @@ class MorfessorTokenizer(_VocabularyTokenizer):
 
     kind: ClassVar[str] = "morfessor"
 
-    def __init__(self, vocabulary: Vocabulary | Sequence[str], segmenter: MorfessorSegmenter,
-                 lowercase: bool = True) -> None:
+    def __init__(
+        self, vocabulary: Vocabulary | Sequence[str], segmenter: MorfessorSegmenter, lowercase: bool = True
+    ) -> None:
         super().__init__(vocabulary, lowercase)
         self.segmenter = segmenter
         self.words = WordTokenizer([UNK_TOKEN], lowercase=lowercase)

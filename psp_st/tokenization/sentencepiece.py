@@ -99,11 +99,14 @@ class SentencePieceTokenizer:
             **trainer_options: passed to ``sentencepiece.SentencePieceTrainer.train``.
         """
         if isinstance(texts, (str, bytes)):
-            raise TypeError("texts must be a list (or other iterable) of strings, got a single "
-                            f"{type(texts).__name__}: wrap it in a list")
+            raise TypeError(
+                "texts must be a list (or other iterable) of strings, got a single "
+                f"{type(texts).__name__}: wrap it in a list"
+            )
         vocab_size = check_int("vocab_size", vocab_size, minimum=8)
-        character_coverage = check_number("character_coverage", character_coverage, 0.98, 1.0,
-                                          why="sentencepiece's limit; 1.0 keeps every character")
+        character_coverage = check_number(
+            "character_coverage", character_coverage, 0.98, 1.0, why="sentencepiece's limit; 1.0 keeps every character"
+        )
         input_sentence_size = check_int("input_sentence_size", input_sentence_size, minimum=0)
         seed = check_int("seed", seed, minimum=0)
 
@@ -191,7 +194,10 @@ class SentencePieceTokenizer:
         return self.processor.encode(texts, out_type=str, num_threads=self.num_threads)
 
     def encode_flat(
-        self, texts: Sequence[str], max_length: int | None = None, drop_unknown: bool = False,
+        self,
+        texts: Sequence[str],
+        max_length: int | None = None,
+        drop_unknown: bool = False,
         num_threads: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Encode ``texts`` into one flat id array and per-text lengths (no per-token Python work).
@@ -276,12 +282,15 @@ class SentencePieceTokenizer:
             known = sorted({piece.piece for piece in proto.pieces if len(piece.piece) == 1} | {"\u2581"})
             unknown_run = "\u2581?[^" + "".join(f"\\x{{{ord(char):x}}}" for char in known) + "]+"
             tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-                [tokenizer.pre_tokenizer, pre_tokenizers.Split(Regex(unknown_run), behavior="removed")])
+                [tokenizer.pre_tokenizer, pre_tokenizers.Split(Regex(unknown_run), behavior="removed")]
+            )
         tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme=prepend, split=False)
         return tokenizer
 
 
-def train_tokenizer(texts: Iterable[str], output_path: str | os.PathLike | None = None, **options) -> SentencePieceTokenizer:
+def train_tokenizer(
+    texts: Iterable[str], output_path: str | os.PathLike | None = None, **options
+) -> SentencePieceTokenizer:
     """Train a sentencepiece unigram model (see :meth:`SentencePieceTokenizer.train`) and optionally save it."""
     tokenizer = SentencePieceTokenizer.train(texts, **options)
     if output_path is not None:

@@ -67,8 +67,9 @@ def load_tokenizer(kind: str, directory: str | os.PathLike, lowercase: bool | No
     raise ValueError(f"unknown tokenizer kind {kind!r} (expected words, trigrams, morfessor or sentencepiece)")
 
 
-def train_tokenizer_of_kind(kind: str, texts, min_count: int = 1, max_size: int | None = None,
-                            lowercase: bool = True, **options: Any) -> Any:
+def train_tokenizer_of_kind(
+    kind: str, texts, min_count: int = 1, max_size: int | None = None, lowercase: bool = True, **options: Any
+) -> Any:
     """Train a tokenizer of ``kind`` on ``texts``.
 
     ``min_count``/``max_size`` bound the vocabulary of words, trigrams and morphs; for ``"sentencepiece"``

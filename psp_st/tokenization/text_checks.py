@@ -29,7 +29,9 @@ def check_texts(texts: Sequence[str] | str, where: str | None = None) -> list[st
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError as error:  # a lone surrogate (e.g. from a bad decode with errors=surrogateescape)
-                raise ValueError(f"{label} has an unpaired surrogate {text[error.start]!r} at character {error.start}, "
-                                 "which is not valid Unicode text: decode the input as UTF-8 with errors='replace' "
-                                 "or fix it") from None
+                raise ValueError(
+                    f"{label} has an unpaired surrogate {text[error.start]!r} at character {error.start}, "
+                    "which is not valid Unicode text: decode the input as UTF-8 with errors='replace' "
+                    "or fix it"
+                ) from None
     return texts

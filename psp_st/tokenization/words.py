@@ -63,8 +63,10 @@ class Vocabulary:
             raise ValueError(f"min_count must be >= 1, got {min_count}")
         if max_size is not None and max_size < 2:
             raise ValueError(f"max_size must be >= 2 (<unk> and one token), got {max_size}")
-        ranked = sorted((item for item in counts.items() if item[1] >= min_count and item[0] != UNK_TOKEN),
-                        key=lambda item: (-item[1], item[0]))
+        ranked = sorted(
+            (item for item in counts.items() if item[1] >= min_count and item[0] != UNK_TOKEN),
+            key=lambda item: (-item[1], item[0]),
+        )
         if max_size is not None:
             ranked = ranked[: max_size - 1]
         if not ranked:
@@ -155,8 +157,13 @@ class _VocabularyTokenizer:
 
     # -- saving and loading -------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"format_version": TOKENIZER_FORMAT_VERSION, "kind": self.kind, "lowercase": self.lowercase,
-                **self._extra_config(), "tokens": self.vocab.tokens}
+        return {
+            "format_version": TOKENIZER_FORMAT_VERSION,
+            "kind": self.kind,
+            "lowercase": self.lowercase,
+            **self._extra_config(),
+            "tokens": self.vocab.tokens,
+        }
 
     def save(self, directory: str | os.PathLike) -> None:
         """Write ``vocab.json`` (kind, options and the token list) into ``directory`` (atomically)."""
@@ -170,8 +177,10 @@ class _VocabularyTokenizer:
             found = data.get("kind") if isinstance(data, dict) else type(data).__name__
             raise ValueError(f"{source}: expected a '{cls.kind}' tokenizer, found {found!r}")
         if data.get("format_version", 0) > TOKENIZER_FORMAT_VERSION:
-            raise ValueError(f"{source}: tokenizer format_version {data['format_version']} is newer than this "
-                             f"psp-st reads ({TOKENIZER_FORMAT_VERSION}): pip install -U psp-st")
+            raise ValueError(
+                f"{source}: tokenizer format_version {data['format_version']} is newer than this "
+                f"psp-st reads ({TOKENIZER_FORMAT_VERSION}): pip install -U psp-st"
+            )
 
     @classmethod
     def _read_file(cls, directory: str | os.PathLike) -> tuple[Path, Any]:

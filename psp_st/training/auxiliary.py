@@ -56,8 +56,9 @@ class AuxiliaryObjective:
     ) -> None:
         missing = [c for c in (text_column, label_column) if c not in dataset.column_names]
         if missing:
-            raise ValueError(f"auxiliary objective: the dataset has no column(s) {missing} "
-                             f"(columns: {dataset.column_names})")
+            raise ValueError(
+                f"auxiliary objective: the dataset has no column(s) {missing} (columns: {dataset.column_names})"
+            )
         if len(dataset) == 0:
             raise ValueError("auxiliary objective: the dataset is empty")
         if weight < 0 or batch_size < 1:
@@ -92,5 +93,11 @@ class AuxiliaryObjective:
         return self.weight * self.loss([features], self.labels[rows].to(model.device))
 
     def config(self) -> dict[str, Any]:
-        return {"weight": self.weight, "batch_size": self.batch_size, "sentences": len(self.texts), "lr": self.lr,
-                "loss": type(self.loss).__name__, **self.loss.get_config_dict()}
+        return {
+            "weight": self.weight,
+            "batch_size": self.batch_size,
+            "sentences": len(self.texts),
+            "lr": self.lr,
+            "loss": type(self.loss).__name__,
+            **self.loss.get_config_dict(),
+        }

@@ -22,8 +22,11 @@ def first_non_finite_parameter(model: torch.nn.Module) -> str | None:
 def non_finite_error(what: str, step: int, output_dir: str) -> NonFiniteTrainingError:
     """The one message: what went non-finite at which step, and the last good checkpoint to resume from."""
     checkpoint = get_last_checkpoint(output_dir) if output_dir else None
-    kept = (f"the last good checkpoint is {checkpoint} (nothing later was saved)" if checkpoint
-            else "no checkpoint was saved yet")
+    kept = (
+        f"the last good checkpoint is {checkpoint} (nothing later was saved)"
+        if checkpoint
+        else "no checkpoint was saved yet"
+    )
     return NonFiniteTrainingError(
         f"training stopped at step {step}: {what} is not finite (NaN/inf); {kept}. Lower trainer.learning_rate or "
         "check the data, then train again (--resume continues from that checkpoint)."

@@ -66,8 +66,9 @@ class MegaBatchStream(IterableDataset):
         super().__init__()
         missing = [c for c in columns if c not in dataset.column_names]
         if missing:
-            raise ValueError(f"mega-batching: the training dataset has no column(s) {missing} "
-                             f"(columns: {dataset.column_names})")
+            raise ValueError(
+                f"mega-batching: the training dataset has no column(s) {missing} (columns: {dataset.column_names})"
+            )
         self.dataset = dataset
         self.columns = columns
         self.batch_size = batch_size
@@ -95,8 +96,9 @@ class MegaBatchStream(IterableDataset):
     def batches(self, epoch: int) -> list[np.ndarray]:
         """Row indices of every mini-batch of ``epoch`` (deterministic in ``seed`` and ``epoch``)."""
         order = np.random.default_rng([self.seed, epoch]).permutation(len(self.dataset))
-        return [order[start : start + self.batch_size] for start in range(0, len(self) * self.batch_size,
-                                                                          self.batch_size)]
+        return [
+            order[start : start + self.batch_size] for start in range(0, len(self) * self.batch_size, self.batch_size)
+        ]
 
     def position(self) -> tuple[int, int]:
         """``(epoch, mini-batches already trained in it)`` from the trainer's global step."""
@@ -137,8 +139,9 @@ class MegaBatchStream(IterableDataset):
         self._mined = {"key": list(key), "anchor": pair[0].tolist(), "positive": pair[1].tolist()}
         return pair
 
-    def _megabatch(self, batches: list[np.ndarray], skip: int,
-                   key: tuple[int, int] = (0, 0)) -> Iterator[dict[str, Any] | None]:
+    def _megabatch(
+        self, batches: list[np.ndarray], skip: int, key: tuple[int, int] = (0, 0)
+    ) -> Iterator[dict[str, Any] | None]:
         indices = np.concatenate(batches)
         rows = self.dataset[indices]
         first, second = (self._texts(rows, column, indices) for column in self.columns)
@@ -153,11 +156,20 @@ class MegaBatchStream(IterableDataset):
         features = tokenized if all(_row_indexable(f, len(indices)) for f in tokenized) else None
 
         def mine() -> tuple[torch.Tensor, torch.Tensor]:
-            embeddings = [self.embed(f) for f in features] if features else [self.embed(self.preprocess(t))
-                                                                              for t in (first, second)]
+            embeddings = (
+                [self.embed(f) for f in features]
+                if features
+                else [self.embed(self.preprocess(t)) for t in (first, second)]
+            )
             return mine_hardest_negatives(
-                embeddings[0], embeddings[1], groups, anchor_ids, positive_ids, self.mining_chunk_size,
-                self.mining_dtype, self.max_over_partner,
+                embeddings[0],
+                embeddings[1],
+                groups,
+                anchor_ids,
+                positive_ids,
+                self.mining_chunk_size,
+                self.mining_dtype,
+                self.max_over_partner,
             )
 
         negative_of_anchor, negative_of_positive = self._negatives(key, len(indices), mine)
@@ -170,17 +182,29 @@ class MegaBatchStream(IterableDataset):
                 continue
             if features is not None:
                 columns = (self.columns[0], self.columns[1]) + NEGATIVE_COLUMNS
-                parts = (features[0], span), (features[1], span), (features[1], negative_of_anchor[span]), \
-                    (features[0], negative_of_positive[span])
-                batch_inputs = {f"{column}_{key}": value for column, (feature, rows_) in zip(columns, parts, strict=True)
-                                for key, value in take_rows(feature, rows_).items()}
+                parts = (
+                    (features[0], span),
+                    (features[1], span),
+                    (features[1], negative_of_anchor[span]),
+                    (features[0], negative_of_positive[span]),
+                )
+                batch_inputs = {
+                    f"{column}_{key}": value
+                    for column, (feature, rows_) in zip(columns, parts, strict=True)
+                    for key, value in take_rows(feature, rows_).items()
+                }
             else:  # features with no per-row layout: tokenize the texts again through the collator
-                batch_inputs = self.collate([
-                    {self.columns[0]: first[i], self.columns[1]: second[i],
-                     NEGATIVE_COLUMNS[0]: second[negative_of_anchor[i]],
-                     NEGATIVE_COLUMNS[1]: first[negative_of_positive[i]]}
-                    for i in span.tolist()
-                ])
+                batch_inputs = self.collate(
+                    [
+                        {
+                            self.columns[0]: first[i],
+                            self.columns[1]: second[i],
+                            NEGATIVE_COLUMNS[0]: second[negative_of_anchor[i]],
+                            NEGATIVE_COLUMNS[1]: first[negative_of_positive[i]],
+                        }
+                        for i in span.tolist()
+                    ]
+                )
             if groups is not None:
                 batch_inputs["label"] = groups[span]  # the loss's in-batch term masks same-group pairs
             yield batch_inputs
@@ -191,9 +215,11 @@ class MegaBatchStream(IterableDataset):
         bad = [i for i, text in enumerate(texts) if not isinstance(text, str) or not text.strip()]
         if bad:
             row = int(indices[bad[0]])
-            raise ValueError(f"training dataset row {row}, column {column!r}: expected a non-empty string, got "
-                             f"{texts[bad[0]]!r} ({len(bad)} bad value(s) in this mega-batch); filter the dataset "
-                             "first (psp_st.data validation drops and counts such rows)")
+            raise ValueError(
+                f"training dataset row {row}, column {column!r}: expected a non-empty string, got "
+                f"{texts[bad[0]]!r} ({len(bad)} bad value(s) in this mega-batch); filter the dataset "
+                "first (psp_st.data validation drops and counts such rows)"
+            )
         return texts
 
 
@@ -265,8 +291,12 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         self._restored_mining: dict[str, Any] | None = None
         super().__init__(*args, **kwargs)
         self.add_callback(FiniteGuard())
-        if self.schedule is None and group_column and self.train_dataset is not None \
-                and group_column in getattr(self.train_dataset, "column_names", []):
+        if (
+            self.schedule is None
+            and group_column
+            and self.train_dataset is not None
+            and group_column in getattr(self.train_dataset, "column_names", [])
+        ):
             # without mega-batching the collator would tokenize the group ids as text
             dataset: Any = self.train_dataset  # a datasets Dataset/DatasetDict (it has column_names)
             self.train_dataset = dataset.remove_columns(group_column)
@@ -282,12 +312,16 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         from datasets import Dataset
 
         if not isinstance(self.train_dataset, Dataset):
-            raise TypeError("MegaBatchTrainer needs a map-style datasets.Dataset (memory-mapped Arrow is fine) to "
-                            f"mine over mega-batches, got {type(self.train_dataset).__name__}")
+            raise TypeError(
+                "MegaBatchTrainer needs a map-style datasets.Dataset (memory-mapped Arrow is fine) to "
+                f"mine over mega-batches, got {type(self.train_dataset).__name__}"
+            )
         text_columns = [c for c in self.train_dataset.column_names if c != self.group_column]
         if len(text_columns) != 2:
-            raise ValueError(f"mega-batching expects exactly two text columns plus an optional {self.group_column!r} "
-                             f"column, got {self.train_dataset.column_names}")
+            raise ValueError(
+                f"mega-batching expects exactly two text columns plus an optional {self.group_column!r} "
+                f"column, got {self.train_dataset.column_names}"
+            )
         self._stream = MegaBatchStream(
             self.train_dataset,
             columns=(text_columns[0], text_columns[1]),
@@ -319,7 +353,9 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         super()._save_checkpoint(model, trial)
         state = self._stream.mined_state() if self._stream is not None else None
         if state is not None and self.args.should_save:
-            folder = os.path.join(self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}")
+            folder = os.path.join(
+                self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
+            )
             with open(os.path.join(folder, MINING_STATE_FILE), "w", encoding="utf-8") as handle:
                 json.dump(state, handle)
 
@@ -378,8 +414,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             for key in [k for k in inputs if k.endswith("_input_ids")]:
                 mask = inputs.get(key[: -len("input_ids")] + "attention_mask")
                 inputs[key] = scramble_input_ids(inputs[key], mask, self.scramble)
-        loss = super().compute_loss(model, inputs, return_outputs=return_outputs,
-                                    num_items_in_batch=num_items_in_batch)
+        loss = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
         if self.auxiliary is None or self.auxiliary.weight == 0 or not model.training:
             return loss
         # a (loss, outputs) tuple exactly when return_outputs
@@ -391,22 +426,32 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
     def create_optimizer(self, model=None):
         if not self.sparse_embeddings:
             if self.auxiliary is not None and self.auxiliary.parameters(self.model):
-                raise ValueError("an auxiliary objective with its own parameters (e.g. a distillation projection) "
-                                 "needs sparse_embeddings=True (MegaBatchTrainer's optimizer trains them)")
+                raise ValueError(
+                    "an auxiliary objective with its own parameters (e.g. a distillation projection) "
+                    "needs sparse_embeddings=True (MegaBatchTrainer's optimizer trains them)"
+                )
             return super().create_optimizer()
         if self.optimizer is None:
-            parameters: list[nn.Parameter] | list[dict[str, Any]] = \
-                [p for p in self.loss.parameters() if p.requires_grad] if isinstance(self.loss, nn.Module) \
+            parameters: list[nn.Parameter] | list[dict[str, Any]] = (
+                [p for p in self.loss.parameters() if p.requires_grad]
+                if isinstance(self.loss, nn.Module)
                 else [p for p in self.model.parameters() if p.requires_grad]
+            )
             if self.auxiliary is not None and self.auxiliary.parameters(self.model):
                 groups: list[dict[str, Any]] = [
                     {"params": parameters},
-                    {"params": self.auxiliary.parameters(self.model),
-                     "lr": self.auxiliary.lr if self.auxiliary.lr is not None else self.args.learning_rate}]
+                    {
+                        "params": self.auxiliary.parameters(self.model),
+                        "lr": self.auxiliary.lr if self.auxiliary.lr is not None else self.args.learning_rate,
+                    },
+                ]
                 parameters = groups
             self.optimizer = SparseDenseAdam(
-                parameters, lr=self.args.learning_rate, betas=(self.args.adam_beta1, self.args.adam_beta2),
-                eps=self.args.adam_epsilon, weight_decay=self.args.weight_decay,
+                parameters,
+                lr=self.args.learning_rate,
+                betas=(self.args.adam_beta1, self.args.adam_beta2),
+                eps=self.args.adam_epsilon,
+                weight_decay=self.args.weight_decay,
             )
         return self.optimizer
 
@@ -434,8 +479,11 @@ def _identity(batch: Any) -> Any:
 def _row_indexable(features: dict[str, Any], n: int) -> bool:
     """Every tensor is per row (first dim ``n``) and 2-D ones come with an attention mask (right padding)."""
     tensors = [v for v in features.values() if isinstance(v, torch.Tensor)]
-    return bool(tensors) and all(v.ndim >= 1 and v.shape[0] == n for v in tensors) and (
-        all(v.ndim == 1 for v in tensors) or isinstance(features.get("attention_mask"), torch.Tensor))
+    return (
+        bool(tensors)
+        and all(v.ndim >= 1 and v.shape[0] == n for v in tensors)
+        and (all(v.ndim == 1 for v in tensors) or isinstance(features.get("attention_mask"), torch.Tensor))
+    )
 
 
 def take_rows(features: dict[str, Any], rows: torch.Tensor) -> dict[str, Any]:

@@ -38,8 +38,10 @@ def parse_pair_source(entry: str | Mapping[str, Any], filters: Mapping[str, Any]
     entry = {"path": entry} if isinstance(entry, (str, os.PathLike)) else dict(entry)
     unknown = set(entry) - set(SOURCE_KEYS)
     if unknown or "path" not in entry:
-        raise ValueError(f"recipe: data.sources entry {entry!r}: needs 'path'; allowed keys {list(SOURCE_KEYS)} "
-                         f"(unknown: {sorted(unknown)})")
+        raise ValueError(
+            f"recipe: data.sources entry {entry!r}: needs 'path'; allowed keys {list(SOURCE_KEYS)} "
+            f"(unknown: {sorted(unknown)})"
+        )
     cap, weight = entry.get("max_pairs"), entry.get("weight")
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
         raise ValueError(f"recipe: data.sources {entry['path']}: max_pairs must be a positive integer, got {cap!r}")
@@ -48,8 +50,9 @@ def parse_pair_source(entry: str | Mapping[str, Any], filters: Mapping[str, Any]
     merged = {**(filters or {}), **(entry.get("filters") or {})}
     bad = set(merged) - set(FILTER_KEYS)
     if bad:
-        raise ValueError(f"recipe: data.sources {entry['path']}: unknown filter(s) {sorted(bad)} "
-                         f"(allowed: {list(FILTER_KEYS)})")
+        raise ValueError(
+            f"recipe: data.sources {entry['path']}: unknown filter(s) {sorted(bad)} (allowed: {list(FILTER_KEYS)})"
+        )
     return {"path": str(entry["path"]), "max_pairs": cap, "weight": weight, "filters": merged}
 
 
@@ -129,8 +132,9 @@ def load_training_pairs(
         for path, count in frame["entry"].value_counts(sort=False).items():
             counts[path] = counts.get(path, 0) + int(count)
     frame["group_id"] = pair_groups(frame, shared_sentence_groups)
-    logger.info("training pairs: %d from %d file(s), %d groups", len(frame), frame.source.nunique(),
-                frame.group_id.nunique())
+    logger.info(
+        "training pairs: %d from %d file(s), %d groups", len(frame), frame.source.nunique(), frame.group_id.nunique()
+    )
     return Dataset.from_pandas(frame[["sentence1", "sentence2", "group_id"]], preserve_index=False)
 
 
@@ -142,8 +146,11 @@ def _drop_invalid(frame):
         bad |= ~values.map(lambda v: isinstance(v, str)).to_numpy()
         bad |= values.astype(str).str.strip().eq("").to_numpy()
     if bad.any():
-        logger.warning("dropped %d training pair(s) with a missing, empty or non-string side (first: row %d)",
-                       int(bad.sum()), int(np.flatnonzero(bad)[0]))
+        logger.warning(
+            "dropped %d training pair(s) with a missing, empty or non-string side (first: row %d)",
+            int(bad.sum()),
+            int(np.flatnonzero(bad)[0]),
+        )
         frame = frame[~bad].reset_index(drop=True)
     return frame
 
@@ -160,8 +167,12 @@ def _filter(frame, options: Mapping[str, Any], where: str):
     if options.get("max_trigram_overlap") is not None:
         steps.append(TrigramOverlapFilter(float(options["max_trigram_overlap"])))
     if options.get("min_length") is not None or options.get("max_length") is not None:
-        steps.append(LengthFilter(float(options.get("min_length") or 0.0),
-                                  float(options["max_length"]) if options.get("max_length") is not None else math.inf))
+        steps.append(
+            LengthFilter(
+                float(options.get("min_length") or 0.0),
+                float(options["max_length"]) if options.get("max_length") is not None else math.inf,
+            )
+        )
     batch = {"sentence1": frame.sentence1.tolist(), "sentence2": frame.sentence2.tolist()}
     keep = np.ones(len(frame), dtype=bool)
     for step in steps:

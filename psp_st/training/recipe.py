@@ -65,8 +65,20 @@ def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
             raise ValueError(f"recipe {path}: expected a YAML mapping at the top level")
         config.setdefault("name", path.stem)
     config = dict(config)
-    unknown = set(config) - {"name", "seed", "data", "tokenizer", "model", "loss", "megabatch", "trainer",
-                             "evaluation", "description", "release", "distillation"}
+    unknown = set(config) - {
+        "name",
+        "seed",
+        "data",
+        "tokenizer",
+        "model",
+        "loss",
+        "megabatch",
+        "trainer",
+        "evaluation",
+        "description",
+        "release",
+        "distillation",
+    }
     if unknown:
         raise ValueError(f"recipe: unknown top-level key(s) {sorted(unknown)}")
     data = config.get("data")
@@ -74,30 +86,44 @@ def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
         raise ValueError("recipe: data.sources (a list of parquet files/globs) is required")
     if isinstance(data["sources"], str):  # one source written without brackets: a one-element list
         config["data"] = data = {**data, "sources": [data["sources"]]}
+
     def valid_source(source: Any) -> bool:  # a path/glob, or {path: ..., max_pairs/weight/filters: ...}
         return (isinstance(source, str) and bool(source)) or (
-            isinstance(source, dict) and isinstance(source.get("path"), str) and bool(source["path"]))
+            isinstance(source, dict) and isinstance(source.get("path"), str) and bool(source["path"])
+        )
 
     if not isinstance(data["sources"], list) or not all(valid_source(s) for s in data["sources"]):
-        raise ValueError(f"recipe: data.sources must be a list of file paths/globs or {{path: ..., max_pairs: ...}} "
-                         f"entries, got {data['sources']!r}")
+        raise ValueError(
+            f"recipe: data.sources must be a list of file paths/globs or {{path: ..., max_pairs: ...}} "
+            f"entries, got {data['sources']!r}"
+        )
     check_recipe_numbers(config)
     return config
 
 
 #: Recipe numbers that must be positive (``(section, key)``: integer or not).
 _POSITIVE: dict[tuple[str, str], bool] = {
-    ("trainer", "learning_rate"): False, ("trainer", "num_train_epochs"): False,
-    ("trainer", "per_device_train_batch_size"): True, ("trainer", "gradient_accumulation_steps"): True,
-    ("trainer", "save_steps"): False, ("trainer", "eval_steps"): False, ("trainer", "logging_steps"): False,
-    ("tokenizer", "vocab_size"): True, ("model", "embedding_dim"): True, ("megabatch", "size"): True,
+    ("trainer", "learning_rate"): False,
+    ("trainer", "num_train_epochs"): False,
+    ("trainer", "per_device_train_batch_size"): True,
+    ("trainer", "gradient_accumulation_steps"): True,
+    ("trainer", "save_steps"): False,
+    ("trainer", "eval_steps"): False,
+    ("trainer", "logging_steps"): False,
+    ("tokenizer", "vocab_size"): True,
+    ("model", "embedding_dim"): True,
+    ("megabatch", "size"): True,
     ("data", "max_pairs"): True,
 }
 #: Recipe numbers that must lie in ``[low, high]``.
 _RANGES: dict[tuple[str, str], tuple[float, float]] = {
-    ("model", "dropout"): (0.0, 1.0), ("model", "word_dropout"): (0.0, 1.0), ("megabatch", "scramble"): (0.0, 1.0),
-    ("trainer", "weight_decay"): (0.0, float("inf")), ("trainer", "max_grad_norm"): (0.0, float("inf")),
-    ("trainer", "warmup_ratio"): (0.0, 1.0), ("megabatch", "anneal"): (0.0, float("inf")),
+    ("model", "dropout"): (0.0, 1.0),
+    ("model", "word_dropout"): (0.0, 1.0),
+    ("megabatch", "scramble"): (0.0, 1.0),
+    ("trainer", "weight_decay"): (0.0, float("inf")),
+    ("trainer", "max_grad_norm"): (0.0, float("inf")),
+    ("trainer", "warmup_ratio"): (0.0, 1.0),
+    ("megabatch", "anneal"): (0.0, float("inf")),
     ("tokenizer", "character_coverage"): (0.9, 1.0),
 }
 
@@ -120,9 +146,9 @@ def check_recipe_numbers(config: dict[str, Any]) -> None:
     if "seed" in config and (isinstance(config["seed"], bool) or not isinstance(config["seed"], int)):
         raise ValueError(f"recipe: seed must be an integer, got {config['seed']!r}")
     # bounds None: the value must be > 0
-    checks: list[tuple[tuple[str, str], tuple[float, float] | None, bool]] = \
-        [(key, None, integer) for key, integer in _POSITIVE.items()] + \
-        [(key, bounds, False) for key, bounds in _RANGES.items()]
+    checks: list[tuple[tuple[str, str], tuple[float, float] | None, bool]] = [
+        (key, None, integer) for key, integer in _POSITIVE.items()
+    ] + [(key, bounds, False) for key, bounds in _RANGES.items()]
     for (section, name), bounds, integer in checks:
         block = config.get(section)
         if not isinstance(block, dict) or block.get(name) is None:
@@ -176,8 +202,15 @@ def load_recipe_pairs(data_cfg: dict[str, Any], seed: int, counts: dict[str, int
 
 #: ``distillation`` keys and their defaults (see :func:`distillation_config`).
 DISTILLATION_DEFAULTS: dict[str, Any] = {
-    "teacher": "all-MiniLM-L6-v2", "cache_dir": "runs/teacher_cache", "sources": [], "weight": 0.0,
-    "metric": "cosine", "batch_size": 128, "lr": None, "projection": True, "teacher_batch_size": 64,
+    "teacher": "all-MiniLM-L6-v2",
+    "cache_dir": "runs/teacher_cache",
+    "sources": [],
+    "weight": 0.0,
+    "metric": "cosine",
+    "batch_size": 128,
+    "lr": None,
+    "projection": True,
+    "teacher_batch_size": 64,
 }
 
 
@@ -187,8 +220,9 @@ def distillation_config(config: dict[str, Any]) -> dict[str, Any]:
     section = dict(config.get("distillation") or {})
     unknown = set(section) - set(DISTILLATION_DEFAULTS)
     if unknown:
-        raise ValueError(f"recipe: unknown distillation option(s) {sorted(unknown)} "
-                         f"(allowed: {sorted(DISTILLATION_DEFAULTS)})")
+        raise ValueError(
+            f"recipe: unknown distillation option(s) {sorted(unknown)} (allowed: {sorted(DISTILLATION_DEFAULTS)})"
+        )
     section = {**DISTILLATION_DEFAULTS, **section}
     if section["weight"] < 0:
         raise ValueError(f"recipe: distillation.weight must be >= 0, got {section['weight']}")
@@ -231,21 +265,32 @@ def build_model(config: dict[str, Any], train_dataset, seed: int, timings: dict[
         raise ValueError(f"recipe: model.init must be 'random' or 'teacher', got {init!r}")
     texts = list(train_dataset["sentence1"]) + list(train_dataset["sentence2"])
     start = time.perf_counter()
-    module = PSPEmbedding.from_texts(texts, vocab_size=tok_cfg.pop("vocab_size", 50_000),
-                                     embedding_dim=model_cfg.pop("embedding_dim", 1024),
-                                     lowercase=tok_cfg.pop("lowercase", True), seed=seed,
-                                     **tok_cfg, **{k: model_cfg.pop(k) for k in list(model_cfg)
-                                                   if k in ("dropout", "word_dropout", "max_seq_length")})
+    module = PSPEmbedding.from_texts(
+        texts,
+        vocab_size=tok_cfg.pop("vocab_size", 50_000),
+        embedding_dim=model_cfg.pop("embedding_dim", 1024),
+        lowercase=tok_cfg.pop("lowercase", True),
+        seed=seed,
+        **tok_cfg,
+        **{k: model_cfg.pop(k) for k in list(model_cfg) if k in ("dropout", "word_dropout", "max_seq_length")},
+    )
     timings["tokenizer_seconds"] = round(time.perf_counter() - start, 1)
     if model_cfg:
         raise ValueError(f"recipe: unknown model option(s) {sorted(model_cfg)}")
     if init == "teacher":
         distil = distillation_config(config)
         start = time.perf_counter()
-        module = PSPEmbedding.from_teacher(distil["teacher"], module.tokenizer, embedding_dim=module.embedding_dim,
-                                           seed=seed, cache_dir=distil["cache_dir"], teacher_name=distil["teacher"],
-                                           max_seq_length=module.max_seq_length, dropout=module.dropout,
-                                           word_dropout=module.word_dropout)
+        module = PSPEmbedding.from_teacher(
+            distil["teacher"],
+            module.tokenizer,
+            embedding_dim=module.embedding_dim,
+            seed=seed,
+            cache_dir=distil["cache_dir"],
+            teacher_name=distil["teacher"],
+            max_seq_length=module.max_seq_length,
+            dropout=module.dropout,
+            word_dropout=module.word_dropout,
+        )
         timings["teacher_pieces_seconds"] = round(time.perf_counter() - start, 1)
     if init_std != 1.0:
         with torch.no_grad():
@@ -278,8 +323,9 @@ def sts_evaluator(path: str | os.PathLike, name: str):
     from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
 
     frame = pd.read_parquet(resolve_data_path(path)[0])
-    return EmbeddingSimilarityEvaluator(frame.sentence1.tolist(), frame.sentence2.tolist(),
-                                        (frame.score / 5.0).tolist(), name=name)
+    return EmbeddingSimilarityEvaluator(
+        frame.sentence1.tolist(), frame.sentence2.tolist(), (frame.score / 5.0).tolist(), name=name
+    )
 
 
 def build_distillation(config: dict[str, Any], model, seed: int, timings: dict[str, float] | None = None):
@@ -309,16 +355,31 @@ def build_distillation(config: dict[str, Any], model, seed: int, timings: dict[s
         return teacher
 
     parts = distillation_sentences(distil["sources"], seed=seed, exclude=evaluation_sentences(default_data_dir()))
-    dataset = concatenate_datasets([
-        teacher_vectors(texts, distil["teacher"], distil["cache_dir"], label=label, load=load,
-                        batch_size=distil["teacher_batch_size"]) for label, texts in parts
-    ])
+    dataset = concatenate_datasets(
+        [
+            teacher_vectors(
+                texts,
+                distil["teacher"],
+                distil["cache_dir"],
+                label=label,
+                load=load,
+                batch_size=distil["teacher_batch_size"],
+            )
+            for label, texts in parts
+        ]
+    )
     if timings is not None:
         timings["teacher_sentences_seconds"] = round(time.perf_counter() - start, 1)
-    loss = TeacherDistillationLoss(model, teacher_dim=len(dataset[0]["embedding"]), metric=distil["metric"],
-                                   projection=distil["projection"], seed=seed)
-    return AuxiliaryObjective(dataset, loss, weight=distil["weight"], batch_size=distil["batch_size"], seed=seed,
-                              lr=distil["lr"])
+    loss = TeacherDistillationLoss(
+        model,
+        teacher_dim=len(dataset[0]["embedding"]),
+        metric=distil["metric"],
+        projection=distil["projection"],
+        seed=seed,
+    )
+    return AuxiliaryObjective(
+        dataset, loss, weight=distil["weight"], batch_size=distil["batch_size"], seed=seed, lr=distil["lr"]
+    )
 
 
 def train_from_config(
@@ -386,17 +447,29 @@ def train_from_config(
 
     model.model_card_data.model_name = config.get("description", config["name"])
     trainer = MegaBatchTrainer(
-        model=model, args=args, train_dataset=train_dataset, loss=loss, evaluator=evaluator,
-        megabatch_size=megabatch_size, anneal=mega_cfg.pop("anneal", 150), auxiliary=auxiliary, **mega_cfg,
+        model=model,
+        args=args,
+        train_dataset=train_dataset,
+        loss=loss,
+        evaluator=evaluator,
+        megabatch_size=megabatch_size,
+        anneal=mega_cfg.pop("anneal", 150),
+        auxiliary=auxiliary,
+        **mega_cfg,
     )
     start = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=checkpoint)
     timings["training_seconds"] = round(time.perf_counter() - start, 1)
     final = output_dir / "final"
     model.save(str(final))
-    metrics = {**output.metrics, "global_step": output.global_step, "train_pairs": len(train_dataset),
-               "pairs_per_source": pair_counts, "stage_seconds": timings,
-               "distillation": auxiliary.config() if auxiliary is not None else None}
+    metrics = {
+        **output.metrics,
+        "global_step": output.global_step,
+        "train_pairs": len(train_dataset),
+        "pairs_per_source": pair_counts,
+        "stage_seconds": timings,
+        "distillation": auxiliary.config() if auxiliary is not None else None,
+    }
     (output_dir / "train_metrics.json").write_text(json.dumps(metrics, indent=2))
     logger.info("saved %s", final)
     return model

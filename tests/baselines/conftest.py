@@ -7,7 +7,41 @@ from pathlib import Path
 
 import pytest
 
-WORDS = ["the", "a", "cat", "dog", "sat", "on", "mat", "ran", "in", "park", "man", "woman", "is", "are", "was", "not", "big", "small", "red", "blue", "hän", "lähti", "meni", "pois", "talo", "on", "iso", "pieni", "koira", "kissa", "juoksi", "puistossa", "."]
+WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "on",
+    "mat",
+    "ran",
+    "in",
+    "park",
+    "man",
+    "woman",
+    "is",
+    "are",
+    "was",
+    "not",
+    "big",
+    "small",
+    "red",
+    "blue",
+    "hän",
+    "lähti",
+    "meni",
+    "pois",
+    "talo",
+    "on",
+    "iso",
+    "pieni",
+    "koira",
+    "kissa",
+    "juoksi",
+    "puistossa",
+    ".",
+]
 
 
 def build_tiny_bert(path: Path, seed: int = 0) -> Path:

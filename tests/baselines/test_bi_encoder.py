@@ -31,7 +31,12 @@ def test_training_moves_weights_and_round_trips(tiny_bert_dir, tmp_path):
     model = build_bi_encoder(str(tiny_bert_dir))
     before = model.encode(["the cat sat"])
     stats = train_bi_encoder(
-        model, {"pairs": PAIRS}, {"labelled": LABELLED}, output_dir=tmp_path / "sbert", batch_size=2, max_steps=3,
+        model,
+        {"pairs": PAIRS},
+        {"labelled": LABELLED},
+        output_dir=tmp_path / "sbert",
+        batch_size=2,
+        max_steps=3,
         show_progress_bar=False,
     )
     assert stats["steps"] == 3 and np.isfinite(stats["loss"])

@@ -6,11 +6,27 @@ from psp_st.cli import main
 
 
 def test_turku_command_trains_saves_and_records(tiny_bert_dir, data_dir, tmp_path):
-    code = main([
-        "baseline", "turku", "--model", str(tiny_bert_dir), "--data-dir", str(data_dir), "--limit", "8",
-        "--max-steps", "1", "--batch-size", "4", "--no-eval", "--output", str(tmp_path / "turku"),
-        "--results", str(tmp_path / "turku.json"),
-    ])
+    code = main(
+        [
+            "baseline",
+            "turku",
+            "--model",
+            str(tiny_bert_dir),
+            "--data-dir",
+            str(data_dir),
+            "--limit",
+            "8",
+            "--max-steps",
+            "1",
+            "--batch-size",
+            "4",
+            "--no-eval",
+            "--output",
+            str(tmp_path / "turku"),
+            "--results",
+            str(tmp_path / "turku.json"),
+        ]
+    )
     assert code == 0
     assert (tmp_path / "turku" / "turku_heads.safetensors").is_file()
     record = json.loads((tmp_path / "turku.json").read_text())
@@ -23,15 +39,30 @@ def test_bad_turku_label_in_a_file_is_a_clean_error(tiny_bert_dir, tmp_path, cap
     pd.DataFrame(
         {"sentence1": ["a", "b", "c"], "sentence2": ["d", "e", "f"], "label": [4, 3, 5], "label_str": ["4", "3", "5"]}
     ).to_parquet(tmp_path / "bad.parquet")
-    code = main(["baseline", "turku", "--model", str(tiny_bert_dir), "--train", str(tmp_path / "bad.parquet"),
-                 "--max-steps", "1", "--no-eval"])
+    code = main(
+        [
+            "baseline",
+            "turku",
+            "--model",
+            str(tiny_bert_dir),
+            "--train",
+            str(tmp_path / "bad.parquet"),
+            "--max-steps",
+            "1",
+            "--no-eval",
+        ]
+    )
     assert code == 2
     assert "bad.parquet column label_str, row 2: label '5'" in capsys.readouterr().err
 
 
 def test_table_command_renders_records(tmp_path, capsys):
-    record = {"name": "toy", "command": "psp-st baseline sbert", "train": {"seconds": 120.0},
-              "metrics": {"stsb_spearman": 80.123, "pairs_per_second": 250.4}}
+    record = {
+        "name": "toy",
+        "command": "psp-st baseline sbert",
+        "train": {"seconds": 120.0},
+        "metrics": {"stsb_spearman": 80.123, "pairs_per_second": 250.4},
+    }
     (tmp_path / "toy.json").write_text(json.dumps(record))
     assert main(["baseline", "table", str(tmp_path / "toy.json"), "--output", str(tmp_path / "t.md")]) == 0
     text = (tmp_path / "t.md").read_text()
@@ -40,13 +71,33 @@ def test_table_command_renders_records(tmp_path, capsys):
 
 def test_speed_command_feeds_the_table(tiny_bert_dir, data_dir, tmp_path):
     speed = tmp_path / "speed.json"
-    assert main(["baseline", "speed", f"toy=sbert:{tiny_bert_dir}", "--data-dir", str(data_dir), "--pairs", "8",
-                 "--repeats", "1", "--output", str(speed)]) == 0
+    assert (
+        main(
+            [
+                "baseline",
+                "speed",
+                f"toy=sbert:{tiny_bert_dir}",
+                "--data-dir",
+                str(data_dir),
+                "--pairs",
+                "8",
+                "--repeats",
+                "1",
+                "--output",
+                str(speed),
+            ]
+        )
+        == 0
+    )
     measured = json.loads(speed.read_text())["pairs_per_second"]["toy"]
     assert measured > 0
     (tmp_path / "toy.json").write_text(json.dumps({"name": "toy", "metrics": {"pairs_per_second": -1.0}}))
-    assert main(["baseline", "table", str(tmp_path / "toy.json"), "--speed", str(speed),
-                 "--output", str(tmp_path / "t.md")]) == 0
+    assert (
+        main(
+            ["baseline", "table", str(tmp_path / "toy.json"), "--speed", str(speed), "--output", str(tmp_path / "t.md")]
+        )
+        == 0
+    )
     assert f"| {measured:.0f} |" in (tmp_path / "t.md").read_text()
 
 
@@ -67,13 +118,47 @@ def test_untrained_record_of_a_built_model_carries_its_build_time(tmp_path):
 
 def test_sbert_and_cross_encoder_commands_train_on_the_named_sets_and_record(tiny_bert_dir, data_dir, tmp_path):
     sets = ["--limit", "8", "--max-steps", "1", "--batch-size", "4", "--no-eval", "--data-dir", str(data_dir)]
-    assert main(["baseline", "sbert", "--model", str(tiny_bert_dir), "--pairs", "training_pairs/parasci.parquet",
-                 "--pairs-per-set", "6", "--labelled", "msrpc-train", "turku-eval", *sets,
-                 "--results", str(tmp_path / "sbert.json")]) == 0
+    assert (
+        main(
+            [
+                "baseline",
+                "sbert",
+                "--model",
+                str(tiny_bert_dir),
+                "--pairs",
+                "training_pairs/parasci.parquet",
+                "--pairs-per-set",
+                "6",
+                "--labelled",
+                "msrpc-train",
+                "turku-eval",
+                *sets,
+                "--results",
+                str(tmp_path / "sbert.json"),
+            ]
+        )
+        == 0
+    )
     record = json.loads((tmp_path / "sbert.json").read_text())
     assert record["kind"] == "sbert" and record["train"]["steps"] == 1
     assert record["train"]["sets"] == {"parasci": 6, "msrpc-train": 8, "turku-eval": 8}
-    assert main(["baseline", "cross-encoder", "--model", str(tiny_bert_dir), "--train", "pawsx-en-dev", *sets,
-                 "--name", "toy", "--results", str(tmp_path / "cross.json")]) == 0
+    assert (
+        main(
+            [
+                "baseline",
+                "cross-encoder",
+                "--model",
+                str(tiny_bert_dir),
+                "--train",
+                "pawsx-en-dev",
+                *sets,
+                "--name",
+                "toy",
+                "--results",
+                str(tmp_path / "cross.json"),
+            ]
+        )
+        == 0
+    )
     record = json.loads((tmp_path / "cross.json").read_text())
     assert record["name"] == "toy" and record["train"]["sets"] == {"pawsx-en-dev": 8}

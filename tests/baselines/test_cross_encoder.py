@@ -20,8 +20,9 @@ def test_train_predict_and_round_trip(tiny_bert_dir, tmp_path):
     from sentence_transformers.cross_encoder import CrossEncoder
 
     model = build_cross_encoder(str(tiny_bert_dir), max_length=32)
-    stats = train_cross_encoder(model, {"toy": LABELLED}, output_dir=tmp_path / "ce", batch_size=2, max_steps=2,
-                                show_progress_bar=False)
+    stats = train_cross_encoder(
+        model, {"toy": LABELLED}, output_dir=tmp_path / "ce", batch_size=2, max_steps=2, show_progress_bar=False
+    )
     assert stats["steps"] == 2 and np.isfinite(stats["loss"])
     scores = model.predict(PAIRS)
     assert scores.shape == (2,) and ((scores >= 0) & (scores <= 1)).all()  # sigmoid probabilities

@@ -19,7 +19,10 @@ def model(tiny_bert_dir):
 def test_forward_shapes(model):
     logits = model(model.tokenize(A, B))
     assert {name: tuple(t.shape) for name, t in logits.items()} == {
-        "base": (4, 4), "subsumption": (4, 3), "style": (4, 2), "minor": (4, 2)
+        "base": (4, 4),
+        "subsumption": (4, 3),
+        "style": (4, 2),
+        "minor": (4, 2),
     }
     assert model.feature_dim == 5 * 32
 

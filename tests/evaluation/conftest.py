@@ -38,7 +38,6 @@ def opusparcus_dir() -> Path:
     return FIXTURES / "opusparcus"
 
 
-
 def _stsb_test_scores(model: Any, data_dir: Any) -> tuple[float, float, float]:
     """STS Benchmark test Spearman of ``model`` from our evaluator, ST's, and ``mteb.evaluate`` (offline)."""
     import mteb
@@ -49,8 +48,14 @@ def _stsb_test_scores(model: Any, data_dir: Any) -> tuple[float, float, float]:
 
     data = load_local("stsb-test", data_dir)
     ours = STSEvaluator({"stsb-test": data})(model)["stsb-test_spearman"]
-    st = EmbeddingSimilarityEvaluator(data["sentence1"], data["sentence2"], data["score"], batch_size=64,
-                                      similarity_fn_names=["cosine"], write_csv=False)(model)["spearman_cosine"]
+    st = EmbeddingSimilarityEvaluator(
+        data["sentence1"],
+        data["sentence2"],
+        data["score"],
+        batch_size=64,
+        similarity_fn_names=["cosine"],
+        write_csv=False,
+    )(model)["spearman_cosine"]
     task = STSBenchmarkLocal(data_dir=data_dir).filter_eval_splits(["test"])
     results = mteb.evaluate(model, [task], cache=None, show_progress_bar=False, encode_kwargs={"batch_size": 64})
     mteb_score = results.task_results[0].scores["test"][0]["cosine_spearman"]

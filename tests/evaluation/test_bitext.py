@@ -8,8 +8,9 @@ from psp_st.evaluation.bitext import BitextMiningEvaluator
 def test_error_rates_in_both_directions(lookup_model):
     # source x2 is closest to target y1 (cos 0.89 > 0.45 to y2: an error src->trg);
     # every target finds its own source (y1 = x1 exactly; y2 only overlaps x2; y3 nearly x3)
-    model = lookup_model({"x1": [1, 0, 0], "x2": [1, 0.5, 0], "x3": [0, 0, 1],
-                          "y1": [1, 0, 0], "y2": [0, 1, 0], "y3": [0, 0.1, 1]})
+    model = lookup_model(
+        {"x1": [1, 0, 0], "x2": [1, 0.5, 0], "x3": [0, 0, 1], "y1": [1, 0, 0], "y2": [0, 1, 0], "y3": [0, 0.1, 1]}
+    )
     data = {"source": ["x1", "x2", "x3"], "target": ["y1", "y2", "y3"]}
     metrics = BitextMiningEvaluator(data, name="toy")(model)
     assert metrics["toy_src2trg_error"] == pytest.approx(100 / 3)

@@ -48,9 +48,11 @@ def test_mlp_protocol_on_the_opusparcus_fixture(opusparcus_dir, psp_model):
 def test_mlp_learns_a_separable_problem(lookup_model):
     vectors = {f"p{i}": [1.0, i / 10] for i in range(10)} | {f"n{i}": [-1.0, i / 10] for i in range(10)}
     model = lookup_model(vectors)
-    train = {"sentence1": [f"p{i}" for i in range(8)] + [f"n{i}" for i in range(8)],
-             "sentence2": [f"p{i + 1}" for i in range(8)] + [f"n{i + 1}" for i in range(8)],
-             "label": [1] * 8 + [0] * 8}
+    train = {
+        "sentence1": [f"p{i}" for i in range(8)] + [f"n{i}" for i in range(8)],
+        "sentence2": [f"p{i + 1}" for i in range(8)] + [f"n{i + 1}" for i in range(8)],
+        "label": [1] * 8 + [0] * 8,
+    }
     test = {"sentence1": ["p8", "n8"], "sentence2": ["p9", "n9"], "label": [1, 0]}
     metrics = ParaphraseMLPEvaluator(train, test, max_iter=500)(model)
     assert metrics["accuracy"] == 1.0 and metrics["all_paraphrase_accuracy"] == 0.5

@@ -16,8 +16,22 @@ def saved_psp_model(psp_model, tmp_path):
 
 def test_eval_quick_writes_json_markdown_and_prints_a_table(saved_psp_model, data_dir, tmp_path, capsys):
     out = tmp_path / "report"
-    code = main(["eval", "--model", str(saved_psp_model), "--suite", "quick", "--data-dir", str(data_dir),
-                 "--out", str(out), "--threads", "1", "--no-progress"])
+    code = main(
+        [
+            "eval",
+            "--model",
+            str(saved_psp_model),
+            "--suite",
+            "quick",
+            "--data-dir",
+            str(data_dir),
+            "--out",
+            str(out),
+            "--threads",
+            "1",
+            "--no-progress",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "stsb-test" in printed and "Spearman" in printed
@@ -27,8 +41,18 @@ def test_eval_quick_writes_json_markdown_and_prints_a_table(saved_psp_model, dat
 
 
 def test_eval_with_a_missing_data_dir_fails_clearly(saved_psp_model, tmp_path, capsys):
-    code = main(["eval", "--model", str(saved_psp_model), "--data-dir", str(tmp_path / "absent"),
-                 "--out", str(tmp_path / "out"), "--no-progress"])
+    code = main(
+        [
+            "eval",
+            "--model",
+            str(saved_psp_model),
+            "--data-dir",
+            str(tmp_path / "absent"),
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+        ]
+    )
     assert code == 2
     assert "evaluation data folder" in capsys.readouterr().err
 
@@ -36,8 +60,21 @@ def test_eval_with_a_missing_data_dir_fails_clearly(saved_psp_model, tmp_path, c
 def test_neighbours_prints_a_table(saved_psp_model, tmp_path, capsys):
     candidates = tmp_path / "candidates.txt"
     candidates.write_text("a dog runs on the grass\na man plays the guitar\na dog is running\n", encoding="utf-8")
-    code = main(["neighbours", "--model", str(saved_psp_model), "--query", "a dog is running",
-                 "--candidates", str(candidates), "-k", "2", "--gold", "a dog runs on the grass"])
+    code = main(
+        [
+            "neighbours",
+            "--model",
+            str(saved_psp_model),
+            "--query",
+            "a dog is running",
+            "--candidates",
+            str(candidates),
+            "-k",
+            "2",
+            "--gold",
+            "a dog runs on the grass",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "Nearest neighbours of **a dog is running**" in printed

@@ -51,8 +51,10 @@ class NaNModel:
 
 
 def test_model_returning_nan_is_named_with_the_text():
-    with pytest.raises(NonFiniteEmbeddingError, match="model broken-model returned NaN/inf embeddings for 1 of 2 "
-                                                      "texts, first at index 1: 'bad'"):
+    with pytest.raises(
+        NonFiniteEmbeddingError,
+        match="model broken-model returned NaN/inf embeddings for 1 of 2 texts, first at index 1: 'bad'",
+    ):
         EmbeddingCache(NaNModel()).encode(["good", "bad"])
 
 

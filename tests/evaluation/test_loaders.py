@@ -26,8 +26,9 @@ def test_sts_years_from_local_folders_feed_the_full_suite(tmp_path, lookup_model
         folder = tmp_path / "sts" / year
         folder.mkdir(parents=True)
         for subset in subsets:
-            pd.DataFrame({"sentence1": ["a", "a", "c"], "sentence2": ["b", "c", "d"],
-                          "score": [5.0, 1.0, 2.0]}).to_parquet(folder / f"{subset}.parquet")
+            pd.DataFrame(
+                {"sentence1": ["a", "a", "c"], "sentence2": ["b", "c", "d"], "score": [5.0, 1.0, 2.0]}
+            ).to_parquet(folder / f"{subset}.parquet")
     tasks, skipped = suite_tasks("full", tmp_path)
     assert "sts2012-2016" not in skipped
     years = next(task for task in tasks if task.name == "sts2012-2016")

@@ -55,7 +55,9 @@ def test_minilm_stsb_test_spearman_agrees_with_st_and_mteb(data_dir, stsb_test_s
     torch.set_num_threads(1)
     model = SentenceTransformer(str(gt.get_model_path()), device="cpu")
     ours, st, mteb_score = stsb_test_scores(model, data_dir)
-    print(f"all-MiniLM-L6-v2 STSb test Spearman x100: ours {ours * 100:.4f}, ST {st * 100:.4f}, "
-          f"mteb {mteb_score * 100:.4f}")
+    print(
+        f"all-MiniLM-L6-v2 STSb test Spearman x100: ours {ours * 100:.4f}, ST {st * 100:.4f}, "
+        f"mteb {mteb_score * 100:.4f}"
+    )
     assert ours == pytest.approx(st, abs=1e-6)
     assert abs(ours - mteb_score) * 100 < 0.1

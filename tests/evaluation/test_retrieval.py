@@ -29,8 +29,10 @@ def test_rank_metrics_by_hand():
     assert metrics["mean_rank_pct"] == pytest.approx((0 + 2 + 10) / 3 / 10 * 100)
 
 
-@pytest.mark.parametrize(("label", "group"), [("4", "4"), ("4i", "4"), ("4s", "4"), ("4>", "4<>"),
-                                               ("4<is", "4<>"), ("3", "3"), ("2", "2"), ("1", "1")])
+@pytest.mark.parametrize(
+    ("label", "group"),
+    [("4", "4"), ("4i", "4"), ("4s", "4"), ("4>", "4<>"), ("4<is", "4<>"), ("3", "3"), ("2", "2"), ("1", "1")],
+)
 def test_turku_label_groups(label, group):
     assert parse_label(label).group == group
 

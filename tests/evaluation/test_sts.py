@@ -29,8 +29,9 @@ def test_sts_evaluator_reports_subsets_years_and_both_conventions(lookup_model):
     }
     metrics = STSEvaluator(subsets, groups={"2099": ["s1", "s2"]}, name="toy")(model)
     assert metrics["toy_s1_spearman"] == pytest.approx(1.0)
-    assert metrics["toy_2099_mean_pearson"] == pytest.approx(np.mean([metrics["toy_s1_pearson"],
-                                                                       metrics["toy_s2_pearson"]]))
+    assert metrics["toy_2099_mean_pearson"] == pytest.approx(
+        np.mean([metrics["toy_s1_pearson"], metrics["toy_s2_pearson"]])
+    )
     assert metrics["toy_wieting_pearson"] == pytest.approx(metrics["toy_2099_mean_pearson"])
     assert "toy_sbert_spearman" in metrics
     # each distinct text embedded once, in a single call

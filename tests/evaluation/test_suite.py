@@ -10,8 +10,14 @@ from psp_st.evaluation.suite import suite_tasks
 
 def test_quick_suite_returns_every_quick_task(psp_model, data_dir):
     result = run_suite(psp_model, "quick", data_dir=data_dir)
-    assert set(result["results"]) == {"stsb-dev", "stsb-test", "sick-r-test", "sts17-en-en", "pawsx-en-test",
-                                      "msrpc-test"}
+    assert set(result["results"]) == {
+        "stsb-dev",
+        "stsb-test",
+        "sick-r-test",
+        "sts17-en-en",
+        "pawsx-en-test",
+        "msrpc-test",
+    }
     stsb = result["results"]["stsb-test"]["stsb-test_spearman"]
     assert -1.0 <= stsb <= 1.0
     row = next(r for r in result["summary"] if r["task"] == "stsb-test" and r["metric"] == "Spearman")

@@ -47,8 +47,19 @@ def run_build(recipe: Path, data_dir: Path, cwd: Path, *extra: str) -> int:
     before = Path.cwd()
     os.chdir(cwd)
     try:
-        return main(["build", str(recipe), "--max-steps", str(TINY_STEPS), "--data-dir", str(data_dir),
-                     "--no-eval", "--no-speed", *extra])
+        return main(
+            [
+                "build",
+                str(recipe),
+                "--max-steps",
+                str(TINY_STEPS),
+                "--data-dir",
+                str(data_dir),
+                "--no-eval",
+                "--no-speed",
+                *extra,
+            ]
+        )
     finally:
         os.chdir(before)
 

@@ -19,8 +19,14 @@ def test_short_name_loads_static_export_without_flags_or_psp_st(release):
         "model = SentenceTransformer('psp-en')\n"
         f"print(model.encode({SENTENCES!r}).shape)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=release.parent, capture_output=True, text=True,
-                            timeout=120, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=release.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().endswith("(3, 16)")
 
@@ -47,8 +53,12 @@ def test_record_and_card_name_every_training_file_with_its_rows(release, tiny_re
     card = (release / "README.md").read_text()
     assert all(f"| `{name}` | {rows:,} |" in card for name, rows in training["files"].items())
     assert training["pairs_per_source"] == {sources[0]: training["pairs"]}
-    assert set(json.loads((release / "psp_build.json").read_text())["stage_seconds"]) >= {"data", "tokenizer",
-                                                                                          "training", "export"}
+    assert set(json.loads((release / "psp_build.json").read_text())["stage_seconds"]) >= {
+        "data",
+        "tokenizer",
+        "training",
+        "export",
+    }
 
 
 def test_static_and_trainable_forms_give_the_same_vectors(release, monkeypatch):
@@ -88,8 +98,11 @@ def test_build_records_suite_summary_in_card(build_cli, tiny_recipe, data_dir, t
 
     def fake_run_suite(model, suite="quick", data_dir=None):
         calls.append((suite, data_dir, model.encode(["a dog"]).shape))
-        return {"summary": [{"group": "STS", "task": "stsb-test", "metric": "Spearman", "value": 12.345}],
-                "seconds": 1.0, "skipped": {}}
+        return {
+            "summary": [{"group": "STS", "task": "stsb-test", "metric": "Spearman", "value": 12.345}],
+            "seconds": 1.0,
+            "skipped": {},
+        }
 
     monkeypatch.setattr(psp_st.evaluation, "run_suite", fake_run_suite)
     from psp_st.cli import main

@@ -5,7 +5,11 @@ from __future__ import annotations
 import pytest
 
 INFO = {
-    "name": "psp-en", "psp_st_version": "0.1.0", "format_version": 1, "seed": 7, "max_steps": None,
+    "name": "psp-en",
+    "psp_st_version": "0.1.0",
+    "format_version": 1,
+    "seed": 7,
+    "max_steps": None,
     "recipe": {"name": "psp-en", "data": {"sources": ["training_pairs/*.parquet"]}, "loss": {"name": "margin"}},
     "training": {"seconds": 600.0, "threads": 2, "datasets": ["training_pairs/*.parquet"]},
     "evaluation": {"suite": "quick", "metrics": {"stsb-test / Spearman": 76.543, "sick-r-test / Pearson": 70.1}},
@@ -83,18 +87,31 @@ def test_release_card_uses_short_name_and_real_build_record(release):
 def test_card_lists_sources_with_licences_pairs_and_stage_times(static_model):
     from psp_st.hub.card import render_model_card
 
-    info = {**INFO, "training": {
-        **INFO["training"],
-        "files": {"training_pairs/coco_captions_val2017.parquet": 50029,
-                  "training_pairs_extra/asset_simplification.parquet": 22688},
-        "pairs_per_source": {"training_pairs/coco_captions_val2017.parquet": 30000,
-                             "training_pairs_extra/asset_simplification.parquet": 10000},
-        "distillation": {"teacher": "all-MiniLM-L6-v2", "sentences": 1234,
-                         "files": ["corpus/wikipedia_sentences.parquet"]}},
-        "stage_seconds": {"data": 12.0, "training": 300.0}}
+    info = {
+        **INFO,
+        "training": {
+            **INFO["training"],
+            "files": {
+                "training_pairs/coco_captions_val2017.parquet": 50029,
+                "training_pairs_extra/asset_simplification.parquet": 22688,
+            },
+            "pairs_per_source": {
+                "training_pairs/coco_captions_val2017.parquet": 30000,
+                "training_pairs_extra/asset_simplification.parquet": 10000,
+            },
+            "distillation": {
+                "teacher": "all-MiniLM-L6-v2",
+                "sentences": 1234,
+                "files": ["corpus/wikipedia_sentences.parquet"],
+            },
+        },
+        "stage_seconds": {"data": 12.0, "training": 300.0},
+    }
     card = render_model_card(static_model, info)
-    assert "| `training_pairs/coco_captions_val2017.parquet` | 50,029 | image captions (MS-COCO 2017 val) | " \
-           "COCO annotations CC BY 4.0 |" in card
+    assert (
+        "| `training_pairs/coco_captions_val2017.parquet` | 50,029 | image captions (MS-COCO 2017 val) | "
+        "COCO annotations CC BY 4.0 |" in card
+    )
     assert "CC BY-NC 4.0" in card  # ASSET
     assert "- `training_pairs_extra/asset_simplification.parquet`: 10,000" in card
     assert "75% of the 40,000 training pairs per epoch are image captions" in card

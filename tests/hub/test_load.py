@@ -74,7 +74,9 @@ def test_build_record_without_format_version_is_refused(release_copy):
     info = json.loads(info_file.read_text())
     del info["format_version"]
     info_file.write_text(json.dumps(info))
-    with pytest.raises(ModelFolderError, match=r"pre-release psp-st\. Rebuild it with this psp-st \(psp-st build psp-en"):
+    with pytest.raises(
+        ModelFolderError, match=r"pre-release psp-st\. Rebuild it with this psp-st \(psp-st build psp-en"
+    ):
         load(release_copy)
 
 
@@ -130,8 +132,9 @@ def test_folder_without_the_files_of_a_fileless_st_module_loads(tmp_path):
 
     tokenizer = SentencePieceTokenizer.train(["a dog runs", "a cat sleeps", "two men talk"] * 20, vocab_size=30)
     path = tmp_path / "model"
-    SentenceTransformer(modules=[PSPEmbedding(tokenizer, embedding_dim=4).to_static_embedding(), Normalize()],
-                        device="cpu").save(str(path))
+    SentenceTransformer(
+        modules=[PSPEmbedding(tokenizer, embedding_dim=4).to_static_embedding(), Normalize()], device="cpu"
+    ).save(str(path))
     normalize_dir = path / json.loads((path / "modules.json").read_text())[1]["path"]
     shutil.rmtree(normalize_dir, ignore_errors=True)
     assert load(path).encode(["a dog"]).shape == (1, 4)

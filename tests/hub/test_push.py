@@ -70,6 +70,7 @@ def test_real_push_uploads_the_dry_run_files(release, tmp_path, monkeypatch):
 
         class Info:
             commit_url = f"https://huggingface.co/{repo_id}/commit/abc"
+
         return Info()
 
     monkeypatch.setattr(huggingface_hub.HfApi, "create_repo", fake_create_repo)
@@ -85,8 +86,10 @@ def test_token_never_appears_in_output_logs_or_files(release, tmp_path, capsys, 
     from psp_st.cli import main
 
     caplog.set_level(logging.DEBUG)
-    assert main(["push", str(release), "--repo-id", "org/psp-en", "--dry-run", str(tmp_path / "out"),
-                 "--token", SECRET]) == 0
+    assert (
+        main(["push", str(release), "--repo-id", "org/psp-en", "--dry-run", str(tmp_path / "out"), "--token", SECRET])
+        == 0
+    )
     captured = capsys.readouterr()
     assert SECRET not in captured.out + captured.err
     assert SECRET not in caplog.text

@@ -19,7 +19,8 @@ def test_dry_run_does_not_execute_code_planted_in_trainable(release_copy, tmp_pa
     marker = tmp_path / "marker"
     (trainable / "psp_st.py").write_text(f"from pathlib import Path\nPath({str(marker)!r}).write_text('x')\n")
     (release_copy / "psp_build.json").write_text(
-        json.dumps({**json.loads((release_copy / "psp_build.json").read_text()), "files": {}}))
+        json.dumps({**json.loads((release_copy / "psp_build.json").read_text()), "files": {}})
+    )
     with pytest.raises(ModelFolderError):
         push(release_copy, "org/psp-en", dry_run=tmp_path / "out")
     assert not marker.exists()

@@ -9,8 +9,15 @@ import numpy as np
 import pytest
 
 #: Texts with and without unknown pieces (the captions tokenizer knows no snowman, Greek or CJK).
-TEXTS = ["A man plays a guitar.", "a dog ☃ runs", "ca☃t on a mat", "☃ two dogs", "the Ω ΣΑΣ end ☃",
-         "Two  children\tplay\u00a0soccer outside.", "日本 people walk"]
+TEXTS = [
+    "A man plays a guitar.",
+    "a dog ☃ runs",
+    "ca☃t on a mat",
+    "☃ two dogs",
+    "the Ω ΣΑΣ end ☃",
+    "Two  children\tplay\u00a0soccer outside.",
+    "日本 people walk",
+]
 
 
 def reference_embed(module, texts: list[str]) -> np.ndarray:
@@ -19,8 +26,12 @@ def reference_embed(module, texts: list[str]) -> np.ndarray:
     tokenizer = module.tokenizer
     rows = []
     for ids in tokenizer.encode(texts):
-        kept = [piece for i, piece in enumerate(ids) if piece != tokenizer.unk_id
-                and not (piece == tokenizer.word_boundary_id and i + 1 < len(ids) and ids[i + 1] == tokenizer.unk_id)]
+        kept = [
+            piece
+            for i, piece in enumerate(ids)
+            if piece != tokenizer.unk_id
+            and not (piece == tokenizer.word_boundary_id and i + 1 < len(ids) and ids[i + 1] == tokenizer.unk_id)
+        ]
         rows.append(weights[kept].mean(axis=0) if kept else weights[tokenizer.unk_id])
     return np.stack(rows)
 
@@ -64,11 +75,13 @@ def test_all_paths_agree(psp_module, release_folder):
 
 
 def test_torch_free_path_imports_no_torch(release_folder, psp_module):
-    code = ("import sys, json, numpy as np\n"
-            "from psp_st.inference.engine import load_engine\n"
-            f"vectors = load_engine({str(release_folder)!r}, threads=1).encode({TEXTS!r})\n"
-            "assert 'torch' not in sys.modules and 'sentence_transformers' not in sys.modules, 'torch imported'\n"
-            "np.save(sys.argv[1], vectors)\n")
+    code = (
+        "import sys, json, numpy as np\n"
+        "from psp_st.inference.engine import load_engine\n"
+        f"vectors = load_engine({str(release_folder)!r}, threads=1).encode({TEXTS!r})\n"
+        "assert 'torch' not in sys.modules and 'sentence_transformers' not in sys.modules, 'torch imported'\n"
+        "np.save(sys.argv[1], vectors)\n"
+    )
     out = release_folder.parent / "vectors.npy"
     subprocess.run([sys.executable, "-c", code, str(out)], check=True)
     np.testing.assert_allclose(np.load(out), reference_embed(psp_module, TEXTS), atol=1e-5)
@@ -203,8 +216,9 @@ def test_pooling_backends_agree(psp_module, caption_sentences):
     flat, lengths = engine.token_ids(texts)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     out = {}
-    out["torch"] = pooling.pool_mean(engine.weights, flat, offsets, engine.tokenizer.unk_id, True,
-                                     np.empty((len(texts), engine.dim), np.float32))
+    out["torch"] = pooling.pool_mean(
+        engine.weights, flat, offsets, engine.tokenizer.unk_id, True, np.empty((len(texts), engine.dim), np.float32)
+    )
     out["numpy"] = np.empty_like(out["torch"])
     pooling._pool_numpy(engine.weights, flat, offsets, engine.tokenizer.unk_id, out["numpy"])
     pooling._normalize_rows(out["numpy"])

@@ -25,11 +25,13 @@ def test_missing_labels_is_a_clear_error(psp_model):
 
 
 def test_random_negatives_balanced_and_never_own_partner_or_group():
-    data = Dataset.from_dict({
-        "sentence1": [f"s{i}" for i in range(40)],
-        "sentence2": [f"t{i}" for i in range(40)],
-        "group_id": [i // 4 for i in range(40)],
-    })
+    data = Dataset.from_dict(
+        {
+            "sentence1": [f"s{i}" for i in range(40)],
+            "sentence2": [f"t{i}" for i in range(40)],
+            "group_id": [i // 4 for i in range(40)],
+        }
+    )
     out = add_random_negatives(data, seed=1)
     assert out.column_names == ["sentence1", "sentence2", "label"]
     assert len(out) == 80 and sum(out["label"]) == 40

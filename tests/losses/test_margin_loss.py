@@ -13,8 +13,10 @@ def test_loss_matches_formula_with_given_negatives():
     torch.manual_seed(0)
     s, t, t_neg, s_neg = (torch.randn(5, 4) for _ in range(4))
     loss = ParaphraseMarginLoss(model=None, margin=0.4)
-    expected = (F.relu(0.4 - F.cosine_similarity(s, t) + F.cosine_similarity(s, t_neg))
-                + F.relu(0.4 - F.cosine_similarity(s, t) + F.cosine_similarity(t, s_neg))).mean()
+    expected = (
+        F.relu(0.4 - F.cosine_similarity(s, t) + F.cosine_similarity(s, t_neg))
+        + F.relu(0.4 - F.cosine_similarity(s, t) + F.cosine_similarity(t, s_neg))
+    ).mean()
     assert torch.allclose(loss.compute_loss_from_embeddings([s, t, t_neg, s_neg]), expected)
     one_sided = ParaphraseMarginLoss(model=None, margin=0.4, symmetric=False)
     assert one_sided.compute_loss_from_embeddings([s, t, t_neg, s_neg]) < expected

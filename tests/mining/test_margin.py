@@ -27,8 +27,8 @@ def test_monolingual_candidates_are_unordered_and_unique():
 
 
 def test_bitext_candidates_take_both_directions():
-    forward = np.array([[0], [0]])      # both sources' nearest target is target 0
-    backward = np.array([[0], [1]])     # target 1's nearest source is source 1
+    forward = np.array([[0], [0]])  # both sources' nearest target is target 0
+    backward = np.array([[0], [1]])  # target 1's nearest source is source 1
     left, right = candidate_pairs(forward, backward)
     assert list(zip(left.tolist(), right.tolist(), strict=True)) == [(0, 0), (1, 0), (1, 1)]
 

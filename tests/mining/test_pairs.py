@@ -19,8 +19,9 @@ def _mine(model_dir, source, out, **settings):
     return mine_pairs(source, out, str(model_dir), config=config)
 
 
-def test_margins_match_a_hand_computation_over_the_full_similarity_matrix(psp_model_dir, psp_module, caption_file,
-                                                                          tmp_path):
+def test_margins_match_a_hand_computation_over_the_full_similarity_matrix(
+    psp_model_dir, psp_module, caption_file, tmp_path
+):
     report = _mine(psp_model_dir, caption_file, tmp_path / "pairs.parquet", k=4)
     pairs = pd.read_parquet(tmp_path / "pairs.parquet")
     assert list(pairs.columns) == list(PAIR_COLUMNS) and len(pairs) == report["pairs"] > 0
@@ -44,7 +45,7 @@ def test_filters_are_applied_and_counted(psp_model_dir, caption_sentences, tmp_p
     source.write_text("\n".join(base + extra) + "\n", encoding="utf-8")
     report = _mine(psp_model_dir, source, tmp_path / "p.parquet", max_length_ratio=1.5, max_trigram_overlap=0.5)
     counts = {step["filter"]: step for step in report["filters"]}
-    assert counts["identical"]["dropped"] >= 2          # the repeated sentence and the one with "!" added
+    assert counts["identical"]["dropped"] >= 2  # the repeated sentence and the one with "!" added
     assert counts["length_ratio"]["dropped"] >= 1
     assert counts["trigram_overlap"]["dropped"] >= 1
     chain = [step for step in report["filters"] if step["filter"] != "candidates"]
@@ -61,9 +62,13 @@ def test_bitext_mining_pairs_each_source_with_its_translation(psp_model_dir, cap
     order = np.random.default_rng(0).permutation(200)
     (tmp_path / "x.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
     (tmp_path / "en.txt").write_text("\n".join(sources[i] + " today" for i in order) + "\n", encoding="utf-8")
-    report = mine_pairs(tmp_path / "x.txt", tmp_path / "b.parquet", str(psp_model_dir), target=tmp_path / "en.txt",
-                        config=MiningConfig(strategy="max", min_margin=1.0, max_trigram_overlap=None,
-                                            recall_sample=20))
+    report = mine_pairs(
+        tmp_path / "x.txt",
+        tmp_path / "b.parquet",
+        str(psp_model_dir),
+        target=tmp_path / "en.txt",
+        config=MiningConfig(strategy="max", min_margin=1.0, max_trigram_overlap=None, recall_sample=20),
+    )
     pairs = pd.read_parquet(tmp_path / "b.parquet")
     correct = (order[pairs.id2.to_numpy()] == pairs.id1.to_numpy()).mean()
     assert report["mode"] == "bitext" and len(pairs) >= 150 and correct >= 0.95

@@ -52,8 +52,9 @@ def test_parquet_shards_span_row_groups_and_files(tmp_path):
         plan_shards(files, shard_rows=5, column="text")
 
 
-def test_embed_shards_writes_manifest_and_resumes_without_recomputing(psp_model_dir, psp_module, caption_file,
-                                                                      tmp_path):
+def test_embed_shards_writes_manifest_and_resumes_without_recomputing(
+    psp_model_dir, psp_module, caption_file, tmp_path
+):
     out = tmp_path / "vectors"
     manifest = embed_shards(caption_file, out, str(psp_model_dir), shard_rows=300, normalize=True)
     lines = caption_file.read_text(encoding="utf-8").splitlines()

@@ -23,11 +23,11 @@ def _unit(rows):
 
 def test_mine_keeps_pairs_in_score_range_and_drops_copies_and_overlap():
     sentences = [
-        "The president visited the flooded town on Monday.",      # 0
-        "On Monday the head of state toured the flooded city.",   # 1: paraphrase of 0
-        "The president visited the flooded town on Monday!",      # 2: copy of 0 (same words)
-        "Stock markets fell sharply in early trading.",           # 3: unrelated
-        "The president visited the flooded town on Tuesday.",     # 4: high trigram overlap with 0
+        "The president visited the flooded town on Monday.",  # 0
+        "On Monday the head of state toured the flooded city.",  # 1: paraphrase of 0
+        "The president visited the flooded town on Monday!",  # 2: copy of 0 (same words)
+        "Stock markets fell sharply in early trading.",  # 3: unrelated
+        "The president visited the flooded town on Tuesday.",  # 4: high trigram overlap with 0
     ]
     embeddings = _unit([[1, 0.30, 0], [1, 0.35, 0.05], [1, 0.30, 0.001], [0, 0, 1], [1, 0.30, 0.01]])
     miner = TeacherMiner(top_k=4, min_score=0.9, max_score=1.0, max_trigram_overlap=0.7)
@@ -36,15 +36,22 @@ def test_mine_keeps_pairs_in_score_range_and_drops_copies_and_overlap():
     assert frozenset((sentences[0], sentences[1])) in found
     assert frozenset((sentences[0], sentences[2])) not in found  # identical after normalization
     assert frozenset((sentences[0], sentences[4])) not in found  # trigram overlap 0.75 > 0.7
-    assert not any(sentences[3] in pair for pair in found)       # below min_score
+    assert not any(sentences[3] in pair for pair in found)  # below min_score
     assert list(pairs["score"]) == sorted(pairs["score"], reverse=True)
     assert all(overlap <= 0.7 for overlap in pairs["trigram_overlap"])
 
 
 def test_candidates_dedup_length_filter_and_exclude():
     miner = TeacherMiner(min_words=3, max_words=6, exclude={"A dog runs in the park."})
-    kept = miner.candidates(["a dog runs in the park", "Short one", "Two cats sleep on a sofa.", "two cats sleep on a sofa",
-                             "This sentence is certainly far too long to keep here."])
+    kept = miner.candidates(
+        [
+            "a dog runs in the park",
+            "Short one",
+            "Two cats sleep on a sofa.",
+            "two cats sleep on a sofa",
+            "This sentence is certainly far too long to keep here.",
+        ]
+    )
     assert kept == ["Two cats sleep on a sofa."]
 
 
@@ -78,10 +85,18 @@ def test_mine_command_with_real_teacher(tmp_path, capsys):
     from psp_st.mining.pairs import PAIR_COLUMNS
 
     sentences = tmp_path / "sentences.txt"
-    sentences.write_text("\n".join([
-        "A man is playing a guitar on stage.", "On stage, a guy plays the guitar.", "The stock market fell today.",
-        "Shares dropped sharply on Wall Street today.", "A cat is sleeping on the sofa.",
-    ]), encoding="utf-8")
+    sentences.write_text(
+        "\n".join(
+            [
+                "A man is playing a guitar on stage.",
+                "On stage, a guy plays the guitar.",
+                "The stock market fell today.",
+                "Shares dropped sharply on Wall Street today.",
+                "A cat is sleeping on the sofa.",
+            ]
+        ),
+        encoding="utf-8",
+    )
     out = tmp_path / "pairs.parquet"
     assert main(["mine", "--input", str(sentences), "--output", str(out), "--min-margin", "1.0", "--k", "2"]) == 0
     pairs = pd.read_parquet(out)

@@ -41,8 +41,9 @@ def test_text_without_known_pieces_gets_the_unk_vector(psp_module, text):
 def test_st_encode_equals_fast_embed_on_real_sentences(psp_module, psp_model):
     texts = pd.read_parquet(data_path("sts/stsbenchmark/dev.parquet")).sentence1.tolist()[:500]
     texts += ["", "emoji 😀 and 漢字", "x" * 5000]
-    np.testing.assert_allclose(psp_model.encode(texts, batch_size=64), psp_module.embed(texts, batch_size=97),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        psp_model.encode(texts, batch_size=64), psp_module.embed(texts, batch_size=97), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_max_seq_length_truncates_known_pieces(sp_tokenizer):
@@ -105,9 +106,7 @@ def test_emoji_and_mixed_scripts_are_finite(psp_module):
     assert np.isfinite(vectors).all()
 
 
-@pytest.mark.parametrize(
-    ("option", "value"), [("dropout", 1.0), ("word_dropout", -0.1), ("max_seq_length", 0)]
-)
+@pytest.mark.parametrize(("option", "value"), [("dropout", 1.0), ("word_dropout", -0.1), ("max_seq_length", 0)])
 def test_invalid_options_are_value_errors(sp_tokenizer, option, value):
     from psp_st.modules.psp import PSPEmbedding
 

@@ -41,11 +41,14 @@ def test_config_round_trips_options(sp_tokenizer, tmp_path):
     assert (loaded.max_seq_length, loaded.dropout, loaded.lowercase, loaded.embedding_dim) == (5, 0.1, False, 8)
 
 
-@pytest.mark.parametrize(("missing", "message"), [
-    ("model.safetensors", "weights file 'model.safetensors' is missing"),
-    ("sentencepiece.model", "sentencepiece model 'sentencepiece.model' is missing"),
-    ("psp_config.json", "config file 'psp_config.json' is missing"),
-])
+@pytest.mark.parametrize(
+    ("missing", "message"),
+    [
+        ("model.safetensors", "weights file 'model.safetensors' is missing"),
+        ("sentencepiece.model", "sentencepiece model 'sentencepiece.model' is missing"),
+        ("psp_config.json", "config file 'psp_config.json' is missing"),
+    ],
+)
 def test_missing_file_is_named(saved, missing, message):
     (saved / missing).unlink()
     with pytest.raises(ModelFolderError, match=message):

@@ -24,17 +24,25 @@ def test_from_texts_is_seeded(caption_sentences):
 
 def test_one_trainer_step_changes_weights_and_round_trips(psp_module, tmp_path):
     model = SentenceTransformer(modules=[psp_module], device="cpu")
-    pairs = Dataset.from_dict({
-        "anchor": ["a dog runs", "a man cooks", "kids play", "a cat sleeps"],
-        "positive": ["a dog is running", "a man is cooking", "children are playing", "a cat is sleeping"],
-    })
+    pairs = Dataset.from_dict(
+        {
+            "anchor": ["a dog runs", "a man cooks", "kids play", "a cat sleeps"],
+            "positive": ["a dog is running", "a man is cooking", "children are playing", "a cat is sleeping"],
+        }
+    )
     before = psp_module.embedding.weight.detach().clone()
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path / "out"), max_steps=1, per_device_train_batch_size=4, learning_rate=0.1,
-        report_to=[], save_strategy="no", use_cpu=True,
+        output_dir=str(tmp_path / "out"),
+        max_steps=1,
+        per_device_train_batch_size=4,
+        learning_rate=0.1,
+        report_to=[],
+        save_strategy="no",
+        use_cpu=True,
     )
-    trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=pairs,
-                                         loss=MultipleNegativesRankingLoss(model))
+    trainer = SentenceTransformerTrainer(
+        model=model, args=args, train_dataset=pairs, loss=MultipleNegativesRankingLoss(model)
+    )
     trainer.train()
     after = psp_module.embedding.weight.detach()
     assert not torch.equal(before, after)

@@ -23,8 +23,9 @@ def test_tokenizer_train_refuses_a_single_string():
         SentencePieceTokenizer.train("a cat sat on the mat", vocab_size=40)
 
 
-@pytest.mark.parametrize("batch_size, error", [(-1, ValueError), (0, ValueError), ("2", TypeError), (2.5, TypeError),
-                                               (True, TypeError)])
+@pytest.mark.parametrize(
+    "batch_size, error", [(-1, ValueError), (0, ValueError), ("2", TypeError), (2.5, TypeError), (True, TypeError)]
+)
 def test_embed_checks_batch_size(psp_module, batch_size, error):
     with pytest.raises(error, match="batch_size"):
         psp_module.embed(["a dog"], batch_size=batch_size)
@@ -89,9 +90,14 @@ def _recipe(**sections):
     return {"name": "t", "data": {"sources": ["x.parquet"]}, **sections}
 
 
-@pytest.mark.parametrize("trainer, key", [({"learning_rate": float("nan")}, "trainer.learning_rate"),
-                                          ({"learning_rate": float("inf")}, "trainer.learning_rate"),
-                                          ({"max_grad_norm": float("nan")}, "trainer.max_grad_norm")])
+@pytest.mark.parametrize(
+    "trainer, key",
+    [
+        ({"learning_rate": float("nan")}, "trainer.learning_rate"),
+        ({"learning_rate": float("inf")}, "trainer.learning_rate"),
+        ({"max_grad_norm": float("nan")}, "trainer.max_grad_norm"),
+    ],
+)
 def test_non_finite_recipe_number_names_the_key(trainer, key):
     from psp_st.training.recipe import load_config
 
@@ -99,14 +105,17 @@ def test_non_finite_recipe_number_names_the_key(trainer, key):
         load_config(_recipe(trainer=trainer))
 
 
-@pytest.mark.parametrize("section, value, message", [
-    ({"trainer": {"learning_rate": -0.1}}, None, r"trainer\.learning_rate must be > 0"),
-    ({"trainer": {"learning_rate": "1e-3"}}, None, r"trainer\.learning_rate must be a number.*write 1\.0e-3"),
-    ({"trainer": {"per_device_train_batch_size": 0}}, None, r"per_device_train_batch_size must be > 0"),
-    ({"tokenizer": {"vocab_size": "1000"}}, None, r"tokenizer\.vocab_size must be an integer"),
-    ({"model": {"dropout": 1.5}}, None, r"model\.dropout must be in \[0\.0, 1\.0\]"),
-    ({"megabatch": {"size": 2.5}}, None, r"megabatch\.size must be an integer"),
-])
+@pytest.mark.parametrize(
+    "section, value, message",
+    [
+        ({"trainer": {"learning_rate": -0.1}}, None, r"trainer\.learning_rate must be > 0"),
+        ({"trainer": {"learning_rate": "1e-3"}}, None, r"trainer\.learning_rate must be a number.*write 1\.0e-3"),
+        ({"trainer": {"per_device_train_batch_size": 0}}, None, r"per_device_train_batch_size must be > 0"),
+        ({"tokenizer": {"vocab_size": "1000"}}, None, r"tokenizer\.vocab_size must be an integer"),
+        ({"model": {"dropout": 1.5}}, None, r"model\.dropout must be in \[0\.0, 1\.0\]"),
+        ({"megabatch": {"size": 2.5}}, None, r"megabatch\.size must be an integer"),
+    ],
+)
 def test_bad_recipe_numbers_name_the_key(section, value, message):
     from psp_st.training.recipe import load_config
 

@@ -27,8 +27,9 @@ def pairs_file(tmp_path):
 
 
 def _embed(model, source, output, *extra):
-    return main(["embed", "--model", str(model), "--input", str(source), "--output", str(output), "--no-progress",
-                 *extra])
+    return main(
+        ["embed", "--model", str(model), "--input", str(source), "--output", str(output), "--no-progress", *extra]
+    )
 
 
 def _one_error_line(capsys) -> str:
@@ -80,11 +81,27 @@ def test_embed_output_inside_the_model_folder_path_spelled_differently_is_refuse
 def test_score_refuses_existing_output_and_input_as_output(saved_model, pairs_file, tmp_path, capsys):
     out = tmp_path / "scores.tsv"
     out.write_text("keep")
-    assert main(["score", "--model", str(saved_model), "--pairs", str(pairs_file), "--output", str(out),
-                 "--no-progress"]) == EXIT_ERROR
+    assert (
+        main(["score", "--model", str(saved_model), "--pairs", str(pairs_file), "--output", str(out), "--no-progress"])
+        == EXIT_ERROR
+    )
     assert "--overwrite" in _one_error_line(capsys)
-    assert main(["score", "--model", str(saved_model), "--pairs", str(pairs_file), "--output", str(pairs_file),
-                 "--overwrite", "--no-progress"]) == EXIT_ERROR
+    assert (
+        main(
+            [
+                "score",
+                "--model",
+                str(saved_model),
+                "--pairs",
+                str(pairs_file),
+                "--output",
+                str(pairs_file),
+                "--overwrite",
+                "--no-progress",
+            ]
+        )
+        == EXIT_ERROR
+    )
     assert "is the input" in _one_error_line(capsys)
     assert out.read_text() == "keep"
 
@@ -105,8 +122,10 @@ def test_mine_refuses_existing_output_before_loading_the_teacher(tmp_path, capsy
     source.write_text("a dog\n")
     out = tmp_path / "pairs.parquet"
     out.write_text("keep")
-    assert main(["mine", "--input", str(source), "--output", str(out), "--model", str(tmp_path / "no-teacher")]) \
+    assert (
+        main(["mine", "--input", str(source), "--output", str(out), "--model", str(tmp_path / "no-teacher")])
         == EXIT_ERROR
+    )
     assert "already exists: pass --overwrite" in _one_error_line(capsys)
 
 
@@ -140,8 +159,10 @@ def test_build_refuses_unrelated_non_empty_folder_before_training(recipe_and_bus
 def test_build_refuses_output_containing_its_recipe(tmp_path, capsys):
     recipe = tmp_path / "tiny.yaml"
     recipe.write_text(RECIPE)
-    assert main(["build", str(recipe), "--output", str(tmp_path), "--data-dir", str(tmp_path), "--overwrite"]) \
+    assert (
+        main(["build", str(recipe), "--output", str(tmp_path), "--data-dir", str(tmp_path), "--overwrite"])
         == EXIT_ERROR
+    )
     assert "is the input" in _one_error_line(capsys)
 
 
@@ -223,8 +244,9 @@ def test_verbose_shows_the_traceback(text_file, tmp_path, monkeypatch):
         main(["-v", "embed", "--model", "./psp-enn", "--input", str(text_file), "--output", str(tmp_path / "o")])
 
 
-@pytest.mark.parametrize("code, hint", [(errno.ENOSPC, "free some space"), (errno.EROFS, "writable folder"),
-                                        (errno.EISDIR, "not a folder")])
+@pytest.mark.parametrize(
+    "code, hint", [(errno.ENOSPC, "free some space"), (errno.EROFS, "writable folder"), (errno.EISDIR, "not a folder")]
+)
 def test_os_errors_name_the_file_and_the_fix(code, hint):
     from psp_st.cli import error_message
 
@@ -235,8 +257,22 @@ def test_os_errors_name_the_file_and_the_fix(code, hint):
 def test_quiet_by_default_and_info_with_verbose(saved_model, text_file, tmp_path):
     assert _embed(saved_model, text_file, tmp_path / "a.npy") == 0
     assert logging.getLogger().level == logging.WARNING
-    assert main(["-v", "embed", "--model", str(saved_model), "--input", str(text_file), "--output",
-                 str(tmp_path / "b.npy"), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "-v",
+                "embed",
+                "--model",
+                str(saved_model),
+                "--input",
+                str(text_file),
+                "--output",
+                str(tmp_path / "b.npy"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert logging.getLogger().level == logging.INFO
 
 
@@ -254,8 +290,11 @@ def test_push_of_a_psp_root_folder_loads_without_trust_flag(saved_model, monkeyp
     from psp_st.hub.push import push
 
     pushed = []
-    monkeypatch.setattr(SentenceTransformer, "push_to_hub", lambda self, repo_id, **kwargs: pushed.append(repo_id)
-                        or "https://hub/commit")
+    monkeypatch.setattr(
+        SentenceTransformer,
+        "push_to_hub",
+        lambda self, repo_id, **kwargs: pushed.append(repo_id) or "https://hub/commit",
+    )
     assert push(saved_model, "org/final") == "https://hub/commit" and pushed == ["org/final"]
 
 

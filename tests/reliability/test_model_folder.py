@@ -58,8 +58,10 @@ def test_folder_with_python_file_loads_when_user_trusts_it(saved_model):
     assert isinstance(load(saved_model, trust_remote_code=True)[0], PSPEmbedding)
 
 
-@pytest.mark.parametrize("class_path", ["psp_st.Evil", "psp_st.modules.psp.PSPEmbeddingX",
-                                        "psp_st.modules.base.PSPInputModule", "psp_st.modules.psp"])
+@pytest.mark.parametrize(
+    "class_path",
+    ["psp_st.Evil", "psp_st.modules.psp.PSPEmbeddingX", "psp_st.modules.base.PSPInputModule", "psp_st.modules.psp"],
+)
 def test_allow_list_is_exact_not_a_prefix(class_path):
     assert trusted_module_class(class_path) is None
 
@@ -152,8 +154,11 @@ def test_combined_encoder_refuses_non_allow_listed_class(saved_model, tmp_path):
 
     folder = tmp_path / "combined"
     (folder / "encoder_0").mkdir(parents=True)
-    (folder / "psp_config.json").write_text(json.dumps({
-        "format_version": 1, "encoders": [{"class": "psp_st.modules.base.PSPInputModule", "folder": "encoder_0"}]}))
+    (folder / "psp_config.json").write_text(
+        json.dumps(
+            {"format_version": 1, "encoders": [{"class": "psp_st.modules.base.PSPInputModule", "folder": "encoder_0"}]}
+        )
+    )
     with pytest.raises(ModelFolderError, match="only psp-st's own module classes"):
         CombinedEncoder.load(str(folder))
 

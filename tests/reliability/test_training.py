@@ -35,8 +35,16 @@ def resume_setup(make_trainer, caption_pairs, sp_tokenizer, tmp_path):
     def run(output, callbacks=None):
         torch.manual_seed(0)
         module = PSPEmbedding(sp_tokenizer, embedding_dim=16)
-        return make_trainer(module, caption_pairs.select(range(24)), output_dir=tmp_path / output, callbacks=callbacks,
-                            megabatch_size=2, anneal=2, mining_dtype="float32", args={"save_steps": 1, "learning_rate": 1.0})
+        return make_trainer(
+            module,
+            caption_pairs.select(range(24)),
+            output_dir=tmp_path / output,
+            callbacks=callbacks,
+            megabatch_size=2,
+            anneal=2,
+            mining_dtype="float32",
+            args={"save_steps": 1, "learning_rate": 1.0},
+        )
 
     full = run("full")
     full.train()
@@ -54,7 +62,7 @@ def test_resume_from_any_checkpoint_is_bit_identical(resume_setup, kill_at):
 
     assert resumed.state.global_step == full.state.global_step == 12
     assert len(resumed.seen) == 12 - (kill_at - 1)
-    for got, want in zip(resumed.seen, full.seen[kill_at - 1:], strict=True):
+    for got, want in zip(resumed.seen, full.seen[kill_at - 1 :], strict=True):
         assert got.keys() == want.keys()
         for key in got:  # the same pairs and the same mined negatives, batch by batch
             assert torch.equal(got[key], want[key]), key
@@ -81,15 +89,21 @@ def _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, callback, **args)
     from psp_st.modules.psp import PSPEmbedding
 
     torch.manual_seed(0)
-    return make_trainer(PSPEmbedding(sp_tokenizer, embedding_dim=16), caption_pairs.select(range(24)),
-                        output_dir=tmp_path / "run", callbacks=[callback], megabatch_size=2, anneal=2, args=args)
+    return make_trainer(
+        PSPEmbedding(sp_tokenizer, embedding_dim=16),
+        caption_pairs.select(range(24)),
+        output_dir=tmp_path / "run",
+        callbacks=[callback],
+        megabatch_size=2,
+        anneal=2,
+        args=args,
+    )
 
 
 def test_non_finite_loss_stops_training_naming_the_step(make_trainer, caption_pairs, sp_tokenizer, tmp_path):
     from psp_st.training.finite import NonFiniteTrainingError
 
-    trainer = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, PoisonAt(3, everything=True),
-                    save_steps=2)
+    trainer = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, PoisonAt(3, everything=True), save_steps=2)
     with pytest.raises(NonFiniteTrainingError, match=r"step 4: the loss is not finite.*checkpoint-2"):
         trainer.train()
     assert sorted(p.name for p in (tmp_path / "run").glob("checkpoint-*")) == ["checkpoint-2"]
@@ -99,7 +113,9 @@ def test_non_finite_weight_is_never_checkpointed(make_trainer, caption_pairs, sp
     from psp_st.training.finite import NonFiniteTrainingError
 
     trainer = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, PoisonAt(2), save_steps=1)
-    with pytest.raises(NonFiniteTrainingError, match=r"step 2: weight '.*embedding.weight' is not finite.*checkpoint-1"):
+    with pytest.raises(
+        NonFiniteTrainingError, match=r"step 2: weight '.*embedding.weight' is not finite.*checkpoint-1"
+    ):
         trainer.train()
     assert sorted(p.name for p in (tmp_path / "run").glob("checkpoint-*")) == ["checkpoint-1"]
 

@@ -12,8 +12,20 @@ from psp_st.cli import main
 
 def test_embed_with_shard_rows_writes_shards_and_a_manifest(psp_model_dir, psp_module, caption_file, tmp_path, capsys):
     out = tmp_path / "vectors"
-    code = main(["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(out),
-                 "--shard-rows", "300", "--float16"])
+    code = main(
+        [
+            "embed",
+            "--model",
+            str(psp_model_dir),
+            "--input",
+            str(caption_file),
+            "--output",
+            str(out),
+            "--shard-rows",
+            "300",
+            "--float16",
+        ]
+    )
     assert code == 0 and "800 x 32 float16 in 3 shards" in capsys.readouterr().out
     manifest = json.loads((out / "manifest.json").read_text())
     vectors = np.concatenate([np.load(out / record["file"]) for record in manifest["shards"]])
@@ -23,18 +35,32 @@ def test_embed_with_shard_rows_writes_shards_and_a_manifest(psp_model_dir, psp_m
 
 def test_ray_option_without_ray_names_the_extra(psp_model_dir, caption_file, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "ray", None)  # as if ray were not installed
-    code = main(["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output",
-                 str(tmp_path / "v"), "--ray"])
+    code = main(
+        ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(tmp_path / "v"), "--ray"]
+    )
     assert code == 2 and 'pip install "psp-st[ray]"' in capsys.readouterr().err
 
 
 def test_mine_rejects_language_options_meant_for_bitext(psp_model_dir, caption_file, tmp_path, capsys):
-    code = main(["mine", "--model", str(psp_model_dir), "--input", str(caption_file), "--output",
-                 str(tmp_path / "p.parquet"), "--source-lang", "en"])
+    code = main(
+        [
+            "mine",
+            "--model",
+            str(psp_model_dir),
+            "--input",
+            str(caption_file),
+            "--output",
+            str(tmp_path / "p.parquet"),
+            "--source-lang",
+            "en",
+        ]
+    )
     assert code == 2 and "--source-lang/--target-lang are for bitext mining" in capsys.readouterr().err
 
 
 def test_mine_output_must_be_parquet(psp_model_dir, caption_file, tmp_path, capsys):
-    assert main(["mine", "--model", str(psp_model_dir), "--input", str(caption_file), "--output",
-                 str(tmp_path / "p.csv")]) == 2
+    assert (
+        main(["mine", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(tmp_path / "p.csv")])
+        == 2
+    )
     assert "must end in .parquet" in capsys.readouterr().err

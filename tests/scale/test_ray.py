@@ -46,16 +46,18 @@ def test_mining_on_ray_equals_the_single_process_run(local_ray, psp_model_dir, c
     config = MiningConfig(min_margin=1.0, shard_rows=200, recall_sample=50)
     local = mine_pairs(caption_file, tmp_path / "local.parquet", str(psp_model_dir), config=config)
     remote = mine_pairs(caption_file, tmp_path / "ray.parquet", str(psp_model_dir), config=config, execution=RAY)
-    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "local.parquet"),
-                                  pd.read_parquet(tmp_path / "ray.parquet"))
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "local.parquet"), pd.read_parquet(tmp_path / "ray.parquet")
+    )
     assert local["filters"] == remote["filters"] and local["pairs"] > 0
     for stage in ("source-vectors", "knn-forward"):  # same shards, rows and checksums
         left, right = (read_manifest(tmp_path / f"{name}.parquet.work" / stage)["shards"] for name in ("local", "ray"))
         assert [(r["rows"], r["sha256"]) for r in left] == [(r["rows"], r["sha256"]) for r in right]
 
 
-def test_a_worker_killed_mid_job_is_replaced_and_every_row_is_embedded_once(local_ray, psp_model_dir, psp_module,
-                                                                             caption_file, tmp_path):
+def test_a_worker_killed_mid_job_is_replaced_and_every_row_is_embedded_once(
+    local_ray, psp_model_dir, psp_module, caption_file, tmp_path
+):
     import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the test module is not importable by Ray workers

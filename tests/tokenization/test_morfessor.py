@@ -11,8 +11,14 @@ pytest.importorskip("morfessor")
 from psp_st.tokenization.morfessor import MorfessorSegmenter, MorfessorTokenizer  # noqa: E402
 
 FINNISH = [
-    "talossa on kissa", "taloissa on kissoja", "kissat istuvat talossa", "koirat juoksevat talolle",
-    "koira juoksee taloon", "taloon tulee kissoja ja koiria", "kissalla on talo", "koiralla on talot",
+    "talossa on kissa",
+    "taloissa on kissoja",
+    "kissat istuvat talossa",
+    "koirat juoksevat talolle",
+    "koira juoksee taloon",
+    "taloon tulee kissoja ja koiria",
+    "kissalla on talo",
+    "koiralla on talot",
 ] * 3
 
 

@@ -37,8 +37,9 @@ def test_trainer_adds_it_and_trains_the_projection(psp_module, caption_pairs, di
     probe = SentenceTransformer(modules=[psp_module], device="cpu")
     aux = objective(probe, distill_data, lr=0.01)
     before = aux.loss.projection.weight.detach().clone()
-    trainer = make_trainer(psp_module, caption_pairs, megabatch_size=2, anneal=0, auxiliary=aux,
-                           args={"max_steps": 4, "logging_steps": 2})
+    trainer = make_trainer(
+        psp_module, caption_pairs, megabatch_size=2, anneal=0, auxiliary=aux, args={"max_steps": 4, "logging_steps": 2}
+    )
     trainer.train()
     assert not torch.equal(before, aux.loss.projection.weight.detach())
     groups = trainer.optimizer.param_groups
@@ -46,8 +47,10 @@ def test_trainer_adds_it_and_trains_the_projection(psp_module, caption_pairs, di
     logged = [entry for entry in trainer.state.log_history if "auxiliary" in entry]
     assert logged and all(entry["auxiliary"] > 0 for entry in logged)
     # the mined stream only ever saw the pair columns
-    assert all(set(batch) <= {f"{c}_input_ids" for c in ("sentence1", "sentence2", "anchor_negative",
-                                                         "positive_negative")} for batch in trainer.seen)
+    assert all(
+        set(batch) <= {f"{c}_input_ids" for c in ("sentence1", "sentence2", "anchor_negative", "positive_negative")}
+        for batch in trainer.seen
+    )
 
 
 def test_weight_zero_changes_nothing(psp_module, caption_pairs, distill_data, make_trainer):
@@ -58,8 +61,7 @@ def test_weight_zero_changes_nothing(psp_module, caption_pairs, distill_data, ma
 
     plain_module = copy.deepcopy(psp_module)
     aux = objective(SentenceTransformer(modules=[psp_module], device="cpu"), distill_data, weight=0.0)
-    with_aux = make_trainer(psp_module, caption_pairs, megabatch_size=2, anneal=0, auxiliary=aux,
-                            args={"max_steps": 3})
+    with_aux = make_trainer(psp_module, caption_pairs, megabatch_size=2, anneal=0, auxiliary=aux, args={"max_steps": 3})
     with_aux.train()
     plain = make_trainer(plain_module, caption_pairs, megabatch_size=2, anneal=0, args={"max_steps": 3})
     plain.train()

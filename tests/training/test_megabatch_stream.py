@@ -9,8 +9,9 @@ from psp_st.training import NEGATIVE_COLUMNS
 
 
 def test_negatives_are_opposite_side_argmax_over_megabatch(make_trainer, caption_pairs, psp_module):
-    trainer = make_trainer(psp_module, caption_pairs, megabatch_size=5, anneal=0, mining_dtype="float32",
-                           text_guard=False)  # the captions repeat sentences: compare with the plain argmax
+    trainer = make_trainer(
+        psp_module, caption_pairs, megabatch_size=5, anneal=0, mining_dtype="float32", text_guard=False
+    )  # the captions repeat sentences: compare with the plain argmax
     stream = trainer.get_train_dataloader().dataset
     batches = stream.batches(epoch=0)[:5]  # the first mega-batch: 5 mini-batches of 4 pairs
     rows = caption_pairs[list(torch.cat([torch.as_tensor(b) for b in batches]).tolist())]
@@ -18,18 +19,20 @@ def test_negatives_are_opposite_side_argmax_over_megabatch(make_trainer, caption
     emb1, emb2 = (torch.as_tensor(psp_module.embed(texts)) for texts in (first, second))
     scores = F.normalize(emb1, dim=-1) @ F.normalize(emb2, dim=-1).T
     excluded = torch.eye(20, dtype=torch.bool) | (groups[:, None] == groups[None, :])
-    expected_t = scores.masked_fill(excluded, -2).argmax(1)    # negative of each anchor, from the t side
+    expected_t = scores.masked_fill(excluded, -2).argmax(1)  # negative of each anchor, from the t side
     expected_s = scores.T.masked_fill(excluded, -2).argmax(1)  # negative of each positive, from the s side
 
     to_ids = lambda texts: psp_module.preprocess(texts)["input_ids"]  # noqa: E731
     for number, batch in zip(range(5), iter(stream), strict=False):
         span = slice(4 * number, 4 * number + 4)
-        for column, texts in ((NEGATIVE_COLUMNS[0], [second[j] for j in expected_t[span]]),
-                              (NEGATIVE_COLUMNS[1], [first[j] for j in expected_s[span]])):
+        for column, texts in (
+            (NEGATIVE_COLUMNS[0], [second[j] for j in expected_t[span]]),
+            (NEGATIVE_COLUMNS[1], [first[j] for j in expected_s[span]]),
+        ):
             expected = to_ids(texts)
             got = batch[f"{column}_input_ids"]
             assert torch.equal(got[:, : expected.shape[1]], expected), column
-        assert torch.equal(batch["sentence1_input_ids"][:, :to_ids(first[span]).shape[1]], to_ids(first[span]))
+        assert torch.equal(batch["sentence1_input_ids"][:, : to_ids(first[span]).shape[1]], to_ids(first[span]))
         assert torch.equal(batch["label"], groups[span])  # group ids reach the loss (in-batch term's guard)
 
 
@@ -56,8 +59,9 @@ def test_megabatch_size_anneals_across_epoch_boundary(make_trainer, caption_pair
 def test_bad_text_in_a_megabatch_names_row_and_column(make_trainer, psp_module):
     from datasets import Dataset
 
-    data = Dataset.from_dict({"sentence1": ["a dog", "", "a cat", "a bird"],
-                              "sentence2": ["the dog", "x", "the cat", "the bird"]})
+    data = Dataset.from_dict(
+        {"sentence1": ["a dog", "", "a cat", "a bird"], "sentence2": ["the dog", "x", "the cat", "the bird"]}
+    )
     trainer = make_trainer(psp_module, data, megabatch_size=1, anneal=0)
     stream = trainer.get_train_dataloader().dataset
     row = [i for i, batch in enumerate(stream.batches(0)) if 1 in batch.tolist()]

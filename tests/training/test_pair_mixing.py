@@ -11,10 +11,12 @@ from psp_st.training.pairs import load_training_pairs, sample_rows
 
 @pytest.fixture
 def two_sources(tmp_path):
-    big = pd.DataFrame({"sentence1": [f"big left {i}" for i in range(100)],
-                        "sentence2": [f"big right {i}" for i in range(100)]})
-    small = pd.DataFrame({"sentence1": [f"small left {i}" for i in range(10)],
-                          "sentence2": [f"small right {i}" for i in range(10)]})
+    big = pd.DataFrame(
+        {"sentence1": [f"big left {i}" for i in range(100)], "sentence2": [f"big right {i}" for i in range(100)]}
+    )
+    small = pd.DataFrame(
+        {"sentence1": [f"small left {i}" for i in range(10)], "sentence2": [f"small right {i}" for i in range(10)]}
+    )
     big.to_parquet(tmp_path / "big.parquet")
     small.to_parquet(tmp_path / "small.parquet")
     return str(tmp_path / "big.parquet"), str(tmp_path / "small.parquet")
@@ -23,8 +25,9 @@ def two_sources(tmp_path):
 def test_cap_and_weight_counts_per_source(two_sources):
     big, small = two_sources
     counts: dict[str, int] = {}
-    dataset = load_training_pairs([{"path": big, "max_pairs": 30}, {"path": small, "weight": 2.5}], seed=1,
-                                  counts=counts)
+    dataset = load_training_pairs(
+        [{"path": big, "max_pairs": 30}, {"path": small, "weight": 2.5}], seed=1, counts=counts
+    )
     assert counts == {big: 30, small: 25}
     assert len(dataset) == 55
     texts = dataset["sentence1"]
@@ -58,8 +61,12 @@ def test_sample_rows_by_hand():
 
 
 def test_filters_use_the_data_filters(tmp_path):
-    frame = pd.DataFrame({"sentence1": ["a man is playing a guitar on stage", "two dogs run"],
-                          "sentence2": ["a man is playing a guitar on stage tonight", "a pair of dogs is running"]})
+    frame = pd.DataFrame(
+        {
+            "sentence1": ["a man is playing a guitar on stage", "two dogs run"],
+            "sentence2": ["a man is playing a guitar on stage tonight", "a pair of dogs is running"],
+        }
+    )
     frame.to_parquet(tmp_path / "f.parquet")
     counts: dict[str, int] = {}
     dataset = load_training_pairs([str(tmp_path / "f.parquet")], filters={"max_trigram_overlap": 0.7}, counts=counts)
@@ -68,13 +75,16 @@ def test_filters_use_the_data_filters(tmp_path):
     assert both["sentence1"] == ["a man is playing a guitar on stage"]
 
 
-@pytest.mark.parametrize("entry, message", [
-    ({"path": "x.parquet", "max_pairs": 0}, "max_pairs"),
-    ({"path": "x.parquet", "weight": -1}, "weight"),
-    ({"path": "x.parquet", "sample": 3}, "unknown"),
-    ({"max_pairs": 3}, "needs 'path'"),
-    ({"path": "x.parquet", "filters": {"min_words": 3}}, "unknown filter"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"path": "x.parquet", "max_pairs": 0}, "max_pairs"),
+        ({"path": "x.parquet", "weight": -1}, "weight"),
+        ({"path": "x.parquet", "sample": 3}, "unknown"),
+        ({"max_pairs": 3}, "needs 'path'"),
+        ({"path": "x.parquet", "filters": {"min_words": 3}}, "unknown filter"),
+    ],
+)
 def test_bad_entries_are_clear_errors(entry, message):
     with pytest.raises(ValueError, match=message):
         load_training_pairs([entry])

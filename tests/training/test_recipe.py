@@ -11,10 +11,15 @@ import pytest
 
 @pytest.fixture
 def pairs_file(tmp_path, caption_sentences):
-    frame = pd.DataFrame({"sentence1": caption_sentences[:60], "sentence2": caption_sentences[10_000:10_060],
-                          "group_id": [f"img{i // 5}" for i in range(60)]})
-    frame.loc[3, "sentence2"] = None      # a missing side: dropped and counted
-    frame.loc[4, "sentence1"] = "   "     # an empty side: dropped and counted
+    frame = pd.DataFrame(
+        {
+            "sentence1": caption_sentences[:60],
+            "sentence2": caption_sentences[10_000:10_060],
+            "group_id": [f"img{i // 5}" for i in range(60)],
+        }
+    )
+    frame.loc[3, "sentence2"] = None  # a missing side: dropped and counted
+    frame.loc[4, "sentence1"] = "   "  # an empty side: dropped and counted
     path = tmp_path / "pairs.parquet"
     frame.to_parquet(path)
     return path
@@ -22,14 +27,21 @@ def pairs_file(tmp_path, caption_sentences):
 
 def recipe(pairs_file, data_dir):
     return {
-        "name": "tiny", "seed": 0,
+        "name": "tiny",
+        "seed": 0,
         "data": {"sources": [str(pairs_file)]},
         "tokenizer": {"vocab_size": 300},
         "model": {"embedding_dim": 16},
         "loss": {"name": "margin"},
         "megabatch": {"size": 2, "anneal": 2},
-        "trainer": {"per_device_train_batch_size": 8, "eval_steps": 4, "save_steps": 4, "logging_steps": 2,
-                    "learning_rate": 0.05, "disable_tqdm": True},
+        "trainer": {
+            "per_device_train_batch_size": 8,
+            "eval_steps": 4,
+            "save_steps": 4,
+            "logging_steps": 2,
+            "learning_rate": 0.05,
+            "disable_tqdm": True,
+        },
         "evaluation": {"sts_dev": str(data_dir / "sts" / "stsbenchmark" / "dev.parquet")},
     }
 

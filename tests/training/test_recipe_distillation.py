@@ -32,15 +32,27 @@ def files(tmp_path, caption_sentences):
 
 def recipe(files, cache):
     return {
-        "name": "tiny-distil", "seed": 0,
+        "name": "tiny-distil",
+        "seed": 0,
         "data": {"sources": [{"path": str(files / "pairs.parquet"), "max_pairs": 60}]},
         "tokenizer": {"vocab_size": 300},
         "model": {"embedding_dim": 8, "init": "teacher"},
-        "distillation": {"teacher": "stub-teacher", "cache_dir": str(cache), "weight": 1.0, "batch_size": 8,
-                         "sources": [{"path": str(files / "corpus.parquet"), "max_sentences": 40}]},
+        "distillation": {
+            "teacher": "stub-teacher",
+            "cache_dir": str(cache),
+            "weight": 1.0,
+            "batch_size": 8,
+            "sources": [{"path": str(files / "corpus.parquet"), "max_sentences": 40}],
+        },
         "megabatch": {"size": 2, "anneal": 2},
-        "trainer": {"per_device_train_batch_size": 8, "eval_strategy": "no", "save_strategy": "no",
-                    "logging_steps": 1, "learning_rate": 0.05, "disable_tqdm": True},
+        "trainer": {
+            "per_device_train_batch_size": 8,
+            "eval_strategy": "no",
+            "save_strategy": "no",
+            "logging_steps": 1,
+            "learning_rate": 0.05,
+            "disable_tqdm": True,
+        },
         "evaluation": {},
     }
 
@@ -56,8 +68,13 @@ def test_distilled_recipe_trains_and_reuses_the_teacher_cache(files, data_dir, t
     metrics = json.loads((tmp_path / "run1" / "train_metrics.json").read_text())
     assert metrics["pairs_per_source"] == {str(files / "pairs.parquet"): 60}
     assert metrics["distillation"]["sentences"] == 40 and metrics["distillation"]["metric"] == "cosine"
-    assert {"data_seconds", "tokenizer_seconds", "teacher_pieces_seconds", "teacher_sentences_seconds",
-            "training_seconds"} <= set(metrics["stage_seconds"])
+    assert {
+        "data_seconds",
+        "tokenizer_seconds",
+        "teacher_pieces_seconds",
+        "teacher_sentences_seconds",
+        "training_seconds",
+    } <= set(metrics["stage_seconds"])
 
     def no_teacher(name, device="cpu"):
         raise AssertionError("the teacher was loaded although every vector is cached")
@@ -66,8 +83,9 @@ def test_distilled_recipe_trains_and_reuses_the_teacher_cache(files, data_dir, t
     train_from_config(recipe(files, tmp_path / "cache"), output_dir=tmp_path / "run2", max_steps=3)
     from safetensors.numpy import load_file
 
-    weights = [load_file(str(tmp_path / run / "final" / "model.safetensors"))["embedding.weight"]
-               for run in ("run1", "run2")]
+    weights = [
+        load_file(str(tmp_path / run / "final" / "model.safetensors"))["embedding.weight"] for run in ("run1", "run2")
+    ]
     np.testing.assert_array_equal(weights[0], weights[1])
 
 

@@ -14,7 +14,7 @@ def test_m_grows_by_one_every_anneal_batches_up_to_max():
 
 def test_growth_carries_across_epochs():
     schedule = MegaBatchSchedule(megabatch_size=10, anneal=5)
-    epoch0 = schedule.boundaries(0, 7)   # 7 mini-batches per epoch
+    epoch0 = schedule.boundaries(0, 7)  # 7 mini-batches per epoch
     epoch1 = schedule.boundaries(7, 7)
     assert [end - start for start, end in epoch0] == [1, 1, 1, 1, 1, 2]
     # epoch 1 starts at global mini-batch 7 with M = 2 (not reset to 1); M = 3 from global mini-batch 11

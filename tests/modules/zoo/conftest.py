@@ -73,8 +73,9 @@ def make_encoder(word_tokenizer, trigram_tokenizer, sp_tokenizer, request) -> Ca
         if kind == "blstm_sum":
             return LSTMAveraging(word_tokenizer, embedding_dim=dim, bidirectional=True, combine="sum")
         if kind == "blstm_concat_max":
-            return LSTMAveraging(word_tokenizer, embedding_dim=dim, hidden_size=6, bidirectional=True,
-                                 combine="concat", pooling="max")
+            return LSTMAveraging(
+                word_tokenizer, embedding_dim=dim, hidden_size=6, bidirectional=True, combine="concat", pooling="max"
+            )
         if kind == "gran_lstm":
             return GRAN(word_tokenizer, embedding_dim=dim, gate="lstm")
         if kind == "gran_gru":
@@ -84,11 +85,18 @@ def make_encoder(word_tokenizer, trigram_tokenizer, sp_tokenizer, request) -> Ca
         if kind == "lstm_morfessor":
             return LSTMAveraging(request.getfixturevalue("morfessor_tokenizer"), embedding_dim=dim)
         if kind == "word_trigram_concat":
-            return CombinedEncoder([WordAveraging(word_tokenizer, embedding_dim=dim),
-                                    TrigramAveraging(trigram_tokenizer, embedding_dim=dim)], mode="concat")
+            return CombinedEncoder(
+                [
+                    WordAveraging(word_tokenizer, embedding_dim=dim),
+                    TrigramAveraging(trigram_tokenizer, embedding_dim=dim),
+                ],
+                mode="concat",
+            )
         if kind == "word_gran_sum":
-            return CombinedEncoder([WordAveraging(word_tokenizer, embedding_dim=dim),
-                                    GRAN(sp_tokenizer, embedding_dim=dim, gate="gru")], mode="sum")
+            return CombinedEncoder(
+                [WordAveraging(word_tokenizer, embedding_dim=dim), GRAN(sp_tokenizer, embedding_dim=dim, gate="gru")],
+                mode="sum",
+            )
         raise ValueError(kind)
 
     return make

@@ -16,8 +16,10 @@ def test_concat_is_the_concatenation_of_the_parts(make_encoder):
     combined = make_encoder("word_trigram_concat").eval()
     word, trigram = combined.encoders
     out = combined(combined.preprocess(TEXTS))["sentence_embedding"]
-    expected = torch.cat([word(word.preprocess(TEXTS))["sentence_embedding"],
-                          trigram(trigram.preprocess(TEXTS))["sentence_embedding"]], dim=-1)
+    expected = torch.cat(
+        [word(word.preprocess(TEXTS))["sentence_embedding"], trigram(trigram.preprocess(TEXTS))["sentence_embedding"]],
+        dim=-1,
+    )
     torch.testing.assert_close(out, expected)
     assert combined.get_sentence_embedding_dimension() == 16
 
@@ -58,8 +60,9 @@ def test_sum_needs_equal_sizes(make_encoder, word_tokenizer):
     from psp_st.modules.averaging import WordAveraging
 
     with pytest.raises(ValueError, match="equal output size"):
-        CombinedEncoder([WordAveraging(word_tokenizer, embedding_dim=4), WordAveraging(word_tokenizer, embedding_dim=6)],
-                        mode="sum")
+        CombinedEncoder(
+            [WordAveraging(word_tokenizer, embedding_dim=4), WordAveraging(word_tokenizer, embedding_dim=6)], mode="sum"
+        )
 
 
 def test_rejects_bad_mode_and_non_encoders(make_encoder):

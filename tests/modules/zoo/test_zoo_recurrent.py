@@ -31,8 +31,12 @@ def test_gran_gru_follows_the_written_equations(word_tokenizer):
         g = torch.sigmoid(module.gate_input(x_t) + module.gate_hidden(h)).detach()
         gated.append(x_t * g)
     expected = torch.stack(gated).mean(0)
-    torch.testing.assert_close(module(module.preprocess(["a dog runs on the beach"]))["sentence_embedding"][0].detach(),
-                               expected, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(
+        module(module.preprocess(["a dog runs on the beach"]))["sentence_embedding"][0].detach(),
+        expected,
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_gran_gru_init_follows_the_paper(word_tokenizer):
@@ -59,8 +63,9 @@ def test_blstm_sum_adds_the_two_direction_averages(word_tokenizer):
     ids = ids_of(summed, "a man rides a bike")
     states, _ = summed.lstm(summed.embedding(ids))
     forward, backward = states.mean(1).split(6, dim=-1)
-    torch.testing.assert_close(summed(summed.preprocess(["a man rides a bike"]))["sentence_embedding"],
-                               forward + backward)
+    torch.testing.assert_close(
+        summed(summed.preprocess(["a man rides a bike"]))["sentence_embedding"], forward + backward
+    )
     concat = LSTMAveraging(word_tokenizer, embedding_dim=6, bidirectional=True, combine="concat")
     concat.load_state_dict(summed.state_dict())
     out = concat.eval()(concat.preprocess(["a man rides a bike"]))["sentence_embedding"]
@@ -72,8 +77,7 @@ def test_lstm_max_pooling(word_tokenizer):
     module = LSTMAveraging(word_tokenizer, embedding_dim=6, pooling="max").eval()
     ids = ids_of(module, "a cat sleeps")
     states, _ = module.lstm(module.embedding(ids))
-    torch.testing.assert_close(module(module.preprocess(["a cat sleeps"]))["sentence_embedding"],
-                               states.max(1).values)
+    torch.testing.assert_close(module(module.preprocess(["a cat sleeps"]))["sentence_embedding"], states.max(1).values)
 
 
 def test_scramble_permutes_tokens_and_keeps_padding():
@@ -115,8 +119,9 @@ def test_recurrent_max_seq_length_default_and_limit(word_tokenizer):
             LSTMAveraging(word_tokenizer, embedding_dim=4, max_seq_length=bad)
 
 
-@pytest.mark.parametrize(("option", "value"), [("gate", "rnn"), ("activation", "relu"), ("dropout", 1.0),
-                                               ("scramble", -0.1)])
+@pytest.mark.parametrize(
+    ("option", "value"), [("gate", "rnn"), ("activation", "relu"), ("dropout", 1.0), ("scramble", -0.1)]
+)
 def test_invalid_gran_options(word_tokenizer, option, value):
     with pytest.raises(ValueError, match=option):
         GRAN(word_tokenizer, embedding_dim=4, **{option: value})
@@ -132,8 +137,7 @@ def test_from_texts_accepts_every_tokenizer_kind(zoo_texts):
     pytest.importorskip("morfessor")
     for kind in ("words", "trigrams", "sentencepiece", "morfessor"):
         options = {"tokenizer_options": {"max_words": 100}} if kind == "morfessor" else {}
-        module = GRAN.from_texts(zoo_texts[:300], embedding_dim=4, tokenizer=kind, max_size=300, gate="gru",
-                                 **options)
+        module = GRAN.from_texts(zoo_texts[:300], embedding_dim=4, tokenizer=kind, max_size=300, gate="gru", **options)
         assert module.tokenizer_kind == kind
         assert module(module.preprocess(["a dog"]))["sentence_embedding"].shape == (1, 4)
 

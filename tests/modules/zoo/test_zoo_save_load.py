@@ -46,8 +46,10 @@ def test_morfessor_model_is_saved_as_text(make_encoder, tmp_path):
 def test_combined_encoder_saves_each_part_in_its_folder(make_encoder, tmp_path):
     saved(make_encoder("word_gran_sum"), tmp_path)
     config = json.loads((tmp_path / "psp_config.json").read_text())
-    assert [e["class"] for e in config["encoders"]] == ["psp_st.modules.averaging.WordAveraging",
-                                                       "psp_st.modules.recurrent.GRAN"]
+    assert [e["class"] for e in config["encoders"]] == [
+        "psp_st.modules.averaging.WordAveraging",
+        "psp_st.modules.recurrent.GRAN",
+    ]
     assert (tmp_path / "encoder_1" / "sentencepiece.model").is_file()
 
 
@@ -66,12 +68,15 @@ def test_missing_morfessor_file_is_a_model_folder_error(make_encoder, tmp_path):
         SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
 
 
-@pytest.mark.parametrize(("name", "content"), [
-    ("psp_config.json", "{not json"),
-    ("vocab.json", "{not json"),
-    ("vocab.json", '{"kind": "trigrams", "tokens": ["<unk>", "a"]}'),
-    ("model.safetensors", "truncated"),
-])
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("psp_config.json", "{not json"),
+        ("vocab.json", "{not json"),
+        ("vocab.json", '{"kind": "trigrams", "tokens": ["<unk>", "a"]}'),
+        ("model.safetensors", "truncated"),
+    ],
+)
 def test_corrupt_file_is_a_model_folder_error(make_encoder, tmp_path, name, content):
     saved(make_encoder("gran_lstm"), tmp_path)
     (tmp_path / name).write_text(content)

@@ -13,17 +13,26 @@ from sentence_transformers.sentence_transformer.losses import MultipleNegativesR
 @pytest.fixture
 def pairs(caption_sentences) -> Dataset:
     """16 real caption pairs (4 per image group)."""
-    return Dataset.from_dict({
-        "sentence1": caption_sentences[:16],
-        "sentence2": caption_sentences[10_000:10_016],
-        "group_id": [i // 4 for i in range(16)],
-    })
+    return Dataset.from_dict(
+        {
+            "sentence1": caption_sentences[:16],
+            "sentence2": caption_sentences[10_000:10_016],
+            "group_id": [i // 4 for i in range(16)],
+        }
+    )
 
 
 def training_args(tmp_path, steps: int = 2) -> SentenceTransformerTrainingArguments:
     return SentenceTransformerTrainingArguments(
-        output_dir=str(tmp_path / "out"), max_steps=steps, per_device_train_batch_size=4, learning_rate=0.05,
-        report_to=[], save_strategy="no", use_cpu=True, disable_tqdm=True, seed=0,
+        output_dir=str(tmp_path / "out"),
+        max_steps=steps,
+        per_device_train_batch_size=4,
+        learning_rate=0.05,
+        report_to=[],
+        save_strategy="no",
+        use_cpu=True,
+        disable_tqdm=True,
+        seed=0,
     )
 
 
@@ -50,9 +59,12 @@ def assert_trained_and_round_trips(model, before, tmp_path) -> None:
 def test_trains_with_multiple_negatives_ranking_loss(make_encoder, kind, pairs, tmp_path):
     model = SentenceTransformer(modules=[make_encoder(kind)], device="cpu")
     before = snapshot(model)
-    trainer = SentenceTransformerTrainer(model=model, args=training_args(tmp_path),
-                                         train_dataset=pairs.remove_columns("group_id"),
-                                         loss=MultipleNegativesRankingLoss(model))
+    trainer = SentenceTransformerTrainer(
+        model=model,
+        args=training_args(tmp_path),
+        train_dataset=pairs.remove_columns("group_id"),
+        loss=MultipleNegativesRankingLoss(model),
+    )
     trainer.train()
     assert_trained_and_round_trips(model, before, tmp_path)
 
@@ -63,8 +75,14 @@ def test_trains_with_margin_loss_and_megabatching(make_encoder, encoder_kind, pa
 
     model = SentenceTransformer(modules=[make_encoder(encoder_kind)], device="cpu")
     before = snapshot(model)
-    trainer = MegaBatchTrainer(model=model, args=training_args(tmp_path, steps=3), train_dataset=pairs,
-                               loss=ParaphraseMarginLoss(model, margin=0.4), megabatch_size=2, anneal=0)
+    trainer = MegaBatchTrainer(
+        model=model,
+        args=training_args(tmp_path, steps=3),
+        train_dataset=pairs,
+        loss=ParaphraseMarginLoss(model, margin=0.4),
+        megabatch_size=2,
+        anneal=0,
+    )
     trainer.train()
     assert trainer._stream is not None and trainer._stream.current_megabatch_size == 2
     assert_trained_and_round_trips(model, before, tmp_path)
@@ -75,8 +93,11 @@ def test_trains_with_in_batch_margin_loss(make_encoder, pairs, tmp_path):
 
     model = SentenceTransformer(modules=[make_encoder("gran_gru")], device="cpu")
     before = snapshot(model)
-    trainer = SentenceTransformerTrainer(model=model, args=training_args(tmp_path),
-                                         train_dataset=pairs.remove_columns("group_id"),
-                                         loss=ParaphraseMarginLoss(model, margin=0.4))
+    trainer = SentenceTransformerTrainer(
+        model=model,
+        args=training_args(tmp_path),
+        train_dataset=pairs.remove_columns("group_id"),
+        loss=ParaphraseMarginLoss(model, margin=0.4),
+    )
     trainer.train()
     assert_trained_and_round_trips(model, before, tmp_path)
