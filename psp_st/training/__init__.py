@@ -5,7 +5,6 @@ from __future__ import annotations
 from psp_st.training.megabatch import NEGATIVE_COLUMNS, MegaBatchStream, MegaBatchTrainer
 from psp_st.training.optimizer import SparseDenseAdam
 from psp_st.training.schedule import MegaBatchSchedule
-from psp_st.training.scramble import scramble_input_ids
 
 __all__ = [
     "NEGATIVE_COLUMNS",
@@ -13,5 +12,4 @@ __all__ = [
     "MegaBatchStream",
     "MegaBatchTrainer",
     "SparseDenseAdam",
-    "scramble_input_ids",
 ]

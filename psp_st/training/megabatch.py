@@ -20,7 +20,6 @@ from psp_st.training.auxiliary import AuxiliaryObjective
 from psp_st.training.finite import FiniteGuard, first_non_finite_parameter, non_finite_error
 from psp_st.training.optimizer import SparseDenseAdam, clip_grad_norm_sparse
 from psp_st.training.schedule import MegaBatchSchedule
-from psp_st.training.scramble import scramble_input_ids
 
 logger = logging.getLogger(__name__)
 
@@ -244,7 +243,6 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         anneal: mini-batches between increments of M (0: M = ``megabatch_size`` from the start).
         group_column: integer group id column (``-1`` = no group); ignored when absent.
         text_guard: skip candidates whose text equals the sentence or its partner.
-        scramble: probability of shuffling a training sentence's tokens (order-aware encoders only).
         sparse_embeddings: give ``nn.Embedding``/``nn.EmbeddingBag`` tables sparse gradients and train with
             :class:`~psp_st.training.optimizer.SparseDenseAdam`; ``args.max_grad_norm`` then clips the global
             norm over sparse and dense gradients (really: every step, before the update); otherwise ST's
@@ -268,7 +266,6 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         anneal: int = 150,
         group_column: str | None = "group_id",
         text_guard: bool = True,
-        scramble: float = 0.0,
         sparse_embeddings: bool = True,
         mining_chunk_size: int = 4096,
         mining_dtype: str | torch.dtype = "bfloat16",
@@ -280,7 +277,6 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         self.schedule = MegaBatchSchedule(megabatch_size, anneal) if megabatch_size else None
         self.group_column = group_column
         self.text_guard = text_guard
-        self.scramble = scramble
         self.sparse_embeddings = sparse_embeddings
         self.mining_chunk_size = mining_chunk_size
         self.mining_dtype = getattr(torch, mining_dtype) if isinstance(mining_dtype, str) else mining_dtype
@@ -410,10 +406,6 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         return output
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-        if self.scramble > 0 and model.training:
-            for key in [k for k in inputs if k.endswith("_input_ids")]:
-                mask = inputs.get(key[: -len("input_ids")] + "attention_mask")
-                inputs[key] = scramble_input_ids(inputs[key], mask, self.scramble)
         loss = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
         if self.auxiliary is None or self.auxiliary.weight == 0 or not model.training:
             return loss

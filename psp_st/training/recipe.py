@@ -12,7 +12,7 @@ Recipe keys (all optional except ``data.sources``; see ``hub_configs/psp-en.yaml
     distillation: {teacher: all-MiniLM-L6-v2, cache_dir: runs/teacher_cache, weight: 0.0, metric: cosine,
                    batch_size: 128, lr: null, sources: [{path: corpus/..., max_sentences: 5000}]}
     loss:      {name: margin, margin: 0.4, symmetric: true, in_batch_weight: 0.0}  # or mnrl (scale), contrastive
-    megabatch: {size: 100, anneal: 150, text_guard: true, scramble: 0.0, sparse_embeddings: true}
+    megabatch: {size: 100, anneal: 150, text_guard: true, sparse_embeddings: true}
     trainer:   {...SentenceTransformerTrainingArguments...}
     evaluation: {sts_dev: sts/stsbenchmark/dev.parquet}
 """
@@ -119,7 +119,6 @@ _POSITIVE: dict[tuple[str, str], bool] = {
 _RANGES: dict[tuple[str, str], tuple[float, float]] = {
     ("model", "dropout"): (0.0, 1.0),
     ("model", "word_dropout"): (0.0, 1.0),
-    ("megabatch", "scramble"): (0.0, 1.0),
     ("trainer", "weight_decay"): (0.0, float("inf")),
     ("trainer", "max_grad_norm"): (0.0, float("inf")),
     ("trainer", "warmup_ratio"): (0.0, 1.0),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from psp_st.training import scramble_input_ids
+from psp_st.modules.scramble import scramble_ids as scramble_input_ids
 
 
 def test_scramble_keeps_multiset_and_padding():
