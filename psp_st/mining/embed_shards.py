@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +66,7 @@ def embed_shards(
         "shard_rows": shard_rows,
     }
     store = ShardStore(folder, ".npy")
-    store.start(job, shards)
-    todo = [asdict(shard) for shard in shards if store.record(shard) is None]
+    todo = store.pending(job, shards)
     logger.info(
         "embed: %d shards (%d done, %d to compute) into %s", len(shards), len(shards) - len(todo), len(todo), folder
     )

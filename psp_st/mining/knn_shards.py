@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +105,7 @@ def knn_shards(
         "ef_search": ef_search,
     }
     store = ShardStore(folder, ".npz")
-    store.start(job, shards)
-    todo = [asdict(shard) for shard in shards if store.record(shard) is None]
+    todo = store.pending(job, shards)
     logger.info(
         "knn: %d query shards (%d done, %d to search), k=%d", len(shards), len(shards) - len(todo), len(todo), k
     )

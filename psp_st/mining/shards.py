@@ -191,6 +191,11 @@ class ShardStore:
         self.folder.mkdir(parents=True, exist_ok=True)
         _write_json(path, plan)
 
+    def pending(self, job: dict[str, Any], shards: Sequence[Shard]) -> list[dict[str, Any]]:
+        """Start (or resume) the job and return the shards still to compute, as dicts for the workers."""
+        self.start(job, shards)
+        return [asdict(shard) for shard in shards if self.record(shard) is None]
+
     def record(self, shard: Shard) -> dict[str, Any] | None:
         """The done-record of a shard if it is finished and its file is intact, else None."""
         done = self._done_file(shard)
