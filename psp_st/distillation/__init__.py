@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from psp_st.distillation.sentences import distillation_sentences, parse_source
-from psp_st.distillation.teacher_cache import cache_key, cache_path, teacher_vectors
+from psp_st.distillation.teacher_cache import cache_folder, teacher_vectors
 
-__all__ = ["cache_key", "cache_path", "distillation_sentences", "parse_source", "teacher_vectors"]
+__all__ = ["cache_folder", "distillation_sentences", "parse_source", "teacher_vectors"]

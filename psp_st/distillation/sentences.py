@@ -7,7 +7,7 @@ Recipe form (``distillation.sources``)::
 
 Per entry: the texts of the given column(s) of every matched file, de-duplicated (case and punctuation
 insensitive), without evaluation text (``exclude``), 1-80 words, then a seeded sample of ``max_sentences``
-(kept in file order). Entries are de-duplicated against earlier entries too.
+(kept in file order; nested across sizes), less the sentences an earlier entry chose.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def distillation_sentences(
     from psp_st.mining.teacher import TeacherMiner, read_sentences, sample
     from psp_st.training.pairs import resolve_data_path
 
-    excluded = set(exclude)
+    evaluation = set(exclude)
+    excluded = set(evaluation)
     out = []
     for number, entry in enumerate(parse_source(source) for source in sources):
         texts: list[str] = []
@@ -59,9 +60,12 @@ def distillation_sentences(
             for column in entry["columns"]:
                 texts.extend(read_sentences(path, column=column))
         # TeacherMiner.candidates is the one home of "unique, not evaluation text, within length bounds"
-        kept = TeacherMiner(min_words=1, max_words=80, exclude=excluded).candidates(texts)
+        kept = TeacherMiner(min_words=1, max_words=80, exclude=evaluation).candidates(texts)
         stem = Path(entry["path"]).name.replace(".parquet", "").replace("*", "all")
+        # sample first, then drop what an earlier entry chose: the sample stays nested across sizes (a larger
+        # max_sentences only adds sentences), so a grown recipe reuses every cached teacher vector
         chosen = sample(kept, entry.get("max_sentences"), seed=zlib.crc32(f"{seed}:{stem}".encode()))
+        chosen = [text for text in chosen if text not in excluded]
         logger.info("distillation source %s: %d sentences (%d candidates)", entry["path"], len(chosen), len(kept))
         excluded.update(chosen)  # a later entry never repeats a chosen sentence
         out.append((f"{number:02d}-{stem}", chosen))

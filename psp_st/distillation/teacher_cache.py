@@ -1,22 +1,29 @@
 """Teacher featurisation as a cached, resumable step: sentences -> teacher vectors, as HF ``datasets`` Arrow on disk.
 
-A teacher pass is the longest step of a distilled build (all-MiniLM-L6-v2 encodes ~250 sentences/s on two CPU
-cores), so it is done once per (teacher, sentence list) and memory-mapped afterwards. The cache folder is
-``<cache_dir>/<teacher slug>/<label>-<key>`` where ``key`` hashes the teacher name and the exact sentence list
-(so a different corpus, sample size or seed is a different entry, and a changed file is never served stale).
-Vectors are written in shards of ``shard_size`` sentences (``shard-00000/`` ...), each saved to a temporary
-folder and renamed into place when complete: an interrupted pass resumes at the first missing shard, and a
-finished entry never loads the teacher at all.
+A teacher pass is the longest step of a distilled build (all-MiniLM-L6-v2 encodes ~125 sentences/s per CPU
+thread), so every sentence is encoded once per teacher and memory-mapped afterwards. The cache is keyed by
+teacher and by sentence text: ``<cache_dir>/<teacher slug>/`` holds shards (``shard-00000-<hash>/``, each an HF
+``datasets`` folder with ``sentence`` and ``embedding``), so a larger sample, another seed or another recipe
+encodes only the sentences no earlier pass encoded. Each shard is saved to a temporary folder and renamed into
+place when complete: an interrupted pass loses at most the shard in progress, and a request whose sentences are
+all cached never loads the teacher.
+
+Why not ``datasets.Dataset.map`` with its fingerprint cache: that cache is keyed by the whole input table, so a
+sample that grows by one sentence is encoded again from scratch.
+
+A sentence's vector is the one of the pass that first encoded it. Transformers pad a batch to its longest text, so
+the same text in another batch can differ in the last float bits; a rebuild from the same cache is exact.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,24 +37,62 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 META_FILE = "teacher_cache.json"
-
-
-def cache_key(teacher_name: str, sentences: Sequence[str]) -> str:
-    """16 hex digits identifying ``(teacher, sentence list)``; order and content both count."""
-    digest = hashlib.sha1(f"{teacher_name}\x00{len(sentences)}\x00".encode())
-    for text in sentences:
-        digest.update(text.encode("utf-8"))
-        digest.update(b"\x00")
-    return digest.hexdigest()[:16]
+#: Version of the cache folder layout (checked on every read).
+FORMAT_VERSION = 2
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "teacher"
 
 
-def cache_path(cache_dir: str | os.PathLike, teacher_name: str, label: str, sentences: Sequence[str]) -> Path:
-    """The folder of one cache entry (see the module docstring)."""
-    return Path(cache_dir) / _slug(Path(teacher_name).name) / f"{_slug(label)}-{cache_key(teacher_name, sentences)}"
+def cache_folder(cache_dir: str | os.PathLike, teacher_name: str) -> Path:
+    """The folder holding every cached vector of one teacher."""
+    return Path(cache_dir) / _slug(Path(str(teacher_name)).name)
+
+
+def _shard_name(number: int, sentences: Sequence[str]) -> str:
+    """``shard-<number>-<content hash>``: two processes filling one cache never write the same folder name."""
+    digest = hashlib.sha1()
+    for text in sentences:
+        digest.update(text.encode("utf-8") + b"\x00")
+    return f"shard-{number:05d}-{digest.hexdigest()[:12]}"
+
+
+def _check_meta(folder: Path, teacher_name: str) -> None:
+    """Write the cache's metadata on first use; refuse a folder of another layout version."""
+    meta_path = folder / META_FILE
+    if meta_path.is_file():
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError) as error:
+            raise ValueError(f"teacher cache {folder}: unreadable {META_FILE} ({error}); delete the folder") from error
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise ValueError(
+                f"teacher cache {folder} has format_version {meta.get('format_version')!r}, this psp-st reads "
+                f"{FORMAT_VERSION}; delete the folder (it is only a cache) and run again"
+            )
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = {"format_version": FORMAT_VERSION, "teacher": str(teacher_name), "key": "sentence text"}
+    atomic_write_bytes(meta_path, json.dumps(meta, indent=2).encode())
+
+
+@contextlib.contextmanager
+def _quiet_datasets() -> Iterator[None]:
+    """No "Saving the dataset" bar per shard (our own bar counts sentences); the user's setting is restored."""
+    import datasets
+
+    was_disabled = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            datasets.enable_progress_bars()
+
+
+def _shards(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.glob("shard-*") if path.is_dir() and not path.name.endswith(".tmp"))
 
 
 def teacher_vectors(
@@ -64,15 +109,16 @@ def teacher_vectors(
     """Teacher vectors of ``sentences`` as a memory-mapped ``Dataset`` (``sentence``, ``embedding`` float32).
 
     Args:
-        sentences: the texts, in order (row ``i`` of the result is ``sentences[i]``).
-        teacher_name: the teacher's name (part of the cache key), e.g. ``"all-MiniLM-L6-v2"``.
+        sentences: the texts, in order (row ``i`` of the result is ``sentences[i]``; repeats are encoded once).
+        teacher_name: the teacher's name (the cache folder), e.g. ``"all-MiniLM-L6-v2"``.
         cache_dir: root folder of the cache.
-        label: readable prefix of the entry's folder name (e.g. the corpus file's stem).
+        label: what the sentences are (progress bar and log only).
         teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``; loaded with
-            ``load(teacher_name)`` (default :func:`psp_st.mining.teacher.load_teacher`) only when a shard is missing.
-        shard_size: sentences per shard (the unit of resumption).
+            ``load(teacher_name)`` (default :func:`psp_st.mining.teacher.load_teacher`) only when a sentence is
+            not cached yet.
+        shard_size: new sentences per shard (the unit of resumption).
         batch_size: teacher batch size.
-        show_progress_bar: a tqdm bar over sentences (resumed shards count as done).
+        show_progress_bar: a tqdm bar over the sentences to encode.
     """
     from datasets import Dataset, concatenate_datasets, load_from_disk
 
@@ -82,68 +128,88 @@ def teacher_vectors(
     bad = [i for i, text in enumerate(sentences) if not isinstance(text, str)]
     if bad:
         raise TypeError(f"teacher_vectors: sentence {bad[0]} is {type(sentences[bad[0]]).__name__}, expected str")
-    folder = cache_path(cache_dir, teacher_name, label, sentences)
-    folder.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "teacher": teacher_name,
-        "label": label,
-        "sentences": len(sentences),
-        "shard_size": shard_size,
-        "key": folder.name.rsplit("-", 1)[-1],
-    }
-    meta_path = folder / META_FILE
-    if meta_path.is_file():
-        previous = json.loads(meta_path.read_text())
-        if previous.get("shard_size") != shard_size:
-            raise ValueError(
-                f"teacher cache {folder} was written with shard_size={previous.get('shard_size')}, "
-                f"asked for {shard_size}; use the same shard size or delete the folder"
-            )
-    else:
-        atomic_write_bytes(meta_path, json.dumps(meta, indent=2).encode())
+    folder = cache_folder(cache_dir, teacher_name)
+    _check_meta(folder, teacher_name)
 
-    starts = list(range(0, len(sentences), shard_size))
-    names = [f"shard-{number:05d}" for number in range(len(starts))]
-    missing = [number for number, name in enumerate(names) if not (folder / name).is_dir()]
-    progress = None
-    if missing:
-        if teacher is None:
-            if load is None:
-                from psp_st.mining.teacher import load_teacher
-
-                load = load_teacher
-            teacher = load(teacher_name)
-        logger.info(
-            "teacher %s: encoding %d of %d shard(s) of %s into %s",
-            teacher_name,
-            len(missing),
-            len(names),
-            label,
-            folder,
-        )
-        if show_progress_bar:
-            from tqdm.auto import tqdm
-
-            done = sum(min(shard_size, len(sentences) - starts[n]) for n in range(len(names)) if n not in missing)
-            progress = tqdm(total=len(sentences), initial=done, desc=f"teacher {label}", unit="sent")
-        for number in missing:
-            chunk = sentences[starts[number] : starts[number] + shard_size]
-            vectors = np.asarray(
-                teacher.encode(chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
-                dtype=np.float32,
-            )
-            if vectors.shape[0] != len(chunk) or not np.isfinite(vectors).all():
+    def read(paths: list[Path]) -> list[Any]:
+        parts = []
+        for path in paths:
+            try:
+                parts.append(load_from_disk(str(path)))
+            except Exception as error:  # a shard is only ever renamed into place complete: this is damage
                 raise ValueError(
-                    f"teacher {teacher_name} returned {vectors.shape} (non-finite values: "
-                    f"{not np.isfinite(vectors).all()}) for {len(chunk)} sentences"
-                )
-            shard = Dataset.from_dict({"sentence": chunk, "embedding": list(vectors)})
-            with atomic_directory(folder / names[number]) as temporary:
-                shard.save_to_disk(str(temporary))
-            if progress is not None:
-                progress.update(len(chunk))
+                    f"teacher cache shard {path} is unreadable ({error}); delete it and run again"
+                ) from error
+        return parts
+
+    known = _shards(folder)
+    shards = read(known)
+    row_of: dict[str, int] = {}
+    offset = 0
+
+    def index(parts: list[Any]) -> None:
+        nonlocal offset
+        for shard in parts:
+            for row, text in enumerate(shard["sentence"]):
+                row_of.setdefault(text, offset + row)
+            offset += len(shard)
+
+    index(shards)
+    missing = list(dict.fromkeys(text for text in sentences if text not in row_of))
+    if missing:
+        _encode_missing(missing, folder, teacher_name, label, teacher, load, shard_size, batch_size, show_progress_bar)
+        new = read([path for path in _shards(folder) if path not in set(known)])
+        index(new)
+        shards += new
+    if not sentences:
+        return Dataset.from_dict({"sentence": [], "embedding": []})
+    table = concatenate_datasets(shards)
+    return table.select([row_of[text] for text in sentences])
+
+
+def _encode_missing(
+    missing: list[str],
+    folder: Path,
+    teacher_name: str,
+    label: str,
+    teacher: Any | None,
+    load: Callable[[str], Any] | None,
+    shard_size: int,
+    batch_size: int,
+    show_progress_bar: bool,
+) -> None:
+    """Encode ``missing`` with the teacher, one atomically written shard per ``shard_size`` sentences."""
+    from datasets import Dataset
+
+    if teacher is None:
+        if load is None:
+            from psp_st.mining.teacher import load_teacher
+
+            load = load_teacher
+        teacher = load(teacher_name)
+    logger.info("teacher %s: encoding %d new sentence(s) of %s into %s", teacher_name, len(missing), label, folder)
+    progress = None
+    if show_progress_bar:
+        from tqdm.auto import tqdm
+
+        progress = tqdm(total=len(missing), desc=f"teacher {label}", unit="sent")
+    number = len(_shards(folder))
+    for start in range(0, len(missing), shard_size):
+        chunk = missing[start : start + shard_size]
+        vectors = np.asarray(
+            teacher.encode(chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
+            dtype=np.float32,
+        )
+        if vectors.ndim != 2 or vectors.shape[0] != len(chunk) or not np.isfinite(vectors).all():
+            raise ValueError(
+                f"teacher {teacher_name} returned {vectors.shape} (non-finite values: "
+                f"{not np.isfinite(vectors).all()}) for {len(chunk)} sentences"
+            )
+        shard = Dataset.from_dict({"sentence": chunk, "embedding": list(vectors)})
+        with atomic_directory(folder / _shard_name(number, chunk)) as temporary, _quiet_datasets():
+            shard.save_to_disk(str(temporary))
+        number += 1
+        if progress is not None:
+            progress.update(len(chunk))
     if progress is not None:
         progress.close()
-    if not names:
-        return Dataset.from_dict({"sentence": [], "embedding": []})
-    return concatenate_datasets([load_from_disk(str(folder / name)) for name in names])

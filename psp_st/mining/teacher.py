@@ -245,9 +245,13 @@ def evaluation_sentences(data_dir: str | os.PathLike) -> set[str]:
 
 
 def sample(sentences: Iterable[str], limit: int | None, seed: int = 0) -> list[str]:
-    """A seeded random subset of at most ``limit`` sentences, in their original order."""
+    """A seeded random subset of at most ``limit`` sentences, in their original order.
+
+    Nested: for one seed, the subset of a smaller ``limit`` is part of the subset of a larger one (the first
+    ``limit`` of one seeded permutation), so growing a sample reuses every cached teacher vector.
+    """
     sentences = list(sentences)
     if limit is None or limit >= len(sentences):
         return sentences
-    keep = np.sort(np.random.default_rng(seed).choice(len(sentences), size=limit, replace=False))
+    keep = np.sort(np.random.default_rng(seed).permutation(len(sentences))[:limit])
     return [sentences[i] for i in keep]

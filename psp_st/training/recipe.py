@@ -330,14 +330,12 @@ def sts_evaluator(path: str | os.PathLike, name: str):
 def build_distillation(config: dict[str, Any], model, seed: int, timings: dict[str, float] | None = None):
     """The sentence-distillation objective of ``distillation`` (``None`` when its weight is 0).
 
-    Teacher vectors come from :func:`psp_st.distillation.teacher_vectors` (cached per source; the teacher is
-    loaded only for missing shards). ``timings`` receives ``teacher_sentences_seconds``.
+    Teacher vectors come from :func:`psp_st.distillation.teacher_vectors` (cached per sentence; the teacher is
+    loaded only when a sentence is missing). ``timings`` receives ``teacher_sentences_seconds``.
     """
     distil = distillation_config(config)
     if not distil["weight"]:
         return None
-    from datasets import concatenate_datasets
-
     from psp_st.distillation import distillation_sentences, teacher_vectors
     from psp_st.io.data_dir import default_data_dir
     from psp_st.losses import TeacherDistillationLoss
@@ -354,18 +352,13 @@ def build_distillation(config: dict[str, Any], model, seed: int, timings: dict[s
         return teacher
 
     parts = distillation_sentences(distil["sources"], seed=seed, exclude=evaluation_sentences(default_data_dir()))
-    dataset = concatenate_datasets(
-        [
-            teacher_vectors(
-                texts,
-                distil["teacher"],
-                distil["cache_dir"],
-                label=label,
-                load=load,
-                batch_size=distil["teacher_batch_size"],
-            )
-            for label, texts in parts
-        ]
+    dataset = teacher_vectors(
+        [text for _, texts in parts for text in texts],
+        distil["teacher"],
+        distil["cache_dir"],
+        label="distillation sentences",
+        load=load,
+        batch_size=distil["teacher_batch_size"],
     )
     if timings is not None:
         timings["teacher_sentences_seconds"] = round(time.perf_counter() - start, 1)

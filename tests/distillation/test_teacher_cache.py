@@ -1,13 +1,20 @@
-"""The teacher cache: keyed by teacher and sentence list, written in shards, resumed without re-encoding."""
+"""The teacher cache: keyed by teacher and sentence text, written in shards, never encoding a sentence twice."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
 
-from psp_st.distillation.teacher_cache import cache_path, teacher_vectors
+from psp_st.distillation.teacher_cache import FORMAT_VERSION, META_FILE, cache_folder, teacher_vectors
+from psp_st.mining.teacher import sample
 
 SENTENCES = [f"sentence number {i}" for i in range(10)]
+
+
+def shard_names(tmp_path, teacher="stub"):
+    return sorted(p.name for p in cache_folder(tmp_path, teacher).iterdir() if p.name.startswith("shard-"))
 
 
 def test_vectors_match_the_teacher_row_by_row(tmp_path, stub_teacher):
@@ -19,13 +26,12 @@ def test_vectors_match_the_teacher_row_by_row(tmp_path, stub_teacher):
     assert [len(call) for call in teacher.calls] == [4, 4, 2]  # one encode call per shard
 
 
-def test_interrupted_pass_resumes_at_the_first_missing_shard(tmp_path, stub_teacher):
+def test_interrupted_pass_keeps_finished_shards(tmp_path, stub_teacher):
     interrupted = stub_teacher(fail_after=1)  # encodes one shard, then "Ctrl-C"
     with pytest.raises(KeyboardInterrupt):
         teacher_vectors(SENTENCES, "stub", tmp_path, teacher=interrupted, shard_size=4, show_progress_bar=False)
-    folder = cache_path(tmp_path, "stub", "sentences", SENTENCES)
-    assert sorted(p.name for p in folder.iterdir() if p.name.startswith("shard-")) == ["shard-00000"]
-    assert not [p for p in folder.iterdir() if p.name.endswith(".tmp")]  # no half-written shard left behind
+    assert len(shard_names(tmp_path)) == 1
+    assert not [name for name in shard_names(tmp_path) if name.endswith(".tmp")]  # no half-written shard
 
     resumed = stub_teacher()
     dataset = teacher_vectors(SENTENCES, "stub", tmp_path, teacher=resumed, shard_size=4, show_progress_bar=False)
@@ -33,32 +39,60 @@ def test_interrupted_pass_resumes_at_the_first_missing_shard(tmp_path, stub_teac
     assert dataset["sentence"] == SENTENCES
 
 
-def test_finished_entry_never_loads_the_teacher(tmp_path, stub_teacher):
+def test_cached_sentences_never_load_the_teacher(tmp_path, stub_teacher):
     teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), shard_size=4, show_progress_bar=False)
 
     def load(name):
-        raise AssertionError("the teacher was loaded for a complete cache entry")
+        raise AssertionError("the teacher was loaded although every sentence is cached")
 
-    dataset = teacher_vectors(SENTENCES, "stub", tmp_path, load=load, shard_size=4, show_progress_bar=False)
-    assert len(dataset) == len(SENTENCES)
-
-
-def test_key_depends_on_teacher_and_sentences(tmp_path):
-    base = cache_path(tmp_path, "teacher-a", "corpus", SENTENCES)
-    assert cache_path(tmp_path, "teacher-a", "corpus", list(SENTENCES)) == base
-    assert cache_path(tmp_path, "teacher-b", "corpus", SENTENCES) != base
-    assert cache_path(tmp_path, "teacher-a", "corpus", SENTENCES[:-1]) != base
-    assert cache_path(tmp_path, "teacher-a", "corpus", SENTENCES[::-1]) != base
+    subset = SENTENCES[7:2:-1]  # another order and size: still served from the cache
+    dataset = teacher_vectors(subset, "stub", tmp_path, load=load, show_progress_bar=False)
+    assert dataset["sentence"] == subset
 
 
-def test_other_sample_is_encoded_separately(tmp_path, stub_teacher):
+def test_a_larger_sample_encodes_only_the_new_sentences(tmp_path, stub_teacher):
     teacher = stub_teacher()
-    teacher_vectors(SENTENCES, "stub", tmp_path, teacher=teacher, shard_size=4, show_progress_bar=False)
-    teacher_vectors(SENTENCES[:3], "stub", tmp_path, teacher=teacher, shard_size=4, show_progress_bar=False)
-    assert teacher.calls[-1] == SENTENCES[:3]
+    teacher_vectors(SENTENCES[:6], "stub", tmp_path, teacher=teacher, show_progress_bar=False)
+    dataset = teacher_vectors(SENTENCES + SENTENCES[:2], "stub", tmp_path, teacher=teacher, show_progress_bar=False)
+    assert teacher.calls == [SENTENCES[:6], SENTENCES[6:]]
+    assert dataset["sentence"] == SENTENCES + SENTENCES[:2]
+    expected = np.stack([teacher.vector(text) for text in SENTENCES + SENTENCES[:2]])
+    np.testing.assert_allclose(np.asarray(dataset.with_format("numpy")["embedding"]), expected, rtol=1e-6)
 
 
-def test_changed_shard_size_is_a_clear_error(tmp_path, stub_teacher):
-    teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), shard_size=4, show_progress_bar=False)
-    with pytest.raises(ValueError, match="shard_size"):
-        teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), shard_size=5, show_progress_bar=False)
+def test_teachers_have_separate_caches(tmp_path, stub_teacher):
+    teacher_vectors(SENTENCES, "teacher-a", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+    other = stub_teacher(dim=4)
+    dataset = teacher_vectors(SENTENCES, "teacher-b", tmp_path, teacher=other, show_progress_bar=False)
+    assert other.calls == [SENTENCES]
+    assert np.asarray(dataset.with_format("numpy")["embedding"]).shape == (10, 4)
+
+
+def test_other_layout_version_is_a_clear_error(tmp_path, stub_teacher):
+    teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+    meta = cache_folder(tmp_path, "stub") / META_FILE
+    meta.write_text(json.dumps({"format_version": FORMAT_VERSION + 1}))
+    with pytest.raises(ValueError, match="format_version"):
+        teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+
+
+def test_damaged_shard_is_named(tmp_path, stub_teacher):
+    teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+    shard = cache_folder(tmp_path, "stub") / shard_names(tmp_path)[0]
+    for file in shard.glob("*.json"):
+        file.write_text("{not json")
+    with pytest.raises(ValueError, match=shard.name):
+        teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+
+
+def test_non_string_sentence_is_a_type_error(tmp_path, stub_teacher):
+    with pytest.raises(TypeError, match="sentence 1"):
+        teacher_vectors(["a", 3], "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+
+
+def test_sample_is_nested_across_limits():
+    texts = [f"t{i}" for i in range(100)]
+    small, large = sample(texts, 10, seed=3), sample(texts, 40, seed=3)
+    assert set(small) <= set(large)
+    assert small == sorted(small, key=texts.index)  # original order kept
+    assert sample(texts, None, seed=3) == texts
