@@ -36,6 +36,21 @@ PAIR_MIX = [
     {"path": "training_pairs_extra/bible_translation_verse_pairs.parquet", "max_pairs": 20000},
 ]
 
+#: The large distillation sample screened in round 3 (165k sentences; each entry 3-8x the v2 recipe's).
+DISTIL_POOL = [
+    {"path": "corpus/english_sentences.parquet", "max_sentences": 40000},
+    {"path": "corpus/wikipedia_sentences.parquet", "max_sentences": 16000},
+    {"path": "corpus/query_wellformedness_questions.parquet", "max_sentences": 12000},
+    {"path": "corpus/intent_queries_and_questions.parquet", "max_sentences": 12000},
+    {"path": "corpus/sgd_dialogue_utterances.parquet", "max_sentences": 8000},
+    {"path": "corpus/nltk_corpora.parquet", "max_sentences": 16000},
+    {"path": "corpus/senteval_sentences.parquet", "max_sentences": 8000},
+    {"path": "corpus/gutenberg_books_sample.parquet", "max_sentences": 8000},
+    {"path": "corpus/bible_verses.parquet", "max_sentences": 2000},
+    {"path": "training_pairs_extra/[!b]*.parquet", "columns": ["sentence1", "sentence2"], "max_sentences": 20000},
+    {"path": "training_pairs/*.parquet", "columns": ["sentence1", "sentence2"], "max_sentences": 24000},
+]
+
 #: Row name -> recipe overrides (key=value, YAML values) on hub_configs/psp-en.yaml (the chosen recipe).
 ROWS: dict[str, list[str]] = {
     "full": [],
@@ -44,6 +59,8 @@ ROWS: dict[str, list[str]] = {
     "no-teacher-init": ["model.init=random"],
     "no-teacher": ["distillation.weight=0", "model.init=random"],
     "mse": ["distillation.metric=mse"],
+    "distil-pool": [f"distillation.sources={json.dumps(DISTIL_POOL)}"],
+    "distil-pool-mix": [f"distillation.sources={json.dumps(DISTIL_POOL)}", f"data.sources={json.dumps(PAIR_MIX)}"],
 }
 
 

@@ -12,7 +12,7 @@ from torch import Tensor, nn
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-METRICS = ("cosine", "mse")
+METRICS = ("cosine", "mse", "similarity")
 
 
 class TeacherDistillationLoss(nn.Module):
@@ -31,6 +31,11 @@ class TeacherDistillationLoss(nn.Module):
 
             cosine:  loss = mean(1 - cos(W s, t))
             mse:     loss = mean(||W s - t||^2) / teacher_dim       (ST's MSELoss, after the projection)
+            similarity: loss = mean((cos(s_i, s_j) - cos(t_i, t_j))^2)   over all pairs i, j of the batch
+
+        ``similarity`` matches the in-batch cosine-similarity matrices (relational distillation): it asks for
+        exactly what an STS evaluation reads (cosines between sentences), needs no projection (cosines do not
+        change under a rotation) and leaves the student's directions free.
 
         The projection lives in this loss, not in the model: it is trained with the student and dropped when
         the model is saved, so a static release keeps its size and speed. ``projection=False`` compares ``s``
@@ -43,7 +48,7 @@ class TeacherDistillationLoss(nn.Module):
         Args:
             model: the SentenceTransformer being trained (the student).
             teacher_dim: dimension of the teacher vectors (384 for all-MiniLM-L6-v2).
-            metric: ``"cosine"`` (direction only) or ``"mse"``.
+            metric: ``"cosine"`` (direction only), ``"mse"`` or ``"similarity"`` (in-batch cosine matrices).
             projection: learn ``W``; otherwise the student's dimension must equal ``teacher_dim``.
             seed: seed of ``W``'s initialisation (scaled orthogonal rows/columns).
 
@@ -52,6 +57,8 @@ class TeacherDistillationLoss(nn.Module):
               Distillation (EMNLP 2020): https://arxiv.org/abs/2004.09813 (the MSE objective on teacher vectors)
             - Tulkens & van Dongen, Model2Vec (2024): https://github.com/MinishLab/model2vec (static models
               distilled from a sentence transformer)
+            - Tung & Mori, Similarity-Preserving Knowledge Distillation (ICCV 2019):
+              https://arxiv.org/abs/1907.09682 (matching in-batch similarity matrices)
 
         Requirements:
             1. sentences with precomputed teacher vectors (e.g. from :func:`psp_st.distillation.teacher_vectors`)
@@ -123,6 +130,10 @@ class TeacherDistillationLoss(nn.Module):
                 f"({student.shape[0]}, {self.teacher_dim}), got "
                 f"{None if labels is None else tuple(labels.shape)}"
             )
+        if self.metric == "similarity":
+            student_unit = F.normalize(student, dim=-1)
+            teacher_unit = F.normalize(labels.to(student.dtype), dim=-1)
+            return (student_unit @ student_unit.T - teacher_unit @ teacher_unit.T).pow(2).mean()
         projected = self.projection(student) if self.projection is not None else student
         target = labels.to(projected.dtype)
         if self.metric == "cosine":

@@ -45,6 +45,21 @@ def test_mse_value_by_hand():
     assert loss([{"x": student}], teacher).item() == pytest.approx(5 / 3, abs=1e-6)
 
 
+def test_similarity_value_by_hand():
+    loss = TeacherDistillationLoss(FixedModel(2), teacher_dim=3, metric="similarity")
+    student = torch.tensor([[1.0, 0.0], [1.0, 1.0]])  # cos = 1/sqrt(2)
+    teacher = torch.tensor([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0]])  # cos = 0
+    # matrices differ only off the diagonal, by 1/sqrt(2) twice: mean of 4 entries
+    assert loss([{"x": student}], teacher).item() == pytest.approx(2 * 0.5 / 4, abs=1e-6)
+
+
+def test_similarity_ignores_a_rotation_of_the_student():
+    loss = TeacherDistillationLoss(FixedModel(2), teacher_dim=2, metric="similarity")
+    teacher = torch.tensor([[1.0, 0.0], [0.6, 0.8], [0.0, 3.0]])
+    rotation = torch.tensor([[0.0, -1.0], [1.0, 0.0]])
+    assert loss([{"x": teacher @ rotation}], teacher).item() == pytest.approx(0.0, abs=1e-6)
+
+
 def test_without_projection_compares_directly():
     loss = TeacherDistillationLoss(FixedModel(2), teacher_dim=2, metric="cosine", projection=False)
     value = loss.compute_loss_from_embeddings([torch.tensor([[1.0, 0.0]])], torch.tensor([[1.0, 1.0]]))
