@@ -60,6 +60,9 @@ ROWS: dict[str, list[str]] = {
     "no-teacher": ["distillation.weight=0", "model.init=random"],
     "mse": ["distillation.metric=mse"],
     "distil-pool": [f"distillation.sources={json.dumps(DISTIL_POOL)}"],
+    "distil-pool-pairs60k": [
+        "distillation.sources=" + json.dumps(DISTIL_POOL[:-1] + [{**DISTIL_POOL[-1], "max_sentences": 60000}])
+    ],
     "distil-pool-mix": [f"distillation.sources={json.dumps(DISTIL_POOL)}", f"data.sources={json.dumps(PAIR_MIX)}"],
 }
 
