@@ -16,10 +16,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", required=True, help="model folder, psp-st short name (psp-en) or Hub id")
     parser.add_argument(
         "--suite",
-        choices=("quick", "full"),
+        choices=("quick", "full", "xling"),
         default="quick",
         help="quick: STSb, SICK-R, STS17 en-en, PAWS-X en, MSRPC (seconds for a static model); "
-        "full: everything (default: quick)",
+        "full: everything English and more; xling: FLORES-200 devtest retrieval per language (dev), Tatoeba "
+        "deu/fra, PAWS-X dev/test in 7 languages, STSb and STS17 en-en (default: quick)",
     )
     parser.add_argument(
         "--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR or ../shared/data)"
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the quick or full suite, print a summary table, and write results.json, report.md and the plots
+    """Run the quick, full or xling suite, print a summary table, and write results.json, report.md and the plots
     into --out. Every number comes from this run; the command line is recorded in the report."""
     from psp_st.cli._model import open_model
     from psp_st.evaluation import format_table, run_suite, write_report

@@ -1,14 +1,19 @@
-"""Bitext mining (Tatoeba): error rate of nearest-neighbour translation retrieval, both directions."""
+"""Bitext mining (Tatoeba, FLORES): error rate of nearest-neighbour translation retrieval, both directions."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
 from sentence_transformers.sentence_transformer.evaluation import TranslationEvaluator
 
+from psp_st.evaluation.base import CachedEmbeddingEvaluator
 from psp_st.evaluation.embeddings import EmbeddingCache
 from psp_st.evaluation.loaders import BITEXT_COLUMNS, check_columns
+
+#: The retrieval directions: source -> target (x->en), target -> source (en->x), and their mean.
+DIRECTIONS = ("src2trg", "trg2src", "mean")
 
 
 class BitextMiningEvaluator(TranslationEvaluator):
@@ -62,7 +67,7 @@ class BitextMiningEvaluator(TranslationEvaluator):
     ) -> dict[str, float]:
         metrics = super().__call__(model, output_path, epoch, steps)
         prefix = f"{self.name}_" if self.name else ""
-        for direction in ("src2trg", "trg2src", "mean"):
+        for direction in DIRECTIONS:
             metrics[f"{prefix}{direction}_error"] = 100.0 * (1.0 - metrics[f"{prefix}{direction}_accuracy"])
         self.primary_metric = f"{prefix}mean_error"
         self.greater_is_better = False
@@ -71,3 +76,62 @@ class BitextMiningEvaluator(TranslationEvaluator):
     @property
     def description(self) -> str:
         return "Bitext Mining"
+
+
+class MultiBitextEvaluator(CachedEmbeddingEvaluator):
+    """Bitext retrieval on several sets (e.g. one per language) with one embedding cache, and the mean errors.
+
+    Runs a :class:`BitextMiningEvaluator` per set and reports, in percent, ``<set>_src2trg_error``,
+    ``<set>_trg2src_error`` and ``<set>_mean_error`` for each, plus their unweighted means over the sets
+    (``mean_src2trg_error``, ``mean_trg2src_error``, ``mean_error``: every language counts once, whatever its
+    size). ST's ``SequentialEvaluator`` averages only one primary score, so the directions would be lost.
+
+    Args:
+        datasets: ``{set name: dataset with source/target columns}`` (at least one).
+        name: metric name prefix.
+
+    Example::
+
+        sets = {lang: load_flores(lang, data_dir) for lang in flores_languages(data_dir)}
+        MultiBitextEvaluator(sets, name="flores")(model)["flores_mean_src2trg_error"]
+    """
+
+    def __init__(
+        self,
+        datasets: Mapping[str, Any],
+        name: str = "",
+        cache: EmbeddingCache | None = None,
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+    ) -> None:
+        super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
+        if not datasets:
+            raise ValueError("MultiBitextEvaluator needs at least one bitext set")
+        self.evaluators = {
+            key: BitextMiningEvaluator(data, name=key, batch_size=batch_size, show_progress_bar=show_progress_bar)
+            for key, data in datasets.items()
+        }
+        self.primary_metric = "mean_error"
+        self.greater_is_better = False
+
+    def __call__(
+        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
+        cache = self.embedding_cache(model)
+        metrics: dict[str, float] = {}
+        for key, evaluator in self.evaluators.items():
+            evaluator.cache = cache
+            found = evaluator(model)
+            for direction in DIRECTIONS:
+                metrics[f"{key}_{direction}_error"] = found[f"{key}_{direction}_error"]
+        for direction in DIRECTIONS:  # mean_src2trg_error, mean_trg2src_error and (both directions) mean_error
+            values = [metrics[f"{key}_{direction}_error"] for key in self.evaluators]
+            metrics["mean_error" if direction == "mean" else f"mean_{direction}_error"] = sum(values) / len(values)
+        return self.finish(model, metrics, epoch, steps)
+
+    @property
+    def description(self) -> str:
+        return "Bitext Mining"
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"sets": list(self.evaluators)}

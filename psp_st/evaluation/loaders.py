@@ -39,6 +39,12 @@ LOCAL_FILES: dict[str, str] = {
     **{f"tatoeba-{lang}": f"bitext_mining/tatoeba/{lang}-eng.parquet" for lang in ("deu", "fra")},
 }
 
+#: The ``corpus`` value of the FLORES-200 devtest rows inside ``bitext/<lang>-en.parquet`` (the cross-lingual dev
+#: set: training recipes drop these rows, the ``xling`` suite evaluates on them).
+FLORES_CORPUS = "flores200-devtest"
+#: The languages of the X-English bitext files (``bitext/<lang>-en.parquet``), ISO 639-1.
+BITEXT_LANGS = ("ar", "cs", "de", "es", "fi", "fr", "ru", "sv", "tr", "zh")
+
 #: Columns every dataset kind must have.
 STS_COLUMNS = ("sentence1", "sentence2", "score")
 PAIR_COLUMNS = ("sentence1", "sentence2", "label")
@@ -145,6 +151,44 @@ def load_local(key: str, data_dir: str | os.PathLike | None = None) -> Any:
     if key.startswith("turku"):
         columns = (*columns, "label_str")
     return read_parquet(local_path(key, data_dir), columns, text_columns)
+
+
+def bitext_path(lang: str, data_dir: str | os.PathLike | None = None) -> Path:
+    """``<data_dir>/bitext/<lang>-en.parquet``."""
+    return Path(data_dir or default_data_dir()) / "bitext" / f"{lang}-en.parquet"
+
+
+def load_flores(lang: str, data_dir: str | os.PathLike | None = None) -> Any:
+    """The FLORES-200 devtest rows of ``bitext/<lang>-en.parquet`` as ``source`` (``lang``) / ``target`` (English).
+
+    Row ``i`` of ``source`` translates row ``i`` of ``target`` (a :class:`BitextMiningEvaluator` input). The file
+    needs ``source``, ``target`` and ``corpus`` columns and at least one row whose corpus is :data:`FLORES_CORPUS`.
+    """
+    pd = _require_pandas()
+    path = bitext_path(lang, data_dir)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"bitext file {path} does not exist (pass --data-dir / data_dir= the folder holding bitext/)"
+        )
+    frame = pd.read_parquet(path, columns=None)
+    check_columns(frame, (*BITEXT_COLUMNS, "corpus"), str(path))
+    frame = frame.loc[frame["corpus"] == FLORES_CORPUS, list(BITEXT_COLUMNS)]
+    if frame.empty:
+        raise ValueError(f"{path}: no row with corpus == {FLORES_CORPUS!r}")
+    check_columns(frame, BITEXT_COLUMNS, f"{path} ({FLORES_CORPUS} rows)", BITEXT_COLUMNS)
+    return _to_dataset(frame, f"{path} ({FLORES_CORPUS} rows)")
+
+
+def flores_languages(data_dir: str | os.PathLike | None = None) -> list[str]:
+    """The languages whose ``bitext/<lang>-en.parquet`` holds FLORES-200 devtest rows, sorted."""
+    import pyarrow.parquet as pq
+
+    found = []
+    for path in sorted((Path(data_dir or default_data_dir()) / "bitext").glob("*-en.parquet")):
+        table = pq.read_table(path, columns=["corpus"]) if "corpus" in pq.read_schema(path).names else None
+        if table is not None and FLORES_CORPUS in set(table.column("corpus").to_pylist()):
+            found.append(path.name.removesuffix("-en.parquet"))
+    return found
 
 
 def load_sts_folder(path: str | os.PathLike, subset_column: str = "subset") -> dict[str, Any]:

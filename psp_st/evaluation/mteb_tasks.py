@@ -26,7 +26,7 @@ try:
 except ImportError as error:  # pragma: no cover - mteb ships with the eval extra
     raise ImportError("the MTEB tasks need mteb>=2: pip install 'psp-st[eval]'") from error
 
-from psp_st.evaluation.loaders import PAWSX_LANGS, load_local
+from psp_st.evaluation.loaders import BITEXT_LANGS, PAWSX_LANGS, load_flores, load_local
 
 _COMMON: dict[str, Any] = {
     "category": "t2t",
@@ -243,6 +243,66 @@ class TatoebaLocal(_LocalData, AbsTaskBitextMining):
         }
 
 
+#: FLORES-200 code (language_Script) of each bitext language (the languages: ``loaders.BITEXT_LANGS``).
+FLORES_CODES = {
+    "ar": "arb_Arab",
+    "cs": "ces_Latn",
+    "de": "deu_Latn",
+    "es": "spa_Latn",
+    "fi": "fin_Latn",
+    "fr": "fra_Latn",
+    "ru": "rus_Cyrl",
+    "sv": "swe_Latn",
+    "tr": "tur_Latn",
+    "zh": "zho_Hans",
+}
+_ENGLISH = "eng_Latn"
+
+
+def _flores_subsets() -> dict[str, list[str]]:
+    """``{subset: [lang-Script, lang-Script]}``, both directions per language, named like the official task's."""
+    subsets = {}
+    for lang in BITEXT_LANGS:
+        code = FLORES_CODES[lang]
+        for first, second in ((code, _ENGLISH), (_ENGLISH, code)):
+            subsets[f"{first}-{second}"] = [first.replace("_", "-"), second.replace("_", "-")]
+    return subsets
+
+
+class FloresLocal(_LocalData, AbsTaskBitextMining):
+    """MTEB's ``FloresBitextMining`` (X-English pairs only) on the FLORES-200 devtest rows of the local bitext
+    files, both directions (``deu_Latn-eng_Latn`` retrieves English for German sentences, ``eng_Latn-deu_Latn``
+    the reverse). These rows are the cross-lingual *dev* set of psp-st's recipes (dropped from training).
+    Narrow the languages with ``task.filter_languages(...)``; a language whose file is absent is an error."""
+
+    metadata = _metadata(
+        "FloresBitextMining.local",
+        "FLORES-200 devtest X-English pairs read from the local bitext files.",
+        "BitextMining",
+        "f1",
+        _flores_subsets(),
+        "https://huggingface.co/datasets/facebook/flores",
+        license="cc-by-sa-4.0",
+        eval_splits=("devtest",),
+        adapted_from="FloresBitextMining",
+    )
+
+    def read_local(self) -> Any:
+        from datasets import DatasetDict
+
+        by_code = {code: lang for lang, code in FLORES_CODES.items()}
+        subsets = {}
+        for subset in self.hf_subsets:
+            first, second = subset.split("-")
+            foreign_first = first != _ENGLISH
+            data = load_flores(by_code[first if foreign_first else second], self.data_dir)
+            columns = {"source": "sentence1", "target": "sentence2"}
+            if not foreign_first:
+                columns = {"source": "sentence2", "target": "sentence1"}
+            subsets[subset] = DatasetDict({"devtest": data.rename_columns(columns)})
+        return subsets
+
+
 #: Local task class by official MTEB task name.
 LOCAL_TASKS: dict[str, type] = {
     "STSBenchmark": STSBenchmarkLocal,
@@ -251,10 +311,13 @@ LOCAL_TASKS: dict[str, type] = {
     "MSRPC": MSRPCLocal,
     "PawsXPairClassification": PawsXLocal,
     "Tatoeba": TatoebaLocal,
+    "FloresBitextMining": FloresLocal,
 }
 
 #: Official MTEB names of the local tasks (MSRPC is not an MTEB task, so it has no online twin here).
-OFFICIAL_NAMES = ["STSBenchmark", "SICK-R", "STS17", "PawsXPairClassification", "Tatoeba"]
+OFFICIAL_NAMES = ["STSBenchmark", "SICK-R", "STS17", "PawsXPairClassification", "Tatoeba", "FloresBitextMining"]
+#: The MTEB tasks of the ``xling`` suite (cross-lingual models and their English retention).
+XLING_TASKS = ["FloresBitextMining", "Tatoeba", "PawsXPairClassification", "STS17", "STSBenchmark"]
 
 
 def get_tasks(

@@ -6,6 +6,9 @@ SICK-R test, STS 2017 en-en, PAWS-X en test and MSRPC test (cosine-threshold cla
 the Opusparcus MLP protocol (MSRPC train->test, PAWS-X en dev->test, Opusparcus dev->test when given), Turku
 binary classification and retrieval per label, Tatoeba error rates, human-score agreement plots and a
 nearest-neighbour table.
+``xling`` (cross-lingual models): FLORES-200 devtest retrieval error per language, x->en and en->x, and their
+mean over languages (the dev set: drop these rows from training), Tatoeba deu/fra error (test), PAWS-X dev and
+test in its 7 languages, and English retention: STS Benchmark dev/test and STS 2017 en-en.
 """
 
 from __future__ import annotations
@@ -29,12 +32,17 @@ from psp_st.evaluation.agreement import (
     plot_score_levels,
     sts_bucket,
 )
-from psp_st.evaluation.bitext import BitextMiningEvaluator
+from psp_st.evaluation.bitext import BitextMiningEvaluator, MultiBitextEvaluator
 from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdClassificationEvaluator, turku_binary
 from psp_st.evaluation.embeddings import EmbeddingCache, model_label
 from psp_st.evaluation.loaders import (
+    BITEXT_LANGS,
+    FLORES_CORPUS,
     PAWSX_LANGS,
     STS_COLUMNS,
+    bitext_path,
+    flores_languages,
+    load_flores,
     load_local,
     load_sts_folder,
     opusparcus_binary,
@@ -48,7 +56,7 @@ from psp_st.io.data_dir import default_data_dir
 
 logger = logging.getLogger(__name__)
 
-SUITES = ("quick", "full")
+SUITES = ("quick", "full", "xling")
 OPUSPARCUS_LANGS = ("de", "en", "fi", "fr", "ru", "sv")
 STS_YEARS = ("sts2012", "sts2013", "sts2014", "sts2015", "sts2016")
 
@@ -93,6 +101,69 @@ def _bitext(key: str, data_dir: Any, cache: EmbeddingCache) -> BitextMiningEvalu
     return BitextMiningEvaluator(load_local(key, data_dir), cache=cache)
 
 
+def _tatoeba(lang: str, data_dir: Any) -> SuiteTask:
+    return SuiteTask(
+        f"tatoeba-{lang}",
+        "Bitext mining (Tatoeba)",
+        partial(_bitext, f"tatoeba-{lang}", data_dir),
+        {"src2trg_error": (f"{lang}->eng error %", 1.0), "trg2src_error": (f"eng->{lang} error %", 1.0)},
+    )
+
+
+def _flores(lang: str, data_dir: Any, cache: EmbeddingCache) -> BitextMiningEvaluator:
+    return BitextMiningEvaluator(load_flores(lang, data_dir), cache=cache)
+
+
+def _flores_mean(langs: list[str], data_dir: Any, cache: EmbeddingCache) -> MultiBitextEvaluator:
+    return MultiBitextEvaluator({lang: load_flores(lang, data_dir) for lang in langs}, cache=cache)
+
+
+def xling_tasks(data_dir: Path) -> tuple[list[SuiteTask], dict[str, str]]:
+    """The ``xling`` suite: FLORES devtest retrieval per language and its mean, Tatoeba, PAWS-X, English STS."""
+    group = f"Bitext retrieval ({FLORES_CORPUS}, dev)"
+    langs = flores_languages(data_dir)
+    skipped = {
+        f"flores-{lang}": f"no {FLORES_CORPUS} rows in {bitext_path(lang, data_dir)}"
+        for lang in BITEXT_LANGS
+        if lang not in langs
+    }
+    tasks = [
+        SuiteTask(
+            f"flores-{lang}",
+            group,
+            partial(_flores, lang, data_dir),
+            {"src2trg_error": ("x->en error %", 1.0), "trg2src_error": ("en->x error %", 1.0)},
+        )
+        for lang in langs
+    ]
+    if langs:
+        tasks.append(
+            SuiteTask(
+                "flores-mean",
+                group,
+                partial(_flores_mean, langs, data_dir),
+                {
+                    "mean_src2trg_error": ("x->en error %", 1.0),
+                    "mean_trg2src_error": ("en->x error %", 1.0),
+                    "mean_error": ("mean error %", 1.0),
+                },
+            )
+        )
+    tasks += [_tatoeba(lang, data_dir) for lang in ("deu", "fra")]
+    group = "Paraphrase classification (PAWS-X, cosine threshold)"
+    tasks += [
+        _threshold(f"pawsx-{lang}-{split}", group, partial(load_local, f"pawsx-{lang}-{split}", data_dir))
+        for lang in PAWSX_LANGS
+        for split in ("dev", "test")
+    ]
+    tasks += [
+        _sts("stsb-dev", "stsb-dev", data_dir),
+        _sts("stsb-test", "stsb-test", data_dir),
+        _sts("sts17-en-en", "sts17-en-en", data_dir),
+    ]
+    return tasks, skipped
+
+
 def _threshold(name: str, group: str, loader: Callable[[], Any]) -> SuiteTask:
     return SuiteTask(
         name,
@@ -132,6 +203,8 @@ def suite_tasks(
     data_dir = Path(data_dir or default_data_dir())
     if not data_dir.is_dir():
         raise FileNotFoundError(f"evaluation data folder {data_dir} does not exist (pass --data-dir / data_dir=)")
+    if suite == "xling":
+        return xling_tasks(data_dir)
     skipped: dict[str, str] = {}
 
     def local(key: str) -> Callable[[], Any]:
@@ -239,15 +312,7 @@ def suite_tasks(
                 },
             )
         )
-    for lang in ("deu", "fra"):
-        tasks.append(
-            SuiteTask(
-                f"tatoeba-{lang}",
-                "Bitext mining (Tatoeba)",
-                partial(_bitext, f"tatoeba-{lang}", data_dir),
-                {"src2trg_error": (f"{lang}->eng error %", 1.0), "trg2src_error": (f"eng->{lang} error %", 1.0)},
-            )
-        )
+    tasks += [_tatoeba(lang, data_dir) for lang in ("deu", "fra")]
     tasks.append(_agreement("stsb-test", local("stsb-test"), sts_bucket))
     tasks.append(_agreement("sick-r-test", local("sick-test"), sts_bucket))
     tasks.append(_agreement("turku-release1-dev", local("turku-release1-dev"), exact_level, score_column="label"))
@@ -287,7 +352,7 @@ def run_suite(
 
     Args:
         model: the model; open names and paths with :func:`psp_st.hub.load` first.
-        suite: ``"quick"`` or ``"full"``.
+        suite: ``"quick"``, ``"full"`` or ``"xling"``.
         data_dir: the shared data folder (default ``$PSP_ST_DATA_DIR`` or ``../shared/data``).
         out_dir: when given, plots are written there (the report itself: :func:`psp_st.evaluation.write_report`).
         batch_size: ``encode`` batch size.
@@ -353,7 +418,7 @@ class SuiteEvaluator(BaseEvaluator):
     The primary metric is STS Benchmark dev Spearman, so checkpoint selection never looks at a test set.
 
     Args:
-        suite: ``"quick"`` (default) or ``"full"``.
+        suite: ``"quick"`` (default), ``"full"`` or ``"xling"``.
         data_dir: the shared data folder.
         name: metric name prefix.
         batch_size: ``encode`` batch size.
