@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from psp_st.data.filters import LengthRatioFilter, length_ratio
+from psp_st.data.filters import LengthRatioFilter, length_ratio, median_length_ratio
 
 
 def test_length_ratio_counts_stripped_characters():
@@ -21,3 +21,30 @@ def test_length_ratio_filter_keeps_pairs_up_to_the_ratio():
     assert LengthRatioFilter(max_ratio=2.0).keep(batch) == [True, False, False]
     with pytest.raises(ValueError, match="max_ratio must be >= 1"):
         LengthRatioFilter(max_ratio=0.9)
+
+
+def test_scale_multiplies_the_first_side_before_the_ratio():
+    assert length_ratio("ab", "abcdefgh", scale=4.0) == 1.0
+    assert length_ratio("abcd", "ab", scale=0.25) == 2.0
+
+
+def test_median_length_ratio_is_the_median_of_second_over_first():
+    assert median_length_ratio(["ab", "a", "abc", ""], ["abcd", "aaa", "abc", "x"]) == 2.0
+    with pytest.raises(ValueError, match="no pair with two non-empty sides"):
+        median_length_ratio([""], ["x"])
+
+
+def test_scaled_ratio_keeps_chinese_english_pairs_the_unscaled_one_drops(data_dir):
+    import pandas as pd
+
+    frame = pd.read_parquet(data_dir / "bitext" / "zh-en.parquet").head(200)
+    batch = {"sentence1": frame.source.tolist(), "sentence2": frame.target.tolist()}
+    scale = median_length_ratio(batch["sentence1"], batch["sentence2"])
+    assert scale > 2.5  # English needs about 3.5 characters per Chinese character
+    assert sum(LengthRatioFilter(2.0).keep(batch)) < len(frame) / 4
+    assert sum(LengthRatioFilter(2.0, sentence1_scale=scale).keep(batch)) > 0.9 * len(frame)
+
+
+def test_scale_must_be_positive():
+    with pytest.raises(ValueError, match="sentence1_scale must be a finite number > 0"):
+        LengthRatioFilter(2.0, sentence1_scale=0.0)
