@@ -15,6 +15,8 @@ def mine_hardest_negatives(
     chunk_size: int = 4096,
     dtype: torch.dtype = torch.float32,
     max_over_partner: float | None = None,
+    anchor_languages: torch.Tensor | None = None,
+    positive_languages: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """For every pair ``(s_i, t_i)`` pick the most similar sentence of the *opposite side*.
 
@@ -23,8 +25,13 @@ def mine_hardest_negatives(
     * ``anchor_negative[i] = argmax_j cos(s_i, t_j)`` over positives ``j != i`` (the ``t'`` of the paper),
     * ``positive_negative[i] = argmax_j cos(t_i, s_j)`` over anchors ``j != i`` (the ``s'``).
 
-    Opposite-side mining keeps bilingual (X-English) training valid: an English sentence only ever gets an
-    English negative drawn from the English side, never its own translation's language.
+    Opposite-side mining keeps bilingual (X-English) training valid: the negative that stands in for the English
+    partner ``t_i`` is drawn from the English side, the one that stands in for the X partner ``s_i`` from the X
+    side. When one side mixes languages (multilingual bitext, or English paraphrase pairs next to X-English pairs)
+    the sides alone no longer guarantee this; pass ``anchor_languages`` / ``positive_languages`` (integer language
+    codes per pair, one per side) and a negative always has the language of the sentence it stands in for:
+    ``anchor_negative[i]`` among positives of ``positive_languages[i]``, ``positive_negative[i]`` among anchors of
+    ``anchor_languages[i]`` (an English sentence only ever gets an English negative, a German one a German one).
 
     False-negative guards (both optional):
 
@@ -34,6 +41,7 @@ def mine_hardest_negatives(
       equal id). A candidate whose text equals the sentence itself or its partner is skipped, so a sentence
       repeated in another pair is never its own hardest negative.
 
+    The language guard is a guard like the others (for a row with no same-language candidate, see below).
     When every candidate of a row is excluded by the guards, the guards are dropped for that row (only the
     partner stays excluded); with a single pair the partner itself is returned (the loss is then constant).
     The similarity matrix is computed in row chunks of ``chunk_size``: no Python loop over sentences.
@@ -54,6 +62,13 @@ def mine_hardest_negatives(
         groups = torch.as_tensor(groups, device=device).view(-1)
         if groups.numel() != n:
             raise ValueError(f"groups has {groups.numel()} entries for {n} pairs")
+    languages = []
+    for name, codes in (("anchor_languages", anchor_languages), ("positive_languages", positive_languages)):
+        if codes is not None:
+            codes = torch.as_tensor(codes, device=device).view(-1)
+            if codes.numel() != n:
+                raise ValueError(f"{name} has {codes.numel()} entries for {n} pairs")
+        languages.append(codes)
     with torch.no_grad():
         a = F.normalize(anchors.detach().float(), dim=-1).to(dtype)
         p = F.normalize(positives.detach().float(), dim=-1).to(dtype)
@@ -62,9 +77,9 @@ def mine_hardest_negatives(
         for start in range(0, n, chunk_size):
             rows = torch.arange(start, min(start + chunk_size, n), device=device)
             local = torch.arange(len(rows), device=device)
-            for queries, candidates, query_ids, partner_ids, out in (
-                (a, p, anchor_text_ids, positive_text_ids, anchor_negative),
-                (p, a, positive_text_ids, anchor_text_ids, positive_negative),
+            for queries, candidates, query_ids, partner_ids, candidate_languages, out in (
+                (a, p, anchor_text_ids, positive_text_ids, languages[1], anchor_negative),
+                (p, a, positive_text_ids, anchor_text_ids, languages[0], positive_negative),
             ):
                 scores = (queries[rows] @ candidates.T).float()
                 guard = None
@@ -77,6 +92,9 @@ def mine_hardest_negatives(
                         candidate_ids == partner_ids.to(device)[rows].unsqueeze(1)
                     )
                     guard = same_text if guard is None else guard | same_text
+                if candidate_languages is not None:  # candidates must share the language of the partner
+                    other_language = candidate_languages.unsqueeze(0) != candidate_languages[rows].unsqueeze(1)
+                    guard = other_language if guard is None else guard | other_language
                 if max_over_partner is not None:
                     partner_score = scores[local, rows].unsqueeze(1)
                     too_close = scores > partner_score + max_over_partner

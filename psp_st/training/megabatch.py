@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 from sentence_transformers import SentenceTransformerTrainer
 from torch import nn
@@ -61,9 +62,12 @@ class MegaBatchStream(IterableDataset):
         mining_chunk_size: int = 4096,
         mining_dtype: torch.dtype = torch.float32,
         max_over_partner: float | None = None,
+        language_column: str | None = None,
     ) -> None:
         super().__init__()
-        missing = [c for c in columns if c not in dataset.column_names]
+        missing = [
+            c for c in (*columns, *([language_column] if language_column else [])) if c not in dataset.column_names
+        ]
         if missing:
             raise ValueError(
                 f"mega-batching: the training dataset has no column(s) {missing} (columns: {dataset.column_names})"
@@ -84,6 +88,7 @@ class MegaBatchStream(IterableDataset):
         self.mining_chunk_size = mining_chunk_size
         self.mining_dtype = mining_dtype
         self.max_over_partner = max_over_partner
+        self.language_column = language_column
         self.current_megabatch_size = schedule.size_at(0)
         self._mined: dict[str, Any] | None = None
         self._restored: dict[str, Any] | None = None
@@ -147,6 +152,10 @@ class MegaBatchStream(IterableDataset):
         groups = None
         if self.group_column is not None:
             groups = torch.as_tensor(np.asarray(rows[self.group_column], dtype=np.int64))
+        anchor_languages = None
+        if self.language_column is not None:  # the language of each first sentence (the second side: one language)
+            codes, _ = pd.factorize(pd.Series(rows[self.language_column], dtype=object).fillna(""))
+            anchor_languages = torch.from_numpy(codes.astype(np.int64))
         anchor_ids = positive_ids = None
         if self.text_guard:
             anchor_ids, positive_ids = text_ids(first, second)
@@ -169,6 +178,7 @@ class MegaBatchStream(IterableDataset):
                 self.mining_chunk_size,
                 self.mining_dtype,
                 self.max_over_partner,
+                anchor_languages=anchor_languages,
             )
 
         negative_of_anchor, negative_of_positive = self._negatives(key, len(indices), mine)
@@ -252,6 +262,11 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             with AMX/AVX512-BF16 (the argmax may then pick another near-tied negative); ``"float32"`` is exact.
         max_over_partner: skip candidates more similar than the partner by more than this (``0.0``: semi-hard
             mining); a guard against paraphrases of *other* groups in large mega-batches. ``None``: off.
+        language_column: a column with the language of each pair's *first* sentence (the second side holds one
+            language, English in X-English bitext). The negative of a second sentence, drawn from the first side,
+            then always has the language of its own first sentence: with several languages (or English
+            paraphrase pairs) on the first side, an English sentence gets only English negatives and a German one
+            only German ones. ``None``: sides only (right for one language per side).
         encode_batch_size: sentences per no-grad forward when embedding a mega-batch.
         auxiliary: an :class:`~psp_st.training.auxiliary.AuxiliaryObjective` (e.g. sentence distillation)
             added to every training step's loss; it never enters the mega-batch stream, so mining sees pairs only.
@@ -272,6 +287,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         max_over_partner: float | None = None,
         encode_batch_size: int = 4096,
         auxiliary: AuxiliaryObjective | None = None,
+        language_column: str | None = None,
         **kwargs: Any,
     ) -> None:
         self.schedule = MegaBatchSchedule(megabatch_size, anneal) if megabatch_size else None
@@ -282,20 +298,18 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         self.mining_dtype = getattr(torch, mining_dtype) if isinstance(mining_dtype, str) else mining_dtype
         self.encode_batch_size = encode_batch_size
         self.max_over_partner = max_over_partner
+        self.language_column = language_column
         self.auxiliary = auxiliary
         self._stream: MegaBatchStream | None = None
         self._restored_mining: dict[str, Any] | None = None
         super().__init__(*args, **kwargs)
         self.add_callback(FiniteGuard())
-        if (
-            self.schedule is None
-            and group_column
-            and self.train_dataset is not None
-            and group_column in getattr(self.train_dataset, "column_names", [])
-        ):
-            # without mega-batching the collator would tokenize the group ids as text
+        present = getattr(self.train_dataset, "column_names", None) or []
+        extra = [column for column in (group_column, language_column) if column and column in present]
+        if self.schedule is None and extra:
+            # without mega-batching the collator would tokenize the group ids and languages as text
             dataset: Any = self.train_dataset  # a datasets Dataset/DatasetDict (it has column_names)
-            self.train_dataset = dataset.remove_columns(group_column)
+            self.train_dataset = dataset.remove_columns(extra)
         if sparse_embeddings:
             for module in self.model.modules():
                 if isinstance(module, (nn.Embedding, nn.EmbeddingBag)):
@@ -312,11 +326,13 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
                 "MegaBatchTrainer needs a map-style datasets.Dataset (memory-mapped Arrow is fine) to "
                 f"mine over mega-batches, got {type(self.train_dataset).__name__}"
             )
-        text_columns = [c for c in self.train_dataset.column_names if c != self.group_column]
+        text_columns = [
+            c for c in self.train_dataset.column_names if c not in (self.group_column, self.language_column)
+        ]
         if len(text_columns) != 2:
             raise ValueError(
                 f"mega-batching expects exactly two text columns plus an optional {self.group_column!r} "
-                f"column, got {self.train_dataset.column_names}"
+                f"column (and the language_column, if set), got {self.train_dataset.column_names}"
             )
         self._stream = MegaBatchStream(
             self.train_dataset,
@@ -335,6 +351,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             mining_chunk_size=self.mining_chunk_size,
             mining_dtype=self.mining_dtype,
             max_over_partner=self.max_over_partner,
+            language_column=self.language_column,
         )
         self._stream.restore_mined(self._restored_mining)
         self._restored_mining = None

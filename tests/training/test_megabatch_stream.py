@@ -70,3 +70,39 @@ def test_bad_text_in_a_megabatch_names_row_and_column(make_trainer, psp_module):
     with pytest.raises(ValueError, match=r"row 1, column 'sentence1'"):
         list(iter(stream))
     assert row
+
+
+def test_language_column_gives_second_sentences_negatives_of_their_partners_language(
+    make_trainer, caption_pairs, psp_module
+):
+    # the first side mixes two "languages" (pairs alternate); the second side is one language
+    langs = torch.tensor([i % 2 for i in range(len(caption_pairs))])
+    dataset = caption_pairs.add_column("lang", ["de" if lang else "en" for lang in langs.tolist()])
+    trainer = make_trainer(
+        psp_module,
+        dataset,
+        megabatch_size=5,
+        anneal=0,
+        mining_dtype="float32",
+        text_guard=False,
+        language_column="lang",
+    )
+    stream = trainer.get_train_dataloader().dataset
+    rows = torch.cat([torch.as_tensor(b) for b in stream.batches(epoch=0)[:5]])
+    picked = caption_pairs[rows.tolist()]
+    first, second, groups, lang = (
+        picked["sentence1"],
+        picked["sentence2"],
+        torch.tensor(picked["group_id"]),
+        langs[rows],
+    )
+    emb1, emb2 = (torch.as_tensor(psp_module.embed(texts)) for texts in (first, second))
+    scores = F.normalize(emb2, dim=-1) @ F.normalize(emb1, dim=-1).T  # second sentences against the first side
+    excluded = torch.eye(20, dtype=torch.bool) | (groups[:, None] == groups[None, :]) | (lang[:, None] != lang[None, :])
+    expected_s = scores.masked_fill(excluded, -2).argmax(1)
+    unguarded = scores.masked_fill(torch.eye(20, dtype=torch.bool) | (groups[:, None] == groups[None, :]), -2).argmax(1)
+    assert not torch.equal(lang[unguarded], lang)  # without the guard some negatives would cross languages
+    to_ids = lambda texts: psp_module.preprocess(texts)["input_ids"]  # noqa: E731
+    for number, batch in zip(range(5), iter(stream), strict=False):
+        expected = to_ids([first[j] for j in expected_s[4 * number : 4 * number + 4]])
+        assert torch.equal(batch[f"{NEGATIVE_COLUMNS[1]}_input_ids"][:, : expected.shape[1]], expected)
