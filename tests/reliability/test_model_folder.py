@@ -8,7 +8,8 @@ import logging
 
 import pytest
 
-from psp_st.hub.load import ModelNotFoundError, load, resolve_model_name
+from psp_st.hub.load import ModelNotFoundError, load
+from psp_st.io.model_names import resolve_model_name
 from psp_st.modules.base import ModelFolderError
 from psp_st.modules.trusted import TRUSTED_MODULE_CLASSES, trusted_module_class
 
