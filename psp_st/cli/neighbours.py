@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{len(args.gold)} --gold sentences for {len(args.query)} --query sentences")
     candidates = read_candidates(args)
     model = open_model(args.model, args.threads, engine=True)
-    cache = EmbeddingCache(model, show_progress_bar=len(candidates) > 10_000)
+    cache = EmbeddingCache(model, show_progress_bar=len(candidates) > 10_000 and not args.no_progress)
     found = nearest_neighbours(
         cache.encode(args.query), cache.encode(candidates), candidates, k=args.top_k, exclude=args.query
     )
