@@ -141,17 +141,18 @@ def build(
     import psp_st
     from psp_st.io.data_dir import default_data_dir
     from psp_st.io.output_policy import check_output
+
+    recipe_path = find_recipe(name)  # the cheap checks first: a typo fails before torch and datasets load
+    data_dir = Path(data_dir) if data_dir else default_data_dir()
+    if not data_dir.is_dir():
+        raise FileNotFoundError(f"data folder {data_dir} not found (pass --data-dir or set PSP_ST_DATA_DIR)")
     from psp_st.modules.base import FORMAT_VERSION
     from psp_st.training.recipe import load_config, train_from_config
 
-    recipe_path = find_recipe(name)
     config = load_config(recipe_path)
     if seed is not None:
         config["seed"] = int(seed)
     config.setdefault("seed", 42)
-    data_dir = Path(data_dir) if data_dir else default_data_dir()
-    if not data_dir.is_dir():
-        raise FileNotFoundError(f"data folder {data_dir} not found (pass --data-dir or set PSP_ST_DATA_DIR)")
     release = dict(config.get("release") or {})
     recipe_dtype = release.pop("dtype", "float32")
     if release:

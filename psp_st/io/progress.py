@@ -2,7 +2,8 @@
 
 Like ``datasets.disable_progress_bars()`` and ``huggingface_hub.utils.disable_progress_bars()``, which it also
 flips. The libraries decide differently when they are not asked explicitly, so :func:`progress_bars_disabled`
-covers each rule: huggingface_hub, transformers (weight loading) and datasets read their environment variables;
+covers each rule: huggingface_hub, transformers (weight loading) and datasets read their environment variables,
+tqdm reads ``TQDM_DISABLE`` for bars created without an explicit ``disable``;
 Sentence-Transformers' ``encode`` shows its "Batches" bar when its logger shows INFO, and the transformers
 ``Trainer`` shows its bar unless its ``training_args`` logger is quieter than WARNING; both loggers are raised to
 WARNING/ERROR (they log nothing else a user needs at INFO). psp-st's own bars (:func:`progress_bar`) follow the switch.
@@ -19,8 +20,9 @@ from typing import Any
 
 _enabled = True
 
-#: Environment variables of the Hugging Face libraries that turn their bars off (read when they are imported).
-HF_ENV = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
+#: Environment variables that turn bars off: the Hugging Face libraries' (read when they are imported) and tqdm's
+#: default for bars created without an explicit ``disable`` (e.g. Sentence-Transformers' "Computing widget examples").
+HF_ENV = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS", "TQDM_DISABLE")
 
 #: Loggers whose level decides a library's bar when it is not asked explicitly, and the level that hides it.
 LOGGER_LEVELS = {

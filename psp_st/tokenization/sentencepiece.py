@@ -130,7 +130,7 @@ class SentencePieceTokenizer:
                         bar.update(10_000)
                     yield text.lower() if lowercase else text
             bar.update(count % 10_000)
-            bar.set_description(f"sentencepiece {vocab_size:,} pieces, training on", refresh=True)
+            bar.set_description_str(f"sentencepiece {vocab_size:,} pieces, training on", refresh=True)
 
         spm.set_random_generator_seed(seed)
         random.seed(seed)
