@@ -73,11 +73,9 @@ HUB_STS: dict[str, str] = {
 
 
 def _require_pandas():
-    try:
-        import pandas as pd
-    except ImportError as error:  # pragma: no cover - pandas ships with the eval extra
-        raise ImportError("reading evaluation files needs pandas and pyarrow: pip install 'psp-st[eval]'") from error
-    return pd
+    from psp_st.io.extras import require
+
+    return require("pandas", "reading evaluation files")
 
 
 def check_columns(dataset: Any, columns: Sequence[str], source: str, text_columns: Sequence[str] = ()) -> None:
