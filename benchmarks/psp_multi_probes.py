@@ -133,13 +133,22 @@ def initial_model(args: argparse.Namespace, folder: Path) -> dict:
 
     from psp_st.modules.psp import PSPEmbedding
     from psp_st.tokenization.multilingual import language_piece_stats, train_multilingual_tokenizer
+    from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 
     start = time.perf_counter()
     texts = tokenizer_texts(args.data, args.tokenizer_english_pairs, args.seed)
-    tokenizer = train_multilingual_tokenizer(
-        texts, vocab_size=args.vocab, temperature=args.tokenizer_temperature or args.temperature, seed=args.seed
-    )
-    tokenizer_seconds = time.perf_counter() - start
+    # the same tokenizer settings with another initialisation: reuse that vocabulary (identical, and 5-8 min saved)
+    parts = folder.name.split("-")  # init, v<vocab>, t<temperature>, <init><dim>, e<English pairs>
+    siblings = sorted(folder.parent.glob("-".join([*parts[:3], "*", *parts[4:]]) + "/init.json"))
+    if siblings:
+        tokenizer = SentencePieceTokenizer.from_file(siblings[0].parent / "sentencepiece.model")
+        reused = json.loads(siblings[0].read_text())
+        tokenizer_seconds = reused["tokenizer_seconds"]
+    else:
+        tokenizer = train_multilingual_tokenizer(
+            texts, vocab_size=args.vocab, temperature=args.tokenizer_temperature or args.temperature, seed=args.seed
+        )
+        tokenizer_seconds = time.perf_counter() - start
     start = time.perf_counter()
     if args.init == "teacher":
         module = PSPEmbedding.from_teacher(
