@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.output, inputs=[*args.source, args.filters], overwrite=args.overwrite)
     source = args.source[0] if len(args.source) == 1 else args.source
     if args.kind == "training-pairs":
-        pairs = load_training_pairs(source, cache_dir=args.cache_dir)
+        pairs = load_training_pairs(args.source, cache_dir=args.cache_dir)
     elif args.kind == "bitext":
         pairs = load_bitext(source, cache_dir=args.cache_dir)
     elif args.kind == "opusparcus":

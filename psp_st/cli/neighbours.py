@@ -39,10 +39,10 @@ def read_candidates(args: argparse.Namespace) -> list[str]:
             raise FileNotFoundError(f"--candidates file {path} does not exist")
         texts = [line.rstrip("\n") for line in path.read_text(encoding="utf-8").splitlines()]
     else:
-        from psp_st.evaluation.loaders import read_parquet
+        from psp_st.data.loaders import load_table
 
         columns = [column.strip() for column in args.columns.split(",") if column.strip()]
-        data = read_parquet(args.parquet, columns, columns)
+        data = load_table(args.parquet, columns, columns)
         texts = [text for column in columns for text in data[column]]
     texts = list(dict.fromkeys(text for text in texts if text.strip()))
     if not texts:

@@ -13,32 +13,30 @@ insensitive), without evaluation text (``exclude``), 1-80 words, then a seeded s
 from __future__ import annotations
 
 import logging
+import os
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from psp_st.arguments import check_keys
+
 logger = logging.getLogger(__name__)
 
-SOURCE_KEYS = {"path", "columns", "max_sentences", "exclude"}
+SOURCE_KEYS = ("path", "columns", "max_sentences")
 
 
-def parse_source(entry: str | Mapping[str, Any]) -> dict[str, Any]:
+def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillation.sources entry") -> dict[str, Any]:
     """A ``distillation.sources`` entry as ``{path, columns, max_sentences}`` (a bare string is a path)."""
     entry = {"path": entry} if isinstance(entry, str) else dict(entry)
-    unknown = set(entry) - SOURCE_KEYS
-    if unknown or "path" not in entry:
-        raise ValueError(
-            f"recipe: distillation.sources entry {entry!r}: needs 'path', allowed keys are "
-            f"{sorted(SOURCE_KEYS)} (unknown: {sorted(unknown)})"
-        )
+    check_keys(where, entry, SOURCE_KEYS)
+    if not entry.get("path"):
+        raise ValueError(f"{where}.path is required (a file path or glob)")
     columns = entry.get("columns", ["sentence"])
     entry["columns"] = [columns] if isinstance(columns, str) else list(columns)
     limit = entry.get("max_sentences")
-    if limit is not None and (not isinstance(limit, int) or limit < 1):
-        raise ValueError(
-            f"recipe: distillation.sources {entry['path']}: max_sentences must be a positive integer, got {limit!r}"
-        )
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"{where}.max_sentences must be a positive integer, got {limit!r}")
     return entry
 
 
@@ -46,17 +44,20 @@ def distillation_sentences(
     sources: Iterable[str | Mapping[str, Any]],
     seed: int = 0,
     exclude: Iterable[str] = (),
+    data_dir: str | os.PathLike | None = None,
 ) -> list[tuple[str, list[str]]]:
-    """``[(label, sentences), ...]``, one per source entry (label = file stem or glob stem, for the cache)."""
+    """``[(label, sentences), ...]``, one per source entry (label = file stem or glob stem, for the cache); relative
+    paths resolve in the data folder ``data_dir`` (:func:`psp_st.io.data_dir.resolve_data_files`)."""
+    from psp_st.io.data_dir import resolve_data_files
     from psp_st.mining.teacher import TeacherMiner, read_sentences, sample
-    from psp_st.training.pairs import resolve_data_path
 
     evaluation = set(exclude)
     excluded = set(evaluation)
     out = []
-    for number, entry in enumerate(parse_source(source) for source in sources):
+    entries = [parse_source(source, f"recipe: distillation.sources[{n}]") for n, source in enumerate(sources)]
+    for number, entry in enumerate(entries):
         texts: list[str] = []
-        for path in resolve_data_path(entry["path"]):
+        for path in resolve_data_files(entry["path"], data_dir):
             for column in entry["columns"]:
                 texts.extend(read_sentences(path, column=column))
         # TeacherMiner.candidates is the one home of "unique, not evaluation text, within length bounds"

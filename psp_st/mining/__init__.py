@@ -10,6 +10,6 @@
 
 from __future__ import annotations
 
-from psp_st.mining.teacher import TeacherMiner, load_teacher, read_sentences, trigram_overlap
+from psp_st.mining.teacher import TeacherMiner, load_teacher, read_sentences
 
-__all__ = ["TeacherMiner", "load_teacher", "read_sentences", "trigram_overlap"]
+__all__ = ["TeacherMiner", "load_teacher", "read_sentences"]

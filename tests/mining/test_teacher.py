@@ -1,19 +1,11 @@
-"""Teacher mining: trigram overlap, score/identity/overlap filters, decontamination, the `psp-st mine` command."""
+"""Teacher mining: score/identity/overlap filters, decontamination, the `psp-st mine` command."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from psp_st.mining.teacher import TeacherMiner, trigram_overlap
-
-
-def test_trigram_overlap_is_share_of_shorter_sides_trigrams():
-    # "a man is riding" has trigrams (a man is), (man is riding); the longer side contains only the first
-    assert trigram_overlap("A man is riding", "a man is walking a dog") == pytest.approx(0.5)
-    assert trigram_overlap("the cat sat", "The cat sat!") == 1.0
-    assert trigram_overlap("one two three", "four five six") == 0.0
-    assert trigram_overlap("", "anything here now") == 0.0
+from psp_st.mining.teacher import TeacherMiner
 
 
 def _unit(rows):
