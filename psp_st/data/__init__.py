@@ -3,7 +3,7 @@ pairs with their group ids (memory-mapped Arrow, or streaming)."""
 
 from __future__ import annotations
 
-from psp_st.data.corpora import load_bitext, load_opusparcus, load_scored_pairs
+from psp_st.data.corpora import load_opusparcus
 from psp_st.data.dedup import ExactDedup, pair_hash
 from psp_st.data.filters import (
     ExcludeFilter,
@@ -42,10 +42,8 @@ __all__ = [
     "apply_filters",
     "check_schema",
     "infer_format",
-    "load_bitext",
     "load_opusparcus",
     "load_pairs",
-    "load_scored_pairs",
     "load_table",
     "load_training_pairs",
     "mean_length",

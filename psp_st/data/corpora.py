@@ -1,8 +1,10 @@
-"""Loaders for the corpus layouts of the papers: ParaNMT scored pairs, Opusparcus, bitext.
+"""The Opusparcus layout (Creutz 2018): ranked training files and annotated dev/test files, over
+:func:`psp_st.data.load_pairs`.
 
-Each is a thin layer over :func:`psp_st.data.load_pairs` that knows one layout, so a recipe only names the
-corpus and its files. All return ``sentence1`` / ``sentence2`` plus ``score`` or ``lang``. A recipe's training
-pairs (any of these layouts, mixed, with group ids) load with :func:`psp_st.data.sources.load_training_pairs`.
+The other layouts need no loader of their own: ParaNMT's ``reference<TAB>paraphrase<TAB>score`` is what
+:func:`~psp_st.data.load_pairs` reads from a header-less 3-field TSV, and X-English bitext is a
+:class:`~psp_st.data.PairSource` with ``columns: {sentence1: source, sentence2: target}`` (``lang`` kept) and
+``exclude: {corpus: ...}``.
 """
 
 from __future__ import annotations
@@ -16,27 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.data.filters import ExcludeFilter, ScoreRangeFilter, is_streaming
+from psp_st.data.filters import ScoreRangeFilter, is_streaming
 from psp_st.data.loaders import Source, load_pairs, local_files
 
 logger = logging.getLogger(__name__)
 
 OPUSPARCUS_ANNOTATION_RANGE = (1.0, 4.0)
-
-
-def load_scored_pairs(source: Source, *, columns: dict[str, str | int] | None = None, **kwargs: Any):
-    """ParaNMT-style scored pairs: ``sentence1, sentence2, score``.
-
-    The ParaNMT-50M text file is header-less TSV ``reference <tab> paraphrase <tab> score`` (positions 0, 1, 2,
-    the default); Parquet/JSONL files name their columns (map them with ``columns``). A file without a score
-    column raises. Keyword arguments go to :func:`~psp_st.data.load_pairs`.
-    """
-    dataset = load_pairs(source, columns=columns, **kwargs)
-    if dataset.column_names is not None and "score" not in dataset.column_names:
-        raise ValueError(
-            f"{source}: no score column found (columns: {dataset.column_names}); map it with columns={{'score': ...}}"
-        )
-    return dataset
 
 
 def _opusparcus_split(files: Sequence[str]) -> str:
@@ -150,24 +137,3 @@ def load_opusparcus(
     if min_annotation is not None:
         dataset = ScoreRangeFilter(min_score=min_annotation).apply(dataset)
     return dataset
-
-
-def load_bitext(
-    source: Source,
-    *,
-    source_column: str = "source",
-    target_column: str = "target",
-    exclude_corpora: Sequence[str] = (),
-    **kwargs: Any,
-):
-    """X-English bitext (``source`` = non-English, ``target`` = English, ``lang``) as ``sentence1`` / ``sentence2``.
-
-    ``sentence1`` is the non-English side, so opposite-side negative mining always contrasts languages.
-    ``exclude_corpora`` drops rows whose ``corpus`` column is listed (e.g. ``("flores200-devtest",)`` before a
-    FLORES evaluation). Further keyword arguments go to :func:`~psp_st.data.load_pairs`.
-    """
-    columns = {"sentence1": source_column, "sentence2": target_column}
-    if not exclude_corpora:
-        return load_pairs(source, columns=columns, **kwargs)
-    dataset = load_pairs(source, columns=columns, keep_columns=("corpus",), **kwargs)
-    return ExcludeFilter("corpus", frozenset(exclude_corpora)).apply(dataset).remove_columns("corpus")

@@ -89,6 +89,11 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+def text_key(text: str) -> str:
+    """The words of ``text`` joined by spaces: texts equal up to case and punctuation share a key (dedup, exclusion)."""
+    return " ".join(words(text))
+
+
 def trigram_overlap(text1: str, text2: str) -> float:
     """ParaNMT's trigram overlap (Wieting & Gimpel 2018, footnote 6): the word trigrams the two sides share over
     the trigrams of the side that has fewer (distinct, lower-cased ``\\w+`` words; 0..1). The one copy: the

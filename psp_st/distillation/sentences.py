@@ -19,7 +19,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from psp_st.arguments import check_keys
+from psp_st.data.filters import text_key
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +52,10 @@ def distillation_sentences(
     """``[(label, sentences), ...]``, one per source entry (label = file stem or glob stem, for the cache); relative
     paths resolve in the data folder ``data_dir`` (:func:`psp_st.io.data_dir.resolve_data_files`)."""
     from psp_st.io.data_dir import resolve_data_files
-    from psp_st.mining.teacher import TeacherMiner, read_sentences, sample
+    from psp_st.mining.teacher import read_sentences
 
-    evaluation = set(exclude)
-    excluded = set(evaluation)
+    evaluation = {text_key(text) for text in exclude}
+    excluded = set(exclude)
     out = []
     entries = [parse_source(source, f"recipe: distillation.sources[{n}]") for n, source in enumerate(sources)]
     for number, entry in enumerate(entries):
@@ -60,8 +63,7 @@ def distillation_sentences(
         for path in resolve_data_files(entry["path"], data_dir):
             for column in entry["columns"]:
                 texts.extend(read_sentences(path, column=column))
-        # TeacherMiner.candidates is the one home of "unique, not evaluation text, within length bounds"
-        kept = TeacherMiner(min_words=1, max_words=80, exclude=evaluation).candidates(texts)
+        kept = candidates(texts, evaluation)
         stem = Path(entry["path"]).name.replace(".parquet", "").replace("*", "all")
         # sample first, then drop what an earlier entry chose: the sample stays nested across sizes (a larger
         # max_sentences only adds sentences), so a grown recipe reuses every cached teacher vector
@@ -71,3 +73,29 @@ def distillation_sentences(
         excluded.update(chosen)  # a later entry never repeats a chosen sentence
         out.append((f"{number:02d}-{stem}", chosen))
     return out
+
+
+def candidates(sentences: Iterable[str], exclude: set[str], max_words: int = 80) -> list[str]:
+    """Unique sentences (first occurrence, up to case and punctuation: :func:`psp_st.data.filters.text_key`) of
+    1 to ``max_words`` whitespace words whose key is not in ``exclude`` (keys of evaluation text)."""
+    seen: set[str] = set()
+    kept = []
+    for text in sentences:
+        key = text_key(text)
+        if key and key not in seen and key not in exclude and len(text.split()) <= max_words:
+            seen.add(key)
+            kept.append(text)
+    return kept
+
+
+def sample(sentences: Iterable[str], limit: int | None, seed: int = 0) -> list[str]:
+    """A seeded random subset of at most ``limit`` sentences, in their original order.
+
+    Nested: for one seed, the subset of a smaller ``limit`` is part of the subset of a larger one (the first
+    ``limit`` of one seeded permutation), so growing a sample reuses every cached teacher vector.
+    """
+    sentences = list(sentences)
+    if limit is None or limit >= len(sentences):
+        return sentences
+    keep = np.sort(np.random.default_rng(seed).permutation(len(sentences))[:limit])
+    return [sentences[i] for i in keep]

@@ -3,69 +3,72 @@
     recipe: megabatch.sise is not a known key (did you mean size?); known: anneal, ...
     recipe: trainer.learning_rate must be > 0, got -0.1
 
-:func:`parse_recipe` checks a recipe mapping (a YAML recipe, e.g. the packaged ``psp-en``) into a :class:`Recipe`; the trainer and
+:func:`parse_recipe` checks a recipe mapping (e.g. the packaged ``psp-en``) into a :class:`Recipe`; the trainer and
 megabatch sections become one :class:`~psp_st.training.PSPTrainingArguments` (:meth:`Recipe.training_arguments`).
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
-from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Any, NamedTuple
 
 from psp_st.arguments import check_keys
 from psp_st.training.arguments import MINING_DTYPES
 
 
-def _option(
-    default: Any,
-    kind: type | tuple[type, ...],
-    low: float | None = None,
-    high: float | None = None,
-    positive: bool = False,
-    choices: tuple[str, ...] = (),
-) -> Any:
-    """A schema field: its default and the check its value gets (type, range, choices)."""
-    checks = {"kind": kind, "low": low, "high": high, "positive": positive, "choices": choices}
-    if isinstance(default, (list, dict)):
-        return field(default_factory=lambda: type(default)(default), metadata=checks)
-    return field(default=default, metadata=checks)
+class Check(NamedTuple):
+    """What a recipe value must be: of ``kind``, ``> 0`` (``positive``), within ``[low, high]``, one of ``choices``."""
+
+    kind: type | tuple[type, ...]
+    low: float | None = None
+    high: float | None = None
+    positive: bool = False
+    choices: tuple[Any, ...] = ()
+
+    def __call__(self, where: str, value: Any) -> None:
+        if value is None:
+            return
+        if self.kind in (int, float):
+            integer = self.kind is int
+            if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+                hint = " (YAML reads 1e-3 as text: write 1.0e-3)" if isinstance(value, str) else ""
+                raise ValueError(f"{where} must be {'an integer' if integer else 'a number'}, got {value!r}{hint}")
+        elif not isinstance(value, self.kind):
+            names = " or ".join(k.__name__ for k in (self.kind if isinstance(self.kind, tuple) else (self.kind,)))
+            raise ValueError(f"{where} must be a {names}, got {value!r}")
+        if self.positive and value <= 0:
+            raise ValueError(f"{where} must be > 0, got {value!r}")
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            raise ValueError(f"{where} must be in [{self.low}, {self.high}], got {value!r}")
+        if self.choices and value not in self.choices:
+            raise ValueError(f"{where} must be one of {list(self.choices)}, got {value!r}")
 
 
-def _check_value(where: str, value: Any, checks: dict[str, Any]) -> None:
-    if value is None:
-        return
-    kind, integer = checks["kind"], checks["kind"] is int
-    if kind in (int, float) and (isinstance(value, bool) or not isinstance(value, int if integer else (int, float))):
-        hint = " (YAML reads 1e-3 as text: write 1.0e-3)" if isinstance(value, str) else ""
-        raise ValueError(f"{where} must be {'an integer' if integer else 'a number'}, got {value!r}{hint}")
-    if kind not in (int, float) and not isinstance(value, kind):
-        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        raise ValueError(f"{where} must be a {names}, got {value!r}")
-    if checks["positive"] and value <= 0:
-        raise ValueError(f"{where} must be > 0, got {value!r}")
-    low, high = checks["low"], checks["high"]
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise ValueError(f"{where} must be in [{low}, {high}], got {value!r}")
-    if checks["choices"] and value not in checks["choices"]:
-        raise ValueError(f"{where} must be one of {list(checks['choices'])}, got {value!r}")
+def _option(default: Any, *check: Any, **options: Any) -> Any:
+    """A schema field with its default and its :class:`Check`."""
+    metadata = {"check": Check(*check, **options)}
+    if isinstance(default, list):
+        return field(default_factory=list, metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
-def _section(cls: type, values: Any, where: str) -> Any:
-    """``cls`` built from the mapping ``values`` (None: all defaults), every key and value checked."""
+def _checked(values: Any, where: str, checks: dict[str, Check | None]) -> dict[str, Any]:
+    """``values`` (a mapping; None: empty) with every key known and every value passing its check."""
     values = {} if values is None else values
     if not isinstance(values, dict):
         raise ValueError(f"{where} must be a mapping, got {values!r}")
-    known = {item.name: item for item in fields(cls)}
-    check_keys(where, values, known)
+    check_keys(where, values, checks)
     for key, value in values.items():
-        _check_value(f"{where}.{key}", value, dict(known[key].metadata))
-    missing = [name for name, item in known.items() if item.default is MISSING and item.default_factory is MISSING]
-    missing = [name for name in missing if name not in values]
-    if missing:
-        raise ValueError(f"{where}.{missing[0]} is required")
-    return cls(**values)
+        if checks[key] is not None:
+            checks[key](f"{where}.{key}", value)  # type: ignore[misc]
+    return dict(values)
+
+
+def _section(cls: type, values: Any, where: str) -> Any:
+    return cls(**_checked(values, where, {item.name: item.metadata["check"] for item in fields(cls)}))
 
 
 @dataclass
@@ -93,8 +96,7 @@ class TokenizerSection:
 
     def options(self) -> dict[str, Any]:
         """The set keys besides ``vocab_size``/``lowercase`` (passed on to sentencepiece's trainer)."""
-        skip = ("vocab_size", "lowercase")
-        return {key: value for key, value in vars(self).items() if value is not None and key not in skip}
+        return {k: v for k, v in vars(self).items() if v is not None and k not in ("vocab_size", "lowercase")}
 
 
 @dataclass
@@ -103,36 +105,17 @@ class ModelSection:
 
     type: str = _option("psp", str, choices=("psp",))
     embedding_dim: int = _option(1024, int, positive=True)
-    dropout: float | None = _option(None, float, 0.0, 1.0)  # None: the module's default (0), or init_from's own
+    dropout: float | None = _option(None, float, 0.0, 1.0)  # None: the module's default, or init_from's own
     word_dropout: float | None = _option(None, float, 0.0, 1.0)
     max_seq_length: int | None = _option(None, int, positive=True)
+    init: str = _option("random", str, choices=("random", "teacher"))
+    init_std: float = _option(1.0, float, positive=True)
+    init_from: str | None = _option(None, str)
 
     def module_options(self) -> dict[str, Any]:
         """The module options the recipe sets (``dropout``, ``word_dropout``, ``max_seq_length``)."""
         names = ("dropout", "word_dropout", "max_seq_length")
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
-
-    init: str = _option("random", str, choices=("random", "teacher"))
-    init_std: float = _option(1.0, float, positive=True)
-    init_from: str | None = _option(None, str)
-
-
-#: ``loss.name`` -> the loss class path (its constructor's arguments are the section's other keys).
-LOSSES: dict[str, str] = {
-    "margin": "psp_st.losses.ParaphraseMarginLoss",
-    "contrastive": "psp_st.losses.CosineContrastiveLoss",
-    "mnrl": "sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss",
-}
-
-
-def loss_class(name: str) -> type:
-    """The loss class of ``loss.name``."""
-    import importlib
-
-    if name not in LOSSES:
-        raise ValueError(f"recipe: loss.name must be one of {list(LOSSES)}, got {name!r}")
-    module, _, attribute = LOSSES[name].rpartition(".")
-    return getattr(importlib.import_module(module), attribute)
 
 
 @dataclass
@@ -150,13 +133,9 @@ class DistillationSection:
     teacher_batch_size: int = _option(64, int, positive=True)
 
 
-#: The STS file a recipe without an ``evaluation`` section evaluates on during training.
-STS_DEV = "sts/stsbenchmark/dev.parquet"
-
-
 @dataclass
 class EvaluationSection:
-    """``evaluation``: the STS file evaluated during training (relative to the data folder; no section: STS-B dev)."""
+    """``evaluation``: the STS file evaluated during training (no section: STS Benchmark dev)."""
 
     sts_dev: str | None = _option(None, str)
 
@@ -168,19 +147,29 @@ class ReleaseSection:
     dtype: str = _option("float32", str, choices=("float32", "float16"))
 
 
-#: ``megabatch`` key -> :class:`~psp_st.training.PSPTrainingArguments` field.
-MEGABATCH_KEYS = {
-    "size": "megabatch_size",
-    "anneal": "anneal",
-    "group_column": "group_column",
-    "text_guard": "text_guard",
-    "sparse_embeddings": "sparse_embeddings",
-    "mining_chunk_size": "mining_chunk_size",
-    "mining_dtype": "mining_dtype",
-    "encode_batch_size": "encode_batch_size",
+#: The STS file a recipe without an ``evaluation`` section evaluates on during training.
+STS_DEV = "sts/stsbenchmark/dev.parquet"
+
+#: ``loss.name`` -> the loss class (its constructor's arguments are the section's other keys).
+LOSSES = {
+    "margin": "psp_st.losses.ParaphraseMarginLoss",
+    "contrastive": "psp_st.losses.CosineContrastiveLoss",
+    "mnrl": "sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss",
 }
 
-#: Defaults of the recipe's trainer section (any other SentenceTransformerTrainingArguments field may be set).
+#: ``megabatch`` key -> (:class:`~psp_st.training.PSPTrainingArguments` field, check).
+MEGABATCH_KEYS: dict[str, tuple[str, Check]] = {
+    "size": ("megabatch_size", Check(int, low=0)),
+    "anneal": ("anneal", Check(int, low=0)),
+    "group_column": ("group_column", Check(str)),
+    "text_guard": ("text_guard", Check(bool)),
+    "sparse_embeddings": ("sparse_embeddings", Check(bool)),
+    "mining_chunk_size": ("mining_chunk_size", Check(int, positive=True)),
+    "mining_dtype": ("mining_dtype", Check(str, choices=MINING_DTYPES)),
+    "encode_batch_size": ("encode_batch_size", Check(int, positive=True)),
+}
+
+#: Defaults of the trainer section (any other SentenceTransformerTrainingArguments field may be set).
 DEFAULT_TRAINER_ARGS: dict[str, Any] = {
     "num_train_epochs": 1,
     "per_device_train_batch_size": 128,
@@ -199,28 +188,23 @@ DEFAULT_TRAINER_ARGS: dict[str, Any] = {
     "use_cpu": True,
 }
 
-#: Checks of the trainer numbers the recipes set (transformers checks the rest when the arguments are built).
-TRAINER_CHECKS: dict[str, dict[str, Any]] = {
-    name: {"kind": kind, "low": low, "high": high, "positive": low is None, "choices": ()}
-    for name, kind, low, high in (
-        ("learning_rate", float, None, None),
-        ("num_train_epochs", float, None, None),
-        ("per_device_train_batch_size", int, None, None),
-        ("gradient_accumulation_steps", int, None, None),
-        ("save_steps", float, None, None),
-        ("eval_steps", float, None, None),
-        ("logging_steps", float, None, None),
-        ("weight_decay", float, 0.0, math.inf),
-        ("max_grad_norm", float, 0.0, math.inf),
-        ("warmup_ratio", float, 0.0, 1.0),
-    )
+#: Checks of the trainer numbers recipes set (transformers checks the rest when the arguments are built).
+TRAINER_CHECKS = {
+    **{name: Check(float, positive=True) for name in ("learning_rate", "num_train_epochs", "save_steps")},
+    **{name: Check(float, positive=True) for name in ("eval_steps", "logging_steps")},
+    **{name: Check(int, positive=True) for name in ("per_device_train_batch_size", "gradient_accumulation_steps")},
+    "weight_decay": Check(float, 0.0, math.inf),
+    "max_grad_norm": Check(float, 0.0, math.inf),
+    "warmup_ratio": Check(float, 0.0, 1.0),
 }
 
-MEGABATCH_CHECKS: dict[str, dict[str, Any]] = {
-    "size": {"kind": int, "low": 0, "high": None, "positive": False, "choices": ()},
-    "anneal": {"kind": int, "low": 0, "high": None, "positive": False, "choices": ()},
-    "mining_dtype": {"kind": str, "low": None, "high": None, "positive": False, "choices": MINING_DTYPES},
-}
+
+def loss_class(name: str) -> type:
+    """The loss class of ``loss.name``."""
+    if name not in LOSSES:
+        raise ValueError(f"recipe: loss.name must be one of {list(LOSSES)}, got {name!r}")
+    module, _, attribute = LOSSES[name].rpartition(".")
+    return getattr(importlib.import_module(module), attribute)
 
 
 @dataclass
@@ -250,34 +234,20 @@ class Recipe:
         from psp_st.training.arguments import PSPTrainingArguments
 
         values = {**DEFAULT_TRAINER_ARGS, **self.trainer, "output_dir": output_dir, "seed": self.seed}
-        values.update({MEGABATCH_KEYS[key]: value for key, value in self.megabatch.items()})
-        if self.loss.get("name", "margin") != "margin":
+        values.update({MEGABATCH_KEYS[key][0]: value for key, value in self.megabatch.items()})
+        if self.loss["name"] != "margin":
             values["megabatch_size"] = None
         if max_steps is not None:
             values["max_steps"] = max_steps
         return PSPTrainingArguments(**values)
 
 
-def _walk_finite(value: Any, key: str) -> None:
+def _finite(value: Any, key: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"recipe: {key} is {value}; it must be a finite number")
-    if isinstance(value, dict):
-        for name, inner in value.items():
-            _walk_finite(inner, f"{key}.{name}" if key else str(name))
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            _walk_finite(inner, f"{key}[{index}]")
-
-
-def _checked_mapping(values: Any, where: str, known: Any, checks: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    values = {} if values is None else values
-    if not isinstance(values, dict):
-        raise ValueError(f"{where} must be a mapping, got {values!r}")
-    check_keys(where, values, known)
-    for key, value in values.items():
-        if key in checks:
-            _check_value(f"{where}.{key}", value, checks[key])
-    return dict(values)
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for name, inner in items:
+        _finite(inner, f"{key}[{name}]" if isinstance(value, list) else f"{key}.{name}" if key else str(name))
 
 
 def parse_recipe(config: dict[str, Any]) -> Recipe:
@@ -286,42 +256,43 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
 
     if not isinstance(config, dict):
         raise ValueError(f"recipe: expected a mapping at the top level, got {type(config).__name__}")
-    _walk_finite(config, "")
+    _finite(config, "")
     check_keys("recipe:", config, [item.name for item in fields(Recipe)])
-    seed = config.get("seed", 42)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"recipe: seed must be an integer, got {seed!r}")
+    Check(int)("recipe: seed", config.get("seed"))
     data = dict(config.get("data") or {})
-    if not data.get("sources"):
-        raise ValueError("recipe: data.sources (a list of pair files/globs or {path: ...} entries) is required")
-    if isinstance(data["sources"], str):  # one source written without brackets: a one-element list
+    if isinstance(data.get("sources"), str):  # one source written without brackets: a one-element list
         data["sources"] = [data["sources"]]
-    if not isinstance(data["sources"], list) or not all(
-        isinstance(entry, str) or (isinstance(entry, dict) and "path" in entry) for entry in data["sources"]
+    sources = data.get("sources")
+    if not sources:
+        raise ValueError("recipe: data.sources (a list of pair files/globs or {path: ...} entries) is required")
+    if not isinstance(sources, list) or not all(
+        isinstance(s, str) or (isinstance(s, dict) and "path" in s) for s in sources
     ):
         raise ValueError(
-            f"recipe: data.sources must be a list of file paths/globs or {{path: ...}} entries, got {data['sources']!r}"
+            f"recipe: data.sources must be a list of file paths/globs or {{path: ...}} entries, got {sources!r}"
         )
-    loss = dict(config.get("loss") or {"name": "margin"})
-    loss.setdefault("name", "margin")
+    loss = {"name": "margin", **(config.get("loss") or {})}
     parameters = inspect.signature(loss_class(loss["name"])).parameters
-    check_keys("recipe: loss", loss, ["name", *(name for name in parameters if name not in ("self", "model"))])
-    trainer_known = [item.name for item in fields(SentenceTransformerTrainingArguments)]
+    loss = _checked(
+        loss, "recipe: loss", dict.fromkeys(["name", *(p for p in parameters if p not in ("self", "model"))])
+    )
+    trainer_keys = {item.name: TRAINER_CHECKS.get(item.name) for item in fields(SentenceTransformerTrainingArguments)}
     recipe = Recipe(
         name=str(config.get("name", "recipe")),
         data=_section(DataSection, data, "recipe: data"),
-        seed=seed,
+        seed=config.get("seed", 42),
         description=config.get("description"),
         tokenizer=_section(TokenizerSection, config.get("tokenizer"), "recipe: tokenizer"),
         model=_section(ModelSection, config.get("model"), "recipe: model"),
         loss=loss,
-        megabatch=_checked_mapping(config.get("megabatch"), "recipe: megabatch", MEGABATCH_KEYS, MEGABATCH_CHECKS),
-        trainer=_checked_mapping(config.get("trainer"), "recipe: trainer", trainer_known, TRAINER_CHECKS),
+        megabatch=_checked(
+            config.get("megabatch"), "recipe: megabatch", {k: c for k, (_, c) in MEGABATCH_KEYS.items()}
+        ),
+        trainer=_checked(config.get("trainer"), "recipe: trainer", trainer_keys),
         evaluation=_section(EvaluationSection, config.get("evaluation", {"sts_dev": STS_DEV}), "recipe: evaluation"),
         distillation=_section(DistillationSection, config.get("distillation"), "recipe: distillation"),
         release=_section(ReleaseSection, config.get("release"), "recipe: release"),
     )
-    distil = recipe.distillation
-    if distil.weight > 0 and not distil.sources:
+    if recipe.distillation.weight > 0 and not recipe.distillation.sources:
         raise ValueError("recipe: distillation.weight > 0 needs distillation.sources (the sentences to distil on)")
     return recipe

@@ -1,4 +1,4 @@
-"""Corpus loaders: ParaNMT scored pairs, Opusparcus train/dev, bitext."""
+"""The Opusparcus layout: ranked training files (top N) and annotated dev/test files."""
 
 from __future__ import annotations
 
@@ -6,17 +6,7 @@ import bz2
 
 import pytest
 
-from psp_st.data import load_bitext, load_opusparcus, load_scored_pairs
-
-
-def test_scored_pairs_keep_the_score(fixture_path, cache_dir):
-    pairs = load_scored_pairs(fixture_path("paranmt.tsv"), cache_dir=cache_dir)
-    assert pairs["score"][:] == [0.91, 0.75, 0.40, 0.12]
-
-
-def test_scored_pairs_without_score_raise(fixture_path, cache_dir):
-    with pytest.raises(ValueError, match="no score column"):
-        load_scored_pairs(fixture_path("header.tsv"), cache_dir=cache_dir)
+from psp_st.data import load_opusparcus
 
 
 def test_opusparcus_train_reads_the_ranked_layout(fixture_path, cache_dir):
@@ -60,21 +50,3 @@ def test_opusparcus_dev_scores_outside_1_to_4_raise(fixture_path, cache_dir):
 def test_opusparcus_top_n_on_dev_is_refused(fixture_path):
     with pytest.raises(ValueError, match="top_n"):
         load_opusparcus(fixture_path("en-dev.txt"), top_n=2)
-
-
-def test_bitext_maps_source_to_sentence1_and_keeps_lang(write_parquet, cache_dir):
-    path = write_parquet(
-        "de-en.parquet",
-        {
-            "source": ["Guten Morgen", "Danke", "Hallo"],
-            "target": ["Good morning", "Thanks", "Hello"],
-            "lang": ["de", "de", "de"],
-            "corpus": ["newstest", "flores200-devtest", "newstest"],
-        },
-    )
-    pairs = load_bitext(path, cache_dir=cache_dir)
-    assert pairs.column_names == ["sentence1", "sentence2", "lang"]
-    assert pairs[0] == {"sentence1": "Guten Morgen", "sentence2": "Good morning", "lang": "de"}
-    without_flores = load_bitext(path, exclude_corpora=["flores200-devtest"], cache_dir=cache_dir)
-    assert without_flores["sentence1"][:] == ["Guten Morgen", "Hallo"]
-    assert without_flores.column_names == ["sentence1", "sentence2", "lang"]
