@@ -60,8 +60,8 @@ def resolve_data_files(
     else:
         files = sorted(path for path in glob.glob(pattern, recursive=True) if os.path.isfile(path))
     if not files:
+        where = "" if os.path.isabs(os.fspath(source)) else f" (looked here and in the data folder {folder})"
         raise FileNotFoundError(
-            f"no data file matches {os.fspath(source)!r} (looked in the working directory and in the data folder "
-            f"{folder}; pass --data-dir or set {ENV_VAR})"
+            f"no data file matches {os.fspath(source)!r}{where}; pass --data-dir or set {ENV_VAR} to the shared data folder"
         )
     return files

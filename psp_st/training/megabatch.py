@@ -206,8 +206,6 @@ class MegaBatchStream(IterableDataset):
                         for i in span.tolist()
                     ]
                 )
-            if groups is not None:
-                batch_inputs["label"] = groups[span]  # the loss's in-batch term masks same-group pairs
             yield batch_inputs
 
     @staticmethod

@@ -48,5 +48,7 @@ def test_resolver_prefers_the_working_directory_then_the_data_folder(tmp_path, m
 
 
 def test_resolver_names_the_pattern_and_the_data_folder(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"'nothing/\*\.parquet'.*data folder .*PSP_ST_DATA_DIR"):
+    with pytest.raises(
+        FileNotFoundError, match=r"'nothing/\*\.parquet' \(looked here and in the data folder .*PSP_ST_DATA_DIR"
+    ):
         resolve_data_files("nothing/*.parquet", tmp_path)
