@@ -106,7 +106,7 @@ def load_pairs(
 
         from psp_st.data import load_pairs
 
-        pairs = load_pairs("../shared/data/training_pairs/*.parquet")
+        pairs = load_pairs("training_pairs/parasci.parquet")  # relative: from the data folder
         para = load_pairs("para-nmt-5m.txt.gz", columns={"sentence1": 0, "sentence2": 1, "score": 2})
     """
     columns = dict(columns or {})
