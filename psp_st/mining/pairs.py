@@ -207,6 +207,36 @@ def measure_recall(
     }
 
 
+def mining_config(options: dict[str, Any], bitext: bool = False) -> MiningConfig:
+    """A :class:`MiningConfig` from flat options named like its fields and :class:`IndexSpec`'s (``index`` is the
+    index kind), as ``psp-st mine`` takes them; options of other names are ignored.
+
+    Also: ``strategy`` None picks ``all`` for paraphrases and ``max`` for ``bitext``; ``lang`` sets both languages,
+    ``source_lang``/``target_lang`` one side (bitext only); ``no_dedup`` turns dedup off; ``exclude_data_dir`` drops
+    pairs with a sentence of that data folder's evaluation files; ``shard_rows`` None is the default.
+    """
+    from dataclasses import fields
+
+    from psp_st.mining.teacher import evaluation_sentences
+
+    def pick(cls: type) -> dict[str, Any]:
+        return {f.name: options[f.name] for f in fields(cls) if options.get(f.name) is not None}
+
+    lang, source_lang, target_lang = options.get("lang"), options.get("source_lang"), options.get("target_lang")
+    if not bitext and (source_lang or target_lang):
+        raise ValueError("--source-lang/--target-lang are for bitext mining (with --target); use --lang")
+    exclude = options.get("exclude_data_dir")
+    settings = {
+        **pick(MiningConfig),
+        "strategy": options.get("strategy") or ("max" if bitext else "all"),
+        "languages": (source_lang or lang, target_lang or lang) if (lang or source_lang or target_lang) else None,
+        "dedup": not options.get("no_dedup", False),
+        "exclude": frozenset(evaluation_sentences(exclude)) if exclude else frozenset(),
+        "index": IndexSpec(**{**pick(IndexSpec), "kind": options.get("index") or "auto"}),
+    }
+    return MiningConfig(**settings)
+
+
 def mine_pairs(
     source: str | os.PathLike | Sequence[str | os.PathLike],
     output: str | os.PathLike,

