@@ -33,10 +33,10 @@ def main() -> int:
     import pandas as pd
     import torch
 
+    from psp_st.data import load_training_pairs
     from psp_st.hub.load import load
     from psp_st.inference.encode import encode_texts
     from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
-    from psp_st.training.pairs import load_training_pairs
 
     torch.set_num_threads(1)
     frames = [

@@ -107,7 +107,7 @@ def tokenizer_texts(data: Path, english_pairs: int, seed: int) -> dict[str, list
     """Foreign sides per language; English from the bitext's English sides plus the English pairs' sentences."""
     import pandas as pd
 
-    from psp_st.training.pairs import load_training_pairs
+    from psp_st.data import load_training_pairs
 
     texts: dict[str, list[str]] = {}
     english: list[str] = []
@@ -202,7 +202,7 @@ def recipe(args: argparse.Namespace, init_folder: Path) -> dict:
             "text_guard": True,
             "sparse_embeddings": True,
             "mining_dtype": "bfloat16",
-            **({"language_column": "lang"} if args.language_guard else {}),
+            **({"language_guard": True} if args.language_guard else {}),
         },
         "trainer": {
             "num_train_epochs": args.epochs,
@@ -275,9 +275,9 @@ def cross_lingual_sample(data: Path, pairs: int, temperature: float, seed: int) 
 def train_in_process(recipe_file: Path, output: Path, args: argparse.Namespace) -> None:
     """The recipe path (``train_from_config``, in this process) with what the recipe cannot say yet.
 
-    ``--language-guard``: until the recipe's data path keeps a language column, the pairs get one here: the
+    ``--language-guard``: the converted probe files have no ``lang`` column, so the pairs get one here: the
     language of the bitext file whose foreign side holds the first sentence, else ``en`` (an English paraphrase
-    pair); the recipe sets ``megabatch.language_column: lang`` (MegaBatchTrainer's language guard).
+    pair); the recipe sets ``megabatch.language_guard: true`` (MegaBatchTrainer's language guard).
     ``--cross-distillation N``: N bitext pairs join the distillation sentences as (foreign sentence, teacher
     vector of its English translation), multilingual knowledge distillation (Reimers & Gurevych 2020) with the
     recipe's TeacherDistillationLoss; the teacher vectors come from the recipe's teacher cache.
@@ -291,17 +291,19 @@ def train_in_process(recipe_file: Path, output: Path, args: argparse.Namespace) 
     for lang in LANGS:
         lookup.update(dict.fromkeys(pd.read_parquet(args.data / f"bitext-{lang}.parquet").sentence1, lang))
 
-    def with_languages(data_cfg, seed, counts=None):
-        dataset = originals[0](data_cfg, seed, counts=counts)
+    def with_languages(data_cfg, seed, counts=None, data_dir=None):
+        dataset = originals[0](data_cfg, seed, counts=counts, data_dir=data_dir)
+        if "lang" in dataset.column_names:
+            return dataset
         return dataset.add_column("lang", [lookup.get(text, "en") for text in dataset["sentence1"]])
 
-    def with_cross_lingual(config, model, seed, timings=None):
+    def with_cross_lingual(config, model, seed, timings=None, data_dir=None):
         from datasets import Dataset, concatenate_datasets
 
         from psp_st.distillation import teacher_vectors
         from psp_st.training.auxiliary import AuxiliaryObjective
 
-        auxiliary = originals[1](config, model, seed, timings)
+        auxiliary = originals[1](config, model, seed, timings, data_dir=data_dir)
         foreign, english = cross_lingual_sample(args.data, args.cross_distillation, args.temperature, seed)
         distil = config["distillation"]
         vectors = teacher_vectors(english, distil["teacher"], distil["cache_dir"], label="bitext English sides")

@@ -1,4 +1,4 @@
-"""``psp-st train``: train a model from a ``hub_configs/*.yaml`` recipe (checkpoints, --resume, final save)."""
+"""``psp-st train``: train a model from a recipe (checkpoints, --resume, final save)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from psp_st.io.output_policy import OVERWRITE_HELP
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "train", help="train a model from a YAML recipe (hub_configs/<name>.yaml)", description=run.__doc__
+        "train", help="train a model from a recipe (a packaged name or a YAML file)", description=run.__doc__
     )
-    parser.add_argument("--config", required=True, help="recipe YAML, e.g. hub_configs/psp-en.yaml")
+    parser.add_argument("--config", required=True, help="recipe: a packaged name (psp-en) or a YAML file")
     parser.add_argument("--output", default=None, help="run folder (default: runs/<recipe name>)")
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)

@@ -1,4 +1,4 @@
-"""``psp-st build``: run a ``hub_configs/<name>.yaml`` recipe end to end and write its release folder.
+"""``psp-st build``: run a recipe (:func:`psp_st.training.recipe.find_recipe`) end to end and write the release folder.
 
 Training goes through :func:`psp_st.training.recipe.train_from_config`; the release folder (both forms, the
 evaluation, the build record and the model cards) is written by :func:`psp_st.hub.release.write_release`.
@@ -23,37 +23,17 @@ from psp_st.hub.release import DTYPES, previous_release_files, write_record, wri
 logger = logging.getLogger(__name__)
 
 
-def find_recipe(name: str | os.PathLike) -> Path:
-    """The recipe file for ``name``: a path to a YAML file, or ``hub_configs/<name>.yaml`` in the working
-    directory, in the psp-st source checkout, or shipped in the package (``psp_st/resources/hub_configs``)."""
-    candidate = Path(name)
-    if candidate.suffix in (".yaml", ".yml"):
-        if candidate.is_file():
-            return candidate
-        raise FileNotFoundError(f"recipe file not found: {candidate}")
-    package = Path(__file__).resolve().parents[1]
-    searched = [
-        Path.cwd() / "hub_configs" / f"{name}.yaml",
-        package.parent / "hub_configs" / f"{name}.yaml",  # a source checkout
-        package / "resources" / "hub_configs" / f"{name}.yaml",
-    ]  # an installed wheel
-    for path in searched:
-        if path.is_file():
-            return path
-    raise FileNotFoundError(f"no recipe for {name!r}; looked in: {', '.join(str(p) for p in searched)}")
-
-
 def source_files(sources: list[str | dict[str, Any]], data_dir: Path) -> dict[str, int | None]:
     """Every file the recipe's sources matched, relative to ``data_dir``, with its row count (Parquet metadata;
     ``None`` for other files)."""
     import pyarrow.parquet as pq
 
-    from psp_st.training.pairs import resolve_data_path
+    from psp_st.io.data_dir import resolve_data_files
 
     files: dict[str, int | None] = {}
     for source in sources:
         source = source["path"] if isinstance(source, dict) else source
-        for path in resolve_data_path(source):
+        for path in resolve_data_files(source, data_dir):
             relative = os.path.relpath(path, data_dir)
             name = path if relative.startswith("..") else relative
             files[name] = pq.ParquetFile(path).metadata.num_rows if path.endswith(".parquet") else None
@@ -69,28 +49,6 @@ def _train_metrics(work: Path) -> dict[str, Any]:
 def _relative(path: str, data_dir: Path) -> str:
     relative = os.path.relpath(path, data_dir)
     return path if relative.startswith("..") else relative
-
-
-def _absolute_data_paths(config: dict[str, Any], data_dir: Path) -> dict[str, Any]:
-    """Make the recipe's relative data paths absolute under ``data_dir`` (absolute paths stay as they are)."""
-    config = copy.deepcopy(config)
-
-    def fix(path: str) -> str:
-        return path if os.path.isabs(path) else str(data_dir / path)
-
-    def fix_entry(entry: Any) -> Any:
-        return {**entry, "path": fix(str(entry["path"]))} if isinstance(entry, dict) else fix(str(entry))
-
-    data = config.get("data", {})
-    data["sources"] = [fix_entry(source) for source in data.get("sources", [])]
-    distillation = config.get("distillation") or {}
-    if distillation.get("sources"):
-        distillation["sources"] = [fix_entry(source) for source in distillation["sources"]]
-    evaluation = config.get("evaluation") or {}
-    for key, value in list(evaluation.items()):
-        if isinstance(value, str) and value.endswith(".parquet"):
-            evaluation[key] = fix(value)
-    return config
 
 
 @contextlib.contextmanager
@@ -122,7 +80,8 @@ def build(
     """Train the ``name`` recipe and write its release folder (default ``./<name>``); return the folder.
 
     Args:
-        name: recipe name (``hub_configs/<name>.yaml``) or a recipe file.
+        name: recipe name (a packaged recipe such as ``psp-en``, see :func:`~psp_st.training.recipe.find_recipe`)
+            or a recipe file.
         output: release folder, written when the build succeeds. An existing non-empty folder is refused before
             training starts unless it is this recipe's own earlier release (its ``psp_build.json`` names the
             recipe) or ``overwrite`` is set; either way only the files of the old release are replaced or removed,
@@ -141,6 +100,7 @@ def build(
     import psp_st
     from psp_st.io.data_dir import default_data_dir
     from psp_st.io.output_policy import check_output
+    from psp_st.training.recipe import find_recipe
 
     recipe_path = find_recipe(name)  # the cheap checks first: a typo fails before torch and datasets load
     data_dir = Path(data_dir) if data_dir else default_data_dir()
@@ -160,7 +120,7 @@ def build(
     dtype = dtype or recipe_dtype
     if dtype not in DTYPES:
         raise ValueError(f"release dtype must be one of {DTYPES}, got {dtype!r}")
-    run_config = _absolute_data_paths(config, data_dir)
+    run_config = copy.deepcopy(config)
     run_config.pop("release", None)
     output = Path(output) if output else Path.cwd() / config["name"]
     previous = previous_release_files(output, config["name"])
@@ -195,7 +155,9 @@ def build(
         if cache_dir and not Path(cache_dir).is_absolute():  # keep the user's folder clean: cache in the work dir
             run_config["data"]["cache_dir"] = str(work / cache_dir)
         start = time.perf_counter()
-        model = train_from_config(run_config, output_dir=work, max_steps=max_steps, overwrite=overwrite)
+        model = train_from_config(
+            run_config, output_dir=work, max_steps=max_steps, overwrite=overwrite, data_dir=data_dir
+        )
         metrics = _train_metrics(work)
         info["training"] = {
             "seconds": round(time.perf_counter() - start, 1),

@@ -39,8 +39,8 @@ from psp_st.data.filters import (
     LengthRatioFilter,
     TrigramOverlapFilter,
     length_ratio,
+    text_key,
     trigram_overlap,
-    words,
 )
 from psp_st.io.atomic import atomic_path
 from psp_st.mining.ann import (
@@ -114,7 +114,7 @@ class MiningConfig:
             raise ValueError(f"need -1 <= min_cosine <= max_cosine <= 1, got {self.min_cosine}, {self.max_cosine}")
         if self.chunk_rows < 1:
             raise ValueError(f"chunk_rows must be >= 1, got {self.chunk_rows}")
-        object.__setattr__(self, "exclude", frozenset(_key(text) for text in self.exclude))
+        object.__setattr__(self, "exclude", frozenset(text_key(text) for text in self.exclude))
         self.filters()  # validates the filter settings (and py3langid's language codes)
 
     def filters(self) -> list[Any]:
@@ -138,10 +138,6 @@ class MiningConfig:
         data = {key: value for key, value in asdict(self).items() if key != "exclude"}
         data["excluded_texts"] = len(self.exclude)
         return data
-
-
-def _key(text: str) -> str:
-    return " ".join(words(text))
 
 
 def _read_texts(folder: Path) -> Any:
@@ -466,7 +462,7 @@ def _filter_chunk(
         "sentence1": source_texts.take(pa.array(left[rows])).to_pylist(),
         "sentence2": target_texts.take(pa.array(right[rows])).to_pylist(),
     }
-    keys1, keys2 = [_key(a) for a in batch["sentence1"]], [_key(b) for b in batch["sentence2"]]
+    keys1, keys2 = [text_key(a) for a in batch["sentence1"]], [text_key(b) for b in batch["sentence2"]]
     mask = [k1 != k2 and bool(k1) and bool(k2) for k1, k2 in zip(keys1, keys2, strict=True)]
     counters["identical"].update(mask)
     if config.exclude:

@@ -115,16 +115,6 @@ def test_build_records_suite_summary_in_card(build_cli, tiny_recipe, data_dir, t
     assert "| STS Benchmark test | Spearman | 12.35 |" in (tmp_path / "psp-en" / "README.md").read_text()
 
 
-def test_unknown_recipe_lists_where_it_looked(tmp_path, monkeypatch):
-    import pytest
-
-    from psp_st.hub.build import find_recipe
-
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(FileNotFoundError, match="no recipe for 'nope'.*hub_configs/nope.yaml"):
-        find_recipe("nope")
-
-
 def test_threads_option_trains_on_that_many_threads_and_restores_torch(build_cli, tiny_recipe, data_dir, tmp_path):
     import torch
 
