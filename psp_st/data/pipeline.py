@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from psp_st.data.dedup import ExactDedup
-from psp_st.data.filters import FilterCount, LengthFilter, ScoreRangeFilter, TrigramOverlapFilter, is_streaming
+from psp_st.data.filters import (
+    FilterCount,
+    LengthFilter,
+    LengthRatioFilter,
+    ScoreRangeFilter,
+    TrigramOverlapFilter,
+    is_streaming,
+)
 from psp_st.data.lowercase import Lowercase
 
 
@@ -94,10 +101,18 @@ def _build_step(name: str, value: Any):
                 raise ValueError(f"filter 'language': unknown key(s) {sorted(unknown)}")
             return LanguageFilter(**value)
         raise ValueError(f"filter 'language' takes a code, a list of codes or a mapping, got {value!r}")
+    if name == "length_ratio":
+        options = dict(value) if isinstance(value, Mapping) else {"max": value}
+        unknown = set(options) - {"max", "sentence1_scale"}
+        if unknown:
+            raise ValueError(f"filter 'length_ratio': unknown key(s) {sorted(unknown)}; use 'max', 'sentence1_scale'")
+        return LengthRatioFilter(
+            max_ratio=float(options.get("max", 2.0)), sentence1_scale=float(options.get("sentence1_scale", 1.0))
+        )
     raise ValueError(f"unknown filter {name!r}; known filters: {sorted(FILTER_NAMES)}")
 
 
-FILTER_NAMES = ("lowercase", "length", "score", "score_range", "trigram_overlap", "dedup", "language")
+FILTER_NAMES = ("lowercase", "length", "score", "score_range", "trigram_overlap", "dedup", "language", "length_ratio")
 
 
 def _entries(config: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[tuple[str, Any]]:
@@ -125,6 +140,7 @@ def apply_filters(
           trigram_overlap: {max: 0.7}        # or just 0.7
           score: {min: 0.5, max: 1.0}        # needs a 'score' column
           language: {sentence1: de, sentence2: en, min_confidence: 0.5}   # or "en" for both sides
+          length_ratio: {max: 2.0, sentence1_scale: 0.88}   # characters, sentence1 scaled (X-English bitext)
           dedup: true                        # or {symmetric: true}
 
     Args:

@@ -4,6 +4,7 @@ Recipe form (``distillation.sources``)::
 
     - {path: corpus/wikipedia_sentences.parquet, max_sentences: 15000}              # column "sentence"
     - {path: training_pairs_extra/*.parquet, columns: [sentence1, sentence2], max_sentences: 15000}
+    - {path: corpus/english_sentences.parquet, exclude: {source: flores200-devtest}}   # rows dropped (Parquet)
 
 Per entry: the texts of the given column(s) of every matched file, de-duplicated (case and punctuation
 insensitive), without evaluation text (``exclude``), 1-80 words, then a seeded sample of ``max_sentences``
@@ -26,11 +27,11 @@ from psp_st.data.filters import text_key
 
 logger = logging.getLogger(__name__)
 
-SOURCE_KEYS = ("path", "columns", "max_sentences")
+SOURCE_KEYS = ("path", "columns", "max_sentences", "exclude")
 
 
 def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillation.sources entry") -> dict[str, Any]:
-    """A ``distillation.sources`` entry as ``{path, columns, max_sentences}`` (a bare string is a path)."""
+    """A ``distillation.sources`` entry as ``{path, columns, max_sentences, exclude}`` (a bare string is a path)."""
     entry = {"path": entry} if isinstance(entry, str) else dict(entry)
     check_keys(where, entry, SOURCE_KEYS)
     if not entry.get("path"):
@@ -40,6 +41,13 @@ def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillat
     limit = entry.get("max_sentences")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"{where}.max_sentences must be a positive integer, got {limit!r}")
+    exclude: dict[str, tuple[str, ...]] = {}
+    for column, values in dict(entry.get("exclude") or {}).items():
+        values = [values] if isinstance(values, str) else values
+        if not isinstance(values, (list, tuple)) or not all(isinstance(value, str) for value in values):
+            raise ValueError(f"{where}.exclude.{column} must be a value or a list of values, got {values!r}")
+        exclude[str(column)] = tuple(values)
+    entry["exclude"] = exclude
     return entry
 
 
@@ -62,7 +70,7 @@ def distillation_sentences(
         texts: list[str] = []
         for path in resolve_data_files(entry["path"], data_dir):
             for column in entry["columns"]:
-                texts.extend(read_sentences(path, column=column))
+                texts.extend(read_sentences(path, column=column, exclude=entry["exclude"]))
         kept = candidates(texts, evaluation)
         stem = Path(entry["path"]).name.replace(".parquet", "").replace("*", "all")
         # sample first, then drop what an earlier entry chose: the sample stays nested across sizes (a larger

@@ -7,6 +7,7 @@ with exact search below 100k sentences).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,16 +25,27 @@ def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransf
     return SentenceTransformer(resolve_model_name(name), device=device)
 
 
-def read_sentences(path: str | os.PathLike, column: str = "sentence") -> list[str]:
+def read_sentences(
+    path: str | os.PathLike, column: str = "sentence", exclude: Mapping[str, Sequence[str]] | None = None
+) -> list[str]:
     """Sentences of a Parquet file (``column``, via :func:`psp_st.data.load_table`) or of a text file (one per line,
-    :func:`psp_st.io.lines.iter_lines`); stripped, blank and null ones skipped."""
+    :func:`psp_st.io.lines.iter_lines`); stripped, blank and null ones skipped. ``exclude`` (Parquet only):
+    ``{other column: values}``, rows whose column holds one of the values are skipped (e.g. a corpus's dev rows)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"sentence file not found: {path}")
     if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         from psp_st.data.loaders import load_table
 
-        values = load_table(path, [column]).data.column(column).to_pylist()
+        table = load_table(path, [column, *(exclude or {})]).data
+        for name, banned in (exclude or {}).items():
+            table = table.filter(pc.invert(pc.is_in(table.column(name), pa.array(list(banned)))).fill_null(True))
+        values = table.column(column).to_pylist()
+    elif exclude:
+        raise ValueError(f"{path}: exclude needs a Parquet file with the columns {sorted(exclude)}")
     else:
         from psp_st.io.lines import iter_lines
 

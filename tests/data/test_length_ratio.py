@@ -48,3 +48,19 @@ def test_scaled_ratio_keeps_chinese_english_pairs_the_unscaled_one_drops(data_di
 def test_scale_must_be_positive():
     with pytest.raises(ValueError, match="sentence1_scale must be a finite number > 0"):
         LengthRatioFilter(2.0, sentence1_scale=0.0)
+
+
+def test_recipe_filter_block_length_ratio_keeps_what_the_filter_keeps(data_dir):
+    import pandas as pd
+    from datasets import Dataset
+
+    from psp_st.data import apply_filters
+
+    frame = pd.read_parquet(data_dir / "bitext" / "zh-en.parquet")
+    pairs = Dataset.from_dict({"sentence1": frame.source.tolist(), "sentence2": frame.target.tolist()})
+    kept, report = apply_filters(pairs, {"length_ratio": {"max": 2.0, "sentence1_scale": 3.5}})
+    expected = LengthRatioFilter(2.0, sentence1_scale=3.5).keep(pairs.to_dict())
+    assert kept["sentence1"] == [text for text, keep in zip(pairs["sentence1"], expected, strict=True) if keep]
+    assert report.steps[0].dropped == len(frame) - sum(expected)
+    with pytest.raises(ValueError, match="filter 'length_ratio': unknown key"):
+        apply_filters(pairs, {"length_ratio": {"ratio": 2.0}})

