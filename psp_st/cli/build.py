@@ -25,7 +25,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=int, default=None, help="override the recipe's seed")
     parser.add_argument("--max-steps", type=int, default=None, help="stop training after N steps (smoke tests)")
-    parser.add_argument("--suite", default="quick", help="evaluation suite for the model card (default: quick)")
+    parser.add_argument(
+        "--suite",
+        default=None,
+        help="evaluation suite for the model card (default: the recipe's release.suite, else quick)",
+    )
     parser.add_argument("--no-eval", action="store_true", help="skip the evaluation suite")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.add_argument(
@@ -49,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from psp_st.hub.build import build
+    from psp_st.hub.build import RECIPE_SUITE, build
     from psp_st.io.model_names import BUILD_INFO_FILE
 
     folder = build(
@@ -58,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         seed=args.seed,
         max_steps=args.max_steps,
-        suite=None if args.no_eval else args.suite,
+        suite=None if args.no_eval else (args.suite or RECIPE_SUITE),
         threads=args.threads,
         work_dir=args.work_dir,
         overwrite=args.overwrite,

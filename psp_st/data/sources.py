@@ -207,3 +207,17 @@ def _large_strings(part: Any) -> Any:
         if name in part.column_names and getattr(part.features[name], "dtype", None) == "string":
             part = part.cast_column(name, Value("large_string"))
     return part
+
+
+#: Key of the pairs without a language (no ``lang`` value, e.g. English paraphrase pairs next to bitext).
+NO_LANGUAGE = "-"
+
+
+def pairs_per_language(dataset) -> dict[str, dict[str, int]]:
+    """``{lang: {"pairs": pairs per epoch, "distinct": distinct pairs}}`` of a training set with a ``lang``
+    column (missing values under :data:`NO_LANGUAGE`); recipe weights repeat pairs, so the two differ."""
+    frame = dataset.select_columns(["sentence1", "sentence2", "lang"]).to_pandas()
+    frame["lang"] = frame["lang"].fillna(NO_LANGUAGE)
+    pairs = frame.groupby("lang").size()
+    distinct = frame.drop_duplicates().groupby("lang").size()
+    return {str(lang): {"pairs": int(pairs[lang]), "distinct": int(distinct[lang])} for lang in sorted(pairs.index)}

@@ -22,6 +22,9 @@ from psp_st.hub.release import DTYPES, previous_release_files, write_record, wri
 
 logger = logging.getLogger(__name__)
 
+#: ``build(suite=...)``'s default: the recipe's ``release.suite`` (``quick`` when the recipe names none).
+RECIPE_SUITE = "recipe"
+
 
 def source_files(sources: list[str | dict[str, Any]], data_dir: Path) -> dict[str, int | None]:
     """Every file the recipe's sources matched, relative to ``data_dir``, with its row count (Parquet metadata;
@@ -71,7 +74,7 @@ def build(
     data_dir: str | os.PathLike | None = None,
     seed: int | None = None,
     max_steps: int | None = None,
-    suite: str | None = "quick",
+    suite: str | None = RECIPE_SUITE,
     threads: int | None = None,
     work_dir: str | os.PathLike | None = None,
     overwrite: bool = False,
@@ -89,7 +92,8 @@ def build(
         data_dir: the shared data folder the recipe's relative paths refer to (default: :func:`psp_st.io.data_dir.default_data_dir`).
         seed: overrides the recipe's seed.
         max_steps: stop training after this many optimizer steps (for smoke tests).
-        suite: evaluation suite recorded in the card (``None`` skips evaluation).
+        suite: evaluation suite recorded in the card (``None`` skips evaluation); default: the recipe's
+            ``release.suite``, else ``quick``.
         threads: torch threads for training and evaluation (default: torch's choice).
         work_dir: keep training checkpoints here (default: a temporary folder, removed afterwards).
         overwrite: write into a non-empty ``output`` that is not this recipe's release.
@@ -115,8 +119,11 @@ def build(
     config.setdefault("seed", 42)
     release = dict(config.get("release") or {})
     recipe_dtype = release.pop("dtype", "float32")
+    recipe_suite = release.pop("suite", "quick")
     if release:
-        raise ValueError(f"recipe: unknown release option(s) {sorted(release)} (known: dtype)")
+        raise ValueError(f"recipe: unknown release option(s) {sorted(release)} (known: dtype, suite)")
+    if suite == RECIPE_SUITE:
+        suite = recipe_suite
     dtype = dtype or recipe_dtype
     if dtype not in DTYPES:
         raise ValueError(f"release dtype must be one of {DTYPES}, got {dtype!r}")
@@ -171,6 +178,8 @@ def build(
                 _relative(name, data_dir): count for name, count in (metrics.get("pairs_per_source") or {}).items()
             },
         }
+        if metrics.get("pairs_per_language"):
+            info["training"]["pairs_per_language"] = metrics["pairs_per_language"]
         distillation = metrics.get("distillation")
         if distillation:
             distillation = {

@@ -46,6 +46,10 @@ TASK_NAMES: dict[str, str] = {
 
 FORMS = ("static", "trainable")
 
+#: A language with fewer distinct training pairs than this gets a note in the card (issue 12: say it, with the
+#: measured numbers, rather than hide the language).
+SMALL_LANGUAGE_PAIRS = 5_000
+
 
 def template_path() -> Path:
     """The model card template shipped as package data."""
@@ -73,6 +77,53 @@ def _genre_shares(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"genre": genre, "share": rows / total} for genre, rows in ranked] if total else []
 
 
+def language_rows(info: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Per language of a multilingual build: training pairs (``pairs_per_language``) and FLORES-200 devtest
+    retrieval error (the ``flores-<lang>`` rows of the evaluation); and the notes on small or untrained languages.
+    ``([], [])`` for a build without languages."""
+    from psp_st.data.sources import NO_LANGUAGE
+
+    counts = dict((info.get("training") or {}).get("pairs_per_language") or {})
+    metrics = (info.get("evaluation") or {}).get("metrics") or {}
+    flores = {
+        key.partition(" / ")[0].removeprefix("flores-")
+        for key in metrics
+        if key.startswith("flores-") and not key.startswith("flores-mean")
+    }
+    untagged = counts.pop(NO_LANGUAGE, None)
+    if not counts:
+        return [], []
+    rows, notes = [], []
+    for lang in sorted(set(counts) | flores):
+        pairs = counts.get(lang, {})
+        x2en, en2x = (metrics.get(f"flores-{lang} / {name} error %") for name in ("x->en", "en->x"))
+        rows.append(
+            {"lang": lang, "pairs": pairs.get("pairs"), "distinct": pairs.get("distinct"), "x2en": x2en, "en2x": en2x}
+        )
+        errors = "" if x2en is None else f"; FLORES-200 devtest retrieval error {x2en:.1f}% x->en, {en2x:.1f}% en->x"
+        if not pairs:
+            notes.append(
+                f"{lang}: no training pairs (evaluated only; anything it gets is through shared pieces){errors}."
+            )
+        elif pairs["distinct"] < SMALL_LANGUAGE_PAIRS:
+            notes.append(
+                f"{lang}: only {pairs['distinct']:,} distinct training pairs (seen {pairs['pairs'] / pairs['distinct']:.1f} "
+                f"times per epoch by the language balancing){errors}: expect weaker results in {lang} than in the "
+                "languages with more bitext."
+            )
+    if untagged:
+        rows.append(
+            {
+                "lang": "en (paraphrase pairs)",
+                "pairs": untagged["pairs"],
+                "distinct": untagged["distinct"],
+                "x2en": None,
+                "en2x": None,
+            }
+        )
+    return rows, notes
+
+
 def card_fields(info: dict[str, Any]) -> dict[str, Any]:
     """The template's placeholders that come from the build record ``info`` (``{}`` for a folder without one)."""
     import yaml
@@ -92,7 +143,10 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         metrics.append({"task": TASK_NAMES.get(task, task), "metric": metric or "-", "value": float(value)})
     recipe = info.get("recipe")
     name = info.get("name")
+    languages, language_notes = language_rows(info)
     return {
+        "language_rows": languages,
+        "language_notes": language_notes,
         "description": (recipe or {}).get("description", ""),
         "release": bool(name),
         "build_command": f"psp-st build {name}" if name else "psp-st build",
@@ -144,7 +198,8 @@ def render_model_card(
     data = model.model_card_data
     data.local_files_only = True  # no Hub lookups while building cards (and the Hub may be unreachable)
     data.generate_widget_examples = False
-    data.language = data.language or ["en"]
+    trained = [row["lang"] for row in language_rows(info)[0] if row["distinct"] and len(row["lang"]) <= 3]
+    data.language = data.language or sorted({"en", *trained})
     data.license = data.license or "apache-2.0"
     data.model_id = model_id
     data.model_name = f"{name or model_id} ({'static' if form == 'static' else 'trainable PSPEmbedding'})"

@@ -69,6 +69,35 @@ def temperature_sample(
     return sample
 
 
+def language_balanced_texts(
+    first: Sequence[str],
+    languages: Sequence[str | None],
+    second: Sequence[str],
+    temperature: float,
+    pivot: str = "en",
+    seed: int = 42,
+) -> list[str]:
+    """The training text of a shared vocabulary for X-``pivot`` pairs: :func:`temperature_sample` over languages.
+
+    ``first[i]`` is in ``languages[i]`` (``None``: the pivot, e.g. an English paraphrase pair mixed into
+    X-English bitext) and every ``second[i]`` is in the pivot language. Each language's texts are de-duplicated
+    first (a source repeated by a recipe weight counts once), so the balance comes from ``temperature`` only.
+    """
+    if not (len(first) == len(languages) == len(second)):
+        raise ValueError(
+            f"first, languages and second must have one entry per pair, got {len(first)}, {len(languages)}, "
+            f"{len(second)}"
+        )
+    by_language: dict[str, dict[str, None]] = {}
+    for text, lang in zip(first, languages, strict=True):
+        by_language.setdefault(lang or pivot, {})[text] = None
+    pivot_texts = by_language.setdefault(pivot, {})
+    for text in second:
+        pivot_texts[text] = None
+    sample = temperature_sample({lang: list(texts) for lang, texts in by_language.items()}, temperature, seed=seed)
+    return [text for part in sample.values() for text in part]
+
+
 def train_multilingual_tokenizer(
     texts_by_language: Mapping[str, Sequence[str]],
     vocab_size: int = 32_000,

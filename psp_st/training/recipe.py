@@ -166,7 +166,23 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
                 if key in options and hasattr(module, key) and not isinstance(getattr(module, key), nn.Module):
                     setattr(module, key, float(options[key]))
         return model
-    texts = train_dataset["sentence1"][:] + train_dataset["sentence2"][:]
+    if recipe.tokenizer.language_temperature is not None:
+        from psp_st.tokenization.multilingual import language_balanced_texts
+
+        if "lang" not in train_dataset.column_names:
+            raise ValueError(
+                "recipe: tokenizer.language_temperature needs a 'lang' column in the training pairs (a bitext "
+                "source keeps its language column; map one with columns: {lang: <column>})"
+            )
+        texts = language_balanced_texts(
+            train_dataset["sentence1"][:],
+            train_dataset["lang"][:],
+            train_dataset["sentence2"][:],
+            recipe.tokenizer.language_temperature,
+            seed=seed,
+        )
+    else:
+        texts = train_dataset["sentence1"][:] + train_dataset["sentence2"][:]
     start = time.perf_counter()
     module = PSPEmbedding.from_texts(
         texts,
@@ -293,6 +309,7 @@ def train_from_config(
     import torch
     from transformers.trainer_utils import get_last_checkpoint
 
+    from psp_st.data.sources import pairs_per_language
     from psp_st.io.output_policy import check_output
     from psp_st.losses import add_random_negatives
     from psp_st.modules.trusted import load_trusted
@@ -345,6 +362,7 @@ def train_from_config(
         "global_step": output.global_step,
         "train_pairs": len(train_dataset),
         "pairs_per_source": pair_counts,
+        **({"pairs_per_language": pairs_per_language(train_dataset)} if "lang" in train_dataset.column_names else {}),
         "stage_seconds": timings,
         "distillation": auxiliary.config() if auxiliary is not None else None,
     }

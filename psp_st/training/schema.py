@@ -93,10 +93,15 @@ class TokenizerSection:
     model_type: str | None = _option(None, str, choices=("unigram", "bpe"))
     byte_fallback: bool | None = _option(None, bool)
     max_sentence_length: int | None = _option(None, int, positive=True)
+    #: Train on a language-balanced sample (:func:`psp_st.tokenization.multilingual.language_balanced_texts`)
+    #: instead of every training sentence; ``None``: every sentence, as the pairs come.
+    language_temperature: float | None = _option(None, float, 0.0, 1.0)
 
     def options(self) -> dict[str, Any]:
-        """The set keys besides ``vocab_size``/``lowercase`` (passed on to sentencepiece's trainer)."""
-        return {k: v for k, v in vars(self).items() if v is not None and k not in ("vocab_size", "lowercase")}
+        """The set keys besides ``vocab_size``/``lowercase``/``language_temperature`` (passed on to sentencepiece's
+        trainer)."""
+        own = ("vocab_size", "lowercase", "language_temperature")
+        return {k: v for k, v in vars(self).items() if v is not None and k not in own}
 
 
 @dataclass
@@ -145,6 +150,7 @@ class ReleaseSection:
     """``release``: how ``psp-st build`` writes the release."""
 
     dtype: str = _option("float32", str, choices=("float32", "float16"))
+    suite: str = _option("quick", str)  # the evaluation suite of the card (e.g. xling for a multilingual model)
 
 
 #: The STS file a recipe without an ``evaluation`` section evaluates on during training.
@@ -167,6 +173,7 @@ MEGABATCH_KEYS: dict[str, tuple[str, Check]] = {
     "mining_chunk_size": ("mining_chunk_size", Check(int, positive=True)),
     "mining_dtype": ("mining_dtype", Check(str, choices=MINING_DTYPES)),
     "encode_batch_size": ("encode_batch_size", Check(int, positive=True)),
+    "language_guard": ("language_guard", Check(bool)),
 }
 
 #: Defaults of the trainer section (any other SentenceTransformerTrainingArguments field may be set).

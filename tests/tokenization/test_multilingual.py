@@ -7,6 +7,7 @@ import random
 import pytest
 
 from psp_st.tokenization.multilingual import (
+    language_balanced_texts,
     language_piece_stats,
     temperature_sample,
     temperature_shares,
@@ -71,3 +72,18 @@ def test_coverage_below_one_on_raw_proportions_loses_han_characters(languages):
     # why the module keeps coverage 1.0: sentencepiece's usual coverage drops characters of the small languages
     tokenizer = train_multilingual_tokenizer(languages, vocab_size=2000, temperature=1.0, character_coverage=0.995)
     assert language_piece_stats(tokenizer, languages)["zh"]["unknown_rate"] > 0.5
+
+
+def test_language_balanced_texts_dedups_each_language_then_samples_by_temperature():
+    # pairs as a recipe loads them: German repeated by a weight, English paraphrase pairs with no language
+    first = ["de a", "de b", "de a", "de b", "ar a", "en p"]
+    languages = ["de", "de", "de", "de", "ar", None]
+    second = ["en a", "en b", "en a", "en b", "en c", "en q"]
+    texts = language_balanced_texts(first, languages, second, temperature=0.5, seed=0)
+    # distinct texts: de 2, ar 1, en 5 (4 English sides + the paraphrase pair's first side); T = 0.5 -> sqrt shares
+    weights = {"de": 2**0.5, "ar": 1.0, "en": 5**0.5}
+    expected = {lang: round(8 * w / sum(weights.values())) for lang, w in weights.items()}
+    found = {lang: sum(text.startswith(lang) for text in texts) for lang in weights}
+    assert found == expected
+    with pytest.raises(ValueError, match="one entry per pair"):
+        language_balanced_texts(first, languages[:-1], second, temperature=0.5)

@@ -127,10 +127,15 @@ def test_unknown_recipe_lists_where_it_looked(tmp_path, monkeypatch):
 
 
 def test_packaged_recipes_are_real_files_that_load_by_name(tmp_path, monkeypatch):
+    from psp_st.data.sources import PairSource
     from psp_st.training.recipe import PACKAGED_RECIPES, find_recipe, load_config
+    from psp_st.training.schema import parse_recipe
 
     monkeypatch.chdir(tmp_path)  # no hub_configs/ here: the package's copy is found
     assert find_recipe("psp-en") == PACKAGED_RECIPES / "psp-en.yaml"
     assert not PACKAGED_RECIPES.is_symlink() and not (PACKAGED_RECIPES / "psp-en.yaml").is_symlink()
     for path in sorted(PACKAGED_RECIPES.glob("*.yaml")):
         assert load_config(path.stem)["name"] == path.stem
+        recipe = parse_recipe(load_config(path.stem))  # every key known, every value checked
+        for source in recipe.data.sources:
+            PairSource.parse(source, recipe.data.filters)  # columns, exclusion and filter names too
