@@ -10,12 +10,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "build",
         help="train a recipe (packaged NAME, e.g. psp-en) and write the release folder (default ./NAME)",
-        description="Run a pretrained-model recipe end to end: train, evaluate with the quick suite, and write the "
+        description="Run a pretrained-model recipe end to end: train, evaluate with the recipe's suite (quick unless "
+        "its release.suite says otherwise), and write the "
         "release folder: the StaticEmbedding export at its root (SentenceTransformer"
         "('NAME') works from the current folder, no flags), the trainable PSPEmbedding in trainable/, the "
         "model card and psp_build.json.",
     )
-    parser.add_argument("name", help="recipe name (psp-en, psp-paper, or hub_configs/NAME.yaml here) or a .yaml file")
+    parser.add_argument(
+        "name",
+        help="recipe name (psp-en, psp-multi, psp-de-en, psp-paper, or hub_configs/NAME.yaml here) or a .yaml file",
+    )
     parser.add_argument("--output", type=Path, default=None, help="release folder (default: ./NAME)")
     parser.add_argument(
         "--data-dir",
