@@ -1,4 +1,5 @@
-"""Licence and genre of every shared English training file, as stated by its source (shared/data/README.md).
+"""Licence and genre of every shared training file (English pairs, corpus, X-English bitext), as stated by its
+source (shared/data/README.md).
 
 The one table model cards read to list "trained on X (licence Y)". Keys are file stems; a file not listed here is
 shown as "not in psp_st.data.licenses: check its source".
@@ -58,6 +59,14 @@ DATA_LICENSES: dict[str, tuple[str, str]] = {
     "senteval_sentences": ("reviews, questions (SentEval: SST, MR, CR, SUBJ, TREC)", "research use"),
     "bible_verses": ("Bible verses", "public domain"),
     "gutenberg_books_sample": ("books (Project Gutenberg)", "public domain in the USA"),
+    # bitext/ (X-English; FLORES-200 devtest rows are the cross-lingual dev set, excluded by the recipes)
+    **{
+        f"{lang}-en": (
+            f"{lang}-en translations (WMT news test sets, Multi30k captions, TICO-19, FLORES-200)",
+            "WMT test sets: research use; Multi30k: non-commercial research; TICO-19: CC0; FLORES-200: CC BY-SA 4.0",
+        )
+        for lang in ("ar", "cs", "de", "es", "fi", "fr", "ru", "sv", "tr", "zh")
+    },
 }
 
 UNKNOWN = ("?", "not in psp_st.data.licenses: check its source")

@@ -287,6 +287,19 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
                 if isinstance(module, (nn.Embedding, nn.EmbeddingBag)):
                     module.sparse = True
 
+    def add_model_card_callback(self, default_args_dict: dict[str, Any]) -> None:
+        """ST's card callback, shown the training set without :data:`METADATA_COLUMNS`: its statistics tokenize
+        every string column, and a ``lang`` column is not text (it is null for pairs without a language)."""
+        dataset: Any = self.train_dataset
+        metadata = [name for name in METADATA_COLUMNS if name in (getattr(dataset, "column_names", None) or [])]
+        if not metadata:
+            return super().add_model_card_callback(default_args_dict)
+        self.train_dataset = dataset.remove_columns(metadata)
+        try:
+            super().add_model_card_callback(default_args_dict)
+        finally:
+            self.train_dataset = dataset
+
     # -- data ---------------------------------------------------------------------------------------------
     def get_train_dataloader(self) -> DataLoader:
         if self.schedule is None:

@@ -47,15 +47,16 @@ def test_multilingual_build_records_languages_and_the_card_lists_them_with_dev_n
         for frame in [pd.read_parquet(data_dir / "bitext" / f"{lang}-en.parquet")]
     }
     counts = info["training"]["pairs_per_language"]
-    assert {lang: counts[lang]["distinct"] for lang in ("de", "zh")} == distinct
-    assert counts["de"]["pairs"] == round(0.5 * distinct["de"]) and counts["zh"]["pairs"] == 2 * distinct["zh"]
+    # weight 0.5 keeps half of the German pairs, weight 2 repeats every Chinese pair
+    assert counts["de"] == {"pairs": round(0.5 * distinct["de"]), "distinct": round(0.5 * distinct["de"])}
+    assert counts["zh"] == {"pairs": 2 * distinct["zh"], "distinct": distinct["zh"]}
     assert counts["-"] == {"pairs": 50, "distinct": 50}  # the English pairs have no language
     card = (out / "README.md").read_text()
     metrics = info["evaluation"]["metrics"]
     for lang in ("de", "zh"):
         x2en, en2x = metrics[f"flores-{lang} / x->en error %"], metrics[f"flores-{lang} / en->x error %"]
-        row = f"| {lang} | {distinct[lang]:,} | {counts[lang]['pairs']:,} | {x2en:.1f} | {en2x:.1f} |"
+        row = f"| {lang} | {counts[lang]['distinct']:,} | {counts[lang]['pairs']:,} | {x2en:.1f} | {en2x:.1f} |"
         assert row in card
-        assert f"- {lang}: only {distinct[lang]:,} distinct training pairs" in card  # a small language is named
+        assert f"- {lang}: only {counts[lang]['distinct']:,} distinct training pairs" in card  # small: named
     assert "- fr: no training pairs" in card  # evaluated on FLORES, never trained
     assert "language:\n- de\n- en\n- zh\n" in card

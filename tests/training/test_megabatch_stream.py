@@ -78,6 +78,14 @@ def test_lang_column_is_metadata_not_text(make_trainer, caption_pairs, psp_modul
     assert stream.columns == ("sentence1", "sentence2")
 
 
+def test_lang_column_with_missing_values_trains(make_trainer, caption_pairs, psp_module):
+    # bitext pairs keep their language; English pairs mixed in have none (null), which ST's card must not tokenize
+    data = caption_pairs.add_column("lang", [None if i % 2 else "de" for i in range(len(caption_pairs))])
+    trainer = make_trainer(psp_module, data, megabatch_size=2, anneal=0, language_guard=True)
+    assert trainer.train().global_step > 0
+    assert trainer.train_dataset.column_names == data.column_names  # the metadata is still there for mining
+
+
 def test_trainer_takes_psp_training_arguments(psp_model, caption_pairs, tmp_path):
     import pytest
     from sentence_transformers import SentenceTransformerTrainingArguments
