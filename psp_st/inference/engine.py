@@ -1,25 +1,23 @@
 """The one P-SP inference engine: every psp-st entry point that embeds with a P-SP model runs this code.
 
-Torch-free (numpy, safetensors, sentencepiece; numba optional for the pooling kernel, see
-:mod:`psp_st.inference.pooling`), so a released model can be served without torch::
+Torch-free (numpy, safetensors, sentencepiece; numba optional, for the word memo and the pooling kernel:
+``pip install "psp-st[fast]"``), so a released model can be served without torch::
 
     from psp_st.inference import load_engine
 
     engine = load_engine("psp-en")            # a release folder, a trainable/ folder, a short name or Hub id
     vectors = engine.encode(["A man plays a guitar."])   # float32 (n, dim)
 
-Per batch: one sentencepiece call over the whole batch (C++, lower-casing as the model was trained), one flat
-id array with the unknown pieces dropped, then one fused mean-pooling pass. Batches run in parallel threads
-(``threads``): sentencepiece and the pooling kernel release the GIL.
+Per batch: the piece ids of every text in one flat array, unknown pieces dropped
+(:meth:`SentencePieceTokenizer.encode_flat`: with numba installed, the exact word memo of
+:mod:`psp_st.tokenization.word_memo`, which segments each distinct word once with sentencepiece and looks it up
+afterwards, certified to give sentencepiece's ids; sentencepiece itself on every text it cannot certify), then
+one fused mean-pooling pass (:mod:`psp_st.inference.pooling`). Batches run in parallel threads (``threads``):
+the memo look-ups, sentencepiece and the pooling kernel release the GIL.
 
-A memo of word -> piece ids (sentencepiece once per distinct word) was tried and not kept: its Python word
-splitting and look-ups cost nearly as much as sentencepiece itself, hold the GIL (no thread scaling), and do not
-always give the same ids: sentencepiece breaks ties between equal-score segmentations (``99.999%``) by float
-rounding of the running sentence score, so a word alone can segment differently than inside its sentence
-(6 of the 177,710 English corpus sentences). The vectors are those of the trained
-:class:`~psp_st.modules.psp.PSPEmbedding` (whose ``embed`` is this engine): unknown pieces are dropped with the
-bare ``▁`` before them, a text with no known piece (``""``, whitespace, only unknown characters) gets the
-``<unk>`` vector, and ``max_seq_length`` keeps the first known pieces.
+The vectors are those of the trained :class:`~psp_st.modules.psp.PSPEmbedding` (whose ``embed`` is this engine):
+unknown pieces are dropped with the bare ``▁`` before them, a text with no known piece (``""``, whitespace, only
+unknown characters) gets the ``<unk>`` vector, and ``max_seq_length`` keeps the first known pieces.
 """
 
 from __future__ import annotations
