@@ -9,7 +9,7 @@ import numpy as np
 
 from psp_st.inference.encode import encode_texts
 from psp_st.io.atomic import atomic_path, reserve_space
-from psp_st.io.lines import count_lines, iter_line_chunks
+from psp_st.io.lines import count_lines, iter_line_blocks
 
 
 def _progress(total: int, desc: str, enabled: bool):
@@ -22,7 +22,7 @@ def embed_file(
     model,
     input_path: str | os.PathLike,
     output_path: str | os.PathLike,
-    chunk_size: int = 100_000,
+    chunk_size: int = 16_384,
     float16: bool = False,
     normalize: bool = False,
     show_progress_bar: bool = True,
@@ -46,9 +46,8 @@ def embed_file(
         np.lib.format.write_array_header_1_0(handle, header)
         # ENOSPC now, not in the middle of the job
         reserve_space(tmp, handle.tell() + total * dim * dtype.itemsize, final=output_path)
-        for chunk in iter_line_chunks(input_path, chunk_size):
-            texts = [text for _, text in chunk]
-            encode_texts(model, texts, normalize=normalize).astype(dtype, copy=False).tofile(handle)
+        for _, texts in iter_line_blocks(input_path, chunk_size):
+            encode_texts(model, texts, normalize=normalize, dtype=dtype).tofile(handle)
             bar.update(len(texts))
     return total, dim
 
@@ -83,16 +82,16 @@ def score_file(
         open(tmp, "w", encoding="utf-8") as out,
         _progress(total, "score", show_progress_bar) as bar,
     ):
-        for chunk in iter_line_chunks(pairs_path, chunk_size):
-            if header and chunk[0][0] == 1:
-                out.write(f"{chunk[0][1]}\tcosine\n")
-                chunk = chunk[1:]
+        for first, texts in iter_line_blocks(pairs_path, chunk_size):
+            if header and first == 1:
+                out.write(f"{texts[0]}\tcosine\n")
+                texts, first = texts[1:], 2
                 bar.update(1)
-            pairs = [_split_pair(pairs_path, number, text) for number, text in chunk]
+            pairs = [_split_pair(pairs_path, number, text) for number, text in enumerate(texts, start=first)]
             left = encode_texts(model, [a for a, _ in pairs], normalize=True)
             right = encode_texts(model, [b for _, b in pairs], normalize=True)
             cosines = np.einsum("ij,ij->i", left, right)
             out.writelines(f"{a}\t{b}\t{c:.6f}\n" for (a, b), c in zip(pairs, cosines, strict=True))
             scored += len(pairs)
-            bar.update(len(chunk))
+            bar.update(len(pairs))
     return scored
