@@ -5,9 +5,12 @@ right size), on the first ``--sentences`` English corpus sentences, tokenization
 ``--repeats`` times, interleaved round by round (the machine may be shared: ratios measured in the same rounds are
 what to compare); the table reports the best and the median round. Systems:
 
-* sentencepiece alone (the ceiling: ``SentencePieceTokenizer.encode``, no vectors);
-* the engine (``psp_st.inference.load_engine(model).encode``; ``PSPEmbedding.embed`` runs the same code);
-* the torch-free path: the engine in a process that never imports torch (its own subprocess);
+* sentencepiece alone (the ceiling of the engine without its word memo: ``SentencePieceTokenizer.encode``,
+  no vectors);
+* the engine (``psp_st.inference.load_engine(model).encode``; ``PSPEmbedding.embed`` runs the same code), its
+  word memo warm (the warm-up call saw the same sentences);
+* the torch-free path: the engine in a process that never imports torch (its own subprocess); there also the
+  engine with a cold memo (a new engine each round: the first call on new text) and without the memo;
 * the previous ``PSPEmbedding.embed`` (its algorithm is kept below, only here, for this comparison);
 * ``SentenceTransformer.encode`` on the release root (ST's StaticEmbedding) and on ``trainable/`` (PSPEmbedding);
 * model2vec's ``StaticModel.encode`` on the model2vec export; all-MiniLM-L6-v2 (a 500-sentence subset).
@@ -38,6 +41,8 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS = "corpus/english_sentences.parquet"
 RESULTS = REPO / "benchmarks" / "results"
 SP_ALONE, ENGINE, TORCH_FREE = "sentencepiece alone (ceiling)", "psp-st engine", "psp-st engine, torch-free process"
+COLD = "psp-st engine, torch-free, cold memo (a new engine each round)"
+NO_MEMO = "psp-st engine, torch-free, no memo (sentencepiece on every text)"
 PREVIOUS = "previous PSPEmbedding.embed (sentencepiece + torch embedding_bag)"
 ROOT, TRAINABLE = (
     "SentenceTransformer.encode, release root (ST StaticEmbedding)",
@@ -65,7 +70,7 @@ def previous_embed(module, sentences: list[str], batch_size: int = 8192):
     with torch.inference_mode():
         for start in range(0, len(sentences), batch_size):
             batch = sentences[start : start + batch_size]
-            flat, counts = module.tokenizer.encode_flat(batch, drop_unknown=True)
+            flat, counts = module.tokenizer.encode_flat(batch, drop_unknown=True, memo=False)
             offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(counts)[:-1]]))
             vectors = F.embedding_bag(torch.from_numpy(flat), weight, offsets, mode="mean")
             empty = torch.from_numpy(counts == 0)
@@ -104,17 +109,26 @@ def fresh_release(release: Path) -> Path:
 
 
 def torch_free_worker(args: argparse.Namespace) -> dict:
-    from psp_st.inference import load_engine
+    from psp_st.inference import PSPEngine, load_engine
     from psp_st.tokenization import SentencePieceTokenizer
 
     sentences = corpus(args.data_dir, args.sentences)
     engine = load_engine(args.model, threads=args.threads)
+    plain = load_engine(args.model, threads=args.threads)
+    plain.memo = False
     tokenizer = SentencePieceTokenizer(
         engine.tokenizer.model_proto, lowercase=engine.tokenizer.lowercase, num_threads=args.threads
     )
+
+    def cold() -> None:
+        fresh_tokenizer = SentencePieceTokenizer(tokenizer.model_proto, lowercase=tokenizer.lowercase)
+        PSPEngine(engine.weights, fresh_tokenizer, threads=args.threads).encode(sentences)
+
     systems = {
         SP_ALONE: (lambda: tokenizer.encode(sentences), len(sentences)),
         TORCH_FREE: (lambda: engine.encode(sentences), len(sentences)),
+        COLD: (cold, len(sentences)),
+        NO_MEMO: (lambda: plain.encode(sentences), len(sentences)),
     }
     result = time_rounds(systems, args.repeats)
     assert "torch" not in sys.modules, "the torch-free path imported torch"
@@ -363,7 +377,8 @@ def main() -> None:
     for threads in args.threads:
         results = run_in_subprocess(args, threads, "worker")
         free = run_in_subprocess(args, threads, "torch-free-worker")
-        results["speed"][TORCH_FREE] = free[TORCH_FREE]
+        for name in (TORCH_FREE, COLD, NO_MEMO):
+            results["speed"][name] = free[name]
         results["speed"][SP_ALONE + " (torch-free process)"] = free[SP_ALONE]
         results["model"] = str(args.model)
         all_results[threads] = results

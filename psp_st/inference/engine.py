@@ -56,6 +56,8 @@ class PSPEngine:
         tokenizer: the model's :class:`~psp_st.tokenization.SentencePieceTokenizer` (its ``lowercase`` applies).
         max_seq_length: keep at most this many known pieces per text (``None``: all).
         threads: batches embedded in parallel (``None``: every core this process may use).
+        memo: segment through the tokenizer's exact word memo when numba is installed (``False``:
+            sentencepiece on every text; the same ids, slower).
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class PSPEngine:
         tokenizer: SentencePieceTokenizer,
         max_seq_length: int | None = None,
         threads: int | None = None,
+        memo: bool = True,
     ) -> None:
         weights = np.asarray(weights)
         if weights.ndim != 2 or weights.shape[0] != tokenizer.vocab_size:
@@ -79,6 +82,7 @@ class PSPEngine:
         self.tokenizer = tokenizer
         self.max_seq_length = max_seq_length
         self.threads = threads
+        self.memo = memo
 
     # -- properties ---------------------------------------------------------------------------------------
     @property
@@ -172,7 +176,9 @@ class PSPEngine:
     # -- encoding -----------------------------------------------------------------------------------------
     def token_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Known piece ids of ``texts`` (checked strings) as a flat array plus per-text lengths."""
-        return self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True, num_threads=1)
+        return self.tokenizer.encode_flat(
+            texts, max_length=self.max_seq_length, drop_unknown=True, num_threads=1, memo=self.memo
+        )
 
     def _embed_batch(self, texts: list[str], normalize: bool, out: np.ndarray) -> None:
         flat, lengths = self.token_ids(texts)
@@ -197,6 +203,7 @@ class PSPEngine:
         normalize: bool = False,
         dtype: npt.DTypeLike = np.float32,
         show_progress_bar: bool = False,
+        out: np.ndarray | None = None,
     ) -> np.ndarray:
         """Embed ``texts`` into a ``(len(texts), dim)`` array of ``dtype`` (float32 or float16).
 
@@ -206,6 +213,8 @@ class PSPEngine:
             normalize: L2-normalize each vector.
             dtype: output float type.
             show_progress_bar: a tqdm bar over batches.
+            out: write into this C-contiguous ``(len(texts), dim)`` array of ``dtype`` and return it (a
+                streaming caller reuses one buffer instead of faulting in fresh memory per call).
         """
         texts = check_texts(texts)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -213,7 +222,13 @@ class PSPEngine:
         dtype = np.dtype(dtype)
         if dtype.kind != "f":
             raise ValueError(f"dtype must be a float type (float32, float16), got {dtype}")
-        out = np.empty((len(texts), self.dim), dtype=dtype)
+        if out is None:
+            out = np.empty((len(texts), self.dim), dtype=dtype)
+        elif out.shape != (len(texts), self.dim) or out.dtype != dtype or not out.flags.c_contiguous:
+            raise ValueError(
+                f"out must be a C-contiguous {dtype} array of shape {(len(texts), self.dim)}, got "
+                f"{out.dtype} {out.shape}"
+            )
         if not texts:
             return out
         threads = self.threads

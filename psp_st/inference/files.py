@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
+from psp_st.arguments import check_int
 from psp_st.inference.encode import encode_texts
 from psp_st.io.atomic import atomic_path, reserve_space
 from psp_st.io.lines import count_lines, iter_line_blocks
@@ -31,24 +34,47 @@ def embed_file(
 
     Row ``i`` of the array is line ``i + 1``. An empty line is embedded as the empty text (for P-SP: the
     ``<unk>`` vector), so rows stay aligned with lines. The array is written chunk by chunk (memory stays at
-    one chunk) and renamed into place only when complete. Returns the array shape.
+    two chunks) and renamed into place only when complete. One I/O thread reads the next chunk and writes the
+    previous one while the current one is embedded (file I/O releases the GIL). Returns the array shape.
     """
+    from psp_st.inference.engine import PSPEngine
+
+    check_int("chunk_size (--chunk-size)", chunk_size)
     total = count_lines(input_path)
     dim = model.get_embedding_dimension()
     dtype = np.dtype(np.float16 if float16 else np.float32)
     header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (total, dim)}
+    buffers = [np.empty((chunk_size, dim), dtype=dtype) for _ in range(2)] if isinstance(model, PSPEngine) else None
     # sequential writes, not a memory map: a map's dirty pages count as resident, so RSS would grow with the file
     with (
         atomic_path(output_path) as tmp,
         open(tmp, "wb") as handle,
         _progress(total, "embed", show_progress_bar) as bar,
+        ThreadPoolExecutor(max_workers=1) as io,
     ):
         np.lib.format.write_array_header_1_0(handle, header)
         # ENOSPC now, not in the middle of the job
         reserve_space(tmp, handle.tell() + total * dim * dtype.itemsize, final=output_path)
-        for _, texts in iter_line_blocks(input_path, chunk_size):
-            encode_texts(model, texts, normalize=normalize, dtype=dtype).tofile(handle)
+        blocks = iter_line_blocks(input_path, chunk_size)
+        reading = io.submit(next, blocks, None)
+        writing = None
+        for index in itertools.count():
+            block = reading.result()
+            if block is None:
+                break
+            texts = block[1]
+            reading = io.submit(next, blocks, None)
+            if buffers is not None:
+                out = buffers[index % 2][: len(texts)]
+                vectors = model.encode(texts, normalize=normalize, dtype=dtype, out=out)
+            else:
+                vectors = encode_texts(model, texts, normalize=normalize, dtype=dtype)
+            if writing is not None:
+                writing.result()  # the previous chunk is on disk: its buffer is free again
+            writing = io.submit(vectors.tofile, handle)
             bar.update(len(texts))
+        if writing is not None:
+            writing.result()
     return total, dim
 
 

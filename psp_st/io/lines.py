@@ -33,10 +33,12 @@ def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[
     return lines
 
 
-def iter_line_blocks(path: str | os.PathLike, block_lines: int) -> Iterator[tuple[int, list[str]]]:
+def iter_line_blocks(
+    path: str | os.PathLike, block_lines: int, read_bytes: int = 1 << 22
+) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(first_line_number, texts)`` with up to ``block_lines`` lines each (line endings removed).
 
-    Reads 4 MiB byte blocks and decodes each block's whole lines at once (no per-line Python work beyond the
+    Reads ``read_bytes`` (4 MiB) at a time and decodes each block's whole lines at once (no per-line Python work beyond the
     split), so reading keeps up with the inference engine; invalid UTF-8 raises naming the file and line.
     """
     check_int("chunk_size (--chunk-size)", block_lines)
@@ -48,7 +50,7 @@ def iter_line_blocks(path: str | os.PathLike, block_lines: int) -> Iterator[tupl
     rest = b""
     with open(path, "rb") as handle:
         while True:
-            block = handle.read(1 << 22)
+            block = handle.read(read_bytes)
             data = rest + block
             if block:
                 cut = data.rfind(b"\n")

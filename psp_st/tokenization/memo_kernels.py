@@ -1,7 +1,13 @@
 """The compiled (numba) kernels of :mod:`psp_st.tokenization.word_memo`: imported only when numba is installed.
 
 Module-level functions, so numba caches their machine code on disk (``cache=True``) and a new process loads them
-instead of compiling again.
+instead of compiling again. The memo's state, in the kernels' tuple order:
+
+* ``table``: ``(slots, 2)`` int64 open-addressing hash table, ``[key, entry]`` per slot (key 0: empty slot);
+* ``records``: ``(words, 4)`` int64, per entry ``[word_start, id_start, word_len | id_len << 32, max_text]``
+  (one cache line holds two entries): where the word's bytes and its piece ids are, and the longest text (in
+  bytes) the word's certificate covers (-1: never served from the memo);
+* ``word_pool``: uint8, the words' bytes; ``id_pool``: int32, their piece ids (unknown pieces already dropped).
 """
 
 from __future__ import annotations
@@ -9,35 +15,43 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from psp_st.tokenization.word_memo import BOUNDARY_BYTE, FALLBACK, MISSING, OK, RAW, SENTENCEPIECE
+from psp_st.tokenization.word_memo import (
+    BOUNDARY_BYTE,
+    FALLBACK,
+    FNV_OFFSET,
+    FNV_PRIME,
+    MISSING,
+    OK,
+    RAW,
+    SENTENCEPIECE,
+)
 
-u64 = np.uint64
-#: 64-bit FNV-1a, the key of words and pieces (0 marks an empty hash-table slot, so a 0 key becomes 1).
-FNV_OFFSET, FNV_PRIME = u64(0xCBF29CE484222325), u64(0x100000001B3)
+#: ``max_text`` of a word whose segmentation has no rival (any text length is safe).
+ALWAYS = np.int64(1) << np.int64(62)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def fold(code, lower):  # pragma: no cover - compiled
+    """ASCII lower-casing of one byte (when ``lower``)."""
     if lower and 65 <= code <= 90:
         return code + 32
     return code
 
 
 @numba.njit(nogil=True, cache=True)
-def find_word(memo, key, text, start, stop, lower):  # pragma: no cover - compiled
-    """Entry of the word ``text[start:stop]`` (``key``: its :func:`word_key`), or -1."""
-    keys, slots, pool, pool_start, pool_len = memo[0], memo[1], memo[2], memo[3], memo[4]
-    mask = len(keys) - 1
-    slot = np.int64(key & u64(mask))
+def find(table, records, word_pool, key, text, start, stop, lower):  # pragma: no cover - compiled
+    """Entry of the word ``text[start:stop]`` (``key``: its FNV-1a hash, folded bytes), or -1."""
+    mask = len(table) - 1
+    slot = key & mask
     width = stop - start
-    while keys[slot] != 0:
-        if keys[slot] == key:
-            entry = slots[slot]
-            if pool_len[entry] == width:
-                base = pool_start[entry]
+    while table[slot, 0] != 0:
+        if table[slot, 0] == key:
+            entry = table[slot, 1]
+            if records[entry, 2] & 0xFFFFFFFF == width:
+                base = records[entry, 0]
                 same = True
                 for k in range(width):
-                    if pool[base + k] != fold(np.int64(text[start + k]), lower):
+                    if word_pool[base + k] != fold(np.int64(text[start + k]), lower):
                         same = False
                         break
                 if same:
@@ -47,23 +61,33 @@ def find_word(memo, key, text, start, stop, lower):  # pragma: no cover - compil
 
 
 @numba.njit(nogil=True, cache=True)
-def word_key(text, start, stop, lower):  # pragma: no cover - compiled
-    key = FNV_OFFSET
-    for k in range(start, stop):
-        key = (key ^ u64(fold(np.int64(text[k]), lower))) * FNV_PRIME
-    return key if key != u64(0) else u64(1)
+def put(table, key, entry):  # pragma: no cover - compiled
+    """Add ``key -> entry`` to an open-addressing table (the caller keeps it at most half full)."""
+    mask = len(table) - 1
+    slot = key & mask
+    while table[slot, 0] != 0:
+        slot = (slot + 1) & mask
+    table[slot, 0] = key
+    table[slot, 1] = entry
+
+
+@numba.njit(nogil=True, cache=True)
+def rehash(table, old):  # pragma: no cover - compiled
+    for slot in range(len(old)):
+        if old[slot, 0] != 0:
+            put(table, old[slot, 0], old[slot, 1])
 
 
 @numba.njit(nogil=True, cache=True)
 def scan(
-    text, starts, lengths, which, modes, lower, max_length, scale, memo, out, out_start, out_len, status, misses
+    text, starts, lengths, which, modes, lower, max_length, memo, out, out_start, out_len, status, misses
 ):  # pragma: no cover - compiled
-    """Pieces of texts ``which`` from the memo into ``out``; status per text; new words into ``miss_*``.
+    """Pieces of texts ``which`` from the memo into ``out``; status per text; new words into ``misses``.
 
     ``modes[t]``: :data:`RAW` (printable ASCII, lower-cased here when ``lower``), :data:`NORMALIZED`
     (sentencepiece's normalized text, ``▁`` as space) or :data:`SENTENCEPIECE` (not for the memo).
     """
-    id_pool, id_start, id_len, margin = memo[5], memo[6], memo[7], memo[8]
+    table, records, word_pool, id_pool = memo
     miss_start, miss_len, miss_fold = misses
     used = 0
     missing = 0
@@ -75,21 +99,25 @@ def scan(
         folding = lower and mode == RAW
         position = starts[t]
         end = position + lengths[t]
-        bound = scale * (lengths[t] + 1)
         kept = 0
         while state != FALLBACK and position < end:
             if text[position] == 32:
                 position += 1
                 continue
             stop = position
-            while stop < end and text[stop] != 32:
-                if text[stop] < 33 or text[stop] > top:
+            key = FNV_OFFSET
+            while stop < end:
+                code = np.int64(text[stop])
+                if code == 32:
+                    break
+                if code < 33 or code > top:
                     state = FALLBACK
                     break
+                key = (key ^ fold(code, folding)) * FNV_PRIME
                 stop += 1
             if state == FALLBACK:
                 break
-            entry = find_word(memo, word_key(text, position, stop, folding), text, position, stop, folding)
+            entry = find(table, records, word_pool, key if key != 0 else 1, text, position, stop, folding)
             if entry < 0:
                 state = MISSING
                 if missing < len(miss_start):
@@ -97,16 +125,17 @@ def scan(
                     miss_len[missing] = stop - position
                     miss_fold[missing] = folding
                     missing += 1
-            elif margin[entry] <= bound * (stop - position + 1):
+            elif lengths[t] > records[entry, 3]:
                 state = FALLBACK
             elif state == OK:
-                base = id_start[entry]
-                for k in range(id_len[entry]):
-                    if max_length >= 0 and kept >= max_length:
-                        break
-                    out[used] = id_pool[base + k]
-                    used += 1
-                    kept += 1
+                base = records[entry, 1]
+                count = records[entry, 2] >> 32
+                if max_length >= 0:
+                    count = min(count, max_length - kept)
+                for k in range(count):
+                    out[used + k] = id_pool[base + k]
+                used += count
+                kept += count
             position = stop
         if state != OK:
             used = first
@@ -117,43 +146,25 @@ def scan(
 
 
 @numba.njit(nogil=True, cache=True)
-def insert_slot(keys, slots, key, entry):  # pragma: no cover - compiled
-    mask = len(keys) - 1
-    slot = np.int64(key & u64(mask))
-    while keys[slot] != 0:
-        slot = (slot + 1) & mask
-    keys[slot] = key
-    slots[slot] = entry
-
-
-@numba.njit(nogil=True, cache=True)
-def rehash(keys, slots, old_keys, old_slots):  # pragma: no cover - compiled
-    for slot in range(len(old_keys)):
-        if old_keys[slot] != 0:
-            insert_slot(keys, slots, old_keys[slot], old_slots[slot])
-
-
-@numba.njit(nogil=True, cache=True)
 def piece_at(words, start, k):  # pragma: no cover - compiled
+    """Byte ``k`` of ``▁ + word`` (``▁`` as :data:`BOUNDARY_BYTE`)."""
     return BOUNDARY_BYTE if k == 0 else np.int64(words[start + k - 1])
 
 
 @numba.njit(nogil=True, cache=True)
 def find_piece(pieces, key, words, start, lo, hi):  # pragma: no cover - compiled
     """Id of the piece ``(▁ + word)[lo:hi]`` (``key``: its FNV-1a hash), or -1."""
-    piece_keys, piece_slots, piece_pool, piece_start, piece_len = (
-        pieces[0], pieces[1], pieces[2], pieces[3], pieces[4]
-    )  # fmt: skip
-    mask = len(piece_keys) - 1
-    slot = np.int64(key & u64(mask))
-    while piece_keys[slot] != 0:
-        if piece_keys[slot] == key:
-            piece = piece_slots[slot]
+    table, pool, piece_start, piece_len = pieces[0], pieces[1], pieces[2], pieces[3]
+    mask = len(table) - 1
+    slot = key & mask
+    while table[slot, 0] != 0:
+        if table[slot, 0] == key:
+            piece = table[slot, 1]
             if piece_len[piece] == hi - lo:
                 base = piece_start[piece]
                 same = True
                 for k in range(lo, hi):
-                    if piece_pool[base + k - lo] != piece_at(words, start, k):
+                    if pool[base + k - lo] != piece_at(words, start, k):
                         same = False
                         break
                 if same:
@@ -166,9 +177,11 @@ def find_piece(pieces, key, words, start, lo, hi):  # pragma: no cover - compile
 def certify(words, start, stop, sp_ids, pieces, max_piece, unk_id, unk_score, work):  # pragma: no cover - compiled
     """Margin of ``▁word``'s best segmentation over the next one, or -1 if it is not sentencepiece's ``sp_ids``.
 
-    One lattice node per UTF-8 character (``▁`` is one byte here), as sentencepiece builds it."""
+    One lattice node per UTF-8 character (``▁`` is one byte here), as sentencepiece builds it: every piece
+    starting at the character, and an unknown node (one character, ``unk_score``) where no one-character piece is.
+    """
     best, second, back_pos, back_id, path = work
-    scores = pieces[5]
+    scores = pieces[4]
     size = stop - start + 1  # bytes of ▁word
     for e in range(size + 1):
         best[e] = -np.inf
@@ -182,8 +195,8 @@ def certify(words, start, stop, sp_ids, pieces, max_piece, unk_id, unk_score, wo
         key = FNV_OFFSET
         single = False
         for e in range(s + 1, min(size, s + max_piece) + 1):
-            key = (key ^ u64(piece_at(words, start, e - 1))) * FNV_PRIME
-            piece = find_piece(pieces, key if key != u64(0) else u64(1), words, start, s, e)
+            key = (key ^ piece_at(words, start, e - 1)) * FNV_PRIME
+            piece = find_piece(pieces, key if key != 0 else 1, words, start, s, e)
             if piece < 0:
                 continue
             if e == s + width:
@@ -196,7 +209,7 @@ def certify(words, start, stop, sp_ids, pieces, max_piece, unk_id, unk_score, wo
                 back_id[e] = piece
             else:
                 second[e] = max(second[e], via_best)
-        if not single and s + width <= size:  # sentencepiece's unknown node: one character, min score - 10
+        if not single and s + width <= size:
             e = s + width
             via_best, via_second = best[s] + unk_score, second[s] + unk_score
             if via_best > best[e]:
@@ -229,25 +242,19 @@ def certify(words, start, stop, sp_ids, pieces, max_piece, unk_id, unk_score, wo
 
 @numba.njit(nogil=True, cache=True)
 def insert(
-    words,
-    word_offsets,
-    trusted,
-    sp_ids,
-    sp_offsets,
-    pieces,
-    max_piece,
-    unk_id,
-    boundary_id,
-    unk_score,
-    memo,
-    counts,
+    words, word_offsets, trusted, sp_ids, sp_offsets, pieces, model, memo, counts
 ):  # pragma: no cover - compiled
-    """Certify and add each new word (already-present words are skipped); ``counts``: words, bytes, ids used."""
+    """Certify and add each new word (words already present are skipped); ``counts``: words, bytes, ids used.
+
+    ``model``: ``(max_piece, unk_id, boundary_id, unk_score, scale)``; a word of ``w`` bytes with margin ``m``
+    is served for texts of ``n`` bytes while ``m > scale * (n + 1) * (w + 1)``: above sentencepiece's largest
+    float32 rounding error on it (see :mod:`psp_st.tokenization.word_memo`).
+    """
+    max_piece, unk_id, boundary_id, unk_score, scale = model
+    table, records, word_pool, id_pool = memo
     longest = 0
     for i in range(len(word_offsets) - 1):
         longest = max(longest, word_offsets[i + 1] - word_offsets[i])
-    keys, slots, word_pool, word_start, word_len = memo[0], memo[1], memo[2], memo[3], memo[4]
-    id_pool, id_start, id_len, margin = memo[5], memo[6], memo[7], memo[8]
     size = longest + 2
     work = (
         np.empty(size),
@@ -258,27 +265,32 @@ def insert(
     )
     for i in range(len(word_offsets) - 1):
         start, stop = word_offsets[i], word_offsets[i + 1]
-        key = word_key(words, start, stop, False)
-        if find_word(memo, key, words, start, stop, False) >= 0:
+        key = FNV_OFFSET
+        for k in range(start, stop):
+            key = (key ^ np.int64(words[k])) * FNV_PRIME
+        key = key if key != 0 else 1
+        if find(table, records, word_pool, key, words, start, stop, False) >= 0:
             continue
         ids = sp_ids[sp_offsets[i] : sp_offsets[i + 1]]
+        margin = certify(words, start, stop, ids, pieces, max_piece, unk_id, unk_score, work) if trusted[i] else -1.0
         entry = counts[0]
-        margin[entry] = -1.0
-        if trusted[i]:
-            margin[entry] = certify(words, start, stop, ids, pieces, max_piece, unk_id, unk_score, work)
-        word_start[entry] = counts[1]
-        word_len[entry] = stop - start
+        if margin < 0:
+            records[entry, 3] = -1
+        else:
+            limit = margin / (scale * (stop - start + 1))  # safe while text bytes + 1 < limit
+            records[entry, 3] = ALWAYS if limit > 1e18 else np.int64(np.ceil(limit)) - 2
+        records[entry, 0] = counts[1]
         for k in range(start, stop):
             word_pool[counts[1]] = words[k]
             counts[1] += 1
-        id_start[entry] = counts[2]
+        records[entry, 1] = counts[2]
         for k in range(len(ids)):  # unknown pieces dropped, with a bare ▁ right before one
             if ids[k] == unk_id or (ids[k] == boundary_id and k + 1 < len(ids) and ids[k + 1] == unk_id):
                 continue
             id_pool[counts[2]] = ids[k]
             counts[2] += 1
-        id_len[entry] = counts[2] - id_start[entry]
-        insert_slot(keys, slots, key, entry)
+        records[entry, 2] = (stop - start) | ((counts[2] - records[entry, 1]) << 32)
+        put(table, key, entry)
         counts[0] += 1
 
 

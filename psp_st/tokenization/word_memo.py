@@ -41,6 +41,8 @@ BOUNDARY_BYTE = 1
 SENTENCEPIECE, RAW, NORMALIZED = 0, 1, 2
 #: Text status after a memo pass: all words found and certified; some word not in the memo; sentencepiece's.
 OK, MISSING, FALLBACK = 0, 1, 2
+#: 64-bit FNV-1a as signed int64 (the kernels' key of words and pieces; a key of 0 becomes 1: 0 marks an empty slot).
+FNV_OFFSET, FNV_PRIME = np.int64(0xCBF29CE484222325 - (1 << 64)), np.int64(0x100000001B3)
 #: Texts per memo pass (new words found in a pass are added before the next one).
 CHUNK = 8192
 #: Most new words collected per pass (more are collected in the next batch).
@@ -97,33 +99,31 @@ def _piece_tables(tokenizer: SentencePieceTokenizer) -> dict[str, Any]:
             encoded.append(None)
             continue
         encoded.append((bytes([BOUNDARY_BYTE]) if text.startswith("\u2581") else b"") + body.encode("utf-8"))
-    size = 1 << max(4, (2 * vocab).bit_length())
-    keys = np.zeros(size, dtype=np.uint64)
-    slots = np.zeros(size, dtype=np.int64)
+    table = np.zeros((1 << max(4, (2 * vocab).bit_length()), 2), dtype=np.int64)
     starts = np.zeros(vocab, dtype=np.int64)
     lengths = np.full(vocab, -1, dtype=np.int64)
     pool = bytearray()
-    insert_slot = memo_kernels().insert_slot
+    put = memo_kernels().put
     for index, data in enumerate(encoded):
         if data is None:
             continue
         starts[index], lengths[index] = len(pool), len(data)
         pool += data
-        insert_slot(keys, slots, _fnv(data), index)
+        put(table, _fnv(data), index)
+    scale = 4.0 * 2.0**-24 * max(float(np.abs(scores[normal]).max()), abs(unk_score))
     return {
-        "arrays": (keys, slots, np.frombuffer(bytes(pool), dtype=np.uint8).astype(np.int64), starts, lengths, scores),
-        "max_piece": int(lengths.max(initial=1)),
-        "unk_score": unk_score,
-        "scale": 4.0 * 2.0**-24 * max(float(np.abs(scores[normal]).max()), abs(unk_score)),
+        "arrays": (table, np.frombuffer(bytes(pool), dtype=np.uint8).astype(np.int64), starts, lengths, scores),
+        "model": (int(lengths.max(initial=1)), tokenizer.unk_id, tokenizer.word_boundary_id, unk_score, scale),
     }
 
 
-def _fnv(data: bytes) -> np.uint64:
-    """The kernels' word/piece key (64-bit FNV-1a; 0 is reserved for an empty slot)."""
-    key = 0xCBF29CE484222325
+def _fnv(data: bytes) -> int:
+    """The kernels' key of ``data`` (:data:`FNV_OFFSET`, :data:`FNV_PRIME`), as a Python int in int64 range."""
+    key = int(FNV_OFFSET) & 0xFFFFFFFFFFFFFFFF
     for byte in data:
-        key = ((key ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return np.uint64(key or 1)
+        key = ((key ^ byte) * int(FNV_PRIME)) & 0xFFFFFFFFFFFFFFFF
+    key = key - (1 << 64) if key >= 1 << 63 else key
+    return key or 1
 
 
 def memo_kernels():
@@ -190,49 +190,37 @@ class WordMemo:
 
     # -- state --------------------------------------------------------------------------------------------
     def _clear(self, words: int = 1 << 14, pool_bytes: int = 1 << 17, ids: int = 1 << 16) -> None:
-        table = 1 << max(4, (2 * words).bit_length())
-        self._keys = np.zeros(table, dtype=np.uint64)
-        self._slots = np.zeros(table, dtype=np.int64)
+        """An empty memo (layout: :mod:`psp_st.tokenization.memo_kernels`)."""
+        self._table = np.zeros((1 << max(4, (2 * words).bit_length()), 2), dtype=np.int64)
+        self._records = np.zeros((words, 4), dtype=np.int64)
         self._word_pool = np.zeros(pool_bytes, dtype=np.uint8)
-        self._word_start = np.zeros(words, dtype=np.int64)
-        self._word_len = np.zeros(words, dtype=np.int64)
         self._id_pool = np.zeros(ids, dtype=np.int32)
-        self._id_start = np.zeros(words, dtype=np.int64)
-        self._id_len = np.zeros(words, dtype=np.int64)
-        self._margin = np.zeros(words, dtype=np.float64)
         self._counts = np.zeros(3, dtype=np.int64)  # words, word bytes, ids
 
-    def _state(self) -> tuple[np.ndarray, ...]:
-        """The memo arrays in the kernels' order (hash table, word bytes, ids, margins)."""
-        return (
-            self._keys, self._slots, self._word_pool, self._word_start, self._word_len,
-            self._id_pool, self._id_start, self._id_len, self._margin,
-        )  # fmt: skip
+    def _state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self._table, self._records, self._word_pool, self._id_pool
 
     def __len__(self) -> int:
         return int(self._counts[0])
 
     def _reserve(self, words: int, pool_bytes: int, ids: int) -> None:
         """Room for ``words`` more words (their bytes and ids), growing arrays geometrically (writer only)."""
-        need_words = int(self._counts[0]) + words
 
         def grown(array: np.ndarray, used: int, need: int) -> np.ndarray:
             if need <= len(array):
                 return array
-            bigger = np.zeros(max(need, 2 * len(array)), dtype=array.dtype)
+            bigger = np.zeros((max(need, 2 * len(array)), *array.shape[1:]), dtype=array.dtype)
             bigger[:used] = array[:used]
             return bigger
 
-        count = int(self._counts[0])
-        for name in ("_word_start", "_word_len", "_id_start", "_id_len", "_margin"):
-            setattr(self, name, grown(getattr(self, name), count, need_words))
-        self._word_pool = grown(self._word_pool, int(self._counts[1]), int(self._counts[1]) + pool_bytes)
-        self._id_pool = grown(self._id_pool, int(self._counts[2]), int(self._counts[2]) + ids)
-        if 2 * need_words > len(self._keys):
-            size = 1 << (4 * need_words).bit_length()
-            keys, slots = np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.int64)
-            memo_kernels().rehash(keys, slots, self._keys, self._slots)
-            self._keys, self._slots = keys, slots
+        count, used_bytes, used_ids = (int(value) for value in self._counts)
+        self._records = grown(self._records, count, count + words)
+        self._word_pool = grown(self._word_pool, used_bytes, used_bytes + pool_bytes)
+        self._id_pool = grown(self._id_pool, used_ids, used_ids + ids)
+        if 2 * (count + words) > len(self._table):
+            table = np.zeros((1 << (4 * (count + words)).bit_length(), 2), dtype=np.int64)
+            memo_kernels().rehash(table, self._table)
+            self._table = table
 
     def _vocabulary_words(self) -> list[bytes]:
         """The whole-word pieces (``▁word``) as memo keys: what a text of the model's language mostly holds."""
@@ -274,8 +262,7 @@ class WordMemo:
             pieces = self._pieces
             memo_kernels().insert(
                 np.frombuffer(joined, dtype=np.uint8), word_offsets, trusted, sp_ids, sp_offsets, pieces["arrays"],
-                pieces["max_piece"], self.tokenizer.unk_id, self.tokenizer.word_boundary_id, pieces["unk_score"],
-                self._state(), self._counts,
+                pieces["model"], self._state(), self._counts,
             )  # fmt: skip
         finally:
             self._lock.release_write()
@@ -291,8 +278,8 @@ class WordMemo:
         self._lock.acquire_read()
         try:
             _, misses = memo_kernels().scan(
-                text, starts, lengths, which, modes, self.tokenizer.lowercase, max_length, self._pieces["scale"],
-                self._state(), out, out_start, out_len, status, (miss_start, miss_len, miss_fold),
+                text, starts, lengths, which, modes, self.tokenizer.lowercase, max_length, self._state(), out,
+                out_start, out_len, status, (miss_start, miss_len, miss_fold),
             )  # fmt: skip
         finally:
             self._lock.release_read()
