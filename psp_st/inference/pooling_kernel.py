@@ -56,7 +56,7 @@ def pool_mean(weights, flat, offsets, empty_row, normalize, out):  # pragma: no 
                 if k + PREFETCH_AHEAD < total:
                     ahead = flat[k + PREFETCH_AHEAD]
                     for d in range(0, dim, 16):  # one prefetch per 64-byte cache line
-                        prefetch(weights, ahead, d)
+                        prefetch(weights, ahead, d)  # type: ignore[call-arg]  # numba supplies typingctx
                 row = weights[flat[k]]
                 for d in range(dim):
                     acc[d] += row[d]
