@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from psp_st.inference.pooling import pool_mean
+from psp_st.inference.pooling import huge_page_copy, pool_mean
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.text_checks import check_texts
 
@@ -171,7 +171,8 @@ class PSPEngine:
                 f"{path}: weight '{WEIGHT_KEY}' has shape {matrix.shape}, expected "
                 f"({tokenizer.vocab_size}, {dim}): the folder mixes files from different models."
             )
-        return cls(matrix, tokenizer, max_seq_length=config.get("max_seq_length"), threads=threads)
+        # the engine owns these weights: float32 on 2 MiB pages for pooling (see pooling.huge_page_copy)
+        return cls(huge_page_copy(matrix), tokenizer, max_seq_length=config.get("max_seq_length"), threads=threads)
 
     # -- encoding -----------------------------------------------------------------------------------------
     def token_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -99,6 +99,29 @@ def pool_mean(
     return out
 
 
+def huge_page_copy(weights: np.ndarray) -> np.ndarray:
+    """``weights`` as float32 in memory backed by 2 MiB pages where the OS offers them (Linux transparent huge
+    pages, ``madvise``), else an ordinary copy.
+
+    At d=1024 every piece vector fills a whole 4 KiB page, so pooling's random row reads miss the TLB on
+    nearly every piece; with 2 MiB pages the weights span a few dozen pages. Pooling then measured 10-20% less
+    CPU time (noisy shared machine).
+    """
+    import mmap
+
+    nbytes = weights.size * 4
+    page = 2 << 20
+    if not hasattr(mmap, "MADV_HUGEPAGE") or nbytes < page:
+        return np.array(weights, dtype=np.float32, order="C")
+    region = mmap.mmap(-1, (nbytes + 2 * page - 1) // page * page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    region.madvise(mmap.MADV_HUGEPAGE)
+    raw = np.frombuffer(region, dtype=np.uint8)
+    start = -raw.ctypes.data % page  # the array starts on a 2 MiB boundary
+    copy = raw[start : start + nbytes].view(np.float32).reshape(weights.shape)
+    copy[...] = weights
+    return copy
+
+
 def _normalize_rows(out: np.ndarray) -> None:
     norms = np.sqrt(np.einsum("ij,ij->i", out, out))
     out /= np.maximum(norms, np.float32(1e-12))[:, None]

@@ -247,3 +247,19 @@ def test_pooling_backends_agree(psp_module, caption_sentences):
         kernel(engine.weights, flat, offsets, engine.tokenizer.unk_id, True, out["numba"])
     for name, vectors in out.items():
         np.testing.assert_allclose(vectors, out["torch"], atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("shape", [(16, 8), (600, 1024)])
+def test_huge_page_copy_is_an_equal_float32_copy(shape):
+    """Small matrices get a plain copy; large ones (>= 2 MiB) start on a 2 MiB boundary where Linux offers it."""
+    import mmap
+
+    from psp_st.inference.pooling import huge_page_copy
+
+    weights = np.random.default_rng(0).standard_normal(shape).astype(np.float16)
+    copy = huge_page_copy(weights)
+    assert copy.dtype == np.float32 and copy.flags.c_contiguous and copy.flags.writeable
+    np.testing.assert_array_equal(copy, weights.astype(np.float32))
+    assert not np.shares_memory(copy, weights)
+    if hasattr(mmap, "MADV_HUGEPAGE") and copy.nbytes >= 2 << 20:
+        assert copy.ctypes.data % (2 << 20) == 0
