@@ -92,10 +92,9 @@ def sts_scores(model, path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 def run_one(name: str, train_dataset, texts: list[str], speed_texts: list[str], args: argparse.Namespace) -> dict:
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
     from psp_st.losses import ParaphraseMarginLoss
-    from psp_st.training.megabatch import MegaBatchTrainer
+    from psp_st.training import MegaBatchTrainer, PSPTrainingArguments
 
     start = time.perf_counter()
     module = build(name, texts, args)
@@ -103,8 +102,10 @@ def run_one(name: str, train_dataset, texts: list[str], speed_texts: list[str], 
     model = SentenceTransformer(modules=[module], device="cpu")
     params = sum(p.numel() for p in model.parameters())
     with tempfile.TemporaryDirectory() as out:
-        targs = SentenceTransformerTrainingArguments(
+        targs = PSPTrainingArguments(
             output_dir=out,
+            megabatch_size=args.megabatch,
+            anneal=args.anneal,
             num_train_epochs=1,
             per_device_train_batch_size=args.batch_size,
             learning_rate=args.lr,
@@ -123,8 +124,6 @@ def run_one(name: str, train_dataset, texts: list[str], speed_texts: list[str], 
             args=targs,
             train_dataset=train_dataset,
             loss=ParaphraseMarginLoss(model, margin=0.4),
-            megabatch_size=args.megabatch,
-            anneal=args.anneal,
         )
         start, cpu_start = time.perf_counter(), time.process_time()
         if not args.no_train:
@@ -198,7 +197,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     logging.basicConfig(level=logging.WARNING)
-    from psp_st.training.pairs import load_training_pairs
+    from psp_st.data import load_training_pairs
 
     train_dataset = load_training_pairs([str(DATA / s) for s in SOURCES], max_pairs=args.pairs, seed=args.seed)
     texts = list(train_dataset["sentence1"]) + list(train_dataset["sentence2"])

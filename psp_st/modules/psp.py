@@ -422,10 +422,9 @@ class PSPEmbedding(PSPInputModule):
         saved as ``None`` (no truncation; pass ``max_length`` to ``encode`` to truncate). ``normalize`` is
         model2vec's default normalization of the output vectors.
         """
-        try:
-            from model2vec import StaticModel
-        except ImportError as error:
-            raise ImportError("export_model2vec needs model2vec: pip install model2vec") from error
+        from psp_st.io.extras import require
+
+        StaticModel = require("model2vec", "export_model2vec").StaticModel
 
         weights = self._export_weights().numpy()
         model = StaticModel(

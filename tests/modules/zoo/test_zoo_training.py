@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import torch
 from datasets import Dataset
-from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+from psp_st.training import PSPTrainingArguments
 
 
 @pytest.fixture
@@ -22,8 +24,9 @@ def pairs(caption_sentences) -> Dataset:
     )
 
 
-def training_args(tmp_path, steps: int = 2) -> SentenceTransformerTrainingArguments:
-    return SentenceTransformerTrainingArguments(
+def training_args(tmp_path, steps: int = 2, **megabatch) -> PSPTrainingArguments:
+    """ST training arguments (a PSPTrainingArguments: ``megabatch`` sets the mega-batch options)."""
+    return PSPTrainingArguments(
         output_dir=str(tmp_path / "out"),
         max_steps=steps,
         per_device_train_batch_size=4,
@@ -33,6 +36,7 @@ def training_args(tmp_path, steps: int = 2) -> SentenceTransformerTrainingArgume
         use_cpu=True,
         disable_tqdm=True,
         seed=0,
+        **megabatch,
     )
 
 
@@ -77,11 +81,9 @@ def test_trains_with_margin_loss_and_megabatching(make_encoder, encoder_kind, pa
     before = snapshot(model)
     trainer = MegaBatchTrainer(
         model=model,
-        args=training_args(tmp_path, steps=3),
+        args=training_args(tmp_path, steps=3, megabatch_size=2, anneal=0),
         train_dataset=pairs,
         loss=ParaphraseMarginLoss(model, margin=0.4),
-        megabatch_size=2,
-        anneal=0,
     )
     trainer.train()
     assert trainer._stream is not None and trainer._stream.current_megabatch_size == 2
