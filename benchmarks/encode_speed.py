@@ -347,12 +347,15 @@ def write_results(all_results: dict[int, dict], cli: dict | None, command: str) 
             + ".",
         ]
     if cli:
-        engine_one = all_results[min(all_results)]["speed"][ENGINE]["best"]
+        speed_one = all_results[min(all_results)]["speed"]
+        rate = cli["lines_per_second"]
         lines += [
             "",
-            f"`{cli['command']}` (1 thread) on {cli['lines']:,} lines: {cli['seconds']:.1f} s, "
-            f"{cli['lines_per_second']:,.0f} lines/s ({cli['lines_per_second'] / engine_one:.0%} of the "
-            f"engine's best 1-thread rate above), peak RSS {cli['peak_rss_mib']:,.0f} MiB.",
+            f"`{cli['command']}` (1 thread, a process without torch) on {cli['lines']:,} lines: "
+            f"{cli['seconds']:.1f} s wall (start-up, reading, writing included), {rate:,.0f} lines/s = "
+            f"{rate / speed_one[TORCH_FREE]['best']:.0%} of the torch-free engine's best 1-thread round above "
+            f"({rate / speed_one[ENGINE]['best']:.0%} of the engine's in the torch process), peak RSS "
+            f"{cli['peak_rss_mib']:,.0f} MiB.",
         ]
     return "\n".join(lines) + "\n"
 
