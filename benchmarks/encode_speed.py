@@ -85,13 +85,21 @@ def time_rounds(systems: dict, repeats: int) -> dict[str, dict[str, float]]:
     for function, _ in systems.values():
         function()
     rates: dict[str, list[float]] = {name: [] for name in systems}
+    cpu_rates: dict[str, list[float]] = {name: [] for name in systems}
     for _ in range(repeats):
         for name, (function, count) in systems.items():
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             function()
             rates[name].append(count / (time.perf_counter() - start))
+            cpu_rates[name].append(count / (time.process_time() - cpu_start))
     return {
-        name: {"best": max(values), "median": statistics.median(values), "rounds": values}
+        name: {
+            "best": max(values),
+            "median": statistics.median(values),
+            "rounds": values,
+            "cpu_best": max(cpu_rates[name]),
+            "cpu_median": statistics.median(cpu_rates[name]),
+        }
         for name, values in rates.items()
     }
 
@@ -275,16 +283,19 @@ def cli_run(args: argparse.Namespace, lines: int) -> dict:
         measure = (
             "import resource, subprocess, sys, time; start = time.perf_counter(); "
             "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-            "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+            "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
+            "print(time.perf_counter() - start, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)"
         )
         output = subprocess.run(
             [sys.executable, "-c", measure, *command], env=env, check=True, stdout=subprocess.PIPE, text=True
         ).stdout
-        seconds, peak_kib = float(output.split()[0]), int(output.split()[1])
+        seconds, peak_kib, cpu_seconds = float(output.split()[0]), int(output.split()[1]), float(output.split()[2])
     return {
         "lines": lines,
         "seconds": seconds,
         "lines_per_second": lines / seconds,
+        "cpu_seconds": cpu_seconds,
+        "lines_per_cpu_second": lines / cpu_seconds,
         "peak_rss_mib": peak_kib / 1024,
         "command": "psp-st " + shlex.join(command[3:]),
     }
@@ -301,21 +312,26 @@ def write_results(all_results: dict[int, dict], cli: dict | None, command: str) 
         f"{first['sentences']:,} sentences of `{CORPUS}` (all-MiniLM-L6-v2: the first {MINILM_SENTENCES}), tokenization "
         f"included; {platform.machine()}, {os.cpu_count()} cores, numba kernel: {first['numba_kernel']}. "
         "Each cell: sentences/s, best round (median round); ratio = engine / system in the same round kind. "
-        "The machine was shared with other jobs: compare the ratios, not the absolute numbers.",
+        "The machine was shared with other jobs: compare the ratios, not the absolute numbers. The CPU-time "
+        "column divides by the process's CPU seconds instead of wall seconds (one thread: what a core of its own "
+        "would give, insensitive to other jobs taking turns on the core).",
         "",
     ]
-    header = (
-        "| system | " + " | ".join(f"{t} thread{'s' if t > 1 else ''} | engine is x faster" for t in all_results) + " |"
-    )
-    lines += [header, "|" + "---|" * (1 + 2 * len(all_results))]
+    # (thread count, key prefix, column title): wall-clock rates for every thread count, CPU-time rates for 1
+    columns = [(t, "", f"{t} thread{'s' if t > 1 else ''}") for t in all_results]
+    if 1 in all_results:
+        columns.append((1, "cpu_", "1 thread, CPU time"))
+    header = "| system | " + " | ".join(f"{title} | engine is x faster" for _, _, title in columns) + " |"
+    lines += [header, "|" + "---|" * (1 + 2 * len(columns))]
     names = list(first["speed"])
     for name in names:
         cells = []
-        for results in all_results.values():
-            speed, engine = results["speed"][name], results["speed"][ENGINE]
+        for threads, key, _ in columns:
+            speed, engine = all_results[threads]["speed"][name], all_results[threads]["speed"][ENGINE]
+            best, median = key + "best", key + "median"
             cells += [
-                f"{speed['best']:,.0f} ({speed['median']:,.0f})",
-                f"{engine['best'] / speed['best']:.2f}x ({engine['median'] / speed['median']:.2f}x)",
+                f"{speed[best]:,.0f} ({speed[median]:,.0f})",
+                f"{engine[best] / speed[best]:.2f}x ({engine[median] / speed[median]:.2f}x)",
             ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("")
@@ -326,6 +342,13 @@ def write_results(all_results: dict[int, dict], cli: dict | None, command: str) 
             "of the sentencepiece-alone ceiling (best rounds); the torch-free process: "
             f"{speed[TORCH_FREE]['best'] / speed[SP_ALONE + ' (torch-free process)']['best']:.0%} of its own "
             "sentencepiece-alone rounds."
+        )
+    if 1 in all_results:
+        speed = all_results[1]["speed"]
+        lines.append(
+            "- 1 thread, CPU time: the torch-free engine reaches "
+            f"{speed[TORCH_FREE]['cpu_best'] / speed[SP_ALONE + ' (torch-free process)']['cpu_best']:.0%} of "
+            "its process's sentencepiece-alone rate."
         )
     if len(all_results) > 1:
         one, two = all_results[min(all_results)]["speed"][ENGINE], all_results[max(all_results)]["speed"][ENGINE]
@@ -354,8 +377,10 @@ def write_results(all_results: dict[int, dict], cli: dict | None, command: str) 
             f"`{cli['command']}` (1 thread, a process without torch) on {cli['lines']:,} lines: "
             f"{cli['seconds']:.1f} s wall (start-up, reading, writing included), {rate:,.0f} lines/s = "
             f"{rate / speed_one[TORCH_FREE]['best']:.0%} of the torch-free engine's best 1-thread round above "
-            f"({rate / speed_one[ENGINE]['best']:.0%} of the engine's in the torch process), peak RSS "
-            f"{cli['peak_rss_mib']:,.0f} MiB.",
+            f"({rate / speed_one[ENGINE]['best']:.0%} of the engine's in the torch process); CPU time (user + "
+            f"system, both of its threads) {cli['cpu_seconds']:.1f} s, {cli['lines_per_cpu_second']:,.0f} lines "
+            f"per CPU second = {cli['lines_per_cpu_second'] / speed_one[TORCH_FREE]['cpu_best']:.0%} of the "
+            f"torch-free engine's best CPU-time rate; peak RSS {cli['peak_rss_mib']:,.0f} MiB.",
         ]
     return "\n".join(lines) + "\n"
 
