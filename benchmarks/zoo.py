@@ -255,6 +255,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     module = build(row, texts, settings, args)
     build_seconds = time.perf_counter() - build_start
     model = SentenceTransformer(modules=[module], device="cpu")
+    if not settings["megabatch"]:
+        # in-batch negatives (M = 0): the loss mines each mini-batch itself, without MegaBatchTrainer's extra
+        # no-gradient forward and re-embedded negative columns; the group ids reach it as ST labels, so the group
+        # guard stays (it covers the text guard: pairs sharing a sentence are one group)
+        pairs = pairs.rename_column("group_id", "label")
     sets = evaluation_sets(row.language)
     untrained = evaluate(model, sets)
     logging.info("%s untrained: %s", args.row, untrained)
