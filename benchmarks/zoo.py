@@ -374,7 +374,7 @@ def render(records: list[dict[str, Any]]) -> str:
         lines += [
             "",
             "| row | dim | Turku release-1 dev ρ (untrained) | Turku opus/parsebank dev ρ (untrained) "
-            "| train pairs/s wall (CPU) | encode sent/s, 1 thread | parameters | steps | train / total wall |",
+            "| train pairs/s wall (CPU) | encode sent/s, 1 thread: wall (CPU) | parameters | steps | train / total wall |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
         for r in finnish:
