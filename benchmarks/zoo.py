@@ -96,6 +96,8 @@ ROWS: dict[str, Row] = {
     "WORD+Morfessor-fi": Row(("word",), ("uniform",), tokenizer="morfessor", language="fi", epochs=10),
 }
 
+#: Initialisations of a part: teacher-distilled vectors, N(0, 1), uniform in [-0.01, 0.01].
+INITS = ("teacher", "random", "uniform")
 #: Settings a ``run`` may override (``--lr`` ...), with their types.
 SETTINGS = {"lr": float, "megabatch": int, "anneal": int, "scramble": float, "dropout": float, "epochs": float}
 
@@ -166,7 +168,9 @@ def build_part(kind: str, init: str, texts: list[str], settings: dict[str, Any],
 def build(row: Row, texts: list[str], settings: dict[str, Any], args: argparse.Namespace) -> Any:
     from psp_st.modules.combine import CombinedEncoder
 
-    parts = [build_part(kind, init, texts, settings, args) for kind, init in zip(row.encoders, row.init, strict=True)]
+    parts = [
+        build_part(kind, init, texts, settings, args) for kind, init in zip(row.encoders, settings["init"], strict=True)
+    ]
     return parts[0] if len(parts) == 1 else CombinedEncoder(parts, mode="concat")
 
 
@@ -245,6 +249,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     row = ROWS[args.row]
     settings = {**dataclasses.asdict(row), **{k: getattr(args, k) for k in SETTINGS if getattr(args, k) is not None}}
+    if args.init is not None:
+        settings["init"] = tuple(args.init.split(","))
+        if len(settings["init"]) != len(row.encoders) or set(settings["init"]) - set(INITS):
+            raise SystemExit(f"--init needs {len(row.encoders)} comma-separated values from {INITS}, got {args.init!r}")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     started = time.perf_counter()
@@ -442,6 +450,7 @@ def main(argv: list[str] | None = None) -> None:
     one.add_argument("--extra", action="store_true", help="add training_pairs_extra/ to the English mix")
     for name, kind in SETTINGS.items():
         one.add_argument(f"--{name}", type=kind, default=None, help=f"override the row's {name}")
+    one.add_argument("--init", default=None, help=f"override the initialisation of each part: {', '.join(INITS)}")
     one.add_argument("--dim", type=int, default=300)
     one.add_argument("--batch-size", type=int, default=100)
     one.add_argument("--max-seq-length", type=int, default=64, help="tokens kept per text by the recurrent encoders")
