@@ -90,7 +90,7 @@ ROWS: dict[str, Row] = {
     "GRAN-LSTM": Row(("gran-lstm",), ("teacher",), scramble=0.3),
     "GRAN-GRU": Row(("gran-gru",), ("uniform",), dropout=0.1),
     "GRAN-GRU+Morfessor": Row(("gran-gru",), ("uniform",), tokenizer="morfessor", dropout=0.1),
-    "GRAN-GRU (teacher init)": Row(("gran-gru",), ("teacher",), dropout=0.1),
+    "GRAN-GRU-teacher": Row(("gran-gru",), ("teacher",), dropout=0.1),
     "WORD+TRIGRAM": Row(("word", "trigram"), ("teacher", "random"), lr=0.01),
     "P-SP": Row(("psp",), ("teacher",), lr=0.01),
     "P-SP+TRIGRAM": Row(("psp", "trigram"), ("teacher", "random"), lr=0.01),
