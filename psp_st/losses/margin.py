@@ -111,8 +111,8 @@ class ParaphraseMarginLoss(nn.Module):
                 f"anchor_negative, positive_negative), got {len(features)}"
             )
         # one forward over all columns (ST's merged forward: every column holds sentences of one kind); psp-st
-        # encoders read padding from the attention mask, so ST's zero-padding of input_ids is safe. A batch of
-        # 4 x 100 sentences trains a GRAN 1.35x faster in one forward than in four (zoo_speed.md).
+        # encoders read padding from the attention mask, so ST's zero-padding of input_ids is safe. Faster for the
+        # bag-of-tokens encoders, about even for the recurrent ones (benchmarks/zoo_speed.py).
         embeddings = embed_columns(self.model, features, separate_first=False)
         return self.compute_loss_from_embeddings(embeddings, labels)
 

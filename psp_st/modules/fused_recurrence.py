@@ -9,8 +9,8 @@ nothing. Under ``torch.no_grad`` (encoding, mega-batch mining) nothing is kept.
 
 Why not ``torch.nn.GRU`` for the GRU: it applies the reset gate after ``U_h`` (``r * (U_h h + b)``), has biases
 on every gate and hard-codes tanh, so it computes another function. Why not ``nn.LSTM``'s own forward for the
-LSTM: on packed CPU input its backward replays the per-step graph op by op; at 300 dimensions and 400 caption
-sentences this loop trains 1.46x faster with the same parameters (``benchmarks/results/zoo_speed.md``). The tests
+LSTM: on packed CPU input its backward replays the per-step graph op by op, and this loop trains faster with the
+same parameters (``benchmarks/zoo_speed.py``; measured in ``benchmarks/results/zoo_speed.json``). The tests
 compare both, values and gradients, with a token-by-token autograd reference of the papers' equations.
 """
 
