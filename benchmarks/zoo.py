@@ -422,14 +422,15 @@ def duration(seconds: float) -> str:
 
 
 def table(args: argparse.Namespace) -> None:
-    """Render the newest run of every row with ``--tag`` from ``--log`` between the tag's markers in ``--out``."""
+    """Render the newest run of every row (``--all``: every run) with ``--tag`` between the tag's markers in ``--out``."""
     records = [json.loads(line) for line in args.log.read_text(encoding="utf-8").splitlines() if line.strip()]
-    newest: dict[str, dict[str, Any]] = {}
-    for record in records:
-        if record.get("tag") == args.tag:
-            newest[record["row"]] = record
-    order = [name for name in ROWS if name in newest]
-    text = render([newest[name] for name in order])
+    tagged = [record for record in records if record.get("tag") == args.tag]
+    if args.all:  # every run, grouped by row
+        chosen = sorted(tagged, key=lambda r: list(ROWS).index(r["row"]) if r["row"] in ROWS else len(ROWS))
+    else:
+        newest = {record["row"]: record for record in tagged}
+        chosen = [newest[name] for name in ROWS if name in newest]
+    text = render(chosen)
     start, end = TABLE_START.format(tag=args.tag), TABLE_END.format(tag=args.tag)
     document = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
     if start in document and end in document:
@@ -478,6 +479,7 @@ def main(argv: list[str] | None = None) -> None:
     render_.add_argument("--log", type=Path, default=DEFAULT_LOG)
     render_.add_argument("--tag", default="full")
     render_.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "zoo.md")
+    render_.add_argument("--all", action="store_true", help="every run of the tag, not only the newest per row")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     if args.list:
