@@ -373,14 +373,14 @@ def render(records: list[dict[str, Any]]) -> str:
     lines: list[str] = []
     if english:
         lines += [
-            "| row | dim | STS-B dev | STS-B test (untrained) | SICK-R test ρ / r | train pairs/s wall (CPU) "
+            "| row | settings | dim | STS-B dev | STS-B test (untrained) | SICK-R test ρ / r | train pairs/s wall (CPU) "
             "| encode sent/s, 1 thread: wall (CPU) | parameters | steps | train / total wall |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in english:
             t, u = r["trained"], r["untrained"]
             lines.append(
-                f"| {r['row']} | {r['dim']} | {t['stsb_dev']:.1f} | **{t['stsb_test']:.1f}** ({u['stsb_test']:.1f}) "
+                f"| {r['row']} | {settings(r)} | {r['dim']} | {t['stsb_dev']:.1f} | **{t['stsb_test']:.1f}** ({u['stsb_test']:.1f}) "
                 f"| {t['sickr_test']:.1f} / {t['sickr_test_pearson']:.1f} "
                 f"| {r['train_pairs_per_s']:,.0f} ({r['train_pairs_per_cpu_s']:,.0f}) | {encode(r)} "
                 f"| {r['params']:,} | {r['budget']['steps']:,} | {duration(r['train_s'])} / {duration(r['wall_s'])} |"
@@ -388,14 +388,14 @@ def render(records: list[dict[str, Any]]) -> str:
     if finnish:
         lines += [
             "",
-            "| row | dim | Turku release-1 dev ρ (untrained) | Turku opus/parsebank dev ρ (untrained) "
+            "| row | settings | dim | Turku release-1 dev ρ (untrained) | Turku opus/parsebank dev ρ (untrained) "
             "| train pairs/s wall (CPU) | encode sent/s, 1 thread: wall (CPU) | parameters | steps | train / total wall |",
-            "|---|---|---|---|---|---|---|---|---|",
+            "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in finnish:
             t, u = r["trained"], r["untrained"]
             lines.append(
-                f"| {r['row']} | {r['dim']} | **{t['turku_release1_dev']:.1f}** ({u['turku_release1_dev']:.1f}) "
+                f"| {r['row']} | {settings(r)} | {r['dim']} | **{t['turku_release1_dev']:.1f}** ({u['turku_release1_dev']:.1f}) "
                 f"| **{t['turku_opb_dev']:.1f}** ({u['turku_opb_dev']:.1f}) "
                 f"| {r['train_pairs_per_s']:,.0f} ({r['train_pairs_per_cpu_s']:,.0f}) | {encode(r)} "
                 f"| {r['params']:,} | {r['budget']['steps']:,} | {duration(r['train_s'])} / {duration(r['wall_s'])} |"
@@ -409,6 +409,14 @@ def render(records: list[dict[str, Any]]) -> str:
             f"commit {r['commit']}, {r['date'][:10]})"
         )
     return "\n".join(lines)
+
+
+def settings(record: dict[str, Any]) -> str:
+    """``lr 0.001, M 0, scr 0.3, do 0.1, teacher``: what a run was trained with (non-defaults only for scr/do)."""
+    s = record["settings"]
+    parts = [f"lr {s['lr']:g}", f"M {s['megabatch']}"]
+    parts += [f"{name} {s[key]:g}" for name, key in (("scr", "scramble"), ("do", "dropout")) if s[key]]
+    return ", ".join([*parts, "+".join(s["init"])])
 
 
 def encode(record: dict[str, Any]) -> str:
