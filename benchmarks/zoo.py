@@ -374,7 +374,7 @@ def render(records: list[dict[str, Any]]) -> str:
     if english:
         lines += [
             "| row | settings | dim | STS-B dev | STS-B test (untrained) | SICK-R test ρ / r | train pairs/s wall (CPU) "
-            "| encode sent/s, 1 thread: wall (CPU) | parameters | steps | train / total wall |",
+            "| encode sent/s, 1 thread: wall (CPU) | parameters | budget: pairs x epochs (steps) | train / total wall |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in english:
@@ -383,13 +383,14 @@ def render(records: list[dict[str, Any]]) -> str:
                 f"| {r['row']} | {settings(r)} | {r['dim']} | {t['stsb_dev']:.1f} | **{t['stsb_test']:.1f}** ({u['stsb_test']:.1f}) "
                 f"| {t['sickr_test']:.1f} / {t['sickr_test_pearson']:.1f} "
                 f"| {r['train_pairs_per_s']:,.0f} ({r['train_pairs_per_cpu_s']:,.0f}) | {encode(r)} "
-                f"| {r['params']:,} | {r['budget']['steps']:,} | {duration(r['train_s'])} / {duration(r['wall_s'])} |"
+                f"| {r['params']:,} | {budget(r)} | {duration(r['train_s'])} / {duration(r['wall_s'])} |"
             )
     if finnish:
         lines += [
             "",
             "| row | settings | dim | Turku release-1 dev ρ (untrained) | Turku opus/parsebank dev ρ (untrained) "
-            "| train pairs/s wall (CPU) | encode sent/s, 1 thread: wall (CPU) | parameters | steps | train / total wall |",
+            "| train pairs/s wall (CPU) | encode sent/s, 1 thread: wall (CPU) | parameters "
+            "| budget: pairs x epochs (steps) | train / total wall |",
             "|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in finnish:
@@ -398,7 +399,7 @@ def render(records: list[dict[str, Any]]) -> str:
                 f"| {r['row']} | {settings(r)} | {r['dim']} | **{t['turku_release1_dev']:.1f}** ({u['turku_release1_dev']:.1f}) "
                 f"| **{t['turku_opb_dev']:.1f}** ({u['turku_opb_dev']:.1f}) "
                 f"| {r['train_pairs_per_s']:,.0f} ({r['train_pairs_per_cpu_s']:,.0f}) | {encode(r)} "
-                f"| {r['params']:,} | {r['budget']['steps']:,} | {duration(r['train_s'])} / {duration(r['wall_s'])} |"
+                f"| {r['params']:,} | {budget(r)} | {duration(r['train_s'])} / {duration(r['wall_s'])} |"
             )
     lines += ["", "Commands:", ""]
     for r in records:
@@ -417,6 +418,12 @@ def settings(record: dict[str, Any]) -> str:
     parts = [f"lr {s['lr']:g}", f"M {s['megabatch']}"]
     parts += [f"{name} {s[key]:g}" for name, key in (("scr", "scramble"), ("do", "dropout")) if s[key]]
     return ", ".join([*parts, "+".join(s["init"])])
+
+
+def budget(record: dict[str, Any]) -> str:
+    """``482,315 x 1 (4,824)``: the pairs a run trained on, its epochs and optimizer steps."""
+    b = record["budget"]
+    return f"{b['pairs']:,} x {b['epochs']:g} ({b['steps']:,})"
 
 
 def encode(record: dict[str, Any]) -> str:
