@@ -1,6 +1,6 @@
 """Do two builds of a recipe give the same vectors? Compares the model folders on STS Benchmark sentences.
 
-    psp-st build psp-en --output /tmp/build_a && psp-st build psp-en --output /tmp/build_b --no-eval --no-speed
+    psp-st build psp-en --output /tmp/build_a && psp-st build psp-en --output /tmp/build_b --no-eval
     python benchmarks/compare_builds.py /tmp/build_a /tmp/build_b
 
 Prints the largest absolute difference of the embeddings, the smallest cosine between the two builds' vectors of

@@ -129,9 +129,9 @@ def worker(args: argparse.Namespace) -> dict:
     from model2vec import StaticModel
     from sentence_transformers import SentenceTransformer
 
-    from psp_st.hub.load import resolve_model_name
     from psp_st.inference import load_engine
     from psp_st.inference.pooling import has_compiled_kernel
+    from psp_st.io.model_names import resolve_model_name
 
     sentences = corpus(args.data_dir, args.sentences)
     root = fresh_release(Path(resolve_model_name(args.model)))

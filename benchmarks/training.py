@@ -1,6 +1,6 @@
 """Train a recipe, then report STS Benchmark dev/test Spearman, wall time and pairs/s (one JSON line).
 
-python benchmarks/training.py hub_configs/psp-en.yaml --output runs/psp-en [--set megabatch.size=1 ...]
+python benchmarks/training.py psp-en --output runs/psp-en [--set megabatch.size=1 ...]   # a recipe name or .yaml file
 """
 
 from __future__ import annotations

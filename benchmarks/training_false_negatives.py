@@ -15,8 +15,8 @@ def main(model_path: str, pairs: str | None = None) -> None:
     torch.set_num_threads(1)
     from sentence_transformers import SentenceTransformer
 
+    from psp_st.data import load_training_pairs
     from psp_st.losses import mine_hardest_negatives, text_ids
-    from psp_st.training.pairs import load_training_pairs
 
     if pairs:
         from datasets import load_from_disk

@@ -22,9 +22,9 @@ def build(pairs: int, folder: Path) -> None:
     import pyarrow.parquet as pq
     from datasets import Dataset
 
-    from psp_st.training.pairs import load_training_pairs
+    from psp_st.data import load_training_pairs
 
-    base = load_training_pairs(["training_pairs/*.parquet"], shared_sentence_groups=False).data.table
+    base = load_training_pairs(["training_pairs/*.parquet"], shared_sentence_groups=False).with_format("arrow")[:]
     groups = base.column("group_id").to_numpy()
     tmp = folder.with_suffix(".parquet")
     with pq.ParquetWriter(tmp, base.schema) as writer:
@@ -51,10 +51,9 @@ def main() -> None:
     torch.set_num_threads(1)
     from datasets import load_from_disk
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
     from psp_st.losses import ParaphraseMarginLoss
-    from psp_st.training import MegaBatchTrainer
+    from psp_st.training import MegaBatchTrainer, PSPTrainingArguments
 
     folder = Path(args.cache) / f"rss-pairs-{args.pairs}"
     if not folder.is_dir():
@@ -66,10 +65,10 @@ def main() -> None:
         model=model,
         train_dataset=dataset,
         loss=ParaphraseMarginLoss(model),
-        megabatch_size=100,
-        anneal=150,
-        args=SentenceTransformerTrainingArguments(
+        args=PSPTrainingArguments(
             output_dir=f"/tmp/rss-{args.pairs}",
+            megabatch_size=100,
+            anneal=150,
             max_steps=args.steps,
             per_device_train_batch_size=128,
             learning_rate=0.05,

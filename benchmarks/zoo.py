@@ -184,12 +184,11 @@ def build(row: Row, texts: list[str], settings: dict[str, Any], args: argparse.N
 # -- data -----------------------------------------------------------------------------------------------------
 def training_pairs(row: Row, args: argparse.Namespace):
     """The row's training pairs (a seeded sample of ``--pairs`` when given) as a ``datasets.Dataset``."""
-    from psp_st.training.pairs import load_training_pairs
+    from psp_st.data import load_training_pairs
 
     if row.language == "fi":
-        return load_training_pairs(
-            [FINNISH_PAIRS], sentence1_column="source", sentence2_column="target", max_pairs=args.pairs, seed=args.seed
-        )
+        source = {"path": FINNISH_PAIRS, "columns": {"sentence1": "source", "sentence2": "target"}}
+        return load_training_pairs([source], max_pairs=args.pairs, seed=args.seed)
     sources = ENGLISH_MIX + (EXTRA_MIX if args.extra else [])
     return load_training_pairs(sources, max_pairs=args.pairs, seed=args.seed)
 
@@ -249,10 +248,9 @@ def encode_speed(model: Any, language: str, sentences: int, seed: int) -> tuple[
 def run(args: argparse.Namespace) -> dict[str, Any]:
     import torch
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
     from psp_st.losses import ParaphraseMarginLoss
-    from psp_st.training.megabatch import MegaBatchTrainer
+    from psp_st.training import MegaBatchTrainer, PSPTrainingArguments
 
     row = ROWS[args.row]
     settings = {**dataclasses.asdict(row), **{k: getattr(args, k) for k in SETTINGS if getattr(args, k) is not None}}
@@ -273,15 +271,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not settings["megabatch"]:
         # in-batch negatives (M = 0): the loss mines each mini-batch itself, without MegaBatchTrainer's extra
         # no-gradient forward and re-embedded negative columns; the group ids reach it as ST labels, so the group
-        # guard stays (it covers the text guard: pairs sharing a sentence are one group)
-        pairs = pairs.rename_column("group_id", "label")
+        # guard stays (it covers the text guard: pairs sharing a sentence are one group); every other column (the
+        # bitext's lang) would reach the loss as an input column
+        pairs = pairs.select_columns(["sentence1", "sentence2", "group_id"]).rename_column("group_id", "label")
     sets = evaluation_sets(row.language)
     untrained = evaluate(model, sets)
     logging.info("%s untrained: %s", args.row, untrained)
     params = sum(p.numel() for p in model.parameters())
     with tempfile.TemporaryDirectory(dir=args.workdir) as out:
-        targs = SentenceTransformerTrainingArguments(
+        targs = PSPTrainingArguments(
             output_dir=out,
+            megabatch_size=settings["megabatch"],
+            anneal=settings["anneal"],
+            mining_dtype=args.mining_dtype,
             num_train_epochs=settings["epochs"],
             per_device_train_batch_size=args.batch_size,
             learning_rate=settings["lr"],
@@ -300,9 +302,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             args=targs,
             train_dataset=pairs,
             loss=ParaphraseMarginLoss(model, margin=0.4),
-            megabatch_size=settings["megabatch"],
-            anneal=settings["anneal"],
-            mining_dtype=args.mining_dtype,
         )
         train_start, cpu_start = time.perf_counter(), time.process_time()
         trainer.train()

@@ -98,7 +98,7 @@ def main() -> None:
     for name, make in builders.items():
         torch.manual_seed(0)
         module = make()
-        module.embedding.sparse = True  # as MegaBatchTrainer(sparse_embeddings=True) trains it
+        module.embedding.sparse = True  # as MegaBatchTrainer trains it (PSPTrainingArguments.sparse_embeddings)
         columns = [module.preprocess(texts[i * 100 : (i + 1) * 100]) for i in range(4)]
         merged = module.preprocess(texts[:400])
         mining = module.preprocess(texts)

@@ -1,6 +1,6 @@
 """Train a P-SP model on the shared training pairs with annealed mega-batching; print STS Benchmark test Spearman.
 
-python examples/train_psp.py                       # the psp-en recipe (hub_configs/psp-en.yaml)
+python examples/train_psp.py                       # the packaged psp-en recipe
 python examples/train_psp.py --max-steps 500       # a quick run
 """
 
@@ -14,7 +14,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--config", default="hub_configs/psp-en.yaml")
+    parser.add_argument("--config", default="psp-en", help="a packaged recipe name or a recipe .yaml file")
     parser.add_argument("--output", default="runs/example-psp")
     parser.add_argument("--max-steps", type=int, default=None)
     args = parser.parse_args()

@@ -1,4 +1,4 @@
-"""Type and range checks of numeric API arguments: a clear error naming the argument, never a crash deep inside.
+"""Type, range and key checks of API arguments and recipes: a clear error naming the argument, never a crash deep inside.
 
 Python's ``bool`` is an ``int``, and ``"1000"`` or ``1000.0`` silently "work" in some places and crash in
 others; every public numeric option goes through one of these instead.
@@ -6,7 +6,9 @@ others; every public numeric option goes through one of these instead.
 
 from __future__ import annotations
 
+import difflib
 import math
+from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
 
 
@@ -30,3 +32,15 @@ def check_number(name: str, value: object, low: float | None = None, high: float
         bounds = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
         raise ValueError(f"{name} must be in {bounds}{f' ({why})' if why else ''}, got {value}")
     return value
+
+
+def check_keys(where: str, mapping: Mapping[str, object], known: Iterable[str]) -> None:
+    """Refuse the first key of ``mapping`` outside ``known``, naming it as ``where.key`` with the closest known key:
+    ``recipe: megabatch.sise is not a known key (did you mean size?); known: anneal, size``."""
+    known = sorted(known)
+    prefix = f"{where} " if where.endswith(":") else f"{where}."  # "recipe:" names top-level keys as "recipe: key"
+    for key in mapping:
+        if key not in known:
+            close = difflib.get_close_matches(str(key), known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ValueError(f"{prefix}{key} is not a known key{hint}; known: {', '.join(known)}")

@@ -98,12 +98,17 @@ def caption_pairs(caption_sentences):
 
 @pytest.fixture
 def make_trainer(tmp_path):
-    """Build a MegaBatchTrainer over a fresh dim-32 model; records every training batch it computes a loss on."""
+    """Build a MegaBatchTrainer over a fresh dim-32 model; records every training batch it computes a loss on.
+
+    Keyword options that are PSPTrainingArguments fields (``megabatch_size``, ``anneal``, ...) go to the arguments,
+    like ``args={...}``; the others (``auxiliary``) to the trainer.
+    """
+    from dataclasses import fields
+
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
     from psp_st.losses import ParaphraseMarginLoss
-    from psp_st.training import MegaBatchTrainer
+    from psp_st.training import MegaBatchTrainer, PSPTrainingArguments
 
     class RecordingTrainer(MegaBatchTrainer):
         def compute_loss(self, model, inputs, *args, **kwargs):
@@ -126,9 +131,12 @@ def make_trainer(tmp_path):
             "disable_tqdm": True,
         }
         trainer_args.update(options.pop("args", {}))
+        trainer_args.update(
+            {field.name: options.pop(field.name) for field in fields(PSPTrainingArguments) if field.name in options}
+        )
         trainer = RecordingTrainer(
             model=model,
-            args=SentenceTransformerTrainingArguments(**trainer_args),
+            args=PSPTrainingArguments(**trainer_args),
             train_dataset=dataset,
             loss=ParaphraseMarginLoss(model),
             callbacks=callbacks,

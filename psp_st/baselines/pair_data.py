@@ -38,16 +38,11 @@ def pair_set_names() -> list[str]:
     return sorted([*_FILES, *pawsx, "turku-train", "turku-eval"])
 
 
-def _read(path: Path):
-    import pandas as pd
+def _read(path: Path, data_dir: Path | None = None):
+    """A pair file (relative paths: in the data folder) as a DataFrame, read by :func:`psp_st.data.load_table`."""
+    from psp_st.data.loaders import load_table
 
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist (set --data-dir or PSP_ST_DATA_DIR to the shared/data folder)")
-    frame = pd.read_parquet(path)
-    missing = {"sentence1", "sentence2"} - set(frame.columns)
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {sorted(missing)}")
-    return frame
+    return load_table(path, ["sentence1", "sentence2"], data_dir=data_dir).to_pandas()
 
 
 def load_pair_frame(name: str, data_dir: str | os.PathLike | None = None, limit: int | None = None):
@@ -59,8 +54,7 @@ def load_pair_frame(name: str, data_dir: str | os.PathLike | None = None, limit:
 
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     if name.endswith(".parquet"):
-        path = Path(name)
-        frame = _read(path if path.is_absolute() or path.is_file() else data_dir / path)
+        frame = _read(Path(name), data_dir)
     elif name in _FILES:
         frame = _read(data_dir / _FILES[name])
     elif match := re.fullmatch(r"pawsx-([a-z]{2})-(dev|test)", name):

@@ -104,7 +104,7 @@ def _note_training(train: dict[str, Any], sets: Mapping[str, Any]) -> None:
 
 def build_record_training(model: str) -> dict[str, Any] | None:
     """Training facts of a model folder written by ``psp-st build`` (its ``psp_build.json``), else ``None``."""
-    from psp_st.hub.load import BUILD_INFO_FILE
+    from psp_st.io.model_names import BUILD_INFO_FILE
 
     record = Path(model) / BUILD_INFO_FILE
     if not record.is_file():

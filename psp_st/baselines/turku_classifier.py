@@ -111,9 +111,9 @@ class TurkuClassifier(nn.Module):
         """A new classifier over a pretrained transformer (a folder, a Hub name, or ``all-MiniLM-L6-v2``)."""
         from transformers import AutoModel, AutoTokenizer
 
-        from psp_st.baselines.backbone import resolve_backbone
+        from psp_st.io.model_names import resolve_model_name
 
-        path = resolve_backbone(model_name_or_path)
+        path = resolve_model_name(model_name_or_path)
         torch.manual_seed(seed)
         return cls(AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path), max_length, dropout)
 

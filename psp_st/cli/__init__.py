@@ -2,12 +2,14 @@
 
 Each command lives in its own module of this package and exposes ``register(subparsers)``, which adds its
 parser and sets ``func`` (called with the parsed arguments, returns an exit code). Commands import heavy
-libraries inside ``func`` so that ``psp-st --help`` stays fast.
+libraries inside ``func`` so that ``psp-st --help`` stays fast (no torch import). Every command takes
+``--no-progress`` (all progress bars off, :mod:`psp_st.io.progress`); output is quiet unless ``-v``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import importlib
 import logging
@@ -15,6 +17,7 @@ import pkgutil
 import sys
 
 from psp_st import __version__
+from psp_st.io.extras import missing_extra
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +39,19 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"{__name__}.{info.name}")
         if hasattr(module, "register"):
             module.register(subparsers)
+    _add_no_progress(parser)
     return parser
+
+
+def _add_no_progress(parser: argparse.ArgumentParser) -> None:
+    """Give every command (also nested ones like ``tokenizer train``) a ``--no-progress`` option."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in set(action.choices.values()):
+                _add_no_progress(command)
+            return
+    if "--no-progress" not in parser._option_string_actions and parser.prog != "psp-st":
+        parser.add_argument("--no-progress", action="store_true", help="hide every progress bar")
 
 
 #: Exit code of every expected failure (bad input, missing file, full disk, offline Hub, ...); argparse uses it too.
@@ -71,6 +86,8 @@ def error_message(error: BaseException) -> str:
         }
         hint = hints.get(error.errno or -1)
         text = f"{where}: {error.strerror}" + (f" ({hint})" if hint else "")
+    elif isinstance(error, ImportError) and missing_extra(error) and "psp-st[" not in str(error):
+        text = f"{error} ({missing_extra(error)})"
     else:
         text = str(error) or type(error).__name__
     return " ".join(text.split())
@@ -90,8 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_ERROR
+    from psp_st.io.progress import progress_bars_disabled
+
     try:
-        return int(args.func(args) or 0)
+        with progress_bars_disabled() if getattr(args, "no_progress", False) else contextlib.nullcontext():
+            return int(args.func(args) or 0)
     except _expected_errors() as error:
         if verbose:
             raise

@@ -11,8 +11,8 @@ def open_model(name: str, threads: int | None = None, engine: bool = False):
     if engine:
         from pathlib import Path
 
-        from psp_st.hub.load import PRETRAINED, resolve_model_name
         from psp_st.inference.engine import is_psp_folder, load_engine
+        from psp_st.io.model_names import PRETRAINED, resolve_model_name
 
         resolved = resolve_model_name(name)
         if name in PRETRAINED or (Path(resolved).is_dir() and is_psp_folder(resolved)):

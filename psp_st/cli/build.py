@@ -9,13 +9,13 @@ from pathlib import Path
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "build",
-        help="train a hub_configs/<NAME>.yaml recipe and write the release folder (default ./NAME)",
-        description="Run a pretrained-model recipe end to end: train, evaluate with the quick suite, measure one-thread "
-        "speed, and write the release folder: the StaticEmbedding export at its root (SentenceTransformer"
+        help="train a recipe (packaged NAME, e.g. psp-en) and write the release folder (default ./NAME)",
+        description="Run a pretrained-model recipe end to end: train, evaluate with the quick suite, and write the "
+        "release folder: the StaticEmbedding export at its root (SentenceTransformer"
         "('NAME') works from the current folder, no flags), the trainable PSPEmbedding in trainable/, the "
         "model card and psp_build.json.",
     )
-    parser.add_argument("name", help="recipe name (hub_configs/NAME.yaml, e.g. psp-en) or a recipe .yaml file")
+    parser.add_argument("name", help="recipe name (psp-en, psp-paper, or hub_configs/NAME.yaml here) or a .yaml file")
     parser.add_argument("--output", type=Path, default=None, help="release folder (default: ./NAME)")
     parser.add_argument(
         "--data-dir",
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-steps", type=int, default=None, help="stop training after N steps (smoke tests)")
     parser.add_argument("--suite", default="quick", help="evaluation suite for the model card (default: quick)")
     parser.add_argument("--no-eval", action="store_true", help="skip the evaluation suite")
-    parser.add_argument("--no-speed", action="store_true", help="skip the one-thread speed measurement")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.add_argument(
         "--dtype",
         choices=["float32", "float16"],
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from psp_st.hub.build import build
-    from psp_st.hub.load import BUILD_INFO_FILE
+    from psp_st.io.model_names import BUILD_INFO_FILE
 
     folder = build(
         args.name,
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         max_steps=args.max_steps,
         suite=None if args.no_eval else args.suite,
-        speed=not args.no_speed,
+        threads=args.threads,
         work_dir=args.work_dir,
         overwrite=args.overwrite,
         dtype=args.dtype,
@@ -68,7 +68,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"built {info['name']} in {folder} (training {info['training']['seconds'] / 60:.1f} min)")
     for key, value in (info.get("evaluation") or {}).get("metrics", {}).items():
         print(f"  {key:<50} {value:.4f}")
-    if info.get("speed"):
-        print(f"  {'speed, 1 thread (sentences/s)':<50} {info['speed']['sentences_per_second']:,.0f}")
     print(f'load it with: SentenceTransformer("{folder}")')
     return 0

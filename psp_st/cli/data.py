@@ -75,7 +75,7 @@ def _filters(value: str | None) -> dict | list | None:
 
 def run(args: argparse.Namespace) -> int:
     """Loads with psp_st.data.load_pairs (memory-mapped), validates every row, applies the filters in order."""
-    from psp_st.data import apply_filters, load_bitext, load_opusparcus, load_pairs, load_training_pairs, validate_pairs
+    from psp_st.data import apply_filters, load_opusparcus, load_pairs, load_training_pairs, validate_pairs
 
     if args.output:
         from psp_st.io.output_policy import check_output
@@ -83,9 +83,10 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.output, inputs=[*args.source, args.filters], overwrite=args.overwrite)
     source = args.source[0] if len(args.source) == 1 else args.source
     if args.kind == "training-pairs":
-        pairs = load_training_pairs(source, cache_dir=args.cache_dir)
+        pairs = load_training_pairs(args.source, cache_dir=args.cache_dir)
     elif args.kind == "bitext":
-        pairs = load_bitext(source, cache_dir=args.cache_dir)
+        bitext = {"sentence1": "source", "sentence2": "target"}  # the X side first; lang kept
+        pairs = load_pairs(source, columns=bitext, cache_dir=args.cache_dir)
     elif args.kind == "opusparcus":
         pairs = load_opusparcus(source, cache_dir=args.cache_dir)
     else:

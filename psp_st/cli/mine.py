@@ -115,51 +115,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from psp_st.io.output_policy import check_output
-    from psp_st.mining.ann import IndexSpec
-    from psp_st.mining.pairs import MiningConfig, mine_pairs
-    from psp_st.mining.teacher import evaluation_sentences
+    from psp_st.mining.pairs import mine_pairs, mining_config
 
     inputs = [*args.input, *(args.target or []), args.model, args.exclude_data_dir]
-    check_output(args.output, inputs=inputs, overwrite=args.overwrite)
-    check_output(args.output.with_suffix(".json"), inputs=inputs, overwrite=args.overwrite)
-    if args.target is None and (args.source_lang or args.target_lang):
-        raise ValueError("--source-lang/--target-lang are for bitext mining (with --target); use --lang")
-    languages = None
-    if args.lang or args.source_lang or args.target_lang:
-        languages = (args.source_lang or args.lang, args.target_lang or args.lang)
-    strategy = args.strategy or ("all" if args.target is None else "max")
-    config = MiningConfig(
-        k=args.k,
-        strategy=strategy,
-        min_margin=args.min_margin,
-        min_cosine=args.min_cosine,
-        max_cosine=args.max_cosine,
-        max_trigram_overlap=args.max_trigram_overlap,
-        max_length_ratio=args.max_length_ratio,
-        dedup=not args.no_dedup,
-        languages=languages,
-        exclude=frozenset(evaluation_sentences(args.exclude_data_dir)) if args.exclude_data_dir else frozenset(),
-        index=IndexSpec(
-            kind=args.index,
-            exact_below=args.exact_below,
-            nlist=args.nlist,
-            nprobe=args.nprobe,
-            pca=args.pca,
-            train_size=args.train_size,
-            seed=args.seed,
-        ),
-        recall_k=args.recall_k,
-        recall_sample=args.recall_sample,
-        shard_rows=args.shard_rows or 100_000,
-        float16=args.float16,
-        seed=args.seed,
-    )
+    for output in (args.output, args.output.with_suffix(".json")):
+        check_output(output, inputs=inputs, overwrite=args.overwrite)
     report = mine_pairs(
         args.input,
         args.output,
         args.model,
         target=args.target,
-        config=config,
+        config=mining_config(vars(args), bitext=args.target is not None),
         column=args.column,
         target_column=args.target_column,
         work_dir=args.work_dir,

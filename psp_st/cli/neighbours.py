@@ -30,39 +30,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def read_candidates(args: argparse.Namespace) -> list[str]:
-    if args.candidates:
-        from pathlib import Path
-
-        path = Path(args.candidates)
-        if not path.is_file():
-            raise FileNotFoundError(f"--candidates file {path} does not exist")
-        texts = [line.rstrip("\n") for line in path.read_text(encoding="utf-8").splitlines()]
-    else:
-        from psp_st.evaluation.loaders import read_parquet
-
-        columns = [column.strip() for column in args.columns.split(",") if column.strip()]
-        data = read_parquet(args.parquet, columns, columns)
-        texts = [text for column in columns for text in data[column]]
-    texts = list(dict.fromkeys(text for text in texts if text.strip()))
-    if not texts:
-        raise ValueError("no candidate sentences (the file is empty)")
-    return texts
-
-
 def run(args: argparse.Namespace) -> int:
     """Cosine similarity of each query to every distinct candidate; prints one markdown table per query."""
     from psp_st.cli._model import open_model
     from psp_st.evaluation.agreement import nearest_neighbours, neighbour_table_markdown
     from psp_st.evaluation.embeddings import EmbeddingCache
+    from psp_st.tokenization.corpus import read_texts
 
     if args.top_k < 1:
         raise ValueError(f"--top-k must be >= 1, got {args.top_k}")
     if args.gold is not None and len(args.gold) != len(args.query):
         raise ValueError(f"{len(args.gold)} --gold sentences for {len(args.query)} --query sentences")
-    candidates = read_candidates(args)
+    columns = [column.strip() for column in args.columns.split(",") if column.strip()] if args.parquet else None
+    texts = read_texts([args.candidates or args.parquet], columns)
+    candidates = list(dict.fromkeys(text for text in texts if text.strip()))
+    if not candidates:
+        raise ValueError(f"no candidate sentences in {args.candidates or args.parquet}")
     model = open_model(args.model, args.threads, engine=True)
-    cache = EmbeddingCache(model, show_progress_bar=len(candidates) > 10_000)
+    cache = EmbeddingCache(model, show_progress_bar=len(candidates) > 10_000 and not args.no_progress)
     found = nearest_neighbours(
         cache.encode(args.query), cache.encode(candidates), candidates, k=args.top_k, exclude=args.query
     )

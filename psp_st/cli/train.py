@@ -1,4 +1,4 @@
-"""``psp-st train``: train a model from a ``hub_configs/*.yaml`` recipe (checkpoints, --resume, final save)."""
+"""``psp-st train``: train a model from a recipe (checkpoints, --resume, final save)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from psp_st.io.output_policy import OVERWRITE_HELP
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "train", help="train a model from a YAML recipe (hub_configs/<name>.yaml)", description=run.__doc__
+        "train", help="train a model from a recipe (a packaged name or a YAML file)", description=run.__doc__
     )
-    parser.add_argument("--config", required=True, help="recipe YAML, e.g. hub_configs/psp-en.yaml")
+    parser.add_argument("--config", required=True, help="recipe: a packaged name (psp-en) or a YAML file")
     parser.add_argument("--output", default=None, help="run folder (default: runs/<recipe name>)")
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Load the data, train the tokenizer and model, train with mega-batching, evaluate on STS-B dev during
-    training, checkpoint, and save the final model (with a model card) to ``<output>/final``."""
+    training, checkpoint, and save the final model with psp-st's model card to ``<output>/final``."""
     import os
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -30,10 +30,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    from psp_st.hub.card import write_model_cards
     from psp_st.training.recipe import train_from_config
 
     model = train_from_config(
         args.config, output_dir=args.output, resume=args.resume, max_steps=args.max_steps, overwrite=args.overwrite
     )
-    print(f"trained {model[0]!r}")
+    # ST's card (written by save) would say SentenceTransformer(...) with no psp-st: replace it by psp-st's card
+    final = model.model_card_data.save_dir
+    write_model_cards(final, citations=model.model_card_data.citations)
+    print(f"trained {model[0]!r}; saved to {final}")
     return 0

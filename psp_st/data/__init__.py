@@ -1,10 +1,12 @@
-"""Data pipeline on HF ``datasets``: load pairs, validate them, filter them (all memory-mapped or streaming)."""
+"""The one data path, on HF ``datasets``: read pairs and tables, validate, filter, and build a recipe's training
+pairs with their group ids (memory-mapped Arrow, or streaming)."""
 
 from __future__ import annotations
 
-from psp_st.data.corpora import load_bitext, load_opusparcus, load_scored_pairs, load_training_pairs
+from psp_st.data.corpora import load_opusparcus
 from psp_st.data.dedup import ExactDedup, pair_hash
 from psp_st.data.filters import (
+    ExcludeFilter,
     FilterCount,
     LengthFilter,
     PairFilter,
@@ -13,10 +15,11 @@ from psp_st.data.filters import (
     mean_length,
     trigram_overlap,
 )
-from psp_st.data.groups import group_code, int_group_ids
-from psp_st.data.loaders import PASSTHROUGH_COLUMNS, infer_format, load_pairs
+from psp_st.data.groups import pair_groups
+from psp_st.data.loaders import PASSTHROUGH_COLUMNS, infer_format, load_pairs, load_table
 from psp_st.data.lowercase import Lowercase
 from psp_st.data.pipeline import FILTER_NAMES, FilterReport, apply_filters
+from psp_st.data.sources import PairSource, load_training_pairs, sample_rows
 from psp_st.data.text_files import BadLineError
 from psp_st.data.validation import ValidationReport, check_schema, validate_pairs
 
@@ -26,26 +29,27 @@ __all__ = [
     "BadLineError",
     "CompactShuffleBatchSampler",
     "ExactDedup",
+    "ExcludeFilter",
     "FilterCount",
     "FilterReport",
     "LengthFilter",
     "Lowercase",
     "PairFilter",
+    "PairSource",
     "ScoreRangeFilter",
     "TrigramOverlapFilter",
     "ValidationReport",
     "apply_filters",
     "check_schema",
-    "group_code",
     "infer_format",
-    "int_group_ids",
-    "load_bitext",
     "load_opusparcus",
     "load_pairs",
-    "load_scored_pairs",
+    "load_table",
     "load_training_pairs",
     "mean_length",
+    "pair_groups",
     "pair_hash",
+    "sample_rows",
     "trigram_overlap",
     "validate_pairs",
 ]

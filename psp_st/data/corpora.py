@@ -1,12 +1,14 @@
-"""Loaders for the corpus layouts of the papers: ParaNMT scored pairs, Opusparcus, bitext, our training pairs.
+"""The Opusparcus layout (Creutz 2018): ranked training files and annotated dev/test files, over
+:func:`psp_st.data.load_pairs`.
 
-Each is a thin layer over :func:`psp_st.data.load_pairs` that knows one layout, so a recipe only names the
-corpus and its files. All return ``sentence1`` / ``sentence2`` plus ``score``, ``group_id`` or ``lang``.
+The other layouts need no loader of their own: ParaNMT's ``reference<TAB>paraphrase<TAB>score`` is what
+:func:`~psp_st.data.load_pairs` reads from a header-less 3-field TSV, and X-English bitext is a
+:class:`~psp_st.data.PairSource` with ``columns: {sentence1: source, sentence2: target}`` (``lang`` kept) and
+``exclude: {corpus: ...}``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -17,26 +19,11 @@ from typing import Any
 import numpy as np
 
 from psp_st.data.filters import ScoreRangeFilter, is_streaming
-from psp_st.data.loaders import Source, load_pairs, resolve_files
+from psp_st.data.loaders import Source, load_pairs, local_files
 
 logger = logging.getLogger(__name__)
 
 OPUSPARCUS_ANNOTATION_RANGE = (1.0, 4.0)
-
-
-def load_scored_pairs(source: Source, *, columns: dict[str, str | int] | None = None, **kwargs: Any):
-    """ParaNMT-style scored pairs: ``sentence1, sentence2, score``.
-
-    The ParaNMT-50M text file is header-less TSV ``reference <tab> paraphrase <tab> score`` (positions 0, 1, 2,
-    the default); Parquet/JSONL files name their columns (map them with ``columns``). A file without a score
-    column raises. Keyword arguments go to :func:`~psp_st.data.load_pairs`.
-    """
-    dataset = load_pairs(source, columns=columns, **kwargs)
-    if dataset.column_names is not None and "score" not in dataset.column_names:
-        raise ValueError(
-            f"{source}: no score column found (columns: {dataset.column_names}); map it with columns={{'score': ...}}"
-        )
-    return dataset
 
 
 def _opusparcus_split(files: Sequence[str]) -> str:
@@ -106,7 +93,7 @@ def load_opusparcus(
         min_annotation: dev/test only: keep pairs whose annotation is at least this (e.g. 3.0 = paraphrases).
         streaming, cache_dir, on_bad_lines: as in :func:`~psp_st.data.load_pairs`.
     """
-    files = resolve_files(source)
+    files = local_files(source)
     if files is None:
         raise ValueError(
             "load_opusparcus reads local Opusparcus files; for the Hub copy use load_pairs('GEM/opusparcus', ...)"
@@ -150,78 +137,3 @@ def load_opusparcus(
     if min_annotation is not None:
         dataset = ScoreRangeFilter(min_score=min_annotation).apply(dataset)
     return dataset
-
-
-def load_bitext(
-    source: Source,
-    *,
-    source_column: str = "source",
-    target_column: str = "target",
-    exclude_corpora: Sequence[str] = (),
-    **kwargs: Any,
-):
-    """X-English bitext (``source`` = non-English, ``target`` = English, ``lang``) as ``sentence1`` / ``sentence2``.
-
-    ``sentence1`` is the non-English side, so opposite-side negative mining always contrasts languages.
-    ``exclude_corpora`` drops rows whose ``corpus`` column is listed (e.g. ``("flores200-devtest",)`` before a
-    FLORES evaluation). Further keyword arguments go to :func:`~psp_st.data.load_pairs`.
-    """
-    columns = {"sentence1": source_column, "sentence2": target_column}
-    if not exclude_corpora:
-        return load_pairs(source, columns=columns, **kwargs)
-    dataset = load_pairs(source, columns=columns, keep_columns=("corpus",), **kwargs)
-    excluded = frozenset(exclude_corpora)
-    dataset = dataset.filter(lambda batch: [corpus not in excluded for corpus in batch["corpus"]], batched=True)
-    return dataset.remove_columns("corpus")
-
-
-def _group_ids(batch: dict[str, list], stem: str, has_group: bool) -> dict[str, list]:
-    if has_group:
-        return {"group_id": [f"{stem}:{group}" for group in batch["group_id"]]}
-    return {
-        "group_id": [
-            f"{stem}:s1-{hashlib.blake2b(text.encode('utf-8'), digest_size=8).hexdigest()}"
-            for text in batch["sentence1"]
-        ]
-    }
-
-
-def load_training_pairs(
-    source: Source,
-    *,
-    streaming: bool = False,
-    cache_dir: str | os.PathLike | None = None,
-):
-    """Our ``shared/data/training_pairs/*.parquet`` files as one dataset with a corpus-wide unique ``group_id``.
-
-    ``group_id`` becomes ``"<file stem>:<group_id>"`` so image ids cannot collide across caption files. Files
-    without ``group_id`` (ParaSCI, wiki-auto) group the pairs that share their ``sentence1``: wiki-auto pairs one
-    complex sentence with up to 8 simplifications, which are paraphrases of each other and must not serve as
-    each other's negatives. Extra columns (``subset``, ``split``, ...) are dropped. Files are concatenated in
-    name order (shuffle in the trainer).
-    """
-    from datasets import Features, Value, concatenate_datasets
-
-    files = resolve_files(source)
-    if files is None:
-        raise ValueError("load_training_pairs reads local files; use load_pairs for a Hub dataset")
-    parts = []
-    for path in files:
-        dataset = load_pairs(path, streaming=streaming, cache_dir=cache_dir)
-        has_group = "group_id" in (dataset.column_names or [])
-        features = Features(
-            {"sentence1": Value("large_string"), "sentence2": Value("large_string"), "group_id": Value("string")}
-        )
-        kwargs: dict[str, Any] = {
-            "fn_kwargs": {"stem": Path(path).stem, "has_group": has_group},
-            "batched": True,
-            "features": features,
-        }
-        if not streaming:
-            kwargs["desc"] = f"group ids: {Path(path).name}"
-        parts.append(
-            dataset.select_columns(["sentence1", "sentence2", *(["group_id"] if has_group else [])]).map(
-                _group_ids, **kwargs
-            )
-        )
-    return parts[0] if len(parts) == 1 else concatenate_datasets(parts)

@@ -89,11 +89,18 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def trigram_overlap(text1: str, text2: str) -> float:
-    """Share of the shorter side's distinct word trigrams that also occur in the other side (0..1).
+def text_key(text: str) -> str:
+    """The words of ``text`` joined by spaces: texts equal up to case and punctuation share a key (dedup, exclusion)."""
+    return " ".join(words(text))
 
-    "Shorter" = the side with fewer distinct trigrams. When a side has fewer than 3 words, n-grams of its word
-    count are compared instead (bigrams for 2 words, unigrams for 1), so very short pairs are not waved through;
+
+def trigram_overlap(text1: str, text2: str) -> float:
+    """ParaNMT's trigram overlap (Wieting & Gimpel 2018, footnote 6): the word trigrams the two sides share over
+    the trigrams of the side that has fewer (distinct, lower-cased ``\\w+`` words; 0..1). The one copy: the
+    ``trigram_overlap`` data filter, ``psp-st mine`` and the teacher miner all use it.
+
+    The paper leaves sides of fewer than 3 words undefined (no trigram); here n-grams of the shorter side's word
+    count are compared instead (bigrams for 2 words, unigrams for 1), so short near-copies are not waved through;
     a side without words gives 0.
     """
     words1, words2 = words(text1), words(text2)
@@ -201,6 +208,25 @@ class ScoreRangeFilter(PairFilter):
 
     def keep(self, batch: dict[str, list]) -> list[bool]:
         return [score is not None and self.min_score <= score <= self.max_score for score in batch["score"]]
+
+
+@dataclass(frozen=True)
+class ExcludeFilter(PairFilter):
+    """Drop rows whose ``column`` holds one of ``values``, e.g. ``corpus == "flores200-devtest"`` (bitext rows of
+    an evaluation set); a recipe source's ``exclude: {column: [values]}``."""
+
+    column: str
+    values: frozenset[str]
+    name: ClassVar[str] = "exclude"
+
+    def keep(self, batch: dict[str, list]) -> list[bool]:
+        return [value not in self.values for value in batch[self.column]]
+
+    def apply(self, dataset: Any, num_proc: int | None = None, counter: FilterCount | None = None) -> Any:
+        require_columns(dataset, (self.column,), self.name)
+        if is_streaming(dataset):
+            return dataset.filter(self.keep if counter is None else _Counting(self.keep, counter), batched=True)
+        return dataset.filter(self.keep, batched=True, num_proc=num_proc, desc=f"exclude: {self.column}")
 
 
 def keep_by_mask(batch: dict[str, list], indices: list[int], keep: Any) -> list[bool]:

@@ -1,37 +1,69 @@
-"""Integer group ids for trainers that need them (the mega-batch miner compares ``int64`` group tensors).
+"""The one false-negative group rule: pairs of one (file, group id), or that share a sentence on the same side,
+form one group.
 
-A stable 63-bit hash of the string group id: no corpus-wide pass and no vocabulary in memory, so it works
-on memory-mapped and streaming datasets alike. Two different groups share a code with probability about
-``g**2 / 2**64`` for ``g`` groups (1e-8 for 500k groups); a collision only makes the miner skip a few more
-negatives, it never lets a true paraphrase through as a negative.
+The mega-batch miner never takes a sentence of the same group as a pair's negative: captions of one image, or the
+up-to-8 simplifications of one Wikipedia sentence, are paraphrases of each other.
 """
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any
+from collections.abc import Sequence
 
-_MASK = (1 << 63) - 1
-
-
-def group_code(group: str) -> int:
-    """Non-negative int64 code of one string group id."""
-    digest = hashlib.blake2b(group.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "little") & _MASK
+import numpy as np
 
 
-def _codes(batch: dict[str, list], column: str) -> dict[str, list]:
-    return {column: [-1 if group is None else group_code(str(group)) for group in batch[column]]}
+def group_keys(values: Sequence[object]) -> np.ndarray:
+    """int64 codes of one file's ``group_id`` values (equal value, equal code); ``-1`` where a value is missing."""
+    import pandas as pd
+
+    codes, _ = pd.factorize(pd.Series(list(values), dtype=object), use_na_sentinel=True)
+    return codes.astype(np.int64)
 
 
-def int_group_ids(dataset: Any, column: str = "group_id") -> Any:
-    """Replace the string ``column`` by int64 codes (``-1`` for a missing group); lazy on streaming datasets."""
-    from datasets import Value
+def pair_groups(
+    sentence1: Sequence[str],
+    sentence2: Sequence[str],
+    keys: np.ndarray | None = None,
+    shared_sentence_groups: bool = True,
+) -> np.ndarray:
+    """One int64 group id per pair, numbered in order of first appearance: the connected components of
+    "same ``keys`` value" (``keys``: one code per pair, unique across files, ``-1`` = no group) and, with
+    ``shared_sentence_groups``, "same ``sentence1``" or "same ``sentence2``" (equal after Arrow's lower-casing
+    and whitespace stripping). A text that is one pair's ``sentence1`` and another's ``sentence2`` does not link
+    them (the rule the released recipes were trained with)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
 
-    if dataset.column_names is not None and column not in dataset.column_names:
-        raise ValueError(f"no {column!r} column to convert; the dataset has {dataset.column_names}")
-    features = dataset.features.copy() if dataset.features is not None else None
-    if features is not None:
-        features[column] = Value("int64")
-    kwargs: dict[str, Any] = {"batched": True, "fn_kwargs": {"column": column}, "features": features}
-    return dataset.map(_codes, **kwargs)
+    n = len(sentence1)
+    links = []
+    if keys is not None:
+        links.append(np.asarray(keys, dtype=np.int64))
+    if shared_sentence_groups:
+        texts = pa.concat_arrays([_as_arrow(sentence1), _as_arrow(sentence2)])
+        normalized = pc.utf8_trim_whitespace(pc.utf8_lower(texts))  # Arrow's Unicode lower-casing and whitespace
+        codes = normalized.dictionary_encode().indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        links += [codes[:n], codes[n:]]
+    if not links:
+        return np.arange(n, dtype=np.int64)
+    row_parts, col_parts, offset = [], [], n
+    for codes in links:
+        valid = codes >= 0
+        row_parts.append(np.flatnonzero(valid))
+        col_parts.append(codes[valid] + offset)
+        offset += int(codes.max(initial=-1)) + 1
+    rows, cols = np.concatenate(row_parts), np.concatenate(col_parts)
+    graph = coo_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(offset, offset))
+    _, labels = connected_components(graph, directed=False)
+    return pd.factorize(labels[:n])[0].astype(np.int64)
+
+
+def _as_arrow(texts: Sequence[str]):
+    import pyarrow as pa
+
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    array = texts if isinstance(texts, pa.Array) else pa.array(list(texts), type=pa.large_string())
+    return array.cast(pa.large_string())

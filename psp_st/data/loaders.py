@@ -7,14 +7,13 @@ RAM: rows are read from disk batch by batch while training.
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from psp_st.data.text_files import TEXT_COLUMNS, BadLineError, TextLayout, generate_pairs, open_text
+from psp_st.io.data_dir import resolve_data_files
 
 PASSTHROUGH_COLUMNS: tuple[str, ...] = ("group_id", "score", "lang")
 """Optional columns kept (when present) next to ``sentence1`` / ``sentence2``."""
@@ -47,36 +46,15 @@ def infer_format(path: str | os.PathLike) -> str:
     return file_format
 
 
-def resolve_files(source: Source) -> list[str] | None:
-    """Local files named by ``source`` (a file, a folder, a glob or a list of them), or None for a Hub id."""
-    if isinstance(source, (str, os.PathLike)):
-        text = os.fspath(source)
-        if glob.has_magic(text):
-            matches = sorted(path for path in glob.glob(text, recursive=True) if os.path.isfile(path))
-            if not matches:
-                raise FileNotFoundError(f"no file matches {text!r}")
-            return matches
-        if os.path.isfile(text):
-            return [text]
-        if os.path.isdir(text):
-            found = sorted(str(path) for path in Path(text).iterdir() if path.is_file() and _known_suffix(path.name))
-            if not found:
-                raise FileNotFoundError(f"folder {text!r} holds no Parquet / TSV / JSONL file")
-            return found
+def local_files(source: Source, data_dir: str | os.PathLike | None = None) -> list[str] | None:
+    """The local files ``source`` names (:func:`psp_st.io.data_dir.resolve_data_files`), or None for a Hub id."""
+    try:
+        return resolve_data_files(source, data_dir, keep=_known_suffix)
+    except FileNotFoundError:
+        text = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
         if isinstance(source, str) and _HUB_ID.match(text) and not text.startswith((".", "/")):
             return None
-        raise FileNotFoundError(f"{text!r} is neither a local file, folder or glob nor a Hub dataset id")
-    if isinstance(source, (bytes, bytearray)):
-        raise TypeError("source must be a path, a glob, a Hub id or a list of paths, not bytes")
-    files: list[str] = []
-    for item in source:
-        resolved = resolve_files(item)
-        if resolved is None:
-            raise ValueError(f"a list source may only hold local files or globs, got Hub id {item!r}")
-        files.extend(resolved)
-    if not files:
-        raise ValueError("source is an empty list")
-    return files
+        raise
 
 
 def _known_suffix(name: str) -> bool:
@@ -98,6 +76,7 @@ def load_pairs(
     on_bad_lines: str = "error",
     tsv_header: bool | None = None,
     keep_columns: Sequence[str] = (),
+    data_dir: str | os.PathLike | None = None,
 ):
     """Load sentence pairs with columns ``sentence1``, ``sentence2`` (+ ``group_id`` / ``score`` / ``lang`` if present).
 
@@ -116,7 +95,8 @@ def load_pairs(
             empty text, unparsable or NaN score); ``"skip"`` drops such lines and logs a count per file.
         tsv_header: whether TSV files start with a header line; None detects it (the first line holds every
             requested column name). Header-less TSV defaults to ``sentence1, sentence2[, score]`` by position.
-        keep_columns: further source columns to keep unchanged (e.g. ``("corpus",)``).
+        keep_columns: further source columns to keep unchanged (e.g. ``("corpus",)``); a missing one raises.
+        data_dir: the data folder relative paths fall back to (:func:`psp_st.io.data_dir.resolve_data_files`).
 
     Returns:
         a :class:`datasets.Dataset` (memory-mapped) or, with ``streaming=True``, a :class:`datasets.IterableDataset`.
@@ -126,7 +106,7 @@ def load_pairs(
 
         from psp_st.data import load_pairs
 
-        pairs = load_pairs("../shared/data/training_pairs/*.parquet")
+        pairs = load_pairs("training_pairs/parasci.parquet")  # relative: from the data folder
         para = load_pairs("para-nmt-5m.txt.gz", columns={"sentence1": 0, "sentence2": 1, "score": 2})
     """
     columns = dict(columns or {})
@@ -135,7 +115,7 @@ def load_pairs(
         raise ValueError(
             f"columns maps unknown output column(s) {unknown}; outputs are {[*TEXT_COLUMNS, *PASSTHROUGH_COLUMNS]}"
         )
-    files = resolve_files(source)
+    files = local_files(source, data_dir)
     if files is None:
         return _load_hub(str(source), columns, split, streaming, cache_dir, keep_columns)
     formats = {format or infer_format(path) for path in files}
@@ -217,6 +197,53 @@ def _load_parquet(files: list[str], columns, split: str, streaming: bool, cache_
         columns=list(dict.fromkeys(mapping.values())),
     )
     return _rename(dataset, mapping)
+
+
+def load_table(
+    source: Source,
+    columns: Sequence[str],
+    text_columns: Sequence[str] = (),
+    *,
+    data_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+):
+    """Every column of local Parquet file(s) as one memory-mapped :class:`datasets.Dataset` (evaluation sets,
+    sentence lists): ``columns`` must exist and ``text_columns`` hold a string in every row.
+
+    Errors name the file: a missing column (with the columns it has), no rows, or the first row whose text
+    column is null or not a string. Sentence *pairs* in any format load with :func:`load_pairs`.
+    """
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    from datasets import load_dataset
+
+    files = resolve_data_files(source, data_dir, keep=lambda name: infer_format(name) == "parquet")
+    for path in files:
+        if infer_format(path) != "parquet":
+            raise ValueError(f"{path}: load_table reads Parquet files; load text pairs with load_pairs")
+        names = pq.read_schema(path).names
+        missing = [column for column in columns if column not in names]
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {missing}; it has {names}")
+    dataset = load_dataset(
+        "parquet",
+        data_files={"train": files},
+        split="train",
+        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+    )
+    where = files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
+    if len(dataset) == 0:
+        raise ValueError(f"{where}: no rows")
+    for column in text_columns:
+        values = dataset.data.column(column)
+        if not (values.type == "string" or values.type == "large_string"):
+            raise ValueError(f"{where}: column {column!r} holds {values.type}, expected strings")
+        nulls = pc.is_null(values).to_numpy(zero_copy_only=False)
+        if nulls.any():
+            raise ValueError(
+                f"{where}: column {column!r} row {int(nulls.argmax())} is null (missing), expected a string"
+            )
+    return dataset
 
 
 def _first_line(path: str) -> str | None:

@@ -13,32 +13,33 @@ insensitive), without evaluation text (``exclude``), 1-80 words, then a seeded s
 from __future__ import annotations
 
 import logging
+import os
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from psp_st.arguments import check_keys
+from psp_st.data.filters import text_key
+
 logger = logging.getLogger(__name__)
 
-SOURCE_KEYS = {"path", "columns", "max_sentences", "exclude"}
+SOURCE_KEYS = ("path", "columns", "max_sentences")
 
 
-def parse_source(entry: str | Mapping[str, Any]) -> dict[str, Any]:
+def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillation.sources entry") -> dict[str, Any]:
     """A ``distillation.sources`` entry as ``{path, columns, max_sentences}`` (a bare string is a path)."""
     entry = {"path": entry} if isinstance(entry, str) else dict(entry)
-    unknown = set(entry) - SOURCE_KEYS
-    if unknown or "path" not in entry:
-        raise ValueError(
-            f"recipe: distillation.sources entry {entry!r}: needs 'path', allowed keys are "
-            f"{sorted(SOURCE_KEYS)} (unknown: {sorted(unknown)})"
-        )
+    check_keys(where, entry, SOURCE_KEYS)
+    if not entry.get("path"):
+        raise ValueError(f"{where}.path is required (a file path or glob)")
     columns = entry.get("columns", ["sentence"])
     entry["columns"] = [columns] if isinstance(columns, str) else list(columns)
     limit = entry.get("max_sentences")
-    if limit is not None and (not isinstance(limit, int) or limit < 1):
-        raise ValueError(
-            f"recipe: distillation.sources {entry['path']}: max_sentences must be a positive integer, got {limit!r}"
-        )
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"{where}.max_sentences must be a positive integer, got {limit!r}")
     return entry
 
 
@@ -46,21 +47,23 @@ def distillation_sentences(
     sources: Iterable[str | Mapping[str, Any]],
     seed: int = 0,
     exclude: Iterable[str] = (),
+    data_dir: str | os.PathLike | None = None,
 ) -> list[tuple[str, list[str]]]:
-    """``[(label, sentences), ...]``, one per source entry (label = file stem or glob stem, for the cache)."""
-    from psp_st.mining.teacher import TeacherMiner, read_sentences, sample
-    from psp_st.training.pairs import resolve_data_path
+    """``[(label, sentences), ...]``, one per source entry (label = file stem or glob stem, for the cache); relative
+    paths resolve in the data folder ``data_dir`` (:func:`psp_st.io.data_dir.resolve_data_files`)."""
+    from psp_st.io.data_dir import resolve_data_files
+    from psp_st.mining.teacher import read_sentences
 
-    evaluation = set(exclude)
-    excluded = set(evaluation)
+    evaluation = {text_key(text) for text in exclude}
+    excluded = set(exclude)
     out = []
-    for number, entry in enumerate(parse_source(source) for source in sources):
+    entries = [parse_source(source, f"recipe: distillation.sources[{n}]") for n, source in enumerate(sources)]
+    for number, entry in enumerate(entries):
         texts: list[str] = []
-        for path in resolve_data_path(entry["path"]):
+        for path in resolve_data_files(entry["path"], data_dir):
             for column in entry["columns"]:
                 texts.extend(read_sentences(path, column=column))
-        # TeacherMiner.candidates is the one home of "unique, not evaluation text, within length bounds"
-        kept = TeacherMiner(min_words=1, max_words=80, exclude=evaluation).candidates(texts)
+        kept = candidates(texts, evaluation)
         stem = Path(entry["path"]).name.replace(".parquet", "").replace("*", "all")
         # sample first, then drop what an earlier entry chose: the sample stays nested across sizes (a larger
         # max_sentences only adds sentences), so a grown recipe reuses every cached teacher vector
@@ -70,3 +73,29 @@ def distillation_sentences(
         excluded.update(chosen)  # a later entry never repeats a chosen sentence
         out.append((f"{number:02d}-{stem}", chosen))
     return out
+
+
+def candidates(sentences: Iterable[str], exclude: set[str], max_words: int = 80) -> list[str]:
+    """Unique sentences (first occurrence, up to case and punctuation: :func:`psp_st.data.filters.text_key`) of
+    1 to ``max_words`` whitespace words whose key is not in ``exclude`` (keys of evaluation text)."""
+    seen: set[str] = set()
+    kept = []
+    for text in sentences:
+        key = text_key(text)
+        if key and key not in seen and key not in exclude and len(text.split()) <= max_words:
+            seen.add(key)
+            kept.append(text)
+    return kept
+
+
+def sample(sentences: Iterable[str], limit: int | None, seed: int = 0) -> list[str]:
+    """A seeded random subset of at most ``limit`` sentences, in their original order.
+
+    Nested: for one seed, the subset of a smaller ``limit`` is part of the subset of a larger one (the first
+    ``limit`` of one seeded permutation), so growing a sample reuses every cached teacher vector.
+    """
+    sentences = list(sentences)
+    if limit is None or limit >= len(sentences):
+        return sentences
+    keep = np.sort(np.random.default_rng(seed).permutation(len(sentences))[:limit])
+    return [sentences[i] for i in keep]

@@ -65,13 +65,13 @@ def plot_score_levels(
     ``stats`` maps a group (dataset or language) to :func:`score_level_stats` rows. Writes a PNG with the
     non-interactive Agg backend and returns its path.
     """
-    try:
-        import matplotlib
+    from psp_st.io.extras import require
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as error:  # pragma: no cover
-        raise ImportError("plots need matplotlib: pip install 'psp-st[eval]'") from error
+    matplotlib = require("matplotlib", "plots")
+    matplotlib.use("Agg")
+    import matplotlib.patches
+    import matplotlib.pyplot as plt
+
     if not stats:
         raise ValueError("nothing to plot: no score-level statistics")
     levels = list(dict.fromkeys(row["level"] for rows in stats.values() for row in rows))

@@ -1,4 +1,5 @@
-"""Evaluation datasets as Hugging Face ``datasets.Dataset``: local Parquet / TSV files, or the Hub.
+"""Evaluation datasets as Hugging Face ``datasets.Dataset``: local Parquet / TSV files (read by :mod:`psp_st.data`),
+or the Hub.
 
 Local files follow the layout of the shared data folder (``sts/``, ``pair_classification/``,
 ``bitext_mining/``; schemas in its README). Every loader checks that the file exists and has the columns the
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from psp_st.data.loaders import load_table
 from psp_st.io.data_dir import default_data_dir
 
 #: The languages of the PAWS-X files (dev and test for each).
@@ -66,14 +68,6 @@ HUB_STS: dict[str, str] = {
 }
 
 
-def _require_pandas():
-    try:
-        import pandas as pd
-    except ImportError as error:  # pragma: no cover - pandas ships with the eval extra
-        raise ImportError("reading evaluation files needs pandas and pyarrow: pip install 'psp-st[eval]'") from error
-    return pd
-
-
 def check_columns(dataset: Any, columns: Sequence[str], source: str, text_columns: Sequence[str] = ()) -> None:
     """Raise ``ValueError`` naming ``source`` if a column is missing or a text cell is empty/None.
 
@@ -99,32 +93,6 @@ def check_columns(dataset: Any, columns: Sequence[str], source: str, text_column
                 raise ValueError(f"{source}: column {column!r} row {row} is {shown}, expected a string")
 
 
-def _to_dataset(frame: Any, source: str) -> Any:
-    from datasets import Dataset
-
-    frame = frame.reset_index(drop=True)
-    for column in frame.columns:  # pandas' nullable string dtype -> plain python objects
-        if str(frame[column].dtype).startswith("string"):
-            frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
-    dataset = Dataset.from_pandas(frame, preserve_index=False)
-    dataset.info.description = source
-    return dataset
-
-
-def read_parquet(path: str | os.PathLike, columns: Sequence[str], text_columns: Sequence[str] = ()) -> Any:
-    """Read a Parquet file into a ``datasets.Dataset`` and check it has ``columns``."""
-    pd = _require_pandas()
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"evaluation data file {path} does not exist (pass --data-dir / data_dir= the "
-            "folder holding sts/, pair_classification/ and bitext_mining/)"
-        )
-    frame = pd.read_parquet(path)
-    check_columns(frame, columns, str(path), text_columns)
-    return _to_dataset(frame, str(path))
-
-
 def local_path(key: str, data_dir: str | os.PathLike | None = None) -> Path:
     """Path of the local file of dataset ``key`` (see :data:`LOCAL_FILES`)."""
     if key not in LOCAL_FILES:
@@ -144,7 +112,7 @@ def load_local(key: str, data_dir: str | os.PathLike | None = None) -> Any:
     text_columns = columns[:2]
     if key.startswith("turku"):
         columns = (*columns, "label_str")
-    return read_parquet(local_path(key, data_dir), columns, text_columns)
+    return load_table(local_path(key, data_dir), columns, text_columns)
 
 
 def load_sts_folder(path: str | os.PathLike, subset_column: str = "subset") -> dict[str, Any]:
@@ -158,8 +126,8 @@ def load_sts_folder(path: str | os.PathLike, subset_column: str = "subset") -> d
         files = sorted(path.glob("*.parquet"))
         if not files:
             raise FileNotFoundError(f"{path} holds no .parquet files (expected one file per STS subset)")
-        return {file.stem: read_parquet(file, STS_COLUMNS, STS_COLUMNS[:2]) for file in files}
-    dataset = read_parquet(path, (*STS_COLUMNS, subset_column), STS_COLUMNS[:2])
+        return {file.stem: load_table(file, STS_COLUMNS, STS_COLUMNS[:2]) for file in files}
+    dataset = load_table(path, (*STS_COLUMNS, subset_column), STS_COLUMNS[:2])
     subsets = list(dataset[subset_column])
     return {
         name: dataset.select([row for row, value in enumerate(subsets) if value == name])
@@ -168,42 +136,6 @@ def load_sts_folder(path: str | os.PathLike, subset_column: str = "subset") -> d
 
 
 # -- Opusparcus ----------------------------------------------------------------------------------------------
-def read_opusparcus_tsv(path: str | os.PathLike) -> Any:
-    """An Opusparcus dev/test file (``id<TAB>sentence1<TAB>sentence2<TAB>score``, no header) as a Dataset.
-
-    The score is the mean of two annotators on the 1-4 scale (1.0, 1.5, ..., 4.0); see the Opusparcus README.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Opusparcus file {path} does not exist")
-    ids, first, second, scores = [], [], [], []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            fields = line.rstrip("\n").split("\t")
-            if len(fields) != 4:
-                raise ValueError(
-                    f"{path}: line {number} has {len(fields)} tab-separated fields, expected 4 "
-                    "(id, sentence1, sentence2, score)"
-                )
-            try:
-                score = float(fields[3])
-            except ValueError:
-                raise ValueError(f"{path}: line {number}: score {fields[3]!r} is not a number") from None
-            if not 1.0 <= score <= 4.0:
-                raise ValueError(f"{path}: line {number}: score {score} is outside the 1-4 Opusparcus scale")
-            ids.append(fields[0])
-            first.append(fields[1])
-            second.append(fields[2])
-            scores.append(score)
-    if not ids:
-        raise ValueError(f"{path}: no sentence pairs")
-    from datasets import Dataset
-
-    return Dataset.from_dict({"id": ids, "sentence1": first, "sentence2": second, "score": scores})
-
-
 def opusparcus_path(root: str | os.PathLike, lang: str, split: str) -> Path:
     """``<root>/<lang>/<split>/<lang>-<split>.txt``, the layout of the Opusparcus 1.0 archive."""
     return Path(root) / lang / split / f"{lang}-{split}.txt"

@@ -21,6 +21,8 @@ from typing import Any
 
 from sentence_transformers.base.evaluation.evaluator import BaseEvaluator
 
+from psp_st.data.corpora import load_opusparcus
+from psp_st.data.loaders import load_table
 from psp_st.evaluation.agreement import (
     ScoreAgreementEvaluator,
     exact_level,
@@ -39,8 +41,6 @@ from psp_st.evaluation.loaders import (
     load_sts_folder,
     opusparcus_binary,
     opusparcus_path,
-    read_opusparcus_tsv,
-    read_parquet,
 )
 from psp_st.evaluation.retrieval import RetrievalEvaluator
 from psp_st.evaluation.sts import STSEvaluator
@@ -78,7 +78,7 @@ def _sts(name: str, key: str, data_dir: Any) -> SuiteTask:
 
 
 def _sts_file(name: str, path: Path, cache: EmbeddingCache) -> STSEvaluator:
-    return STSEvaluator({name: read_parquet(path, STS_COLUMNS, STS_COLUMNS[:2])}, cache=cache)
+    return STSEvaluator({name: load_table(path, STS_COLUMNS, STS_COLUMNS[:2])}, cache=cache)
 
 
 def _turku_binary(key: str, data_dir: Any) -> Any:
@@ -216,7 +216,7 @@ def suite_tasks(
 
             def reader(split: str, lang: str = lang, binary: bool = True) -> Callable[[], Any]:
                 path = opusparcus_path(opusparcus_dir, lang, split)
-                return lambda: opusparcus_binary(read_opusparcus_tsv(path)) if binary else read_opusparcus_tsv(path)
+                return lambda: opusparcus_binary(load_opusparcus(path)) if binary else load_opusparcus(path)
 
             tasks.append(_mlp(f"opusparcus-{lang} dev->test", reader("dev"), reader("test")))
             tasks.append(_agreement(f"opusparcus-{lang}-dev", reader("dev", binary=False), exact_level))

@@ -15,6 +15,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from psp_st.io.model_names import (
+    BUILD_INFO_FILE,
+    PRETRAINED,
+    TRAINABLE_SUBFOLDER,
+    read_build_record,
+    resolve_model_name,
+)
 from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError
 from psp_st.modules.trusted import load_trusted, module_types, trusted_module_class
 
@@ -25,45 +32,8 @@ class ModelNotFoundError(ModelFolderError):
     """A model name that is no local folder, no psp-st short name with a local build, and no reachable Hub id."""
 
 
-#: Short names of the pretrained models and their Hub ids.
-PRETRAINED: dict[str, str] = {"psp-en": "psp-st/psp-en"}
-
-#: Subfolder of a released model holding the trainable PSPEmbedding form.
-TRAINABLE_SUBFOLDER = "trainable"
-
-#: Build record written by ``psp-st build`` next to the model files.
-BUILD_INFO_FILE = "psp_build.json"
-
-
-def resolve_model_name(name: str | os.PathLike) -> str:
-    """A local folder if ``name`` is one; else, for a short name like ``psp-en``, its Hub id; else ``name``.
-
-    A bare short name (``psp-en``) resolves to the folder ``./psp-en`` only if that folder carries a psp-st build
-    record (``psp_build.json``) for that name, so a folder planted in a cloned repository is not picked up; the
-    folder used (or ignored) is logged. Any other existing folder is used as given.
-    """
-    name = str(name)
-    if name in PRETRAINED:
-        local = Path(name)
-        if local.is_dir():
-            info = _read_build_info(local, check=False)
-            if isinstance(info, dict) and info.get("name") == name:
-                logger.info("%s: using the local build %s", name, local.resolve())
-                return name
-            logger.warning(
-                "%s: ignoring the folder %s, which carries no psp-st build record (%s) named %r; using the Hub id %s",
-                name,
-                local.resolve(),
-                BUILD_INFO_FILE,
-                name,
-                PRETRAINED[name],
-            )
-        return PRETRAINED[name]
-    return name
-
-
 def _rebuild_hint(path: Path) -> str:
-    info = _read_build_info(path, check=False) or {}
+    info = read_build_record(path) or {}
     name = info.get("name")
     if name in PRETRAINED:
         return (
@@ -73,32 +43,27 @@ def _rebuild_hint(path: Path) -> str:
     return "re-save the model (model.save(path)) or download it again"
 
 
-def _read_build_info(path: Path, check: bool = True) -> dict[str, Any] | None:
+def _read_build_info(path: Path) -> dict[str, Any] | None:
+    """The build record of ``path``, checked: a JSON object whose ``format_version`` this psp-st reads."""
     file = path / BUILD_INFO_FILE
     if not file.is_file():
         return None
-    try:
-        info = json.loads(file.read_text(encoding="utf-8"))
-        if not isinstance(info, dict):
-            raise ValueError(f"expected a JSON object, got {type(info).__name__}")
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, not an object
-        if not check:
-            return None
+    info = read_build_record(path)
+    if info is None:
         raise ModelFolderError(
-            f"{file} is not valid JSON ({error}): rebuild the folder with `psp-st build` or download it again."
-        ) from error
-    if check:
-        version = info.get("format_version")
-        if not isinstance(version, int):
-            raise ModelFolderError(
-                f"{file} has no integer 'format_version': the folder was written by a pre-release psp-st. "
-                f"Rebuild it with this psp-st (psp-st build {info.get('name', 'psp-en')} --output {path})."
-            )
-        if version > FORMAT_VERSION:
-            raise ModelFolderError(
-                f"{path} was built with format_version {version} (psp-st {info.get('psp_st_version', '?')}), but "
-                f"this psp-st reads up to {FORMAT_VERSION}. Upgrade psp-st: pip install -U psp-st"
-            )
+            f"{file} is not a valid JSON object: rebuild the folder with `psp-st build` or download it again."
+        )
+    version = info.get("format_version")
+    if not isinstance(version, int):
+        raise ModelFolderError(
+            f"{file} has no integer 'format_version': the folder was written by a pre-release psp-st. "
+            f"Rebuild it with this psp-st (psp-st build {info.get('name', 'psp-en')} --output {path})."
+        )
+    if version > FORMAT_VERSION:
+        raise ModelFolderError(
+            f"{path} was built with format_version {version} (psp-st {info.get('psp_st_version', '?')}), but "
+            f"this psp-st reads up to {FORMAT_VERSION}. Upgrade psp-st: pip install -U psp-st"
+        )
     return info
 
 

@@ -10,7 +10,6 @@ error messages are scrubbed of the token while pushing.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import re
@@ -19,7 +18,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from psp_st.hub.load import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, check_model_folder
+from psp_st.hub.load import check_model_folder
+from psp_st.io.model_names import BUILD_INFO_FILE
 from psp_st.modules.trusted import load_trusted
 
 logger = logging.getLogger(__name__)
@@ -94,19 +94,13 @@ def upload_files(folder: str | os.PathLike) -> list[str]:
 
 
 def _refresh_cards(staged: Path, repo_id: str) -> None:
-    """Re-render the cards of a ``psp-st build`` folder for ``repo_id``; elsewhere fix ST's id placeholder."""
-    from psp_st.hub.card import ST_PLACEHOLDER, render_model_card
+    """Re-render the cards of a psp-st folder (a release or a folder of psp-st modules) for ``repo_id``; in any
+    other model folder fix Sentence-Transformers' id placeholder."""
+    from psp_st.hub.card import ST_PLACEHOLDER, write_model_cards
+    from psp_st.modules.trusted import module_types, trusted_module_class
 
-    info_file = staged / BUILD_INFO_FILE
-    if info_file.is_file():
-        info = json.loads(info_file.read_text(encoding="utf-8"))
-        static = load_trusted(staged)
-        (staged / "README.md").write_text(render_model_card(static, info, model_id=repo_id), encoding="utf-8")
-        trainable_dir = staged / TRAINABLE_SUBFOLDER
-        if trainable_dir.is_dir():
-            trainable = load_trusted(trainable_dir)
-            card = render_model_card(trainable, info, model_id=repo_id, form="trainable")
-            (trainable_dir / "README.md").write_text(card, encoding="utf-8")
+    if (staged / BUILD_INFO_FILE).is_file() or any(trusted_module_class(t) for t in module_types(staged)):
+        write_model_cards(staged, model_id=repo_id)
         return
     readme = staged / "README.md"
     if readme.is_file():

@@ -1,12 +1,16 @@
-"""Where the shared data folder is, by one rule for every part of psp-st (training, evaluation, baselines, build)."""
+"""Where the shared data folder is, and which files a data path names: one rule for every part of psp-st."""
 
 from __future__ import annotations
 
+import glob
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 #: Environment variable naming the shared data folder (``sts/``, ``pair_classification/``, ``training_pairs/`` ...).
 ENV_VAR = "PSP_ST_DATA_DIR"
+
+DataPath = str | os.PathLike | Sequence[str | os.PathLike]
 
 
 def default_data_dir() -> Path:
@@ -20,3 +24,44 @@ def default_data_dir() -> Path:
         return Path(os.environ[ENV_VAR])
     candidates = [Path("../shared/data"), Path(__file__).resolve().parents[3] / "shared" / "data"]
     return next((path for path in candidates if path.is_dir()), candidates[0])
+
+
+def _exists(pattern: str) -> bool:
+    return bool(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else os.path.exists(pattern)
+
+
+def resolve_data_files(
+    source: DataPath,
+    data_dir: str | os.PathLike | None = None,
+    keep: Callable[[str], bool] | None = None,
+) -> list[str]:
+    """The files a data path names, in order: a file, a folder (its files ``keep`` accepts), a glob (``**``
+    recursive) or a list of these; each pattern's files sorted by name.
+
+    An absolute path is used as it is. A relative path that names something from the working directory is used
+    from there; otherwise it is looked up in ``data_dir`` (default :func:`default_data_dir`), so recipes write
+    ``training_pairs/*.parquet``. A pattern that matches no file raises ``FileNotFoundError`` naming it and the
+    data folder.
+    """
+    if not isinstance(source, (str, os.PathLike)):
+        if isinstance(source, (bytes, bytearray)):
+            raise TypeError("a data path is a path, a glob or a list of them, not bytes")
+        files = [path for item in source for path in resolve_data_files(item, data_dir, keep)]
+        if not files:
+            raise ValueError("the data path is an empty list")
+        return files
+    pattern = os.fspath(source)
+    folder = Path(data_dir) if data_dir is not None else default_data_dir()
+    if not os.path.isabs(pattern) and not _exists(pattern):
+        pattern = str(folder / pattern)
+    if os.path.isdir(pattern):
+        files = sorted(str(path) for path in Path(pattern).iterdir() if path.is_file())
+        files = [path for path in files if keep is None or keep(path)]
+    else:
+        files = sorted(path for path in glob.glob(pattern, recursive=True) if os.path.isfile(path))
+    if not files:
+        where = "" if os.path.isabs(os.fspath(source)) else f" (looked here and in the data folder {folder})"
+        raise FileNotFoundError(
+            f"no data file matches {os.fspath(source)!r}{where}; pass --data-dir or set {ENV_VAR} to the shared data folder"
+        )
+    return files

@@ -9,6 +9,18 @@ import torch.nn.functional as F
 from sentence_transformers.sentence_transformer.losses import ContrastiveLoss, SiameseDistanceMetric
 from torch import Tensor
 
+#: BibTeX of the paper whose loss this is (Sjöblom et al. 2018); the one copy: model cards cite from here.
+CITATION = """@inproceedings{sjoblom-etal-2018-paraphrase,
+    title = "Paraphrase Detection on Noisy Subtitles in Six Languages",
+    author = "Sj{\\"o}blom, Eetu and Creutz, Mathias and Aulamo, Mikko",
+    booktitle = "Proceedings of the 2018 EMNLP Workshop W-NUT: The 4th Workshop on Noisy User-generated Text",
+    year = "2018",
+    address = "Brussels, Belgium",
+    publisher = "Association for Computational Linguistics",
+    pages = "64--73",
+}
+"""
+
 
 class CosineContrastiveLoss(ContrastiveLoss):
     def __init__(self, model, margin: float = 0.5, size_average: bool = True) -> None:
@@ -78,15 +90,7 @@ class CosineContrastiveLoss(ContrastiveLoss):
 
     @property
     def citation(self) -> str:
-        return """
-@inproceedings{sjoblom-etal-2018-paraphrase,
-    title = "Paraphrase Detection on Noisy Subtitles in Six Languages",
-    author = {Sj{\\"o}blom, Eetu and Creutz, Mathias and Aulamo, Mikko},
-    booktitle = "Proceedings of the 2018 EMNLP Workshop W-NUT: The 4th Workshop on Noisy User-generated Text",
-    year = "2018",
-    pages = "64--73",
-}
-"""
+        return CITATION
 
 
 def add_random_negatives(

@@ -14,6 +14,16 @@ if TYPE_CHECKING:
 
 METRICS = ("cosine", "mse", "similarity")
 
+#: BibTeX of the distillation method (Reimers & Gurevych 2020); the one copy: model cards cite from here.
+CITATION = """@inproceedings{reimers-2020-multilingual-sentence-bert,
+    title = "Making Monolingual Sentence Embeddings Multilingual using Knowledge Distillation",
+    author = "Reimers, Nils and Gurevych, Iryna",
+    booktitle = "Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing",
+    year = "2020",
+    url = "https://arxiv.org/abs/2004.09813",
+}
+"""
+
 
 class TeacherDistillationLoss(nn.Module):
     def __init__(
@@ -145,12 +155,4 @@ class TeacherDistillationLoss(nn.Module):
 
     @property
     def citation(self) -> str:
-        return """
-@inproceedings{reimers-2020-multilingual-sentence-bert,
-    title = "Making Monolingual Sentence Embeddings Multilingual using Knowledge Distillation",
-    author = "Reimers, Nils and Gurevych, Iryna",
-    booktitle = "Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing",
-    year = "2020",
-    url = "https://arxiv.org/abs/2004.09813",
-}
-"""
+        return CITATION

@@ -14,7 +14,6 @@ def mine_hardest_negatives(
     positive_text_ids: torch.Tensor | None = None,
     chunk_size: int = 4096,
     dtype: torch.dtype = torch.float32,
-    max_over_partner: float | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """For every pair ``(s_i, t_i)`` pick the most similar sentence of the *opposite side*.
 
@@ -37,9 +36,6 @@ def mine_hardest_negatives(
     When every candidate of a row is excluded by the guards, the guards are dropped for that row (only the
     partner stays excluded); with a single pair the partner itself is returned (the loss is then constant).
     The similarity matrix is computed in row chunks of ``chunk_size``: no Python loop over sentences.
-    ``max_over_partner``: also skip candidates more similar to the sentence than its own partner by more than
-    this (``0.0``: only negatives less similar than the partner, "semi-hard" mining). On caption data, large
-    mega-batches otherwise pick paraphrases from *other* groups (another image described the same way).
     ``dtype=torch.bfloat16`` computes the similarities about 5x faster on CPUs with AMX/AVX512-BF16; the
     argmax is then exact up to bf16 rounding (near-ties may pick another, equally hard negative).
     """
@@ -77,10 +73,6 @@ def mine_hardest_negatives(
                         candidate_ids == partner_ids.to(device)[rows].unsqueeze(1)
                     )
                     guard = same_text if guard is None else guard | same_text
-                if max_over_partner is not None:
-                    partner_score = scores[local, rows].unsqueeze(1)
-                    too_close = scores > partner_score + max_over_partner
-                    guard = too_close if guard is None else guard | too_close
                 if n > 1:
                     scores[local, rows] = float("-inf")  # never the partner
                 best = (scores.masked_fill(guard, float("-inf")) if guard is not None else scores).argmax(dim=1)

@@ -5,12 +5,32 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import torch
 import torch.nn.functional as F
 from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
 
 from psp_st.losses.hard_negatives import mine_hardest_negatives
+
+#: BibTeX of the papers this loss implements (ParaNMT-50M: the margin loss; P-SP: annealed mega-batching).
+#: The one copy: model cards cite from here.
+CITATION = """@inproceedings{wieting-gimpel-2018-paranmt,
+    title = "{P}ara{NMT}-50{M}: Pushing the Limits of Paraphrastic Sentence Embeddings with Millions of Machine Translations",
+    author = "Wieting, John and Gimpel, Kevin",
+    booktitle = "Proceedings of the 56th Annual Meeting of the Association for Computational Linguistics (Volume 1: Long Papers)",
+    year = "2018",
+    address = "Melbourne, Australia",
+    publisher = "Association for Computational Linguistics",
+    pages = "451--462",
+}
+
+@inproceedings{wieting-etal-2022-paraphrastic,
+    title = "Paraphrastic Representations at Scale",
+    author = "Wieting, John and Gimpel, Kevin and Neubig, Graham and Berg-Kirkpatrick, Taylor",
+    booktitle = "Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing: System Demonstrations",
+    year = "2022",
+    publisher = "Association for Computational Linguistics",
+}
+"""
 
 
 class ParaphraseMarginLoss(nn.Module):
@@ -19,8 +39,6 @@ class ParaphraseMarginLoss(nn.Module):
         model: nn.Module,
         margin: float = 0.4,
         symmetric: bool = True,
-        in_batch_weight: float = 0.0,
-        scale: float = 20.0,
     ) -> None:
         """Margin loss with hardest negatives: a paraphrase must beat its hardest non-paraphrase by ``margin``.
 
@@ -30,13 +48,6 @@ class ParaphraseMarginLoss(nn.Module):
             loss = relu(margin - cos(s, t) + cos(s, t')) + relu(margin - cos(s, t) + cos(t, s'))
 
         averaged over the batch; ``symmetric=False`` keeps only the first term (the P-SP objective, eq. 1).
-
-        ``in_batch_weight > 0`` adds that weight times an in-batch softmax term over the mini-batch (the
-        MultipleNegativesRankingLoss objective, both directions when ``symmetric``): every other partner of the
-        batch is a negative, except those of the same group (labels). The margin term only sees the single
-        hardest negative; the softmax term sees all of them (on our data it raised STS-B test and lowered dev:
-        run R3 in ``benchmarks/results/training.md``). It is part of this loss rather than a second ST loss
-        because both terms share one forward pass over the same four columns.
 
         Negatives come either from the batch itself (two input columns: each pair gets the most similar
         opposite-side sentence of the batch except its partner, selected without gradient) or from extra
@@ -52,8 +63,6 @@ class ParaphraseMarginLoss(nn.Module):
             model: the SentenceTransformer being trained (any encoder).
             margin: the margin delta (0.4 in both papers).
             symmetric: also use the negative of the second sentence (the second term above).
-            in_batch_weight: weight of the added in-batch softmax term (0: the papers' loss alone).
-            scale: inverse temperature of the in-batch softmax term (ST's MNRL default, 20).
 
         References:
             - Wieting & Gimpel, ParaNMT-50M (ACL 2018), section 4: https://aclanthology.org/P18-1042/
@@ -95,13 +104,9 @@ class ParaphraseMarginLoss(nn.Module):
         super().__init__()
         if margin < 0:
             raise ValueError(f"margin must be >= 0, got {margin}")
-        if in_batch_weight < 0 or scale <= 0:
-            raise ValueError(f"in_batch_weight must be >= 0 and scale > 0, got {in_batch_weight} and {scale}")
         self.model = model
         self.margin = margin
         self.symmetric = symmetric
-        self.in_batch_weight = in_batch_weight
-        self.scale = scale
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         features = list(sentence_features)
@@ -130,40 +135,11 @@ class ParaphraseMarginLoss(nn.Module):
         losses = F.relu(self.margin - positive_score + F.cosine_similarity(anchors, anchor_negatives))
         if self.symmetric:
             losses = losses + F.relu(self.margin - positive_score + F.cosine_similarity(positives, positive_negatives))
-        loss = losses.mean()
-        if self.in_batch_weight > 0:
-            loss = loss + self.in_batch_weight * self.in_batch_loss(anchors, positives, groups)
-        return loss
-
-    def in_batch_loss(self, anchors: Tensor, positives: Tensor, groups: Tensor | None = None) -> Tensor:
-        """Softmax cross-entropy of each pair against the batch's other partners (same-group ones masked)."""
-        scores = self.scale * (F.normalize(anchors, dim=-1) @ F.normalize(positives, dim=-1).T)
-        if groups is not None:
-            same = (groups.unsqueeze(1) == groups.unsqueeze(0)) & (groups.unsqueeze(1) >= 0)
-            same.fill_diagonal_(False)
-            scores = scores.masked_fill(same, float("-inf"))
-        targets = torch.arange(len(scores), device=scores.device)
-        loss = F.cross_entropy(scores, targets)
-        if self.symmetric:
-            loss = (loss + F.cross_entropy(scores.T, targets)) / 2
-        return loss
+        return losses.mean()
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {
-            "margin": self.margin,
-            "symmetric": self.symmetric,
-            "in_batch_weight": self.in_batch_weight,
-            "scale": self.scale,
-        }
+        return {"margin": self.margin, "symmetric": self.symmetric}
 
     @property
     def citation(self) -> str:
-        return """
-@inproceedings{wieting-gimpel-2018-paranmt,
-    title = "{P}ara{NMT}-50{M}: Pushing the Limits of Paraphrastic Sentence Embeddings with Millions of Machine Translations",
-    author = "Wieting, John and Gimpel, Kevin",
-    booktitle = "Proceedings of the 56th Annual Meeting of the Association for Computational Linguistics",
-    year = "2018",
-    pages = "451--462",
-}
-"""
+        return CITATION

@@ -5,11 +5,11 @@
 * :mod:`~psp_st.mining.shards` (shard plans, outputs, manifests), :mod:`~psp_st.mining.executor` (local or Ray
   Data), :mod:`~psp_st.mining.ann` (FAISS), :mod:`~psp_st.mining.margin` (scoring),
   :mod:`~psp_st.mining.embedder` (the one place a model is opened).
-* :mod:`~psp_st.mining.teacher` - in-memory exact-neighbour mining with a teacher (small corpora).
+* :mod:`~psp_st.mining.teacher` - the teacher encoder, corpus sentences and evaluation text (decontamination).
 """
 
 from __future__ import annotations
 
-from psp_st.mining.teacher import TeacherMiner, load_teacher, read_sentences, trigram_overlap
+from psp_st.mining.teacher import load_teacher, read_sentences
 
-__all__ = ["TeacherMiner", "load_teacher", "read_sentences", "trigram_overlap"]
+__all__ = ["load_teacher", "read_sentences"]

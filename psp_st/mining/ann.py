@@ -26,13 +26,9 @@ INDEX_KINDS = ("auto", "flat", "ivf", "ivf-sq8", "hnsw")
 
 def import_faiss():
     """``faiss``, or an ImportError naming the extra."""
-    try:
-        import faiss
-    except ImportError as error:
-        raise ImportError(
-            'nearest-neighbour mining needs FAISS: pip install "psp-st[mining]" (or faiss-cpu)'
-        ) from error
-    return faiss
+    from psp_st.io.extras import require
+
+    return require("faiss", "nearest-neighbour mining")
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """The one place where sharded embedding and mining open a model: ``open_embedder(name, threads)``.
 
 Returns an object with ``.dim`` and ``.encode(texts, normalize=False) -> float32 (n, dim)``. Today it wraps
-:func:`psp_st.hub.load` (P-SP releases, model folders, Hub ids) or, for ``all-MiniLM-L6-v2``, the offline teacher
-(:func:`psp_st.mining.teacher.load_teacher`), both encoded through :func:`psp_st.inference.encode_texts`; a
-torch-free engine with the same two members can replace the body without touching the jobs.
+:func:`psp_st.hub.load` (P-SP releases, model folders, Hub ids, ``all-MiniLM-L6-v2``: one name rule,
+:mod:`psp_st.io.model_names`), encoded through :func:`psp_st.inference.encode_texts`; a torch-free engine with the
+same two members can replace the body without touching the jobs.
 """
 
 from __future__ import annotations
@@ -36,14 +36,10 @@ def open_embedder(name: str, threads: int | None = None) -> Embedder:
     """Open ``name`` (model folder, psp-st short name, Hub id, or ``all-MiniLM-L6-v2``) with ``threads`` threads."""
     import torch
 
-    from psp_st.mining.teacher import MINILM_NAMES, load_teacher
-
     if threads is not None:
         if threads < 1:
             raise ValueError(f"threads must be >= 1, got {threads}")
         torch.set_num_threads(threads)
-    if str(name) in MINILM_NAMES:
-        return Embedder(load_teacher(name))
     from psp_st.hub import load
 
     model = load(name)

@@ -40,11 +40,11 @@ class Execution:
 
 def import_ray():
     """``ray`` with Ray Data, or an ImportError naming the extra."""
-    try:
-        import ray
-        import ray.data  # noqa: F401
-    except ImportError as error:
-        raise ImportError('--ray needs Ray Data: pip install "psp-st[ray]" (or pip install "ray[data]")') from error
+    from psp_st.io.extras import require
+
+    require("ray.data", "--ray")
+    import ray
+
     return ray
 
 

@@ -39,8 +39,8 @@ from psp_st.data.filters import (
     LengthRatioFilter,
     TrigramOverlapFilter,
     length_ratio,
+    text_key,
     trigram_overlap,
-    words,
 )
 from psp_st.io.atomic import atomic_path
 from psp_st.mining.ann import (
@@ -114,7 +114,7 @@ class MiningConfig:
             raise ValueError(f"need -1 <= min_cosine <= max_cosine <= 1, got {self.min_cosine}, {self.max_cosine}")
         if self.chunk_rows < 1:
             raise ValueError(f"chunk_rows must be >= 1, got {self.chunk_rows}")
-        object.__setattr__(self, "exclude", frozenset(_key(text) for text in self.exclude))
+        object.__setattr__(self, "exclude", frozenset(text_key(text) for text in self.exclude))
         self.filters()  # validates the filter settings (and py3langid's language codes)
 
     def filters(self) -> list[Any]:
@@ -138,10 +138,6 @@ class MiningConfig:
         data = {key: value for key, value in asdict(self).items() if key != "exclude"}
         data["excluded_texts"] = len(self.exclude)
         return data
-
-
-def _key(text: str) -> str:
-    return " ".join(words(text))
 
 
 def _read_texts(folder: Path) -> Any:
@@ -209,6 +205,36 @@ def measure_recall(
         "recall": recall_at_k(approx, exact),
         "recall_with_ties": recall_at_k(approx, exact, true_sims, exact_sims),
     }
+
+
+def mining_config(options: dict[str, Any], bitext: bool = False) -> MiningConfig:
+    """A :class:`MiningConfig` from flat options named like its fields and :class:`IndexSpec`'s (``index`` is the
+    index kind), as ``psp-st mine`` takes them; options of other names are ignored.
+
+    Also: ``strategy`` None picks ``all`` for paraphrases and ``max`` for ``bitext``; ``lang`` sets both languages,
+    ``source_lang``/``target_lang`` one side (bitext only); ``no_dedup`` turns dedup off; ``exclude_data_dir`` drops
+    pairs with a sentence of that data folder's evaluation files; ``shard_rows`` None is the default.
+    """
+    from dataclasses import fields
+
+    from psp_st.mining.teacher import evaluation_sentences
+
+    def pick(cls: type) -> dict[str, Any]:
+        return {f.name: options[f.name] for f in fields(cls) if options.get(f.name) is not None}
+
+    lang, source_lang, target_lang = options.get("lang"), options.get("source_lang"), options.get("target_lang")
+    if not bitext and (source_lang or target_lang):
+        raise ValueError("--source-lang/--target-lang are for bitext mining (with --target); use --lang")
+    exclude = options.get("exclude_data_dir")
+    settings = {
+        **pick(MiningConfig),
+        "strategy": options.get("strategy") or ("max" if bitext else "all"),
+        "languages": (source_lang or lang, target_lang or lang) if (lang or source_lang or target_lang) else None,
+        "dedup": not options.get("no_dedup", False),
+        "exclude": frozenset(evaluation_sentences(exclude)) if exclude else frozenset(),
+        "index": IndexSpec(**{**pick(IndexSpec), "kind": options.get("index") or "auto"}),
+    }
+    return MiningConfig(**settings)
 
 
 def mine_pairs(
@@ -436,7 +462,7 @@ def _filter_chunk(
         "sentence1": source_texts.take(pa.array(left[rows])).to_pylist(),
         "sentence2": target_texts.take(pa.array(right[rows])).to_pylist(),
     }
-    keys1, keys2 = [_key(a) for a in batch["sentence1"]], [_key(b) for b in batch["sentence2"]]
+    keys1, keys2 = [text_key(a) for a in batch["sentence1"]], [text_key(b) for b in batch["sentence2"]]
     mask = [k1 != k2 and bool(k1) and bool(k2) for k1, k2 in zip(keys1, keys2, strict=True)]
     counters["identical"].update(mask)
     if config.exclude:

@@ -14,7 +14,6 @@ replaced atomically, a shard computed twice still holds each of its rows once.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 import os
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from psp_st.io.atomic import atomic_path
+from psp_st.io.data_dir import resolve_data_files
 from psp_st.io.lines import line_offsets, read_line_range
 
 PLAN_FILE = "plan.json"
@@ -56,21 +56,17 @@ class Shard:
 
 
 def input_files(spec: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
-    """The files of an input: one file, a folder (its ``*.parquet`` or else its text files, sorted) or a glob."""
+    """The files of an input: one file, a folder (its ``*.parquet`` or else its text files, sorted) or a glob
+    (:func:`psp_st.io.data_dir.resolve_data_files`: a relative path not found here is looked up in the data folder)."""
     if not isinstance(spec, (str, os.PathLike)):
         return [path for item in spec for path in input_files(item)]
     path = Path(spec)
-    if path.is_file():
-        return [path]
     if path.is_dir():
         found = sorted(path.glob("*.parquet")) or sorted(p for p in path.iterdir() if p.suffix in TEXT_SUFFIXES)
         if not found:
             raise FileNotFoundError(f"input folder {path} holds no .parquet or text ({', '.join(TEXT_SUFFIXES)}) files")
         return found
-    matches = sorted(Path(name) for name in glob.glob(str(spec)))
-    if not matches:
-        raise FileNotFoundError(f"input not found: {spec} (a file, a folder of shards or a glob pattern)")
-    return matches
+    return [Path(name) for name in resolve_data_files(spec)]
 
 
 def _parquet_rows(path: Path, column: str) -> int:

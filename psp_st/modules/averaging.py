@@ -42,7 +42,7 @@ class TokenAveraging(TokenEncoder):
     def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         weight = self.embedding.weight
         if self.embedding.sparse and weight.requires_grad and torch.is_grad_enabled():
-            # sparse gradients (set by MegaBatchTrainer(sparse_embeddings=True)): one row per distinct token
+            # sparse gradients (set by MegaBatchTrainer under PSPTrainingArguments.sparse_embeddings): one row per distinct token
             return sparse_bag_mean(input_ids, weight, self.pad_id)
         return F.embedding_bag(input_ids, weight, mode="mean", padding_idx=self.pad_id)
 

@@ -233,7 +233,7 @@ class PSPEmbedding(PSPInputModule):
             mask_f = mask.unsqueeze(-1).to(tokens.dtype)
             embedding = (tokens * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
         elif self.embedding.sparse and weight.requires_grad and torch.is_grad_enabled():
-            # embedding.sparse is set by a trainer (e.g. MegaBatchTrainer(sparse_embeddings=True)): compact sparse grads
+            # embedding.sparse is set by a trainer (e.g. MegaBatchTrainer under PSPTrainingArguments.sparse_embeddings): compact sparse grads
             embedding = sparse_bag_mean(input_ids, weight, self.pad_id)
         else:
             embedding = F.embedding_bag(input_ids, weight, mode="mean", padding_idx=self.pad_id)
@@ -379,10 +379,9 @@ class PSPEmbedding(PSPInputModule):
         saved as ``None`` (no truncation; pass ``max_length`` to ``encode`` to truncate). ``normalize`` is
         model2vec's default normalization of the output vectors.
         """
-        try:
-            from model2vec import StaticModel
-        except ImportError as error:
-            raise ImportError("export_model2vec needs model2vec: pip install model2vec") from error
+        from psp_st.io.extras import require
+
+        StaticModel = require("model2vec", "export_model2vec").StaticModel
 
         weights = self._export_weights().numpy()
         model = StaticModel(

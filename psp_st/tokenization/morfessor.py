@@ -30,13 +30,11 @@ from psp_st.tokenization.words import (
 
 
 def _import_morfessor():
-    try:
-        import morfessor
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError("Morfessor segmentation needs the 'morfessor' package: pip install psp-st[zoo]") from error
-    import morfessor.utils
+    from psp_st.io.extras import require
 
-    morfessor.utils.show_progress_bar = False  # it prints dots to stderr otherwise
+    morfessor = require("morfessor", "Morfessor segmentation")
+    utils: Any = require("morfessor.utils")
+    utils.show_progress_bar = False  # it prints dots to stderr otherwise
     return morfessor
 
 

@@ -21,6 +21,7 @@ import sentencepiece as spm
 
 from psp_st.arguments import check_int, check_number
 from psp_st.io.atomic import atomic_write_bytes
+from psp_st.io.progress import progress_bar
 from psp_st.tokenization.text_checks import check_texts
 
 logger = logging.getLogger(__name__)
@@ -112,6 +113,8 @@ class SentencePieceTokenizer:
 
         count = 0
         bad_input: TypeError | None = None
+        # sentencepiece trains silently for up to minutes: one progress line, reading then building the vocabulary
+        bar = progress_bar(desc=f"sentencepiece {vocab_size:,} pieces, reading", unit=" texts", leave=False)
 
         def sentences():
             # sentencepiece turns exceptions raised here into a bare RuntimeError: keep ours to re-raise it
@@ -123,7 +126,11 @@ class SentencePieceTokenizer:
                 text = text.strip()
                 if text:
                     count += 1
+                    if count % 10_000 == 0:
+                        bar.update(10_000)
                     yield text.lower() if lowercase else text
+            bar.update(count % 10_000)
+            bar.set_description_str(f"sentencepiece {vocab_size:,} pieces, training on", refresh=True)
 
         spm.set_random_generator_seed(seed)
         random.seed(seed)
@@ -150,6 +157,8 @@ class SentencePieceTokenizer:
             if count == 0:
                 raise ValueError("cannot train a sentencepiece model: no non-empty training text") from error
             raise
+        finally:
+            bar.close()
         if bad_input is not None:
             raise bad_input
         logger.info("trained sentencepiece %s model on %d sentences", model_type, count)

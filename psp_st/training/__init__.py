@@ -1,7 +1,8 @@
-"""Paraphrastic training inside Sentence-Transformers: annealed mega-batching, sparse Adam, scrambling, recipes."""
+"""Paraphrastic training inside Sentence-Transformers: annealed mega-batching, sparse Adam, recipes."""
 
 from __future__ import annotations
 
+from psp_st.training.arguments import PSPTrainingArguments
 from psp_st.training.megabatch import NEGATIVE_COLUMNS, MegaBatchStream, MegaBatchTrainer
 from psp_st.training.optimizer import SparseDenseAdam
 from psp_st.training.schedule import MegaBatchSchedule
@@ -11,5 +12,6 @@ __all__ = [
     "MegaBatchSchedule",
     "MegaBatchStream",
     "MegaBatchTrainer",
+    "PSPTrainingArguments",
     "SparseDenseAdam",
 ]

@@ -13,9 +13,11 @@ import torch
 from sentence_transformers import SentenceTransformerTrainer
 from torch import nn
 from torch.utils.data import DataLoader, IterableDataset
-from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+from transformers import TrainerCallback
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoint
 
 from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
+from psp_st.training.arguments import PSPTrainingArguments
 from psp_st.training.auxiliary import AuxiliaryObjective
 from psp_st.training.finite import FiniteGuard, first_non_finite_parameter, non_finite_error
 from psp_st.training.optimizer import SparseDenseAdam, clip_grad_norm_sparse
@@ -28,6 +30,9 @@ MINING_STATE_FILE = "megabatch_negatives.json"
 
 #: Column names of the mined negatives, in the order ParaphraseMarginLoss reads them.
 NEGATIVE_COLUMNS = ("anchor_negative", "positive_negative")
+
+#: Columns of a training set that are neither text nor group (kept for the record, never fed to the model).
+METADATA_COLUMNS = ("lang",)
 
 
 class MegaBatchStream(IterableDataset):
@@ -60,7 +65,6 @@ class MegaBatchStream(IterableDataset):
         text_guard: bool = True,
         mining_chunk_size: int = 4096,
         mining_dtype: torch.dtype = torch.float32,
-        max_over_partner: float | None = None,
     ) -> None:
         super().__init__()
         missing = [c for c in columns if c not in dataset.column_names]
@@ -83,7 +87,6 @@ class MegaBatchStream(IterableDataset):
         self.text_guard = text_guard
         self.mining_chunk_size = mining_chunk_size
         self.mining_dtype = mining_dtype
-        self.max_over_partner = max_over_partner
         self.current_megabatch_size = schedule.size_at(0)
         self._mined: dict[str, Any] | None = None
         self._restored: dict[str, Any] | None = None
@@ -168,7 +171,6 @@ class MegaBatchStream(IterableDataset):
                 positive_ids,
                 self.mining_chunk_size,
                 self.mining_dtype,
-                self.max_over_partner,
             )
 
         negative_of_anchor, negative_of_positive = self._negatives(key, len(indices), mine)
@@ -204,8 +206,6 @@ class MegaBatchStream(IterableDataset):
                         for i in span.tolist()
                     ]
                 )
-            if groups is not None:
-                batch_inputs["label"] = groups[span]  # the loss's in-batch term masks same-group pairs
             yield batch_inputs
 
     @staticmethod
@@ -238,65 +238,40 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
     anchor or its partner is never its negative); mining is matrix ops over the whole mega-batch.
 
     Args:
-        megabatch_size: the largest M (100 for P-SP, 40 for the ParaNMT models); ``None`` or 0 turns
-            mega-batching off (plain ST training with the given loss, e.g. in-batch MNRL).
-        anneal: mini-batches between increments of M (0: M = ``megabatch_size`` from the start).
-        group_column: integer group id column (``-1`` = no group); ignored when absent.
-        text_guard: skip candidates whose text equals the sentence or its partner.
-        sparse_embeddings: give ``nn.Embedding``/``nn.EmbeddingBag`` tables sparse gradients and train with
-            :class:`~psp_st.training.optimizer.SparseDenseAdam`; ``args.max_grad_norm`` then clips the global
-            norm over sparse and dense gradients (really: every step, before the update); otherwise ST's
-            default optimizer.
-        mining_chunk_size: rows of the similarity matrix computed at once.
-        mining_dtype: dtype of the mining similarity matmul; ``"bfloat16"`` (default) is ~5x faster on CPUs
-            with AMX/AVX512-BF16 (the argmax may then pick another near-tied negative); ``"float32"`` is exact.
-        max_over_partner: skip candidates more similar than the partner by more than this (``0.0``: semi-hard
-            mining); a guard against paraphrases of *other* groups in large mega-batches. ``None``: off.
-        encode_batch_size: sentences per no-grad forward when embedding a mega-batch.
+        args: :class:`~psp_st.training.PSPTrainingArguments` (the mega-batch options are its fields).
         auxiliary: an :class:`~psp_st.training.auxiliary.AuxiliaryObjective` (e.g. sentence distillation)
             added to every training step's loss; it never enters the mega-batch stream, so mining sees pairs only.
+        *others: as :class:`~sentence_transformers.SentenceTransformerTrainer`.
 
     Single process only (CPU or one GPU): the mega-batch stream is not sharded across processes.
     """
 
-    def __init__(
-        self,
-        *args: Any,
-        megabatch_size: int | None = 100,
-        anneal: int = 150,
-        group_column: str | None = "group_id",
-        text_guard: bool = True,
-        sparse_embeddings: bool = True,
-        mining_chunk_size: int = 4096,
-        mining_dtype: str | torch.dtype = "bfloat16",
-        max_over_partner: float | None = None,
-        encode_batch_size: int = 4096,
-        auxiliary: AuxiliaryObjective | None = None,
-        **kwargs: Any,
-    ) -> None:
-        self.schedule = MegaBatchSchedule(megabatch_size, anneal) if megabatch_size else None
-        self.group_column = group_column
-        self.text_guard = text_guard
-        self.sparse_embeddings = sparse_embeddings
-        self.mining_chunk_size = mining_chunk_size
-        self.mining_dtype = getattr(torch, mining_dtype) if isinstance(mining_dtype, str) else mining_dtype
-        self.encode_batch_size = encode_batch_size
-        self.max_over_partner = max_over_partner
+    args: PSPTrainingArguments
+
+    def __init__(self, *others: Any, auxiliary: AuxiliaryObjective | None = None, **kwargs: Any) -> None:
         self.auxiliary = auxiliary
         self._stream: MegaBatchStream | None = None
         self._restored_mining: dict[str, Any] | None = None
-        super().__init__(*args, **kwargs)
+        super().__init__(*others, **kwargs)
+        if not isinstance(self.args, PSPTrainingArguments):
+            raise TypeError(
+                f"MegaBatchTrainer takes psp_st.training.PSPTrainingArguments (the mega-batch options are its "
+                f"fields), got {type(self.args).__name__}"
+            )
+        self.schedule = (
+            MegaBatchSchedule(self.args.megabatch_size, self.args.anneal) if self.args.megabatch_size else None
+        )
         self.add_callback(FiniteGuard())
-        if (
-            self.schedule is None
-            and group_column
-            and self.train_dataset is not None
-            and group_column in getattr(self.train_dataset, "column_names", [])
-        ):
-            # without mega-batching the collator would tokenize the group ids as text
-            dataset: Any = self.train_dataset  # a datasets Dataset/DatasetDict (it has column_names)
-            self.train_dataset = dataset.remove_columns(group_column)
-        if sparse_embeddings:
+        self.add_callback(_MiningStateSaver(self))
+        group_column = self.args.group_column
+        columns = getattr(self.train_dataset, "column_names", None) or []
+        if self.schedule is None and self.train_dataset is not None:
+            # without mega-batching the collator would tokenize the group ids and languages as text
+            dropped = [name for name in (group_column, *METADATA_COLUMNS) if name and name in columns]
+            if dropped:
+                dataset: Any = self.train_dataset  # a datasets Dataset/DatasetDict (it has column_names)
+                self.train_dataset = dataset.remove_columns(dropped)
+        if self.args.sparse_embeddings:
             for module in self.model.modules():
                 if isinstance(module, (nn.Embedding, nn.EmbeddingBag)):
                     module.sparse = True
@@ -312,11 +287,12 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
                 "MegaBatchTrainer needs a map-style datasets.Dataset (memory-mapped Arrow is fine) to "
                 f"mine over mega-batches, got {type(self.train_dataset).__name__}"
             )
-        text_columns = [c for c in self.train_dataset.column_names if c != self.group_column]
+        group_column = self.args.group_column
+        text_columns = [c for c in self.train_dataset.column_names if c not in (group_column, *METADATA_COLUMNS)]
         if len(text_columns) != 2:
             raise ValueError(
-                f"mega-batching expects exactly two text columns plus an optional {self.group_column!r} "
-                f"column, got {self.train_dataset.column_names}"
+                f"mega-batching expects exactly two text columns plus optional {group_column!r} and "
+                f"{list(METADATA_COLUMNS)} columns, got {self.train_dataset.column_names}"
             )
         self._stream = MegaBatchStream(
             self.train_dataset,
@@ -330,40 +306,19 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             gradient_accumulation_steps=self.args.gradient_accumulation_steps,
             seed=self.args.seed,
             drop_last=self.args.dataloader_drop_last,
-            group_column=self.group_column,
-            text_guard=self.text_guard,
-            mining_chunk_size=self.mining_chunk_size,
-            mining_dtype=self.mining_dtype,
-            max_over_partner=self.max_over_partner,
+            group_column=group_column,
+            text_guard=self.args.text_guard,
+            mining_chunk_size=self.args.mining_chunk_size,
+            mining_dtype=getattr(torch, self.args.mining_dtype),
         )
         self._stream.restore_mined(self._restored_mining)
         self._restored_mining = None
         # batch_size=None: the stream yields finished batches; the trainer's resume skip drops the first ones
         return DataLoader(self._stream, batch_size=None, collate_fn=_identity, num_workers=0)
 
-    # -- checkpoints: the current mega-batch's negatives travel with the checkpoint --------------------------
-    def _save_checkpoint(self, model, trial) -> None:
-        name = first_non_finite_parameter(self.model)
-        if name is not None:  # never write a broken checkpoint: the last good one stays the newest
-            raise non_finite_error(f"weight '{name}'", self.state.global_step, self.args.output_dir or "")
-        super()._save_checkpoint(model, trial)
-        state = self._stream.mined_state() if self._stream is not None else None
-        if state is not None and self.args.should_save:
-            folder = os.path.join(
-                self._get_output_dir(trial=trial), f"{PREFIX_CHECKPOINT_DIR}-{self.state.global_step}"
-            )
-            with open(os.path.join(folder, MINING_STATE_FILE), "w", encoding="utf-8") as handle:
-                json.dump(state, handle)
-
-    # ST's BaseTrainer and transformers' Trainer name the first argument differently; this forwards to either
-    def _load_from_checkpoint(  # type: ignore[override]
-        self, resume_from_checkpoint: str, *args: Any, **kwargs: Any
-    ) -> None:
-        super()._load_from_checkpoint(resume_from_checkpoint, *args, **kwargs)
-        file = os.path.join(resume_from_checkpoint, MINING_STATE_FILE)
-        if os.path.isfile(file):
-            with open(file, encoding="utf-8") as handle:
-                self._restored_mining = json.load(handle)
+    def mined_state(self) -> dict[str, Any] | None:
+        """The negatives of the mega-batch in progress (saved with each checkpoint by :class:`_MiningStateSaver`)."""
+        return self._stream.mined_state() if self._stream is not None else None
 
     @torch.no_grad()
     def embed_for_mining(self, features: dict[str, Any]) -> torch.Tensor:
@@ -374,8 +329,9 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         try:
             n = next(v.shape[0] for v in features.values() if isinstance(v, torch.Tensor))
             chunks = []
-            for start in range(0, n, self.encode_batch_size):
-                rows = torch.arange(start, min(start + self.encode_batch_size, n))
+            step = self.args.encode_batch_size
+            for start in range(0, n, step):
+                rows = torch.arange(start, min(start + step, n))
                 chunk = take_rows(features, rows) if _row_indexable(features, n) else features
                 chunk = {k: v.to(model.device) if isinstance(v, torch.Tensor) else v for k, v in chunk.items()}
                 chunks.append(model(chunk)["sentence_embedding"].float())
@@ -398,8 +354,16 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             raise non_finite_error("the loss", self.state.global_step + 1, self.args.output_dir or "")
         return loss
 
-    def train(self, *args: Any, **kwargs: Any):
-        output = super().train(*args, **kwargs)
+    def train(self, resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any):
+        """ST's ``train``; a resumed run first reads the checkpoint's mined negatives (exact mid-mega-batch resume)."""
+        checkpoint = resume_from_checkpoint
+        if checkpoint is True:
+            checkpoint = get_last_checkpoint(self.args.output_dir or "")
+        file = os.path.join(checkpoint, MINING_STATE_FILE) if isinstance(checkpoint, str) else None
+        if file is not None and os.path.isfile(file):
+            with open(file, encoding="utf-8") as handle:
+                self._restored_mining = json.load(handle)
+        output = super().train(resume_from_checkpoint, *args, **kwargs)
         name = first_non_finite_parameter(self.model)
         if name is not None:
             raise non_finite_error(f"weight '{name}'", self.state.global_step, self.args.output_dir or "")
@@ -416,7 +380,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         return (main + extra, outputs) if isinstance(loss, tuple) else main + extra
 
     def create_optimizer(self, model=None):
-        if not self.sparse_embeddings:
+        if not self.args.sparse_embeddings:
             if self.auxiliary is not None and self.auxiliary.parameters(self.model):
                 raise ValueError(
                     "an auxiliary objective with its own parameters (e.g. a distillation projection) "
@@ -447,14 +411,16 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             )
         return self.optimizer
 
-    # transformers' clipping/norm goes through torch.nn.utils.clip_grad_norm_, which cannot read sparse gradients
+    # Private overrides kept on purpose: transformers clips and measures the gradient norm through accelerate's
+    # clip_grad_norm_, which cannot read sparse gradients, and offers no public hook or argument to replace it
+    # (the norm is computed on every step even with max_grad_norm=0).
     def _clip_grad_norm(self, model):
-        if not self.sparse_embeddings:
+        if not self.args.sparse_embeddings:
             return super()._clip_grad_norm(model)
         return clip_grad_norm_sparse(model.parameters(), self.args.max_grad_norm)
 
     def _get_grad_norm(self, model, grad_norm=None):
-        if not self.sparse_embeddings:
+        if not self.args.sparse_embeddings:
             return super()._get_grad_norm(model, grad_norm)
         return float(grad_norm if grad_norm is not None else clip_grad_norm_sparse(model.parameters(), 0.0))
 
@@ -462,6 +428,21 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         if self._stream is not None and "loss" in logs:
             logs["megabatch_size"] = self._stream.current_megabatch_size
         return super().log(logs, *args, **kwargs)
+
+
+class _MiningStateSaver(TrainerCallback):
+    """Writes the mined negatives of the mega-batch in progress into every checkpoint (public ``on_save`` hook)."""
+
+    def __init__(self, trainer: MegaBatchTrainer) -> None:
+        self.trainer = trainer
+
+    def on_save(self, args, state, control, **kwargs):
+        mined = self.trainer.mined_state()
+        folder = os.path.join(args.output_dir or "", f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
+        if mined is not None and args.should_save and os.path.isdir(folder):
+            with open(os.path.join(folder, MINING_STATE_FILE), "w", encoding="utf-8") as handle:
+                json.dump(mined, handle)
+        return control
 
 
 def _identity(batch: Any) -> Any:

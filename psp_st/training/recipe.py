@@ -1,20 +1,25 @@
-"""A ``hub_configs/*.yaml`` recipe -> dataset, tokenizer, model, loss, trainer; train, checkpoint, resume, save.
+"""A recipe -> dataset, tokenizer, model, loss, trainer; train, checkpoint, resume, save.
 
-Recipe keys (all optional except ``data.sources``; see ``hub_configs/psp-en.yaml``)::
+Recipes are YAML files; psp-st ships its own in ``psp_st/resources/hub_configs/`` (``psp-en``, ``psp-paper``:
+:func:`find_recipe`). Sections and keys: :mod:`psp_st.training.schema` (every key checked, errors name it)::
 
     name: psp-en
     seed: 42
-    data:      {sources: [training_pairs/*.parquet, {path: ..., max_pairs: 20000, weight: 0.5, filters: {...}}],
+    data:      {sources: [training_pairs/*.parquet, {path: ..., max_pairs: 20000, weight: 0.5, filters: {...},
+                columns: {sentence1: source, sentence2: target}, exclude: {corpus: flores200-devtest}}],
                 shared_sentence_groups: true, max_pairs: null, filters: null, cache_dir: null}
     tokenizer: {vocab_size: 50000, lowercase: true, input_sentence_size: 2000000}
     model:     {type: psp, embedding_dim: 1024, dropout: 0.0, word_dropout: 0.0, init_std: 1.0, init_from: null,
                 init: random}                                     # or init: teacher (distillation.teacher)
     distillation: {teacher: all-MiniLM-L6-v2, cache_dir: runs/teacher_cache, weight: 0.0, metric: cosine,
                    batch_size: 128, lr: null, sources: [{path: corpus/..., max_sentences: 5000}]}
-    loss:      {name: margin, margin: 0.4, symmetric: true, in_batch_weight: 0.0}  # or mnrl (scale), contrastive
-    megabatch: {size: 100, anneal: 150, text_guard: true, sparse_embeddings: true}
+    loss:      {name: margin, margin: 0.4, symmetric: true}       # or mnrl (scale), contrastive
+    megabatch: {size: 100, anneal: 150, text_guard: true, sparse_embeddings: true}   # PSPTrainingArguments
     trainer:   {...SentenceTransformerTrainingArguments...}
     evaluation: {sts_dev: sts/stsbenchmark/dev.parquet}
+
+Relative data paths (pairs, distillation sentences, evaluation) resolve in the working directory, else in the
+data folder (:func:`psp_st.io.data_dir.resolve_data_files`; ``data_dir`` of :func:`train_from_config`).
 """
 
 from __future__ import annotations
@@ -28,147 +33,65 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.training.pairs import load_training_pairs, resolve_data_path
+from psp_st.training.schema import DataSection, Recipe, loss_class, parse_recipe
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TRAINER_ARGS: dict[str, Any] = {
-    "num_train_epochs": 1,
-    "per_device_train_batch_size": 128,
-    "learning_rate": 1e-3,
-    "lr_scheduler_type": "constant",
-    "warmup_steps": 0,
-    "max_grad_norm": 1.0,
-    "eval_strategy": "steps",
-    "eval_steps": 1000,
-    "save_strategy": "steps",
-    "save_steps": 1000,
-    "save_total_limit": 2,
-    "logging_steps": 100,
-    "report_to": "none",
-    "dataloader_drop_last": False,
-    "use_cpu": True,
-}
+
+#: The recipes shipped with psp-st (package data).
+PACKAGED_RECIPES = Path(__file__).resolve().parents[1] / "resources" / "hub_configs"
+
+
+def find_recipe(name: str | os.PathLike) -> Path:
+    """The recipe file for ``name``: a ``.yaml``/``.yml`` path as given, else ``hub_configs/<name>.yaml`` in the
+    working directory (your own recipes), else the packaged ``psp_st/resources/hub_configs/<name>.yaml``."""
+    candidate = Path(name)
+    if candidate.suffix in (".yaml", ".yml"):
+        if candidate.is_file():
+            return candidate
+        raise FileNotFoundError(f"recipe file not found: {candidate}")
+    searched = [Path.cwd() / "hub_configs" / f"{name}.yaml", PACKAGED_RECIPES / f"{name}.yaml"]
+    for path in searched:
+        if path.is_file():
+            return path
+    packaged = sorted(path.stem for path in PACKAGED_RECIPES.glob("*.yaml"))
+    raise FileNotFoundError(
+        f"no recipe for {os.fspath(name)!r}; looked in: {', '.join(str(p) for p in searched)} "
+        f"(packaged recipes: {', '.join(packaged)})"
+    )
 
 
 def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
-    """A recipe dict, or the YAML file holding one (checked for the required keys)."""
+    """A recipe dict, a recipe name (``psp-en``: :func:`find_recipe`) or a YAML file, checked by
+    :func:`~psp_st.training.schema.parse_recipe` (a one-string ``data.sources`` becomes a one-element list; the
+    ``name`` defaults to the file's stem)."""
     if not isinstance(config, dict):
         import yaml
 
-        path = Path(config)
-        if not path.exists():
-            raise FileNotFoundError(f"recipe {path} does not exist")
+        path = find_recipe(config)
         with open(path, encoding="utf-8") as handle:
             config = yaml.safe_load(handle)
         if not isinstance(config, dict):
             raise ValueError(f"recipe {path}: expected a YAML mapping at the top level")
         config.setdefault("name", path.stem)
     config = dict(config)
-    unknown = set(config) - {
-        "name",
-        "seed",
-        "data",
-        "tokenizer",
-        "model",
-        "loss",
-        "megabatch",
-        "trainer",
-        "evaluation",
-        "description",
-        "release",
-        "distillation",
-    }
-    if unknown:
-        raise ValueError(f"recipe: unknown top-level key(s) {sorted(unknown)}")
-    data = config.get("data")
-    if not isinstance(data, dict) or not data.get("sources"):
-        raise ValueError("recipe: data.sources (a list of parquet files/globs) is required")
-    if isinstance(data["sources"], str):  # one source written without brackets: a one-element list
-        config["data"] = data = {**data, "sources": [data["sources"]]}
-
-    def valid_source(source: Any) -> bool:  # a path/glob, or {path: ..., max_pairs/weight/filters: ...}
-        return (isinstance(source, str) and bool(source)) or (
-            isinstance(source, dict) and isinstance(source.get("path"), str) and bool(source["path"])
-        )
-
-    if not isinstance(data["sources"], list) or not all(valid_source(s) for s in data["sources"]):
-        raise ValueError(
-            f"recipe: data.sources must be a list of file paths/globs or {{path: ..., max_pairs: ...}} "
-            f"entries, got {data['sources']!r}"
-        )
-    check_recipe_numbers(config)
+    recipe = parse_recipe(config)
+    config["data"] = {**config["data"], "sources": recipe.data.sources}
     return config
-
-
-#: Recipe numbers that must be positive (``(section, key)``: integer or not).
-_POSITIVE: dict[tuple[str, str], bool] = {
-    ("trainer", "learning_rate"): False,
-    ("trainer", "num_train_epochs"): False,
-    ("trainer", "per_device_train_batch_size"): True,
-    ("trainer", "gradient_accumulation_steps"): True,
-    ("trainer", "save_steps"): False,
-    ("trainer", "eval_steps"): False,
-    ("trainer", "logging_steps"): False,
-    ("tokenizer", "vocab_size"): True,
-    ("model", "embedding_dim"): True,
-    ("megabatch", "size"): True,
-    ("data", "max_pairs"): True,
-}
-#: Recipe numbers that must lie in ``[low, high]``.
-_RANGES: dict[tuple[str, str], tuple[float, float]] = {
-    ("model", "dropout"): (0.0, 1.0),
-    ("model", "word_dropout"): (0.0, 1.0),
-    ("trainer", "weight_decay"): (0.0, float("inf")),
-    ("trainer", "max_grad_norm"): (0.0, float("inf")),
-    ("trainer", "warmup_ratio"): (0.0, 1.0),
-    ("megabatch", "anneal"): (0.0, float("inf")),
-    ("tokenizer", "character_coverage"): (0.9, 1.0),
-}
-
-
-def check_recipe_numbers(config: dict[str, Any]) -> None:
-    """Reject NaN/inf anywhere in the recipe and out-of-range values of the known numeric keys, naming the key."""
-    import math
-
-    def walk(value: Any, key: str) -> None:
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"recipe: {key} is {value}; it must be a finite number")
-        if isinstance(value, dict):
-            for name, inner in value.items():
-                walk(inner, f"{key}.{name}" if key else str(name))
-        elif isinstance(value, list):
-            for index, inner in enumerate(value):
-                walk(inner, f"{key}[{index}]")
-
-    walk(config, "")
-    if "seed" in config and (isinstance(config["seed"], bool) or not isinstance(config["seed"], int)):
-        raise ValueError(f"recipe: seed must be an integer, got {config['seed']!r}")
-    # bounds None: the value must be > 0
-    checks: list[tuple[tuple[str, str], tuple[float, float] | None, bool]] = [
-        (key, None, integer) for key, integer in _POSITIVE.items()
-    ] + [(key, bounds, False) for key, bounds in _RANGES.items()]
-    for (section, name), bounds, integer in checks:
-        block = config.get(section)
-        if not isinstance(block, dict) or block.get(name) is None:
-            continue
-        value = block[name]
-        kind = "an integer" if integer else "a number"
-        if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
-            hint = " (YAML reads 1e-3 as text: write 1.0e-3)" if isinstance(value, str) else ""
-            raise ValueError(f"recipe: {section}.{name} must be {kind}, got {value!r}{hint}")
-        if bounds is None and value <= 0:
-            raise ValueError(f"recipe: {section}.{name} must be > 0, got {value!r}")
-        if bounds is not None and not bounds[0] <= value <= bounds[1]:
-            raise ValueError(f"recipe: {section}.{name} must be in [{bounds[0]}, {bounds[1]}], got {value!r}")
 
 
 #: File beside a cached pair dataset with the pairs kept per ``data.sources`` entry.
 PAIR_COUNTS_FILE = "pair_counts.json"
 
 
-def load_recipe_pairs(data_cfg: dict[str, Any], seed: int, counts: dict[str, int] | None = None):
-    """The recipe's training pairs; with ``data.cache_dir`` they are saved once as Arrow and memory-mapped after.
+def load_recipe_pairs(
+    data: DataSection | dict[str, Any],
+    seed: int,
+    counts: dict[str, int] | None = None,
+    data_dir: str | os.PathLike | None = None,
+):
+    """The recipe's training pairs (:func:`psp_st.data.load_training_pairs`); with ``data.cache_dir`` they are
+    saved once as Arrow and memory-mapped after (datasets' Arrow copies of the files go there too).
 
     ``counts`` (if given) receives the pairs per source entry (the same every epoch: weights and caps are
     applied once, when the pairs are loaded).
@@ -177,19 +100,33 @@ def load_recipe_pairs(data_cfg: dict[str, Any], seed: int, counts: dict[str, int
 
     from datasets import load_from_disk
 
-    data_cfg = dict(data_cfg)
-    cache_dir = data_cfg.pop("cache_dir", None)
+    from psp_st.data.sources import load_training_pairs
+    from psp_st.io.data_dir import default_data_dir
+
+    if isinstance(data, dict):
+        data = DataSection(**data)
     cache = None
-    if cache_dir:
-        key = hashlib.sha1(json.dumps([data_cfg, seed], sort_keys=True).encode()).hexdigest()[:16]
-        cache = Path(cache_dir) / f"pairs-{key}"
+    if data.cache_dir:
+        folder = str(Path(data_dir or default_data_dir()).resolve())
+        described = {key: value for key, value in vars(data).items() if key != "cache_dir"}
+        key = hashlib.sha1(json.dumps([described, seed, folder], sort_keys=True).encode()).hexdigest()[:16]
+        cache = Path(data.cache_dir) / f"pairs-{key}"
         if cache.is_dir() and (cache / PAIR_COUNTS_FILE).is_file():
             logger.info("training pairs: memory-mapping the cached %s", cache)
             if counts is not None:
                 counts.update(json.loads((cache / PAIR_COUNTS_FILE).read_text()))
             return load_from_disk(str(cache))
     found: dict[str, int] = {}
-    dataset = load_training_pairs(data_cfg.pop("sources"), seed=seed, counts=found, **data_cfg)
+    dataset = load_training_pairs(
+        data.sources,
+        seed=seed,
+        max_pairs=data.max_pairs,
+        shared_sentence_groups=data.shared_sentence_groups,
+        filters=data.filters,
+        counts=found,
+        data_dir=data_dir,
+        cache_dir=None if data.cache_dir is None else Path(data.cache_dir) / "datasets",
+    )
     if counts is not None:
         counts.update(found)
     if cache is not None:
@@ -199,38 +136,11 @@ def load_recipe_pairs(data_cfg: dict[str, Any], seed: int, counts: dict[str, int
     return dataset
 
 
-#: ``distillation`` keys and their defaults (see :func:`distillation_config`).
-DISTILLATION_DEFAULTS: dict[str, Any] = {
-    "teacher": "all-MiniLM-L6-v2",
-    "cache_dir": "runs/teacher_cache",
-    "sources": [],
-    "weight": 0.0,
-    "metric": "cosine",
-    "batch_size": 128,
-    "lr": None,
-    "projection": True,
-    "teacher_batch_size": 64,
-}
+def _recipe(config: Recipe | dict[str, Any]) -> Recipe:
+    return config if isinstance(config, Recipe) else parse_recipe(config)
 
 
-def distillation_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The recipe's ``distillation`` section with defaults; a relative ``cache_dir`` is relative to the working
-    directory (a rebuild reuses the teacher's vectors: :mod:`psp_st.distillation.teacher_cache`)."""
-    section = dict(config.get("distillation") or {})
-    unknown = set(section) - set(DISTILLATION_DEFAULTS)
-    if unknown:
-        raise ValueError(
-            f"recipe: unknown distillation option(s) {sorted(unknown)} (allowed: {sorted(DISTILLATION_DEFAULTS)})"
-        )
-    section = {**DISTILLATION_DEFAULTS, **section}
-    if section["weight"] < 0:
-        raise ValueError(f"recipe: distillation.weight must be >= 0, got {section['weight']}")
-    if section["weight"] > 0 and not section["sources"]:
-        raise ValueError("recipe: distillation.weight > 0 needs distillation.sources (the sentences to distil on)")
-    return section
-
-
-def build_model(config: dict[str, Any], train_dataset, seed: int, timings: dict[str, float] | None = None):
+def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timings: dict[str, float] | None = None):
     """Train the sentencepiece tokenizer on the training sentences and build a fresh model.
 
     ``model.init: teacher`` initialises the piece vectors from ``distillation.teacher``
@@ -244,97 +154,86 @@ def build_model(config: dict[str, Any], train_dataset, seed: int, timings: dict[
     from psp_st.modules.psp import PSPEmbedding
     from psp_st.modules.trusted import load_trusted
 
+    recipe = _recipe(config)
     timings = {} if timings is None else timings
-    model_cfg = dict(config.get("model", {}))
-    if model_cfg.get("init_from"):
+    model_cfg = recipe.model
+    if model_cfg.init_from:
         # start from an existing model folder (its tokenizer and weights), e.g. a cached initial model
-        model = load_trusted(model_cfg["init_from"])
+        model = load_trusted(model_cfg.init_from)
+        options = model_cfg.module_options()
         for module in model.modules():
             for key in ("dropout", "word_dropout"):
-                if key in model_cfg and hasattr(module, key) and not isinstance(getattr(module, key), nn.Module):
-                    setattr(module, key, float(model_cfg[key]))
+                if key in options and hasattr(module, key) and not isinstance(getattr(module, key), nn.Module):
+                    setattr(module, key, float(options[key]))
         return model
-    kind = model_cfg.pop("type", "psp")
-    if kind != "psp":
-        raise ValueError(f"recipe: model.type {kind!r} is not supported by the recipe builder (only 'psp')")
-    tok_cfg = dict(config.get("tokenizer", {}))
-    init_std = float(model_cfg.pop("init_std", 1.0))
-    init = model_cfg.pop("init", "random")
-    if init not in ("random", "teacher"):
-        raise ValueError(f"recipe: model.init must be 'random' or 'teacher', got {init!r}")
-    texts = list(train_dataset["sentence1"]) + list(train_dataset["sentence2"])
+    texts = train_dataset["sentence1"][:] + train_dataset["sentence2"][:]
     start = time.perf_counter()
     module = PSPEmbedding.from_texts(
         texts,
-        vocab_size=tok_cfg.pop("vocab_size", 50_000),
-        embedding_dim=model_cfg.pop("embedding_dim", 1024),
-        lowercase=tok_cfg.pop("lowercase", True),
+        vocab_size=recipe.tokenizer.vocab_size,
+        embedding_dim=model_cfg.embedding_dim,
+        lowercase=recipe.tokenizer.lowercase,
         seed=seed,
-        **tok_cfg,
-        **{k: model_cfg.pop(k) for k in list(model_cfg) if k in ("dropout", "word_dropout", "max_seq_length")},
+        **model_cfg.module_options(),
+        **recipe.tokenizer.options(),
     )
     timings["tokenizer_seconds"] = round(time.perf_counter() - start, 1)
-    if model_cfg:
-        raise ValueError(f"recipe: unknown model option(s) {sorted(model_cfg)}")
-    if init == "teacher":
-        distil = distillation_config(config)
+    if model_cfg.init == "teacher":
+        distil = recipe.distillation
         start = time.perf_counter()
         module = PSPEmbedding.from_teacher(
-            distil["teacher"],
+            distil.teacher,
             module.tokenizer,
             embedding_dim=module.embedding_dim,
             seed=seed,
-            cache_dir=distil["cache_dir"],
-            teacher_name=distil["teacher"],
+            cache_dir=distil.cache_dir,
+            teacher_name=distil.teacher,
             max_seq_length=module.max_seq_length,
             dropout=module.dropout,
             word_dropout=module.word_dropout,
         )
         timings["teacher_pieces_seconds"] = round(time.perf_counter() - start, 1)
-    if init_std != 1.0:
+    if model_cfg.init_std != 1.0:
         with torch.no_grad():
-            module.embedding.weight[: module.vocab_size].mul_(init_std)
+            module.embedding.weight[: module.vocab_size].mul_(model_cfg.init_std)
     return SentenceTransformer(modules=[module], device="cpu")
 
 
-def build_loss(config: dict[str, Any], model):
-    """The loss named in ``loss.name`` (margin | mnrl | contrastive)."""
-    loss_cfg = dict(config.get("loss", {"name": "margin"}))
-    name = loss_cfg.pop("name", "margin")
-    if name == "margin":
-        from psp_st.losses import ParaphraseMarginLoss
-
-        return ParaphraseMarginLoss(model, **loss_cfg)
-    if name == "mnrl":
-        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-
-        return MultipleNegativesRankingLoss(model, **loss_cfg)
-    if name == "contrastive":
-        from psp_st.losses import CosineContrastiveLoss
-
-        return CosineContrastiveLoss(model, **loss_cfg)
-    raise ValueError(f"recipe: unknown loss.name {name!r} (margin | mnrl | contrastive)")
+def build_loss(config: Recipe | dict[str, Any], model):
+    """The loss named in ``loss.name`` (:data:`psp_st.training.schema.LOSSES`) with the section's other keys."""
+    recipe = _recipe(config)
+    return loss_class(recipe.loss["name"])(model, **recipe.loss_options())
 
 
-def sts_evaluator(path: str | os.PathLike, name: str):
-    """ST's EmbeddingSimilarityEvaluator on an STS parquet file (scores 0-5 scaled to 0-1)."""
-    import pandas as pd
+def sts_evaluator(path: str | os.PathLike, name: str, data_dir: str | os.PathLike | None = None):
+    """ST's EmbeddingSimilarityEvaluator on an STS Parquet file (scores 0-5 scaled to 0-1); a relative ``path``
+    resolves in the data folder (:func:`psp_st.io.data_dir.resolve_data_files`)."""
     from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
 
-    frame = pd.read_parquet(resolve_data_path(path)[0])
+    from psp_st.data.loaders import load_table
+
+    columns = ("sentence1", "sentence2", "score")
+    table = load_table(path, columns, columns[:2], data_dir=data_dir).data
+    scores = [score / 5.0 for score in table.column("score").to_pylist()]
     return EmbeddingSimilarityEvaluator(
-        frame.sentence1.tolist(), frame.sentence2.tolist(), (frame.score / 5.0).tolist(), name=name
+        table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist(), scores, name=name
     )
 
 
-def build_distillation(config: dict[str, Any], model, seed: int, timings: dict[str, float] | None = None):
+def build_distillation(
+    config: Recipe | dict[str, Any],
+    model,
+    seed: int,
+    timings: dict[str, float] | None = None,
+    data_dir: str | os.PathLike | None = None,
+):
     """The sentence-distillation objective of ``distillation`` (``None`` when its weight is 0).
 
     Teacher vectors come from :func:`psp_st.distillation.teacher_vectors` (cached per sentence; the teacher is
     loaded only when a sentence is missing). ``timings`` receives ``teacher_sentences_seconds``.
     """
-    distil = distillation_config(config)
-    if not distil["weight"]:
+    distil = _recipe(config).distillation
+    if not distil.weight:
         return None
     from psp_st.distillation import distillation_sentences, teacher_vectors
     from psp_st.io.data_dir import default_data_dir
@@ -351,26 +250,27 @@ def build_distillation(config: dict[str, Any], model, seed: int, timings: dict[s
             teacher = load_teacher(name)
         return teacher
 
-    parts = distillation_sentences(distil["sources"], seed=seed, exclude=evaluation_sentences(default_data_dir()))
+    folder = data_dir or default_data_dir()
+    parts = distillation_sentences(distil.sources, seed=seed, exclude=evaluation_sentences(folder), data_dir=folder)
     dataset = teacher_vectors(
         [text for _, texts in parts for text in texts],
-        distil["teacher"],
-        distil["cache_dir"],
+        distil.teacher,
+        distil.cache_dir,
         label="distillation sentences",
         load=load,
-        batch_size=distil["teacher_batch_size"],
+        batch_size=distil.teacher_batch_size,
     )
     if timings is not None:
         timings["teacher_sentences_seconds"] = round(time.perf_counter() - start, 1)
     loss = TeacherDistillationLoss(
         model,
         teacher_dim=len(dataset[0]["embedding"]),
-        metric=distil["metric"],
-        projection=distil["projection"],
+        metric=distil.metric,
+        projection=distil.projection,
         seed=seed,
     )
     return AuxiliaryObjective(
-        dataset, loss, weight=distil["weight"], batch_size=distil["batch_size"], seed=seed, lr=distil["lr"]
+        dataset, loss, weight=distil.weight, batch_size=distil.batch_size, seed=seed, lr=distil.lr
     )
 
 
@@ -380,16 +280,17 @@ def train_from_config(
     resume: bool = False,
     max_steps: int | None = None,
     overwrite: bool = False,
+    data_dir: str | os.PathLike | None = None,
 ):
     """Train the model a recipe describes; returns the trained ``SentenceTransformer`` (saved to ``output_dir/final``).
 
     ``output_dir`` (default ``runs/<name>``) holds ``initial/`` (tokenizer + initial weights, so a resumed run
     rebuilds the very same model), ``checkpoint-*/`` and ``final/`` (with a model card). ``resume=True``
     continues from the last checkpoint with the same step count and data order. Without ``resume``, a non-empty
-    ``output_dir`` is refused unless ``overwrite`` (:mod:`psp_st.io.output_policy`).
+    ``output_dir`` is refused unless ``overwrite`` (:mod:`psp_st.io.output_policy`). ``data_dir``: the data
+    folder relative data paths resolve in (default :func:`psp_st.io.data_dir.default_data_dir`).
     """
     import torch
-    from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
     from transformers.trainer_utils import get_last_checkpoint
 
     from psp_st.io.output_policy import check_output
@@ -399,8 +300,9 @@ def train_from_config(
 
     config_file = None if isinstance(config, dict) else config
     config = load_config(config)
-    seed = int(config.get("seed", 42))
-    output_dir = Path(output_dir or Path("runs") / config["name"])
+    recipe = parse_recipe(config)
+    seed = recipe.seed
+    output_dir = Path(output_dir or Path("runs") / recipe.name)
     if not resume:
         check_output(output_dir, inputs=[config_file], overwrite=overwrite, folder=True)
     torch.manual_seed(seed)
@@ -409,7 +311,7 @@ def train_from_config(
     timings: dict[str, float] = {}
     start = time.perf_counter()
     pair_counts: dict[str, int] = {}
-    train_dataset = load_recipe_pairs(config["data"], seed, counts=pair_counts)
+    train_dataset = load_recipe_pairs(recipe.data, seed, counts=pair_counts, data_dir=data_dir)
     timings["data_seconds"] = round(time.perf_counter() - start, 1)
 
     initial = output_dir / "initial"
@@ -419,35 +321,19 @@ def train_from_config(
     if checkpoint is not None and initial.is_dir():
         model = load_trusted(initial)
     else:
-        model = build_model(config, train_dataset, seed, timings)
+        model = build_model(recipe, train_dataset, seed, timings)
         model.save(str(initial))
-    auxiliary = build_distillation(config, model, seed, timings)
-
-    loss_name = config.get("loss", {}).get("name", "margin")
-    mega_cfg = dict(config.get("megabatch", {}))
-    megabatch_size = mega_cfg.pop("size", 100) if loss_name == "margin" else None
-    if loss_name == "contrastive":
+    auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir)
+    if recipe.loss["name"] == "contrastive":
         train_dataset = add_random_negatives(train_dataset, seed=seed)
-    loss = build_loss(config, model)
+    loss = build_loss(recipe, model)
+    args = recipe.training_arguments(str(output_dir), max_steps=max_steps)
+    sts_dev = recipe.evaluation.sts_dev
+    evaluator = sts_evaluator(sts_dev, "sts-dev", data_dir=data_dir) if sts_dev else None
 
-    trainer_args = {**DEFAULT_TRAINER_ARGS, **config.get("trainer", {}), "output_dir": str(output_dir), "seed": seed}
-    if max_steps is not None:
-        trainer_args["max_steps"] = max_steps
-    args = SentenceTransformerTrainingArguments(**trainer_args)
-    eval_cfg = config.get("evaluation", {"sts_dev": "sts/stsbenchmark/dev.parquet"})
-    evaluator = sts_evaluator(eval_cfg["sts_dev"], "sts-dev") if eval_cfg.get("sts_dev") else None
-
-    model.model_card_data.model_name = config.get("description", config["name"])
+    model.model_card_data.model_name = recipe.description or recipe.name
     trainer = MegaBatchTrainer(
-        model=model,
-        args=args,
-        train_dataset=train_dataset,
-        loss=loss,
-        evaluator=evaluator,
-        megabatch_size=megabatch_size,
-        anneal=mega_cfg.pop("anneal", 150),
-        auxiliary=auxiliary,
-        **mega_cfg,
+        model=model, args=args, train_dataset=train_dataset, loss=loss, evaluator=evaluator, auxiliary=auxiliary
     )
     start = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=checkpoint)

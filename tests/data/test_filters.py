@@ -29,7 +29,9 @@ def test_trigram_overlap_ignores_case_and_punctuation():
 
 
 def test_trigram_overlap_short_sides_use_shorter_ngrams():
-    assert trigram_overlap("good night", "good night everyone") == 1.0  # bigram "good night" is shared
+    # 2 words: bigrams; the shorter side's one bigram "good night" is in the other side (a whole-sequence
+    # "trigram", as the teacher miner's removed copy counted it, would have given 0 and kept the near-copy)
+    assert trigram_overlap("good night", "good night everyone") == 1.0
     assert trigram_overlap("hello", "goodbye my friend") == 0.0
     assert trigram_overlap("", "anything at all") == 0.0
 

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
+from psp_st.distillation.sentences import candidates, sample
 from psp_st.distillation.teacher_cache import FORMAT_VERSION, META_FILE, cache_folder, teacher_vectors
-from psp_st.mining.teacher import sample
 
 SENTENCES = [f"sentence number {i}" for i in range(10)]
 
@@ -96,3 +96,12 @@ def test_sample_is_nested_across_limits():
     assert set(small) <= set(large)
     assert small == sorted(small, key=texts.index)  # original order kept
     assert sample(texts, None, seed=3) == texts
+
+
+def test_candidates_dedup_length_bound_and_exclusion_by_text_key():
+    from psp_st.data.filters import text_key
+
+    texts = ["A dog runs.", "Two cats sleep.", "two cats sleep", "one two three four five", "!!!"]
+    # the dog is evaluation text (up to case and punctuation), the second cats line repeats the first, the count
+    # to five has 5 words > 4, "!!!" has no word
+    assert candidates(texts, exclude={text_key("a dog runs")}, max_words=4) == ["Two cats sleep."]

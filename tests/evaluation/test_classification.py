@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from psp_st.data import load_opusparcus
 from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdClassificationEvaluator, turku_binary
-from psp_st.evaluation.loaders import opusparcus_binary, opusparcus_path, read_opusparcus_tsv
+from psp_st.evaluation.loaders import opusparcus_binary, opusparcus_path
 
 
 def test_threshold_accuracy_on_a_separable_toy_set(lookup_model):
@@ -28,7 +29,7 @@ def test_turku_binary_makes_labels_3_and_4_positive():
 
 
 def test_opusparcus_fixture_in_the_release_layout(opusparcus_dir):
-    dev = read_opusparcus_tsv(opusparcus_path(opusparcus_dir, "en", "dev"))
+    dev = load_opusparcus(opusparcus_path(opusparcus_dir, "en", "dev"))
     assert dev[0]["sentence2"] == "you don't understand ." and dev[0]["score"] == 4.0
     binary = opusparcus_binary(dev)
     assert 2.5 not in binary["score"] and len(binary) == len(dev) - 2  # the two 2.5 pairs are undecided
@@ -36,8 +37,8 @@ def test_opusparcus_fixture_in_the_release_layout(opusparcus_dir):
 
 
 def test_mlp_protocol_on_the_opusparcus_fixture(opusparcus_dir, psp_model):
-    dev = opusparcus_binary(read_opusparcus_tsv(opusparcus_path(opusparcus_dir, "en", "dev")))
-    test = opusparcus_binary(read_opusparcus_tsv(opusparcus_path(opusparcus_dir, "en", "test")))
+    dev = opusparcus_binary(load_opusparcus(opusparcus_path(opusparcus_dir, "en", "dev")))
+    test = opusparcus_binary(load_opusparcus(opusparcus_path(opusparcus_dir, "en", "test")))
     metrics = ParaphraseMLPEvaluator(dev, test, name="opusparcus-en")(psp_model)
     # test fixture: 11 decided pairs (one 2.5 dropped), 6 of them paraphrases (score >= 3)
     assert metrics["opusparcus-en_test_pairs"] == 11

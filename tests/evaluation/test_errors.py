@@ -4,13 +4,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from psp_st.data import load_opusparcus, load_table
 from psp_st.evaluation.embeddings import EmbeddingCache, NonFiniteEmbeddingError
-from psp_st.evaluation.loaders import load_local, read_opusparcus_tsv, read_parquet
+from psp_st.evaluation.loaders import load_local
 from psp_st.evaluation.sts import STSEvaluator
 
 
 def test_missing_data_file_names_the_path(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"sts/stsbenchmark/test\.parquet does not exist.*--data-dir"):
+    with pytest.raises(FileNotFoundError, match=r"sts/stsbenchmark/test\.parquet.*--data-dir"):
         load_local("stsb-test", tmp_path)
 
 
@@ -26,7 +27,7 @@ def test_null_sentence_names_the_row(tmp_path):
     path = tmp_path / "pairs.parquet"
     pd.DataFrame({"sentence1": ["a", None], "sentence2": ["b", "c"], "label": [1, 0]}).to_parquet(path)
     with pytest.raises(ValueError, match=r"pairs\.parquet: column 'sentence1' row 1 is null \(missing\)"):
-        read_parquet(path, ["sentence1", "sentence2", "label"], ["sentence1", "sentence2"])
+        load_table(path, ["sentence1", "sentence2", "label"], ["sentence1", "sentence2"])
 
 
 def test_unknown_dataset_key():
@@ -37,8 +38,8 @@ def test_unknown_dataset_key():
 def test_malformed_opusparcus_line(tmp_path):
     path = tmp_path / "en-dev.txt"
     path.write_text("en-D1\ta\tb\t4.0\nen-D2\ta\tb\n", encoding="utf-8")
-    with pytest.raises(ValueError, match="line 2 has 3 tab-separated fields"):
-        read_opusparcus_tsv(path)
+    with pytest.raises(ValueError, match=r"en-dev\.txt:2: expected 4 tab-separated fields"):
+        load_opusparcus(path)
 
 
 class NaNModel:

@@ -41,7 +41,7 @@ def tiny_recipe(tmp_path_factory, data_dir) -> Path:
 
 
 def run_build(recipe: Path, data_dir: Path, cwd: Path, *extra: str) -> int:
-    """``psp-st build RECIPE --max-steps 4 --no-eval --no-speed`` run from ``cwd``, like a user would."""
+    """``psp-st build RECIPE --max-steps 4 --no-eval --no-progress`` run from ``cwd``, like a user would."""
     from psp_st.cli import main
 
     before = Path.cwd()
@@ -56,7 +56,7 @@ def run_build(recipe: Path, data_dir: Path, cwd: Path, *extra: str) -> int:
                 "--data-dir",
                 str(data_dir),
                 "--no-eval",
-                "--no-speed",
+                "--no-progress",
                 *extra,
             ]
         )

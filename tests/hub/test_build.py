@@ -108,32 +108,17 @@ def test_build_records_suite_summary_in_card(build_cli, tiny_recipe, data_dir, t
     from psp_st.cli import main
 
     monkeypatch.chdir(tmp_path)
-    assert main(["build", str(tiny_recipe), "--max-steps", "1", "--data-dir", str(data_dir), "--no-speed"]) == 0
+    assert main(["build", str(tiny_recipe), "--max-steps", "1", "--data-dir", str(data_dir)]) == 0
     assert calls == [("quick", str(data_dir), (1, 16))]  # the static form, i.e. what ships, is evaluated
     info = json.loads((tmp_path / "psp-en" / "psp_build.json").read_text())
     assert info["evaluation"]["metrics"] == {"stsb-test / Spearman": 12.345}
     assert "| STS Benchmark test | Spearman | 12.35 |" in (tmp_path / "psp-en" / "README.md").read_text()
 
 
-def test_unknown_recipe_lists_where_it_looked(tmp_path, monkeypatch):
-    import pytest
-
-    from psp_st.hub.build import find_recipe
-
-    monkeypatch.chdir(tmp_path)
-    with pytest.raises(FileNotFoundError, match="no recipe for 'nope'.*hub_configs/nope.yaml"):
-        find_recipe("nope")
-
-
-def test_speed_is_measured_on_one_thread_and_restores_threads(release):
+def test_threads_option_trains_on_that_many_threads_and_restores_torch(build_cli, tiny_recipe, data_dir, tmp_path):
     import torch
-    from sentence_transformers import SentenceTransformer
-
-    from psp_st.hub.build import measure_speed
 
     threads = torch.get_num_threads()
-    trainable = SentenceTransformer(str(release / "trainable"), device="cpu", trust_remote_code=True)
-    speed = measure_speed(SentenceTransformer(str(release), device="cpu"), trainable[0], SENTENCES * 200)
-    assert speed["threads"] == 1 and speed["sentences"] == 600
-    assert speed["sentences_per_second"] > 0 and speed["fast_path_sentences_per_second"] > 0
+    assert build_cli(tiny_recipe, data_dir, tmp_path, "--threads", "1") == 0
+    assert json.loads((tmp_path / "psp-en" / "psp_build.json").read_text())["training"]["threads"] == 1
     assert torch.get_num_threads() == threads

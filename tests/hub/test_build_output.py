@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from psp_st.hub.load import BUILD_INFO_FILE
+from psp_st.io.model_names import BUILD_INFO_FILE
 
 
 def test_rebuild_over_own_release_keeps_unrelated_files(release_copy, build_cli, tiny_recipe, data_dir):

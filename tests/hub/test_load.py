@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from psp_st.hub.load import resolve_model_name
+from psp_st.io.model_names import resolve_model_name
 from psp_st.modules.base import ModelFolderError
 
 

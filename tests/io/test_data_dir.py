@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from psp_st.io.data_dir import default_data_dir
+import pytest
+
+from psp_st.io.data_dir import default_data_dir, resolve_data_files
 
 
 def test_env_var_wins_and_is_read_at_call_time(tmp_path, monkeypatch):
@@ -22,10 +24,31 @@ def test_working_directory_convention(tmp_path, monkeypatch):
 
 def test_training_and_evaluation_resolve_the_same_folder(tmp_path, monkeypatch):
     from psp_st.evaluation.loaders import local_path
-    from psp_st.training.pairs import resolve_data_path
 
     monkeypatch.setenv("PSP_ST_DATA_DIR", str(tmp_path))
     (tmp_path / "sts" / "stsbenchmark").mkdir(parents=True)
     (tmp_path / "sts" / "stsbenchmark" / "dev.parquet").write_bytes(b"")
-    assert resolve_data_path("sts/stsbenchmark/dev.parquet") == [str(tmp_path / "sts/stsbenchmark/dev.parquet")]
+    assert resolve_data_files("sts/stsbenchmark/dev.parquet") == [str(tmp_path / "sts/stsbenchmark/dev.parquet")]
     assert local_path("stsb-dev") == tmp_path / "sts/stsbenchmark/dev.parquet"
+
+
+def test_resolver_prefers_the_working_directory_then_the_data_folder(tmp_path, monkeypatch):
+    (tmp_path / "cwd" / "pairs").mkdir(parents=True)
+    (tmp_path / "data" / "pairs").mkdir(parents=True)
+    for folder in ("cwd", "data"):
+        (tmp_path / folder / "pairs" / "b.tsv").write_text("x")
+    (tmp_path / "data" / "pairs" / "a.tsv").write_text("x")
+    (tmp_path / "data" / "pairs" / "c.txt").write_text("x")
+    monkeypatch.chdir(tmp_path / "cwd")
+    assert resolve_data_files("pairs/b.tsv", tmp_path / "data") == ["pairs/b.tsv"]
+    found = resolve_data_files(["pairs/[ac].*"], tmp_path / "data")
+    assert found == [str(tmp_path / "data/pairs/a.tsv"), str(tmp_path / "data/pairs/c.txt")]
+    folder = resolve_data_files(tmp_path / "data/pairs", keep=lambda name: name.endswith(".tsv"))
+    assert folder == [str(tmp_path / "data/pairs/a.tsv"), str(tmp_path / "data/pairs/b.tsv")]
+
+
+def test_resolver_names_the_pattern_and_the_data_folder(tmp_path):
+    with pytest.raises(
+        FileNotFoundError, match=r"'nothing/\*\.parquet' \(looked here and in the data folder .*PSP_ST_DATA_DIR"
+    ):
+        resolve_data_files("nothing/*.parquet", tmp_path)

@@ -62,13 +62,3 @@ def test_all_guarded_row_falls_back_to_any_non_partner():
     )
     assert all(negative_of_anchor[i] != i for i in range(4))
     assert all(negative_of_positive[i] != i for i in range(4))
-
-
-def test_semi_hard_option_skips_candidates_closer_than_the_partner():
-    anchors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]])
-    positives = torch.tensor(
-        [[0.8, 0.6], [1.0, 0.05], [0.0, 1.0]]
-    )  # positives[1] is closer to anchor 0 than its partner
-    hardest, _ = mine_hardest_negatives(anchors, positives)
-    semi_hard, _ = mine_hardest_negatives(anchors, positives, max_over_partner=0.0)
-    assert hardest[0] == 1 and semi_hard[0] == 2

@@ -104,3 +104,16 @@ def test_bad_settings_raise_clear_errors():
         from psp_st.mining.ann import IndexSpec
 
         IndexSpec(kind="lsh")
+
+
+def test_mining_config_from_command_options():
+    from psp_st.mining.pairs import mining_config
+
+    options = {"k": 8, "index": "ivf", "nprobe": 4, "seed": 3, "lang": "en", "no_dedup": True, "shard_rows": None}
+    config = mining_config(options)
+    assert (config.k, config.strategy, config.dedup, config.languages) == (8, "all", False, ("en", "en"))
+    assert (config.index.kind, config.index.nprobe, config.index.seed, config.shard_rows) == ("ivf", 4, 3, 100_000)
+    bitext = mining_config({"source_lang": "de", "target_lang": "en"}, bitext=True)
+    assert bitext.strategy == "max" and bitext.languages == ("de", "en")
+    with pytest.raises(ValueError, match="--source-lang"):
+        mining_config({"source_lang": "de"})

@@ -8,7 +8,8 @@ import logging
 
 import pytest
 
-from psp_st.hub.load import ModelNotFoundError, load, resolve_model_name
+from psp_st.hub.load import ModelNotFoundError, load
+from psp_st.io.model_names import resolve_model_name
 from psp_st.modules.base import ModelFolderError
 from psp_st.modules.trusted import TRUSTED_MODULE_CLASSES, trusted_module_class
 
@@ -120,7 +121,7 @@ def test_planted_short_name_folder_without_build_record_is_ignored(saved_model, 
     planted = tmp_path / "psp-en"
     saved_model.rename(planted)
     monkeypatch.chdir(tmp_path)
-    with caplog.at_level(logging.WARNING, logger="psp_st.hub.load"):
+    with caplog.at_level(logging.WARNING, logger="psp_st.io.model_names"):
         assert resolve_model_name("psp-en") == "psp-st/psp-en"
     assert "ignoring the folder" in caplog.text and "psp_build.json" in caplog.text
     with pytest.raises(ModelNotFoundError):
@@ -140,7 +141,7 @@ def test_short_name_local_build_is_used_and_logged(saved_model, tmp_path, monkey
     saved_model.rename(built)
     (built / "psp_build.json").write_text(json.dumps({"name": "psp-en", "format_version": 1, "files": {}}))
     monkeypatch.chdir(tmp_path)
-    with caplog.at_level(logging.INFO, logger="psp_st.hub.load"):
+    with caplog.at_level(logging.INFO, logger="psp_st.io.model_names"):
         assert resolve_model_name("psp-en") == "psp-en"
     assert str(built.resolve()) in caplog.text
 

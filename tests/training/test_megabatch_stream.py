@@ -33,7 +33,7 @@ def test_negatives_are_opposite_side_argmax_over_megabatch(make_trainer, caption
             got = batch[f"{column}_input_ids"]
             assert torch.equal(got[:, : expected.shape[1]], expected), column
         assert torch.equal(batch["sentence1_input_ids"][:, : to_ids(first[span]).shape[1]], to_ids(first[span]))
-        assert torch.equal(batch["label"], groups[span])  # group ids reach the loss (in-batch term's guard)
+        assert "label" not in batch  # the mined negatives are all the loss needs
 
 
 def test_megabatch_size_anneals_across_epoch_boundary(make_trainer, caption_pairs, psp_module, monkeypatch):
@@ -70,3 +70,21 @@ def test_bad_text_in_a_megabatch_names_row_and_column(make_trainer, psp_module):
     with pytest.raises(ValueError, match=r"row 1, column 'sentence1'"):
         list(iter(stream))
     assert row
+
+
+def test_lang_column_is_metadata_not_text(make_trainer, caption_pairs, psp_module):
+    data = caption_pairs.add_column("lang", ["en"] * len(caption_pairs))  # bitext sources keep their language
+    stream = make_trainer(psp_module, data, megabatch_size=2, anneal=0).get_train_dataloader().dataset
+    assert stream.columns == ("sentence1", "sentence2")
+
+
+def test_trainer_takes_psp_training_arguments(psp_model, caption_pairs, tmp_path):
+    import pytest
+    from sentence_transformers import SentenceTransformerTrainingArguments
+
+    from psp_st.losses import ParaphraseMarginLoss
+    from psp_st.training import MegaBatchTrainer
+
+    args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True)
+    with pytest.raises(TypeError, match="PSPTrainingArguments"):
+        MegaBatchTrainer(model=psp_model, args=args, train_dataset=caption_pairs, loss=ParaphraseMarginLoss(psp_model))

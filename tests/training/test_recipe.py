@@ -68,14 +68,69 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
     from psp_st.training.recipe import load_config
 
     bad = {**recipe(pairs_file, data_dir), "optimiser": {}}
-    with pytest.raises(ValueError, match="optimiser"):
+    with pytest.raises(ValueError, match=r"recipe: optimiser is not a known key; known: data, "):
         load_config(bad)
 
 
-def test_missing_column_names_the_file(tmp_path):
-    from psp_st.training.pairs import load_training_pairs
+@pytest.mark.parametrize(
+    "section, message",
+    [
+        ({"megabatch": {"sise": 3}}, r"recipe: megabatch\.sise is not a known key \(did you mean size\?\)"),
+        (
+            {"trainer": {"learning_rat": 0.1}},
+            r"recipe: trainer\.learning_rat is not a known key \(did you mean learning_rate",
+        ),
+        ({"loss": {"name": "margin", "margn": 0.3}}, r"recipe: loss\.margn is not a known key \(did you mean margin"),
+        ({"loss": {"name": "margin", "in_batch_weight": 1.0}}, r"recipe: loss\.in_batch_weight is not a known key"),
+        ({"tokenizer": {"vocab": 10}}, r"recipe: tokenizer\.vocab is not a known key \(did you mean vocab_size"),
+        ({"model": {"init": "zeros"}}, r"recipe: model\.init must be one of \['random', 'teacher'\]"),
+        ({"distillation": {"wieght": 1}}, r"recipe: distillation\.wieght is not a known key \(did you mean weight"),
+        ({"distillation": {"weight": 1}}, r"needs distillation\.sources"),
+        ({"megabatch": {"mining_dtype": "int8"}}, r"recipe: megabatch\.mining_dtype must be one of"),
+        ({"release": {"dtype": "int8"}}, r"recipe: release\.dtype must be one of"),
+    ],
+)
+def test_recipe_schema_names_the_bad_key(section, message):
+    from psp_st.training.schema import parse_recipe
 
-    path = tmp_path / "bad.parquet"
-    pd.DataFrame({"sentence1": ["a"], "text": ["b"]}).to_parquet(path)
-    with pytest.raises(ValueError, match="bad.parquet.*sentence2"):
-        load_training_pairs([str(path)])
+    with pytest.raises(ValueError, match=message):
+        parse_recipe({"name": "t", "data": {"sources": ["x.parquet"]}, **section})
+
+
+def test_recipe_sections_become_training_arguments():
+    from psp_st.training.schema import parse_recipe
+
+    recipe = parse_recipe(
+        {
+            "name": "t",
+            "seed": 5,
+            "data": {"sources": ["x.parquet"]},
+            "megabatch": {"size": 7, "anneal": 3, "mining_dtype": "float32"},
+            "trainer": {"learning_rate": 0.5},
+        }
+    )
+    args = recipe.training_arguments("out", max_steps=9)
+    assert (args.megabatch_size, args.anneal, args.mining_dtype, args.seed) == (7, 3, "float32", 5)
+    assert (args.learning_rate, args.max_steps, args.per_device_train_batch_size) == (0.5, 9, 128)
+    mnrl = parse_recipe({"name": "t", "data": {"sources": ["x.parquet"]}, "loss": {"name": "mnrl"}})
+    assert mnrl.training_arguments("out").megabatch_size is None
+
+
+def test_unknown_recipe_lists_where_it_looked(tmp_path, monkeypatch):
+    from psp_st.training.recipe import find_recipe
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(
+        FileNotFoundError, match=r"no recipe for 'nope'.*hub_configs/nope\.yaml.*packaged recipes: .*psp-en"
+    ):
+        find_recipe("nope")
+
+
+def test_packaged_recipes_are_real_files_that_load_by_name(tmp_path, monkeypatch):
+    from psp_st.training.recipe import PACKAGED_RECIPES, find_recipe, load_config
+
+    monkeypatch.chdir(tmp_path)  # no hub_configs/ here: the package's copy is found
+    assert find_recipe("psp-en") == PACKAGED_RECIPES / "psp-en.yaml"
+    assert not PACKAGED_RECIPES.is_symlink() and not (PACKAGED_RECIPES / "psp-en.yaml").is_symlink()
+    for path in sorted(PACKAGED_RECIPES.glob("*.yaml")):
+        assert load_config(path.stem)["name"] == path.stem

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import torch
 from datasets import Dataset
-from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+from psp_st.training import PSPTrainingArguments
 
 
 @pytest.fixture
@@ -22,8 +24,9 @@ def pairs(caption_sentences) -> Dataset:
     )
 
 
-def training_args(tmp_path, steps: int = 2) -> SentenceTransformerTrainingArguments:
-    return SentenceTransformerTrainingArguments(
+def training_args(tmp_path, steps: int = 2, **megabatch) -> PSPTrainingArguments:
+    """ST training arguments (a PSPTrainingArguments: ``megabatch`` sets the mega-batch options)."""
+    return PSPTrainingArguments(
         output_dir=str(tmp_path / "out"),
         max_steps=steps,
         per_device_train_batch_size=4,
@@ -33,6 +36,7 @@ def training_args(tmp_path, steps: int = 2) -> SentenceTransformerTrainingArgume
         use_cpu=True,
         disable_tqdm=True,
         seed=0,
+        **megabatch,
     )
 
 
@@ -77,11 +81,9 @@ def test_trains_with_margin_loss_and_megabatching(make_encoder, encoder_kind, pa
     before = snapshot(model)
     trainer = MegaBatchTrainer(
         model=model,
-        args=training_args(tmp_path, steps=3),
+        args=training_args(tmp_path, steps=3, megabatch_size=2, anneal=0),
         train_dataset=pairs,
         loss=ParaphraseMarginLoss(model, margin=0.4),
-        megabatch_size=2,
-        anneal=0,
     )
     trainer.train()
     assert trainer._stream is not None and trainer._stream.current_megabatch_size == 2
@@ -127,7 +129,7 @@ def test_margin_loss_merged_forward_equals_one_forward_per_column(make_encoder, 
 def test_averaging_sparse_gradient_path_equals_dense_gradient(make_encoder, caption_sentences):
     dense = make_encoder("trigram")
     sparse = make_encoder("trigram")
-    sparse.embedding.sparse = True  # what MegaBatchTrainer(sparse_embeddings=True) sets
+    sparse.embedding.sparse = True  # what MegaBatchTrainer sets (PSPTrainingArguments.sparse_embeddings)
     features = dense.preprocess(caption_sentences[:5])
     weights = torch.randn(5, 8)
     for module in (dense, sparse):

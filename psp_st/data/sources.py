@@ -1,0 +1,209 @@
+"""Training pairs from a recipe's ``data.sources``: per source columns, row exclusion, filters, weight and cap;
+one false-negative group id per pair (:mod:`psp_st.data.groups`).
+
+A source is a path/glob (``training_pairs/*.parquet``) or a mapping::
+
+    {path: bitext/*.parquet,                                  # Parquet, TSV or JSONL; relative to the data folder
+     columns: {sentence1: source, sentence2: target},         # output column -> file column
+     exclude: {corpus: flores200-devtest},                    # drop rows whose column holds one of these values
+     filters: {length: {max: 30}, trigram_overlap: 0.7},      # psp_st.data.apply_filters' filters
+     weight: 0.5, max_pairs: 20000}                           # subsample / repeat, then cap (seeded)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from psp_st.arguments import check_keys
+
+logger = logging.getLogger(__name__)
+
+#: Output columns a source may map (``columns``); ``lang`` is kept when present.
+SOURCE_OUTPUTS = ("sentence1", "sentence2", "group_id", "lang")
+
+
+@dataclass(frozen=True)
+class PairSource:
+    """One ``data.sources`` entry (see the module docstring)."""
+
+    path: str
+    max_pairs: int | None = None
+    weight: float | None = None
+    filters: dict[str, Any] = field(default_factory=dict)
+    columns: dict[str, str] = field(default_factory=dict)
+    exclude: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @classmethod
+    def parse(
+        cls, entry: str | os.PathLike | Mapping[str, Any], filters: Mapping[str, Any] | None = None, where: str = ""
+    ) -> PairSource:
+        """An entry checked, with the data-wide ``filters`` under its own; errors name ``where`` and the bad key."""
+        where = where or "recipe: data.sources entry"
+        if isinstance(entry, (str, os.PathLike)):
+            entry = {"path": os.fspath(entry)}
+        if not isinstance(entry, Mapping):
+            raise ValueError(f"{where} must be a path or a mapping with 'path', got {entry!r}")
+        check_keys(where, entry, ("path", "max_pairs", "weight", "filters", "columns", "exclude"))
+        path = entry.get("path")
+        if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+            raise ValueError(f"{where}.path is required (a file path or glob), got {path!r}")
+        cap, weight = entry.get("max_pairs"), entry.get("weight")
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise ValueError(f"{where}.max_pairs must be a positive integer, got {cap!r}")
+        if weight is not None and (isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0):
+            raise ValueError(f"{where}.weight must be a number > 0, got {weight!r}")
+        columns = dict(entry.get("columns") or {})
+        check_keys(f"{where}.columns", columns, SOURCE_OUTPUTS)
+        exclude: dict[str, tuple[str, ...]] = {}
+        for column, values in dict(entry.get("exclude") or {}).items():
+            values = [values] if isinstance(values, str) else values
+            if not isinstance(values, Sequence) or not all(isinstance(value, str) for value in values):
+                raise ValueError(f"{where}.exclude.{column} must be a value or a list of values, got {values!r}")
+            exclude[str(column)] = tuple(values)
+        merged = {**(filters or {}), **(entry.get("filters") or {})}
+        from psp_st.data.pipeline import FILTER_NAMES
+
+        check_keys(f"{where}.filters", merged, FILTER_NAMES)
+        return cls(os.fspath(path), cap, None if weight is None else float(weight), merged, columns, exclude)
+
+
+def sample_rows(n: int, weight: float | None, max_pairs: int | None, seed: int | Sequence[int]) -> np.ndarray:
+    """Row indices of one source after its weight and cap (deterministic in ``seed``).
+
+    ``weight`` w: ``round(w * n)`` rows: every row ``floor(w)`` times plus a seeded sample of the remainder
+    (w < 1 subsamples, w > 1 repeats); then ``max_pairs`` caps the count with a seeded sample. Sorted.
+    ``seed`` is anything ``numpy.random.default_rng`` takes (an int or a sequence of ints).
+    """
+    rng = np.random.default_rng(seed)
+    rows = np.arange(n)
+    if weight is not None and weight != 1:
+        target = int(round(weight * n))
+        whole, rest = divmod(target, n) if n else (0, 0)
+        rows = np.concatenate([np.tile(rows, whole), np.sort(rng.choice(n, size=rest, replace=False))])
+    if max_pairs is not None and len(rows) > max_pairs:
+        rows = rows[np.sort(rng.choice(len(rows), size=max_pairs, replace=False))]
+    return np.sort(rows, kind="stable")
+
+
+#: Temporary column: the group key of each pair (its file's ``group_id`` value, unique across files).
+_KEY = "__group_key"
+
+
+def _load_file(path: str, source: PairSource, key_offset: int, cache_dir: str | None) -> tuple[Any, int]:
+    """One file of a source: mapped columns, excluded rows dropped, group keys made unique across files."""
+    from psp_st.data.filters import ExcludeFilter
+    from psp_st.data.groups import group_keys
+    from psp_st.data.loaders import load_pairs
+
+    pairs = load_pairs(path, columns=source.columns, keep_columns=tuple(source.exclude), cache_dir=cache_dir)
+    for column, values in source.exclude.items():
+        before = len(pairs)
+        pairs = ExcludeFilter(column, frozenset(values)).apply(pairs)
+        logger.info("%s: exclude %s %s dropped %d of %d pairs", path, column, list(values), before - len(pairs), before)
+    keys = np.full(len(pairs), -1, dtype=np.int64)
+    if "group_id" in pairs.column_names:
+        keys = group_keys(pairs["group_id"][:])
+    used = int(keys.max(initial=-1)) + 1
+    keys[keys >= 0] += key_offset
+    kept = [name for name in ("sentence1", "sentence2", "lang") if name in pairs.column_names]
+    return pairs.select_columns(kept).add_column(_KEY, keys), key_offset + used
+
+
+def load_training_pairs(
+    sources: str | os.PathLike | Sequence[str | os.PathLike | Mapping[str, Any]],
+    *,
+    seed: int = 0,
+    max_pairs: int | None = None,
+    shared_sentence_groups: bool = True,
+    filters: Mapping[str, Any] | None = None,
+    counts: dict[str, int] | None = None,
+    data_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+):
+    """A recipe's training pairs: ``sentence1, sentence2, group_id`` (int64) and ``lang`` when a source has it.
+
+    ``sources``: a list of :class:`PairSource` entries (paths/globs/folders or mappings), or one path.
+
+    Per source (all the files its path matches, in name order, together): columns mapped, excluded rows dropped,
+    rows with a missing or empty side dropped (counted in the log), ``filters`` applied (the data-wide ones under
+    the source's own), then :func:`sample_rows` (seeded by ``seed`` and the source's position). ``max_pairs`` then
+    caps the whole set. ``counts`` (if given) receives the pairs kept per source path. Group ids: connected
+    components of "same (file, ``group_id``)" and, with ``shared_sentence_groups``, "shares a sentence".
+    Relative paths resolve with :func:`psp_st.io.data_dir.resolve_data_files` (``data_dir``); ``cache_dir``
+    holds datasets' Arrow copies of the files (default: datasets' own cache).
+    """
+    from psp_st.data.groups import pair_groups
+    from psp_st.data.loaders import local_files
+    from psp_st.data.pipeline import apply_filters
+    from psp_st.data.validation import validate_pairs
+
+    if isinstance(sources, (str, os.PathLike)):
+        sources = [sources]
+    cache = None if cache_dir is None else os.fspath(cache_dir)
+    parts, paths, offset = [], [], 0  # paths: the source path of each part
+    for number, entry in enumerate(sources):
+        source = PairSource.parse(entry, filters, where=f"recipe: data.sources[{number}]")
+        files = local_files(source.path, data_dir)
+        if files is None:
+            raise FileNotFoundError(f"recipe: data.sources[{number}]: no local file matches {source.path!r}")
+        loaded = []
+        for path in files:
+            pairs, offset = _load_file(path, source, offset, cache)
+            loaded.append(pairs)
+        pairs = _concatenate(loaded)
+        pairs, report = validate_pairs(pairs, score_column=None, on_error="skip")
+        if report.skipped:
+            logger.warning("%s: dropped %d training pair(s) with a missing or empty side", source.path, report.skipped)
+        if source.filters:
+            pairs, filtered = apply_filters(pairs, source.filters)
+            logger.info("%s: %s", source.path, filtered)
+        rows = sample_rows(len(pairs), source.weight, source.max_pairs, seed=(seed, number))
+        if len(rows) != len(pairs) or (len(rows) and rows[-1] != len(rows) - 1):
+            pairs = pairs.select(rows)
+        parts.append(pairs)
+        paths.append(source.path)
+    sizes = np.array([len(part) for part in parts])
+    pairs = _concatenate(parts)
+    if max_pairs is not None and len(pairs) > max_pairs:
+        keep = np.sort(np.random.default_rng(seed).choice(len(pairs), size=max_pairs, replace=False))
+        pairs = pairs.select(keep)
+        sizes = np.bincount(np.searchsorted(np.cumsum(sizes), keep, side="right"), minlength=len(parts))
+    if counts is not None:  # pairs per source entry, after the global max_pairs too
+        for path, size in zip(paths, sizes.tolist(), strict=True):
+            counts[path] = counts.get(path, 0) + size
+    table = pairs.with_format("arrow")[:]
+    keys = table.column(_KEY).to_numpy()
+    groups = pair_groups(table.column("sentence1"), table.column("sentence2"), keys, shared_sentence_groups)
+    pairs = pairs.remove_columns(_KEY).flatten_indices().add_column("group_id", groups)
+    logger.info("training pairs: %d from %d source(s), %d groups", len(pairs), len(parts), len(np.unique(groups)))
+    return pairs
+
+
+def _concatenate(parts: list[Any]) -> Any:
+    """Concatenate datasets whose text columns may be ``string`` or ``large_string`` and may lack ``lang``."""
+    from datasets import Value, concatenate_datasets
+
+    if any("lang" in part.column_names for part in parts):
+        parts = [
+            part
+            if "lang" in part.column_names
+            else part.add_column("lang", [None] * len(part), feature=Value("string"))
+            for part in parts
+        ]
+    parts = [_large_strings(part) for part in parts]
+    return parts[0] if len(parts) == 1 else concatenate_datasets(parts)
+
+
+def _large_strings(part: Any) -> Any:
+    from datasets import Value
+
+    for name in ("sentence1", "sentence2", "lang"):
+        if name in part.column_names and getattr(part.features[name], "dtype", None) == "string":
+            part = part.cast_column(name, Value("large_string"))
+    return part

@@ -1,0 +1,116 @@
+"""Writing a release folder from a trained P-SP model: both forms, the evaluation, the build record and the cards.
+
+A release is what gets published: the root is the ``StaticEmbedding`` export (loads with
+``SentenceTransformer("psp-en")`` from the folder's parent, no flag, no psp-st), ``trainable/`` holds the same
+weights as a ``PSPEmbedding``, ``psp_recipe.yaml`` the recipe as run, ``psp_build.json`` the build record
+(versions, recipe, seed, training, the evaluation suite's numbers, every file with its size) and ``README.md`` the
+model cards rendered from that record (:mod:`psp_st.hub.card`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from psp_st.io.model_names import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, read_build_record
+
+RECIPE_FILE = "psp_recipe.yaml"
+DTYPES = ("float32", "float16")
+
+
+def previous_release_files(folder: Path, name: str) -> set[str] | None:
+    """The files of an earlier release of ``name`` in ``folder`` (from its build record), else ``None``."""
+    info = read_build_record(folder)
+    if info is None or info.get("name") != name or not isinstance(info.get("files"), dict):
+        return None
+    return {str(relative) for relative in info["files"]} | {BUILD_INFO_FILE}
+
+
+def evaluate(model, data_dir: str | os.PathLike | None, suite: str = "quick") -> dict[str, Any]:
+    """Run the evaluation suite on ``model``; keep its summary table (values x100) and timing."""
+    from psp_st.evaluation import run_suite
+
+    result = run_suite(model, suite=suite, data_dir=str(data_dir) if data_dir else None)
+    metrics = {f"{row['task']} / {row['metric']}": round(float(row["value"]), 4) for row in result["summary"]}
+    return {
+        "suite": suite,
+        "metrics": metrics,
+        "skipped": result.get("skipped", {}),
+        "seconds": round(float(result["seconds"]), 1),
+    }
+
+
+def write_record(folder: str | os.PathLike, info: dict[str, Any]) -> None:
+    """Write the build record ``psp_build.json`` (atomically)."""
+    from psp_st.io.atomic import atomic_path
+
+    with atomic_path(Path(folder) / BUILD_INFO_FILE) as temporary:
+        temporary.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+
+
+def _file_sizes(folder: Path) -> dict[str, int]:
+    from psp_st.hub.push import upload_files
+
+    return {
+        relative: (folder / relative).stat().st_size
+        for relative in upload_files(folder)
+        if not relative.endswith("README.md") and relative != BUILD_INFO_FILE
+    }
+
+
+def write_release(
+    model,
+    output: str | os.PathLike,
+    info: dict[str, Any],
+    data_dir: str | os.PathLike | None = None,
+    suite: str | None = "quick",
+    dtype: str = "float32",
+    replaces: Iterable[str] = (),
+) -> dict[str, Any]:
+    """Write ``model`` (a SentenceTransformer around a trained ``PSPEmbedding``) as the release folder ``output``.
+
+    Args:
+        model: the trained model.
+        output: the release folder, written atomically (:func:`psp_st.io.atomic.atomic_directory`): files listed
+            in ``replaces`` (an earlier release's) that the new release lacks are removed, other files are kept.
+        info: the build record so far (name, versions, recipe, training); completed here with the dtype, the
+            evaluation, the stage times and the file sizes, and returned.
+        data_dir: the shared data folder of the evaluation suite.
+        suite: evaluation suite run on the static form as written (``None``: no evaluation).
+        dtype: weights dtype of the release files, ``float32`` or ``float16`` (the evaluation includes the rounding).
+    """
+    import yaml
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.hub.card import write_model_cards
+    from psp_st.io.atomic import atomic_directory
+    from psp_st.modules.psp import PSPEmbedding
+
+    module = model[0]
+    if not isinstance(module, PSPEmbedding):
+        raise TypeError(f"a psp-st release publishes PSPEmbedding models, not {type(module).__name__}")
+    if dtype not in DTYPES:
+        raise ValueError(f"release dtype must be one of {DTYPES}, got {dtype!r}")
+    stages = info.setdefault("stage_seconds", {})
+    info["weights_dtype"] = dtype
+    info["citations"] = dict(getattr(model.model_card_data, "citations", None) or info.get("citations") or {})
+    with atomic_directory(output, replaces=replaces) as folder:
+        module.eval()
+        module.weights_dtype = dtype
+        module.export_static(folder)
+        if suite:
+            start = time.perf_counter()
+            info["evaluation"] = evaluate(SentenceTransformer(str(folder), device="cpu"), data_dir, suite)
+            stages["evaluation"] = round(time.perf_counter() - start, 1)
+        start = time.perf_counter()
+        model.save(str(folder / TRAINABLE_SUBFOLDER))
+        (folder / RECIPE_FILE).write_text(yaml.safe_dump(info.get("recipe"), sort_keys=False), encoding="utf-8")
+        info["files"] = _file_sizes(folder)
+        stages["export"] = round(time.perf_counter() - start, 1)
+        write_record(folder, info)
+        write_model_cards(folder)
+    return info

@@ -1,0 +1,92 @@
+"""One switch for every progress bar a psp-st process shows: psp-st's own and its libraries'.
+
+Like ``datasets.disable_progress_bars()`` and ``huggingface_hub.utils.disable_progress_bars()``, which it also
+flips. The libraries decide differently when they are not asked explicitly, so :func:`progress_bars_disabled`
+covers each rule: huggingface_hub, transformers (weight loading) and datasets read their environment variables,
+tqdm reads ``TQDM_DISABLE`` for bars created without an explicit ``disable``;
+Sentence-Transformers' ``encode`` shows its "Batches" bar when its logger shows INFO, and the transformers
+``Trainer`` shows its bar unless its ``training_args`` logger is quieter than WARNING; both loggers are raised to
+WARNING/ERROR (they log nothing else a user needs at INFO). psp-st's own bars (:func:`progress_bar`) follow the switch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+_enabled = True
+
+#: Environment variables that turn bars off: the Hugging Face libraries' (read when they are imported) and tqdm's
+#: default for bars created without an explicit ``disable`` (e.g. Sentence-Transformers' "Computing widget examples").
+HF_ENV = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS", "TQDM_DISABLE")
+
+#: Loggers whose level decides a library's bar when it is not asked explicitly, and the level that hides it.
+LOGGER_LEVELS = {
+    "sentence_transformers.sentence_transformer.model": logging.WARNING,  # encode's "Batches" bar
+    "transformers.training_args": logging.ERROR,  # the Trainer's bar (disable_tqdm=None)
+}
+
+
+@contextlib.contextmanager
+def progress_bars_disabled() -> Iterator[None]:
+    """Inside the block, every progress bar of this process is off (the command line's ``--no-progress``);
+    the switches, variables and logger levels are restored afterwards."""
+    global _enabled
+    saved_env = {name: os.environ.get(name) for name in HF_ENV}
+    loggers = [logging.getLogger(name) for name in LOGGER_LEVELS]
+    saved_levels = [logger.level for logger in loggers]
+    restore: list[Callable[[], object]] = []
+    before = _enabled
+    _enabled = False
+    try:
+        for name in HF_ENV:
+            os.environ[name] = "1"
+        for logger, level in zip(loggers, LOGGER_LEVELS.values(), strict=True):
+            logger.setLevel(max(level, logger.getEffectiveLevel()))
+        # libraries imported already read their variable at import: flip their switches too
+        if "huggingface_hub" in sys.modules:
+            from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+            if not are_progress_bars_disabled():
+                disable_progress_bars()
+                restore.append(enable_progress_bars)
+        if "transformers" in sys.modules:
+            from transformers.utils import logging as hf_logging
+
+            if hf_logging.is_progress_bar_enabled():
+                hf_logging.disable_progress_bar()
+                restore.append(hf_logging.enable_progress_bar)
+        if "datasets" in sys.modules:
+            import datasets
+
+            if datasets.is_progress_bar_enabled():
+                datasets.disable_progress_bars()
+                restore.append(datasets.enable_progress_bars)
+        yield
+    finally:
+        _enabled = before
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        for logger, level in zip(loggers, saved_levels, strict=True):
+            logger.setLevel(level)
+        for function in restore:
+            function()
+
+
+def progress_bars_enabled() -> bool:
+    """Whether psp-st shows progress bars (``False`` inside :func:`progress_bars_disabled`)."""
+    return _enabled
+
+
+def progress_bar(**options: Any):
+    """A ``tqdm`` bar (``options`` as for tqdm) that is hidden when progress bars are disabled."""
+    from tqdm.auto import tqdm
+
+    return tqdm(**{**options, "disable": options.get("disable", False) or not _enabled})

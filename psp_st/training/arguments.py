@@ -1,0 +1,52 @@
+"""``PSPTrainingArguments``: Sentence-Transformers' training arguments plus the mega-batch options of the trainer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
+
+#: dtypes the mega-batch similarity matmul may run in.
+MINING_DTYPES = ("float32", "bfloat16", "float16")
+
+
+@dataclass
+class PSPTrainingArguments(SentenceTransformerTrainingArguments):
+    """:class:`~sentence_transformers.SentenceTransformerTrainingArguments` with the options of
+    :class:`~psp_st.training.MegaBatchTrainer` (as ST adds its own to ``transformers.TrainingArguments``).
+
+    Args:
+        megabatch_size: the largest mega-batch M, in mini-batches (100 for P-SP, 40 for the ParaNMT models);
+            ``None`` or 0 turns mega-batching off (plain ST training with the given loss, e.g. in-batch MNRL).
+        anneal: mini-batches between increments of M (0: M = ``megabatch_size`` from the start).
+        group_column: integer group id column (``-1`` = no group); pairs of one group are never negatives of each
+            other. Ignored when the dataset has no such column.
+        text_guard: skip candidates whose text equals the sentence or its partner.
+        sparse_embeddings: sparse gradients for ``nn.Embedding``/``nn.EmbeddingBag`` tables, trained with
+            :class:`~psp_st.training.optimizer.SparseDenseAdam`; ``max_grad_norm`` then clips the global norm
+            over sparse and dense gradients. Otherwise ST's default optimizer.
+        mining_chunk_size: rows of the mining similarity matrix computed at once.
+        mining_dtype: dtype of the mining similarity matmul: ``"bfloat16"`` is several times faster on CPUs with
+            AMX/AVX512-BF16 (the argmax may then pick another near-tied negative); ``"float32"`` is exact.
+        encode_batch_size: sentences per no-grad forward when a mega-batch is embedded for mining.
+    """
+
+    megabatch_size: int | None = field(default=100, metadata={"help": "Largest mega-batch, in mini-batches."})
+    anneal: int = field(default=150, metadata={"help": "Mini-batches between increments of the mega-batch size."})
+    group_column: str | None = field(default="group_id", metadata={"help": "Integer group id column."})
+    text_guard: bool = field(default=True, metadata={"help": "Never a negative with the sentence's own text."})
+    sparse_embeddings: bool = field(default=True, metadata={"help": "Sparse embedding gradients, SparseDenseAdam."})
+    mining_chunk_size: int = field(default=4096, metadata={"help": "Rows of the mining matrix computed at once."})
+    mining_dtype: str = field(default="bfloat16", metadata={"help": f"Mining matmul dtype: {MINING_DTYPES}."})
+    encode_batch_size: int = field(default=4096, metadata={"help": "Sentences per no-grad mining forward."})
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, minimum in (("megabatch_size", 0), ("anneal", 0), ("mining_chunk_size", 1), ("encode_batch_size", 1)):
+            value = getattr(self, name)
+            if name == "megabatch_size" and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        if self.mining_dtype not in MINING_DTYPES:
+            raise ValueError(f"mining_dtype must be one of {MINING_DTYPES}, got {self.mining_dtype!r}")

@@ -1,0 +1,298 @@
+"""The typed recipe schema: one dataclass per section; an unknown key or a bad value is an error naming the key.
+
+    recipe: megabatch.sise is not a known key (did you mean size?); known: anneal, ...
+    recipe: trainer.learning_rate must be > 0, got -0.1
+
+:func:`parse_recipe` checks a recipe mapping (e.g. the packaged ``psp-en``) into a :class:`Recipe`; the trainer and
+megabatch sections become one :class:`~psp_st.training.PSPTrainingArguments` (:meth:`Recipe.training_arguments`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any, NamedTuple
+
+from psp_st.arguments import check_keys
+from psp_st.training.arguments import MINING_DTYPES
+
+
+class Check(NamedTuple):
+    """What a recipe value must be: of ``kind``, ``> 0`` (``positive``), within ``[low, high]``, one of ``choices``."""
+
+    kind: type | tuple[type, ...]
+    low: float | None = None
+    high: float | None = None
+    positive: bool = False
+    choices: tuple[Any, ...] = ()
+
+    def __call__(self, where: str, value: Any) -> None:
+        if value is None:
+            return
+        if self.kind in (int, float):
+            integer = self.kind is int
+            if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+                hint = " (YAML reads 1e-3 as text: write 1.0e-3)" if isinstance(value, str) else ""
+                raise ValueError(f"{where} must be {'an integer' if integer else 'a number'}, got {value!r}{hint}")
+        elif not isinstance(value, self.kind):
+            names = " or ".join(k.__name__ for k in (self.kind if isinstance(self.kind, tuple) else (self.kind,)))
+            raise ValueError(f"{where} must be a {names}, got {value!r}")
+        if self.positive and value <= 0:
+            raise ValueError(f"{where} must be > 0, got {value!r}")
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            raise ValueError(f"{where} must be in [{self.low}, {self.high}], got {value!r}")
+        if self.choices and value not in self.choices:
+            raise ValueError(f"{where} must be one of {list(self.choices)}, got {value!r}")
+
+
+def _option(default: Any, *check: Any, **options: Any) -> Any:
+    """A schema field with its default and its :class:`Check`."""
+    metadata = {"check": Check(*check, **options)}
+    if isinstance(default, list):
+        return field(default_factory=list, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def _checked(values: Any, where: str, checks: dict[str, Check | None]) -> dict[str, Any]:
+    """``values`` (a mapping; None: empty) with every key known and every value passing its check."""
+    values = {} if values is None else values
+    if not isinstance(values, dict):
+        raise ValueError(f"{where} must be a mapping, got {values!r}")
+    check_keys(where, values, checks)
+    for key, value in values.items():
+        if checks[key] is not None:
+            checks[key](f"{where}.{key}", value)  # type: ignore[misc]
+    return dict(values)
+
+
+def _section(cls: type, values: Any, where: str) -> Any:
+    return cls(**_checked(values, where, {item.name: item.metadata["check"] for item in fields(cls)}))
+
+
+@dataclass
+class DataSection:
+    """``data``: the training pairs (:func:`psp_st.data.load_training_pairs`)."""
+
+    sources: list = _option([], list)
+    shared_sentence_groups: bool = _option(True, bool)
+    max_pairs: int | None = _option(None, int, positive=True)
+    filters: dict | None = _option(None, dict)
+    cache_dir: str | None = _option(None, str)
+
+
+@dataclass
+class TokenizerSection:
+    """``tokenizer``: the sentencepiece model trained on the training sentences."""
+
+    vocab_size: int = _option(50_000, int, positive=True)
+    lowercase: bool = _option(True, bool)
+    input_sentence_size: int | None = _option(None, int, positive=True)
+    character_coverage: float | None = _option(None, float, 0.9, 1.0)
+    model_type: str | None = _option(None, str, choices=("unigram", "bpe"))
+    byte_fallback: bool | None = _option(None, bool)
+    max_sentence_length: int | None = _option(None, int, positive=True)
+
+    def options(self) -> dict[str, Any]:
+        """The set keys besides ``vocab_size``/``lowercase`` (passed on to sentencepiece's trainer)."""
+        return {k: v for k, v in vars(self).items() if v is not None and k not in ("vocab_size", "lowercase")}
+
+
+@dataclass
+class ModelSection:
+    """``model``: a fresh P-SP module, or ``init_from`` an existing model folder."""
+
+    type: str = _option("psp", str, choices=("psp",))
+    embedding_dim: int = _option(1024, int, positive=True)
+    dropout: float | None = _option(None, float, 0.0, 1.0)  # None: the module's default, or init_from's own
+    word_dropout: float | None = _option(None, float, 0.0, 1.0)
+    max_seq_length: int | None = _option(None, int, positive=True)
+    init: str = _option("random", str, choices=("random", "teacher"))
+    init_std: float = _option(1.0, float, positive=True)
+    init_from: str | None = _option(None, str)
+
+    def module_options(self) -> dict[str, Any]:
+        """The module options the recipe sets (``dropout``, ``word_dropout``, ``max_seq_length``)."""
+        names = ("dropout", "word_dropout", "max_seq_length")
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+
+@dataclass
+class DistillationSection:
+    """``distillation``: teacher piece vectors (``model.init: teacher``) and the sentence-distillation term."""
+
+    teacher: str = _option("all-MiniLM-L6-v2", str)
+    cache_dir: str = _option("runs/teacher_cache", str)
+    sources: list = _option([], list)
+    weight: float = _option(0.0, float, low=0.0)
+    metric: str = _option("cosine", str, choices=("cosine", "mse", "similarity"))
+    batch_size: int = _option(128, int, positive=True)
+    lr: float | None = _option(None, float, positive=True)
+    projection: bool = _option(True, bool)
+    teacher_batch_size: int = _option(64, int, positive=True)
+
+
+@dataclass
+class EvaluationSection:
+    """``evaluation``: the STS file evaluated during training (no section: STS Benchmark dev)."""
+
+    sts_dev: str | None = _option(None, str)
+
+
+@dataclass
+class ReleaseSection:
+    """``release``: how ``psp-st build`` writes the release."""
+
+    dtype: str = _option("float32", str, choices=("float32", "float16"))
+
+
+#: The STS file a recipe without an ``evaluation`` section evaluates on during training.
+STS_DEV = "sts/stsbenchmark/dev.parquet"
+
+#: ``loss.name`` -> the loss class (its constructor's arguments are the section's other keys).
+LOSSES = {
+    "margin": "psp_st.losses.ParaphraseMarginLoss",
+    "contrastive": "psp_st.losses.CosineContrastiveLoss",
+    "mnrl": "sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss",
+}
+
+#: ``megabatch`` key -> (:class:`~psp_st.training.PSPTrainingArguments` field, check).
+MEGABATCH_KEYS: dict[str, tuple[str, Check]] = {
+    "size": ("megabatch_size", Check(int, low=0)),
+    "anneal": ("anneal", Check(int, low=0)),
+    "group_column": ("group_column", Check(str)),
+    "text_guard": ("text_guard", Check(bool)),
+    "sparse_embeddings": ("sparse_embeddings", Check(bool)),
+    "mining_chunk_size": ("mining_chunk_size", Check(int, positive=True)),
+    "mining_dtype": ("mining_dtype", Check(str, choices=MINING_DTYPES)),
+    "encode_batch_size": ("encode_batch_size", Check(int, positive=True)),
+}
+
+#: Defaults of the trainer section (any other SentenceTransformerTrainingArguments field may be set).
+DEFAULT_TRAINER_ARGS: dict[str, Any] = {
+    "num_train_epochs": 1,
+    "per_device_train_batch_size": 128,
+    "learning_rate": 1e-3,
+    "lr_scheduler_type": "constant",
+    "warmup_steps": 0,
+    "max_grad_norm": 1.0,
+    "eval_strategy": "steps",
+    "eval_steps": 1000,
+    "save_strategy": "steps",
+    "save_steps": 1000,
+    "save_total_limit": 2,
+    "logging_steps": 100,
+    "report_to": "none",
+    "dataloader_drop_last": False,
+    "use_cpu": True,
+}
+
+#: Checks of the trainer numbers recipes set (transformers checks the rest when the arguments are built).
+TRAINER_CHECKS = {
+    **{name: Check(float, positive=True) for name in ("learning_rate", "num_train_epochs", "save_steps")},
+    **{name: Check(float, positive=True) for name in ("eval_steps", "logging_steps")},
+    **{name: Check(int, positive=True) for name in ("per_device_train_batch_size", "gradient_accumulation_steps")},
+    "weight_decay": Check(float, 0.0, math.inf),
+    "max_grad_norm": Check(float, 0.0, math.inf),
+    "warmup_ratio": Check(float, 0.0, 1.0),
+}
+
+
+def loss_class(name: str) -> type:
+    """The loss class of ``loss.name``."""
+    if name not in LOSSES:
+        raise ValueError(f"recipe: loss.name must be one of {list(LOSSES)}, got {name!r}")
+    module, _, attribute = LOSSES[name].rpartition(".")
+    return getattr(importlib.import_module(module), attribute)
+
+
+@dataclass
+class Recipe:
+    """A checked recipe (see ``psp_st/resources/hub_configs/psp-en.yaml``); built by :func:`parse_recipe`."""
+
+    name: str
+    data: DataSection
+    seed: int = 42
+    description: str | None = None
+    tokenizer: TokenizerSection = field(default_factory=TokenizerSection)
+    model: ModelSection = field(default_factory=ModelSection)
+    loss: dict[str, Any] = field(default_factory=lambda: {"name": "margin"})
+    megabatch: dict[str, Any] = field(default_factory=dict)
+    trainer: dict[str, Any] = field(default_factory=dict)
+    evaluation: EvaluationSection = field(default_factory=EvaluationSection)
+    distillation: DistillationSection = field(default_factory=DistillationSection)
+    release: ReleaseSection = field(default_factory=ReleaseSection)
+
+    def loss_options(self) -> dict[str, Any]:
+        """The loss section without ``name``: the loss constructor's keyword arguments."""
+        return {key: value for key, value in self.loss.items() if key != "name"}
+
+    def training_arguments(self, output_dir: str, max_steps: int | None = None):
+        """The trainer and megabatch sections as :class:`~psp_st.training.PSPTrainingArguments` (the recipe's seed;
+        no mega-batching unless the loss is the margin loss)."""
+        from psp_st.training.arguments import PSPTrainingArguments
+
+        values = {**DEFAULT_TRAINER_ARGS, **self.trainer, "output_dir": output_dir, "seed": self.seed}
+        values.update({MEGABATCH_KEYS[key][0]: value for key, value in self.megabatch.items()})
+        if self.loss["name"] != "margin":
+            values["megabatch_size"] = None
+        if max_steps is not None:
+            values["max_steps"] = max_steps
+        return PSPTrainingArguments(**values)
+
+
+def _finite(value: Any, key: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"recipe: {key} is {value}; it must be a finite number")
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for name, inner in items:
+        _finite(inner, f"{key}[{name}]" if isinstance(value, list) else f"{key}.{name}" if key else str(name))
+
+
+def parse_recipe(config: dict[str, Any]) -> Recipe:
+    """Check a recipe mapping and return it typed; errors name the key (``recipe: section.key ...``)."""
+    from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
+
+    if not isinstance(config, dict):
+        raise ValueError(f"recipe: expected a mapping at the top level, got {type(config).__name__}")
+    _finite(config, "")
+    check_keys("recipe:", config, [item.name for item in fields(Recipe)])
+    Check(int)("recipe: seed", config.get("seed"))
+    data = dict(config.get("data") or {})
+    if isinstance(data.get("sources"), str):  # one source written without brackets: a one-element list
+        data["sources"] = [data["sources"]]
+    sources = data.get("sources")
+    if not sources:
+        raise ValueError("recipe: data.sources (a list of pair files/globs or {path: ...} entries) is required")
+    if not isinstance(sources, list) or not all(
+        isinstance(s, str) or (isinstance(s, dict) and "path" in s) for s in sources
+    ):
+        raise ValueError(
+            f"recipe: data.sources must be a list of file paths/globs or {{path: ...}} entries, got {sources!r}"
+        )
+    loss = {"name": "margin", **(config.get("loss") or {})}
+    parameters = inspect.signature(loss_class(loss["name"])).parameters
+    loss = _checked(
+        loss, "recipe: loss", dict.fromkeys(["name", *(p for p in parameters if p not in ("self", "model"))])
+    )
+    trainer_keys = {item.name: TRAINER_CHECKS.get(item.name) for item in fields(SentenceTransformerTrainingArguments)}
+    recipe = Recipe(
+        name=str(config.get("name", "recipe")),
+        data=_section(DataSection, data, "recipe: data"),
+        seed=config.get("seed", 42),
+        description=config.get("description"),
+        tokenizer=_section(TokenizerSection, config.get("tokenizer"), "recipe: tokenizer"),
+        model=_section(ModelSection, config.get("model"), "recipe: model"),
+        loss=loss,
+        megabatch=_checked(
+            config.get("megabatch"), "recipe: megabatch", {k: c for k, (_, c) in MEGABATCH_KEYS.items()}
+        ),
+        trainer=_checked(config.get("trainer"), "recipe: trainer", trainer_keys),
+        evaluation=_section(EvaluationSection, config.get("evaluation", {"sts_dev": STS_DEV}), "recipe: evaluation"),
+        distillation=_section(DistillationSection, config.get("distillation"), "recipe: distillation"),
+        release=_section(ReleaseSection, config.get("release"), "recipe: release"),
+    )
+    if recipe.distillation.weight > 0 and not recipe.distillation.sources:
+        raise ValueError("recipe: distillation.weight > 0 needs distillation.sources (the sentences to distil on)")
+    return recipe

@@ -1,0 +1,16 @@
+"""`psp-st neighbours` reads its candidates through the one text reader: text lines or Parquet columns."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from psp_st.cli import main
+
+
+def test_parquet_candidates_are_the_distinct_texts_of_the_columns(psp_model_dir, tmp_path, capsys):
+    frame = pd.DataFrame({"sentence1": ["a dog runs", "a cat sleeps"], "sentence2": ["a dog is running", "a dog runs"]})
+    frame.to_parquet(tmp_path / "pairs.parquet")
+    args = ["neighbours", "--model", str(psp_model_dir), "--query", "a dog is running", "-k", "5", "--no-progress"]
+    assert main([*args, "--parquet", str(tmp_path / "pairs.parquet")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("\n| ") == 3  # header + "a dog runs" + "a cat sleeps": distinct, the query excluded

@@ -1,0 +1,56 @@
+"""Optional dependencies: each is named with the extra that installs it, in the library and on the command line."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+import tomllib
+
+from psp_st.io.extras import EXTRAS, install_hint, require
+
+REPO = Path(__file__).resolve().parents[2]
+#: The base install (pyproject dependencies and what they bring) by top-level module name.
+CORE = {"torch", "sentence_transformers", "sentencepiece", "google", "tokenizers", "safetensors", "numpy", "tqdm"}
+CORE |= {"yaml", "transformers", "threadpoolctl", "psp_st"}
+
+
+def _imported_modules() -> set[str]:
+    names = set()
+    for file in (REPO / "psp_st").rglob("*.py"):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.partition(".")[0])
+    return names - set(sys.stdlib_module_names) - CORE
+
+
+def test_every_optional_import_has_an_extra():
+    assert _imported_modules() - set(EXTRAS) == set()
+
+
+@pytest.mark.parametrize("module", sorted(EXTRAS))
+def test_the_named_extra_installs_the_package(module):
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    distribution, extra = EXTRAS[module]
+    requirements = [req.split(">")[0].split("=")[0].split("[")[0].lower() for req in extras[extra]]
+    assert distribution.lower() in requirements
+
+
+def test_require_names_the_extra_when_the_package_is_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "faiss", None)  # as if faiss were not installed
+    with pytest.raises(ImportError, match=r'--index: .*pip install "psp-st\[mining\]"'):
+        require("faiss", "--index")
+
+
+def test_cli_error_names_the_extra(monkeypatch, capsys, tmp_path):
+    from psp_st.cli import main
+
+    monkeypatch.setitem(sys.modules, "datasets", None)  # a base install: `psp-st data` needs datasets
+    source = tmp_path / "pairs.tsv"
+    source.write_text("a\tb\n")
+    assert main(["data", str(source)]) == 2
+    assert install_hint("datasets") in capsys.readouterr().err

