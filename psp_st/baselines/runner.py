@@ -53,6 +53,14 @@ class RunOptions:
         return cls(**{name: values[name] for name in names if name in values}, command=command)
 
 
+def write_record(path: str | os.PathLike, record: dict[str, Any]) -> None:
+    """Write one run's record as JSON, atomically."""
+    from psp_st.io.atomic import atomic_path
+
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def setup_threads(threads: int) -> None:
     """Offline Hub, no tokenizer thread pool, ``threads`` torch threads (the machine is shared)."""
     import torch
@@ -121,8 +129,6 @@ def record_run(
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Print the metrics, write the run record to ``options.results`` (when set) and return it."""
-    from psp_st.baselines.report import write_record
-
     touched = "untouched " if options.no_train else "fine-tuned "
     record = {
         "name": options.name or f"{kind} ({touched}{options.model})",
