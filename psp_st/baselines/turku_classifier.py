@@ -188,8 +188,7 @@ class TurkuClassifier(nn.Module):
         )
         width = encoding["input_ids"].shape[1]
         sequence_ids = np.array(
-            [[-1 if s is None else s for s in encoding.sequence_ids(i)] for i in range(len(sentences1))],
-            dtype=np.int64,
+            [[-1 if s is None else s for s in encoding.sequence_ids(i)] for i in range(len(sentences1))], dtype=np.int64
         ).reshape(len(sentences1), width)
         a_mask = torch.from_numpy(sequence_ids == 0)
         b_mask = torch.from_numpy(sequence_ids == 1)

@@ -81,4 +81,3 @@ def _run(function: str, args: argparse.Namespace, **sets: object) -> int:
 
     getattr(runner, function)(runner.RunOptions.pick(vars(args), command=_command()), **sets)
     return 0
-
