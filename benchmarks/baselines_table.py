@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from psp_st.baselines.runner import setup_threads, write_record
-from psp_st.baselines.speed import measure_pairs_per_second, speed_pairs
+from psp_st.baselines.speed import encode_pairs, measure_pairs_per_second, speed_pairs
 from psp_st.io.atomic import atomic_path
 
 KINDS = ("sbert", "cross-encoder", "turku")
@@ -58,13 +58,7 @@ def scorer(kind: str, path: str) -> Callable[[list[tuple[str, str]]], Any]:
     if kind == "sbert":
         from psp_st.baselines.bi_encoder import build_bi_encoder
 
-        model = build_bi_encoder(path)
-
-        def score(pairs: list[tuple[str, str]]) -> None:
-            model.encode([a for a, _ in pairs], batch_size=32, show_progress_bar=False)
-            model.encode([b for _, b in pairs], batch_size=32, show_progress_bar=False)
-
-        return score
+        return encode_pairs(build_bi_encoder(path))
     if kind == "cross-encoder":
         from sentence_transformers.cross_encoder import CrossEncoder
 

@@ -34,9 +34,8 @@ def source_files(sources: list[str | dict[str, Any]], data_dir: Path) -> dict[st
     for source in sources:
         source = source["path"] if isinstance(source, dict) else source
         for path in resolve_data_files(source, data_dir):
-            relative = os.path.relpath(path, data_dir)
-            name = path if relative.startswith("..") else relative
-            files[name] = pq.ParquetFile(path).metadata.num_rows if path.endswith(".parquet") else None
+            rows = pq.ParquetFile(path).metadata.num_rows if path.endswith(".parquet") else None
+            files[_relative(path, data_dir)] = rows
     return files
 
 

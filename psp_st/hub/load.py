@@ -197,10 +197,15 @@ def model_folder(name: str | os.PathLike, **kwargs: Any) -> Path:
     resolved = resolve_model_name(name)
     if Path(resolved).is_dir():
         return Path(resolved)
+    return _from_hub(name, resolved, _download, **kwargs)
+
+
+def _from_hub(name: str, resolved: str, fetch: Any, **kwargs: Any) -> Any:
+    """``fetch(resolved, **kwargs)`` for a Hub id; the one-line "not found" error when it is none or unreachable."""
     if not _looks_like_hub_id(resolved):
         raise _not_found(name, resolved, None)
     try:
-        return _download(resolved, **kwargs)
+        return fetch(resolved, **kwargs)
     except OSError as error:
         raise _not_found(name, resolved, error) from error
 
@@ -229,12 +234,7 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
     name = str(name)
     resolved = resolve_model_name(name)
     if not Path(resolved).is_dir() and not trainable:
-        if not _looks_like_hub_id(resolved):
-            raise _not_found(name, resolved, None)
-        try:
-            return load_trusted(resolved, device=device, **kwargs)
-        except OSError as error:
-            raise _not_found(name, resolved, error) from error
+        return _from_hub(name, resolved, load_trusted, device=device, **kwargs)
     path = model_folder(name, **kwargs)
     root = path
     if trainable and (path / TRAINABLE_SUBFOLDER).is_dir():
