@@ -30,17 +30,12 @@ def train_cross_encoder(
     model,
     labelled_sets: dict[str, Any],
     output_dir: str | os.PathLike | None = None,
-    batch_size: int = 16,
-    learning_rate: float = 2e-5,
-    epochs: float = 1.0,
-    max_steps: int = -1,
-    warmup_ratio: float = 0.1,
-    seed: int = 0,
-    show_progress_bar: bool = True,
+    **loop: Any,
 ) -> dict[str, Any]:
     """Fine-tune ``model`` on labelled pairs (name -> ``Dataset`` with ``sentence1``, ``sentence2``, ``label`` 0/1).
 
-    Returns ``{"steps", "seconds", "loss"}``; saves to ``output_dir`` (safetensors) when given.
+    ``loop``: the training-loop options of :func:`~psp_st.baselines.trainer_run.timed_trainer_run` (here
+    ``batch_size`` defaults to 16). Returns ``{"steps", "seconds", "loss"}``; saves to ``output_dir`` when given.
     """
     from datasets import concatenate_datasets
     from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
@@ -64,13 +59,7 @@ def train_cross_encoder(
         train,
         BinaryCrossEntropyLoss(model),
         output_dir,
-        batch_size,
-        learning_rate,
-        epochs,
-        max_steps,
-        warmup_ratio,
-        seed,
-        show_progress_bar,
+        **{"batch_size": 16, **loop},
     )
 
 

@@ -267,7 +267,7 @@ def mine_pairs(
             execution=execution,
         )
         embed(source, work / "source-vectors", column=column)
-        if not monolingual:
+        if target is not None:
             embed(target, work / "target-vectors", column=target_column or column)
         stage("embed", started)
         source_dir = work / "source-vectors"
