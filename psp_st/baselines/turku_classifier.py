@@ -321,17 +321,8 @@ class TurkuClassifier(nn.Module):
         labels = []
         for i in range(len(pairs)):
             base = BASE_LABELS[heads["base"][i]]
-            if base != FLAGGED_BASE:
-                labels.append(TurkuLabel(base))
-                continue
-            labels.append(
-                TurkuLabel(
-                    base,
-                    SUBSUMPTION_CLASSES[heads["subsumption"][i]],
-                    MINOR_CLASSES[heads["minor"][i]],
-                    STYLE_CLASSES[heads["style"][i]],
-                )
-            )
+            flags = [HEADS[head][heads[head][i]] for head in ("subsumption", "minor", "style")]
+            labels.append(TurkuLabel(base, *flags) if base == FLAGGED_BASE else TurkuLabel(base))
         return labels
 
     def predict(self, pairs: Sequence[tuple[str, str]], **kwargs) -> list[str]:
