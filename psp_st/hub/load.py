@@ -257,3 +257,19 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
             f"{path}: cannot load the model ({type(error).__name__}: {message}); the folder is "
             f"corrupt or incomplete: {_rebuild_hint(root)}."
         ) from error
+
+
+def set_threads(model: Any, threads: int | None) -> Any:
+    """Run this process's torch and ``model``'s tokenizers on ``threads`` threads (None: unchanged); returns it."""
+    if threads is None:
+        return model
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    import torch
+
+    torch.set_num_threads(threads)
+    for module in model:
+        tokenizer = getattr(module, "tokenizer", None)
+        if tokenizer is not None and hasattr(tokenizer, "num_threads"):
+            tokenizer.num_threads = threads
+    return model
