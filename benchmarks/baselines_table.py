@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from psp_st.baselines.runner import setup_threads, write_record
+from psp_st.baselines.runner import setup_threads
 from psp_st.baselines.speed import encode_pairs, measure_pairs_per_second, speed_pairs
-from psp_st.io.atomic import atomic_path
+from psp_st.io.atomic import atomic_path, atomic_write_json
 
 KINDS = ("sbert", "cross-encoder", "turku")
 #: Table columns: (header, metric key, decimals).
@@ -85,7 +85,7 @@ def compare_speed(args: argparse.Namespace, command: str) -> dict[str, float]:
     if args.output:
         record = {"pairs_per_second": result, "runs": runs, "pairs": len(inputs), "threads": args.threads}
         load = [round(x, 2) for x in os.getloadavg()]
-        write_record(args.output, {**record, "command": command, "load_average_at_end": load})
+        atomic_write_json(args.output, {**record, "command": command, "load_average_at_end": load})
     return result
 
 

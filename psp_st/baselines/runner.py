@@ -2,7 +2,7 @@
 
 What ``psp-st baseline sbert|cross-encoder|turku`` does, as library functions: each takes the options every
 baseline shares (:class:`RunOptions`) plus its own training sets, prints the metrics and returns the record that
-:func:`psp_st.baselines.report.write_record` writes (and ``psp-st baseline table`` reads).
+``--results`` gets (and ``benchmarks/baselines_table.py`` reads).
 """
 
 from __future__ import annotations
@@ -51,14 +51,6 @@ class RunOptions:
         """The options found in ``values`` (e.g. ``vars(args)`` of the CLI; other keys are ignored) and ``command``."""
         names = {field.name for field in fields(cls)} - {"command"}  # the CLI's "command" is the subcommand
         return cls(**{name: values[name] for name in names if name in values}, command=command)
-
-
-def write_record(path: str | os.PathLike, record: dict[str, Any]) -> None:
-    """Write one run's record as JSON, atomically."""
-    from psp_st.io.atomic import atomic_path
-
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def setup_threads(threads: int) -> None:
@@ -129,6 +121,8 @@ def record_run(
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Print the metrics, write the run record to ``options.results`` (when set) and return it."""
+    from psp_st.io.atomic import atomic_write_json
+
     touched = "untouched " if options.no_train else "fine-tuned "
     record = {
         "name": options.name or f"{kind} ({touched}{options.model})",
@@ -145,7 +139,7 @@ def record_run(
         if isinstance(value, float):
             print(f"{key}: {value:.2f}")
     if options.results:
-        write_record(options.results, record)
+        atomic_write_json(options.results, record)
         print(f"wrote {options.results}")
     return record
 

@@ -30,7 +30,7 @@ from psp_st.data.filters import (
     text_key,
     trigram_overlap,
 )
-from psp_st.io.atomic import atomic_path
+from psp_st.io.atomic import atomic_path, atomic_write_json
 from psp_st.mining.ann import IndexSpec, build_index, exact_search, exact_similarities, recall_at_k, save_index, search
 from psp_st.mining.embed_shards import embed_shards
 from psp_st.mining.executor import Execution, session
@@ -150,19 +150,9 @@ def _index(vectors_folder: Path, path: Path, spec: IndexSpec) -> Path:
     vectors = ShardedVectors.open(vectors_folder)
     index = build_index(vectors, spec)
     save_index(index, path)
-    with atomic_path(meta_path) as tmp:
-        tmp.write_text(
-            json.dumps(
-                {
-                    "meta": meta,
-                    "sha256": sha256_file(path),
-                    "kind": spec.resolve(len(vectors)),
-                    "seconds": time.perf_counter() - started,
-                },
-                indent=2,
-            ),
-            encoding="utf-8",
-        )
+    seconds = time.perf_counter() - started
+    record = {"meta": meta, "sha256": sha256_file(path), "kind": spec.resolve(len(vectors)), "seconds": seconds}
+    atomic_write_json(meta_path, record)
     return path
 
 
@@ -320,8 +310,7 @@ def mine_pairs(
         "execution": asdict(execution),
         "seconds": timings,
     }
-    with atomic_path(output.with_suffix(".json")) as tmp:
-        tmp.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    atomic_write_json(output.with_suffix(".json"), report)
     return report
 
 
