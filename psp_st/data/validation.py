@@ -39,14 +39,6 @@ class ValidationReport:
         if len(self.examples) < _MAX_EXAMPLES:
             self.examples.append(message)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "skipped": self.skipped,
-            "reasons": dict(self.reasons),
-            "examples": list(self.examples),
-        }
-
     def __str__(self) -> str:
         seen = "streaming, counts so far" if self.streaming else f"{self.total:,} rows checked"
         if not self.skipped:
