@@ -37,7 +37,7 @@ def train_cross_encoder(
     ``loop``: the training-loop options of :func:`~psp_st.baselines.trainer_run.timed_trainer_run` (here
     ``batch_size`` defaults to 16). Returns ``{"steps", "seconds", "loss"}``; saves to ``output_dir`` when given.
     """
-    from datasets import concatenate_datasets
+    from datasets import Value, concatenate_datasets
     from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
@@ -49,7 +49,7 @@ def train_cross_encoder(
     for name, dataset in labelled_sets.items():
         check_pair_dataset(dataset, name, labelled=True)
         part = dataset.select_columns(["sentence1", "sentence2", "label"])
-        parts.append(part.cast_column("label", _float_feature()))
+        parts.append(part.cast_column("label", Value("float32")))
     train = concatenate_datasets(parts)
 
     return timed_trainer_run(
@@ -61,9 +61,3 @@ def train_cross_encoder(
         output_dir,
         **{"batch_size": 16, **loop},
     )
-
-
-def _float_feature():
-    from datasets import Value
-
-    return Value("float32")

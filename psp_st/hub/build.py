@@ -39,12 +39,6 @@ def source_files(sources: list[str | dict[str, Any]], data_dir: Path) -> dict[st
     return files
 
 
-def _train_metrics(work: Path) -> dict[str, Any]:
-    """The training run's ``train_metrics.json`` (pairs per epoch and per source, stage seconds, distillation)."""
-    metrics = work / "train_metrics.json"
-    return json.loads(metrics.read_text()) if metrics.is_file() else {}
-
-
 def _relative(path: str, data_dir: Path) -> str:
     relative = os.path.relpath(path, data_dir)
     return path if relative.startswith("..") else relative
@@ -157,7 +151,8 @@ def build(
         model = train_from_config(
             run_config, output_dir=work, max_steps=max_steps, overwrite=overwrite, data_dir=data_dir
         )
-        metrics = _train_metrics(work)
+        metrics_file = work / "train_metrics.json"  # pairs per epoch and per source, stage seconds, distillation
+        metrics = json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}
         info["training"] = {
             "seconds": round(time.perf_counter() - start, 1),
             "threads": torch.get_num_threads(),

@@ -113,12 +113,6 @@ def check_model_folder(path: str | os.PathLike) -> None:
                 )
 
 
-def _is_trainable_form(path: Path) -> bool:
-    """Whether the folder's own modules are psp-st's (e.g. a training run's ``final/``): it is the trainable form."""
-    types = module_types(path)
-    return bool(types) and any(trusted_module_class(t) is not None for t in types)
-
-
 def _hub_unreachable(error: BaseException) -> bool:
     from huggingface_hub import constants
 
@@ -239,7 +233,7 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
     root = path
     if trainable and (path / TRAINABLE_SUBFOLDER).is_dir():
         path = path / TRAINABLE_SUBFOLDER
-    elif trainable and not _is_trainable_form(path):
+    elif trainable and not any(trusted_module_class(t) for t in module_types(path)):  # e.g. a training run's final/
         raise ModelFolderError(
             f"{root} has no '{TRAINABLE_SUBFOLDER}/' subfolder, so there is no trainable form to load: "
             f"{_rebuild_hint(root)}, or load it without trainable=True."
