@@ -35,7 +35,7 @@ class EmbedWorker:
         if record is not None:
             return record
         vectors = self.embedder.encode(read_shard_texts(shard), normalize=self.normalize)
-        return self.store.write_array(shard, vectors.astype(self.dtype, copy=False))
+        return self.store.write(shard, vectors=vectors.astype(self.dtype, copy=False))
 
 
 def embed_shards(

@@ -73,7 +73,7 @@ class KnnWorker:
             order = np.argsort(-exact, axis=1, kind="stable")
             ids[start:stop] = np.take_along_axis(found, order, axis=1)
             sims[start:stop] = np.take_along_axis(exact, order, axis=1)
-        return self.store.write_arrays(shard, ids=ids, sims=sims)
+        return self.store.write(shard, ids=ids, sims=sims)
 
 
 def knn_shards(

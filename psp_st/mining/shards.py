@@ -197,21 +197,18 @@ class ShardStore:
             return None
         return record
 
-    def write_array(self, shard: Shard, array: np.ndarray) -> dict[str, Any]:
-        """Save one shard's array (``.npy``, atomically) and mark the shard done."""
-        if len(array) != shard.rows:
-            raise ValueError(f"shard {shard.index}: {len(array)} output rows for {shard.rows} input rows")
-        with atomic_path(self.file(shard)) as tmp, open(tmp, "wb") as handle:
-            np.save(handle, array, allow_pickle=False)
-        return self.mark_done(shard)
-
-    def write_arrays(self, shard: Shard, **arrays: np.ndarray) -> dict[str, Any]:
-        """Save several row-aligned arrays of one shard (``.npz``, atomically) and mark the shard done."""
+    def write(self, shard: Shard, **arrays: np.ndarray) -> dict[str, Any]:
+        """Save one shard's row-aligned arrays atomically (``.npy``: the one array; ``.npz``: each by name) and mark
+        the shard done."""
         for key, array in arrays.items():
             if len(array) != shard.rows:
                 raise ValueError(f"shard {shard.index}: {key} has {len(array)} rows for {shard.rows} input rows")
         with atomic_path(self.file(shard)) as tmp, open(tmp, "wb") as handle:
-            np.savez(handle, allow_pickle=False, **arrays)
+            if self.suffix == ".npy":
+                (array,) = arrays.values()
+                np.save(handle, array, allow_pickle=False)
+            else:
+                np.savez(handle, allow_pickle=False, **arrays)
         return self.mark_done(shard)
 
     def mark_done(self, shard: Shard) -> dict[str, Any]:
