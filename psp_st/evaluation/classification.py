@@ -94,9 +94,6 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
         seed: random seed of the MLP.
 
     Reports ``accuracy``, ``f1``, ``all_paraphrase_accuracy``, ``train_pairs``, ``test_pairs``.
-
-    References:
-        Sjöblom, Creutz, Aulamo: "Paraphrase Detection on Noisy Subtitles in Six Languages", W-NUT 2018.
     """
 
     def __init__(

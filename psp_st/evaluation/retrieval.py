@@ -79,9 +79,6 @@ class RetrievalEvaluator(CachedEmbeddingEvaluator):
     Args:
         data: dataset with ``sentence1``, ``sentence2`` and ``label_str`` (e.g. ``4>``) columns.
         name: metric name prefix.
-
-    References:
-        Kanerva et al.: "Turku Paraphrase Corpus", Natural Language Engineering 2023.
     """
 
     def __init__(
