@@ -1,13 +1,14 @@
-"""psp-en v2 ablation: train one recipe row, report dev (selection) and test numbers as one JSON line.
+"""psp-en ablation: train one recipe row, report dev (selection) and test numbers as one JSON line.
 
-Every row is the packaged ``psp-en`` recipe (the chosen v2 recipe) with the overrides listed in ``ROWS`` (and any
-``--set``); the selection score is the mean of STS Benchmark dev Spearman and SICK-R trial (dev) Spearman, the
+Every row is ``benchmarks/recipes/psp-en-v2.yaml`` (the v2 recipe, the base of rounds 2-4) with the overrides
+listed in ``ROWS`` (and any ``--set``); row ``v3`` is the packaged ``psp-en`` recipe (checked); the selection score is the mean of STS Benchmark dev Spearman and SICK-R trial (dev) Spearman, the
 only numbers any setting was chosen on. Test numbers are reported, never used to choose.
 
     OMP_NUM_THREADS=1 python benchmarks/psp_en_ablation.py --row full [--max-steps 1500] [--set key=value ...]
     python benchmarks/psp_en_ablation.py --list
 
-Results are appended to ``benchmarks/results/psp_en_v2_runs.jsonl`` (config, overrides, numbers, times).
+Results are appended to ``--log`` (config, overrides, numbers, times); rounds 2, 3 and 4 are
+``benchmarks/results/psp_en_v{2,3,4}_runs.jsonl``, read in ``psp_en_v2_ablation.md`` and ``psp_en_v3_ablation.md``.
 """
 
 from __future__ import annotations
@@ -64,7 +65,20 @@ ROWS: dict[str, list[str]] = {
         "distillation.sources=" + json.dumps(DISTIL_POOL[:-1] + [{**DISTIL_POOL[-1], "max_sentences": 60000}])
     ],
     "distil-pool-mix": [f"distillation.sources={json.dumps(DISTIL_POOL)}", f"data.sources={json.dumps(PAIR_MIX)}"],
+    "vocab-32k": ["tokenizer.vocab_size=32000"],
+    "vocab-50k": ["tokenizer.vocab_size=50000"],
+    "vocab-32k-distil-pool": ["tokenizer.vocab_size=32000", f"distillation.sources={json.dumps(DISTIL_POOL)}"],
+    "vocab-32k-distil-pool-mix": [
+        "tokenizer.vocab_size=32000",
+        f"distillation.sources={json.dumps(DISTIL_POOL)}",
+        f"data.sources={json.dumps(PAIR_MIX)}",
+    ],
+    # the chosen v3 recipe (the packaged psp-en): 32k vocabulary, the 166k-sentence sample, SIF-weighted init
+    "v3": ["tokenizer.vocab_size=32000", f"distillation.sources={json.dumps(DISTIL_POOL)}", "model.init_sif=0.001"],
 }
+
+#: The recipe every row's overrides apply to.
+BASE_RECIPE = REPO / "benchmarks" / "recipes" / "psp-en-v2.yaml"
 
 
 def evaluate(model) -> dict[str, float]:
@@ -113,7 +127,7 @@ def print_table(log: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--row", default="full", help=f"one of {sorted(ROWS)}")
-    parser.add_argument("--config", default="psp-en", help="a recipe name or .yaml file")
+    parser.add_argument("--config", default=str(BASE_RECIPE), help="the recipe the row's overrides apply to")
     parser.add_argument("--set", action="append", default=[], help="extra override, e.g. distillation.weight=0.5")
     parser.add_argument("--max-steps", type=int, default=None)
     parser.add_argument("--tag", default="", help="suffix of the logged row name and run folder (for --set variants)")
@@ -139,7 +153,13 @@ def main() -> None:
 
     config = load_config(args.config)
     overrides = ROWS[args.row] + args.set
-    for item in overrides:
+    for item in ROWS[args.row]:
+        set_key(config, item)
+    if args.row == "v3" and Path(args.config) == BASE_RECIPE:
+        packaged = load_config("psp-en")
+        if {**config, "description": ""} != {**packaged, "description": ""}:
+            raise SystemExit("row v3 no longer equals the packaged psp-en recipe: update ROWS['v3']")
+    for item in args.set:
         set_key(config, item)
     output = Path(args.output or REPO / "runs" / "ablation" / (args.row + args.tag))
     start = time.perf_counter()

@@ -10,7 +10,8 @@ Recipes are YAML files; psp-st ships its own in ``psp_st/resources/hub_configs/`
                 shared_sentence_groups: true, max_pairs: null, filters: null, cache_dir: null}
     tokenizer: {vocab_size: 50000, lowercase: true, input_sentence_size: 2000000}
     model:     {type: psp, embedding_dim: 1024, dropout: 0.0, word_dropout: 0.0, init_std: 1.0, init_from: null,
-                init: random}                                     # or init: teacher (distillation.teacher)
+                init: random, init_sif: null}                     # or init: teacher (distillation.teacher);
+                                                                  # init_sif: a, piece rows x a/(a+p), mean 1
     distillation: {teacher: all-MiniLM-L6-v2, cache_dir: runs/teacher_cache, weight: 0.0, metric: cosine,
                    batch_size: 128, lr: null, sources: [{path: corpus/..., max_sentences: 5000}]}
     loss:      {name: margin, margin: 0.4, symmetric: true}       # or mnrl (scale), contrastive
@@ -193,6 +194,12 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
             word_dropout=module.word_dropout,
         )
         timings["teacher_pieces_seconds"] = round(time.perf_counter() - start, 1)
+    if model_cfg.init_sif is not None:
+        from psp_st.distillation.piece_weights import piece_counts, sif_weights
+
+        weights = sif_weights(piece_counts(module.tokenizer, texts), model_cfg.init_sif)
+        with torch.no_grad():
+            module.embedding.weight[: module.vocab_size].mul_(torch.from_numpy(weights).float().unsqueeze(1))
     if model_cfg.init_std != 1.0:
         with torch.no_grad():
             module.embedding.weight[: module.vocab_size].mul_(model_cfg.init_std)

@@ -110,6 +110,7 @@ class ModelSection:
     max_seq_length: int | None = _option(None, int, positive=True)
     init: str = _option("random", str, choices=("random", "teacher"))
     init_std: float = _option(1.0, float, positive=True)
+    init_sif: float | None = _option(None, float, positive=True)  # SIF a: piece rows x a/(a+p), mean 1
     init_from: str | None = _option(None, str)
 
     def module_options(self) -> dict[str, Any]:
