@@ -5,9 +5,12 @@ right size), on the first ``--sentences`` English corpus sentences, tokenization
 ``--repeats`` times, interleaved round by round (the machine may be shared: ratios measured in the same rounds are
 what to compare); the table reports the best and the median round. Systems:
 
-* sentencepiece alone (the ceiling: ``SentencePieceTokenizer.encode``, no vectors);
-* the engine (``psp_st.inference.load_engine(model).encode``; ``PSPEmbedding.embed`` runs the same code);
-* the torch-free path: the engine in a process that never imports torch (its own subprocess);
+* sentencepiece alone (the ceiling of the engine without its word memo: ``SentencePieceTokenizer.encode``,
+  no vectors);
+* the engine (``psp_st.inference.load_engine(model).encode``; ``PSPEmbedding.embed`` runs the same code), its
+  word memo warm (the warm-up call saw the same sentences);
+* the torch-free path: the engine in a process that never imports torch (its own subprocess); there also the
+  engine with a cold memo (a new engine each round: the first call on new text) and without the memo;
 * the previous ``PSPEmbedding.embed`` (its algorithm is kept below, only here, for this comparison);
 * ``SentenceTransformer.encode`` on the release root (ST's StaticEmbedding) and on ``trainable/`` (PSPEmbedding);
 * model2vec's ``StaticModel.encode`` on the model2vec export; all-MiniLM-L6-v2 (a 500-sentence subset).
@@ -38,6 +41,8 @@ REPO = Path(__file__).resolve().parents[1]
 CORPUS = "corpus/english_sentences.parquet"
 RESULTS = REPO / "benchmarks" / "results"
 SP_ALONE, ENGINE, TORCH_FREE = "sentencepiece alone (ceiling)", "psp-st engine", "psp-st engine, torch-free process"
+COLD = "psp-st engine, torch-free, cold memo (a new engine each round)"
+NO_MEMO = "psp-st engine, torch-free, no memo (sentencepiece on every text)"
 PREVIOUS = "previous PSPEmbedding.embed (sentencepiece + torch embedding_bag)"
 ROOT, TRAINABLE = (
     "SentenceTransformer.encode, release root (ST StaticEmbedding)",
@@ -65,7 +70,7 @@ def previous_embed(module, sentences: list[str], batch_size: int = 8192):
     with torch.inference_mode():
         for start in range(0, len(sentences), batch_size):
             batch = sentences[start : start + batch_size]
-            flat, counts = module.tokenizer.encode_flat(batch, drop_unknown=True)
+            flat, counts = module.tokenizer.encode_flat(batch, drop_unknown=True, memo=False)
             offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(counts)[:-1]]))
             vectors = F.embedding_bag(torch.from_numpy(flat), weight, offsets, mode="mean")
             empty = torch.from_numpy(counts == 0)
@@ -80,13 +85,21 @@ def time_rounds(systems: dict, repeats: int) -> dict[str, dict[str, float]]:
     for function, _ in systems.values():
         function()
     rates: dict[str, list[float]] = {name: [] for name in systems}
+    cpu_rates: dict[str, list[float]] = {name: [] for name in systems}
     for _ in range(repeats):
         for name, (function, count) in systems.items():
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             function()
             rates[name].append(count / (time.perf_counter() - start))
+            cpu_rates[name].append(count / (time.process_time() - cpu_start))
     return {
-        name: {"best": max(values), "median": statistics.median(values), "rounds": values}
+        name: {
+            "best": max(values),
+            "median": statistics.median(values),
+            "rounds": values,
+            "cpu_best": max(cpu_rates[name]),
+            "cpu_median": statistics.median(cpu_rates[name]),
+        }
         for name, values in rates.items()
     }
 
@@ -104,17 +117,26 @@ def fresh_release(release: Path) -> Path:
 
 
 def torch_free_worker(args: argparse.Namespace) -> dict:
-    from psp_st.inference import load_engine
+    from psp_st.inference import PSPEngine, load_engine
     from psp_st.tokenization import SentencePieceTokenizer
 
     sentences = corpus(args.data_dir, args.sentences)
     engine = load_engine(args.model, threads=args.threads)
+    plain = load_engine(args.model, threads=args.threads)
+    plain.memo = False
     tokenizer = SentencePieceTokenizer(
         engine.tokenizer.model_proto, lowercase=engine.tokenizer.lowercase, num_threads=args.threads
     )
+
+    def cold() -> None:
+        fresh_tokenizer = SentencePieceTokenizer(tokenizer.model_proto, lowercase=tokenizer.lowercase)
+        PSPEngine(engine.weights, fresh_tokenizer, threads=args.threads).encode(sentences)
+
     systems = {
         SP_ALONE: (lambda: tokenizer.encode(sentences), len(sentences)),
         TORCH_FREE: (lambda: engine.encode(sentences), len(sentences)),
+        COLD: (cold, len(sentences)),
+        NO_MEMO: (lambda: plain.encode(sentences), len(sentences)),
     }
     result = time_rounds(systems, args.repeats)
     assert "torch" not in sys.modules, "the torch-free path imported torch"
@@ -261,16 +283,19 @@ def cli_run(args: argparse.Namespace, lines: int) -> dict:
         measure = (
             "import resource, subprocess, sys, time; start = time.perf_counter(); "
             "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-            "print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+            "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
+            "print(time.perf_counter() - start, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)"
         )
         output = subprocess.run(
             [sys.executable, "-c", measure, *command], env=env, check=True, stdout=subprocess.PIPE, text=True
         ).stdout
-        seconds, peak_kib = float(output.split()[0]), int(output.split()[1])
+        seconds, peak_kib, cpu_seconds = float(output.split()[0]), int(output.split()[1]), float(output.split()[2])
     return {
         "lines": lines,
         "seconds": seconds,
         "lines_per_second": lines / seconds,
+        "cpu_seconds": cpu_seconds,
+        "lines_per_cpu_second": lines / cpu_seconds,
         "peak_rss_mib": peak_kib / 1024,
         "command": "psp-st " + shlex.join(command[3:]),
     }
@@ -287,21 +312,26 @@ def write_results(all_results: dict[int, dict], cli: dict | None, command: str) 
         f"{first['sentences']:,} sentences of `{CORPUS}` (all-MiniLM-L6-v2: the first {MINILM_SENTENCES}), tokenization "
         f"included; {platform.machine()}, {os.cpu_count()} cores, numba kernel: {first['numba_kernel']}. "
         "Each cell: sentences/s, best round (median round); ratio = engine / system in the same round kind. "
-        "The machine was shared with other jobs: compare the ratios, not the absolute numbers.",
+        "The machine was shared with other jobs: compare the ratios, not the absolute numbers. The CPU-time "
+        "column divides by the process's CPU seconds instead of wall seconds (one thread: what a core of its own "
+        "would give, insensitive to other jobs taking turns on the core).",
         "",
     ]
-    header = (
-        "| system | " + " | ".join(f"{t} thread{'s' if t > 1 else ''} | engine is x faster" for t in all_results) + " |"
-    )
-    lines += [header, "|" + "---|" * (1 + 2 * len(all_results))]
+    # (thread count, key prefix, column title): wall-clock rates for every thread count, CPU-time rates for 1
+    columns = [(t, "", f"{t} thread{'s' if t > 1 else ''}") for t in all_results]
+    if 1 in all_results:
+        columns.append((1, "cpu_", "1 thread, CPU time"))
+    header = "| system | " + " | ".join(f"{title} | engine is x faster" for _, _, title in columns) + " |"
+    lines += [header, "|" + "---|" * (1 + 2 * len(columns))]
     names = list(first["speed"])
     for name in names:
         cells = []
-        for results in all_results.values():
-            speed, engine = results["speed"][name], results["speed"][ENGINE]
+        for threads, key, _ in columns:
+            speed, engine = all_results[threads]["speed"][name], all_results[threads]["speed"][ENGINE]
+            best, median = key + "best", key + "median"
             cells += [
-                f"{speed['best']:,.0f} ({speed['median']:,.0f})",
-                f"{engine['best'] / speed['best']:.2f}x ({engine['median'] / speed['median']:.2f}x)",
+                f"{speed[best]:,.0f} ({speed[median]:,.0f})",
+                f"{engine[best] / speed[best]:.2f}x ({engine[median] / speed[median]:.2f}x)",
             ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append("")
@@ -312,6 +342,13 @@ def write_results(all_results: dict[int, dict], cli: dict | None, command: str) 
             "of the sentencepiece-alone ceiling (best rounds); the torch-free process: "
             f"{speed[TORCH_FREE]['best'] / speed[SP_ALONE + ' (torch-free process)']['best']:.0%} of its own "
             "sentencepiece-alone rounds."
+        )
+    if 1 in all_results:
+        speed = all_results[1]["speed"]
+        lines.append(
+            "- 1 thread, CPU time: the torch-free engine reaches "
+            f"{speed[TORCH_FREE]['cpu_best'] / speed[SP_ALONE + ' (torch-free process)']['cpu_best']:.0%} of "
+            "its process's sentencepiece-alone rate."
         )
     if len(all_results) > 1:
         one, two = all_results[min(all_results)]["speed"][ENGINE], all_results[max(all_results)]["speed"][ENGINE]
@@ -333,12 +370,17 @@ def write_results(all_results: dict[int, dict], cli: dict | None, command: str) 
             + ".",
         ]
     if cli:
-        engine_one = all_results[min(all_results)]["speed"][ENGINE]["best"]
+        speed_one = all_results[min(all_results)]["speed"]
+        rate = cli["lines_per_second"]
         lines += [
             "",
-            f"`{cli['command']}` (1 thread) on {cli['lines']:,} lines: {cli['seconds']:.1f} s, "
-            f"{cli['lines_per_second']:,.0f} lines/s ({cli['lines_per_second'] / engine_one:.0%} of the "
-            f"engine's best 1-thread rate above), peak RSS {cli['peak_rss_mib']:,.0f} MiB.",
+            f"`{cli['command']}` (1 thread, a process without torch) on {cli['lines']:,} lines: "
+            f"{cli['seconds']:.1f} s wall (start-up, reading, writing included), {rate:,.0f} lines/s = "
+            f"{rate / speed_one[TORCH_FREE]['best']:.0%} of the torch-free engine's best 1-thread round above "
+            f"({rate / speed_one[ENGINE]['best']:.0%} of the engine's in the torch process); CPU time (user + "
+            f"system, both of its threads) {cli['cpu_seconds']:.1f} s, {cli['lines_per_cpu_second']:,.0f} lines "
+            f"per CPU second = {cli['lines_per_cpu_second'] / speed_one[TORCH_FREE]['cpu_best']:.0%} of the "
+            f"torch-free engine's best CPU-time rate; peak RSS {cli['peak_rss_mib']:,.0f} MiB.",
         ]
     return "\n".join(lines) + "\n"
 
@@ -363,7 +405,8 @@ def main() -> None:
     for threads in args.threads:
         results = run_in_subprocess(args, threads, "worker")
         free = run_in_subprocess(args, threads, "torch-free-worker")
-        results["speed"][TORCH_FREE] = free[TORCH_FREE]
+        for name in (TORCH_FREE, COLD, NO_MEMO):
+            results["speed"][name] = free[name]
         results["speed"][SP_ALONE + " (torch-free process)"] = free[SP_ALONE]
         results["model"] = str(args.model)
         all_results[threads] = results

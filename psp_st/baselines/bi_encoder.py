@@ -53,14 +53,8 @@ def train_bi_encoder(
     pair_sets: dict[str, Any] | None = None,
     labelled_sets: dict[str, Any] | None = None,
     output_dir: str | os.PathLike | None = None,
-    batch_size: int = 32,
-    learning_rate: float = 2e-5,
-    epochs: float = 1.0,
-    max_steps: int = -1,
-    warmup_ratio: float = 0.1,
     contrastive_margin: float = 0.5,
-    seed: int = 0,
-    show_progress_bar: bool = True,
+    **loop: Any,
 ) -> dict[str, Any]:
     """Fine-tune ``model`` in place; returns ``{"steps", "seconds", "loss"}``. Saves to ``output_dir`` if given.
 
@@ -70,7 +64,8 @@ def train_bi_encoder(
             ``MultipleNegativesRankingLoss``.
         labelled_sets: name -> ``Dataset`` with ``sentence1``, ``sentence2``, ``label`` (0/1), for
             ``ContrastiveLoss``.
-        max_steps: stop after this many optimizer steps (``-1``: run ``epochs``).
+        loop: the training-loop options of :func:`~psp_st.baselines.trainer_run.timed_trainer_run` (``batch_size``
+            32, ``learning_rate`` 2e-5, ``epochs`` 1, ``max_steps`` -1, ``warmup_ratio`` 0.1, ``seed`` 0, ...).
     """
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.sentence_transformer import losses
@@ -101,13 +96,7 @@ def train_bi_encoder(
         train,
         loss,
         output_dir,
-        batch_size,
-        learning_rate,
-        epochs,
-        max_steps,
-        warmup_ratio,
-        seed,
-        show_progress_bar,
+        **loop,
         batch_sampler="no_duplicates",
         multi_dataset_batch_sampler="proportional",
     )

@@ -30,19 +30,14 @@ def train_cross_encoder(
     model,
     labelled_sets: dict[str, Any],
     output_dir: str | os.PathLike | None = None,
-    batch_size: int = 16,
-    learning_rate: float = 2e-5,
-    epochs: float = 1.0,
-    max_steps: int = -1,
-    warmup_ratio: float = 0.1,
-    seed: int = 0,
-    show_progress_bar: bool = True,
+    **loop: Any,
 ) -> dict[str, Any]:
     """Fine-tune ``model`` on labelled pairs (name -> ``Dataset`` with ``sentence1``, ``sentence2``, ``label`` 0/1).
 
-    Returns ``{"steps", "seconds", "loss"}``; saves to ``output_dir`` (safetensors) when given.
+    ``loop``: the training-loop options of :func:`~psp_st.baselines.trainer_run.timed_trainer_run` (here
+    ``batch_size`` defaults to 16). Returns ``{"steps", "seconds", "loss"}``; saves to ``output_dir`` when given.
     """
-    from datasets import concatenate_datasets
+    from datasets import Value, concatenate_datasets
     from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
@@ -54,7 +49,7 @@ def train_cross_encoder(
     for name, dataset in labelled_sets.items():
         check_pair_dataset(dataset, name, labelled=True)
         part = dataset.select_columns(["sentence1", "sentence2", "label"])
-        parts.append(part.cast_column("label", _float_feature()))
+        parts.append(part.cast_column("label", Value("float32")))
     train = concatenate_datasets(parts)
 
     return timed_trainer_run(
@@ -64,17 +59,5 @@ def train_cross_encoder(
         train,
         BinaryCrossEntropyLoss(model),
         output_dir,
-        batch_size,
-        learning_rate,
-        epochs,
-        max_steps,
-        warmup_ratio,
-        seed,
-        show_progress_bar,
+        **{"batch_size": 16, **loop},
     )
-
-
-def _float_feature():
-    from datasets import Value
-
-    return Value("float32")

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from psp_st.baselines.pair_data import load_pair_frame
-from psp_st.baselines.speed import measure_pairs_per_second, speed_pairs
+from psp_st.baselines.speed import encode_pairs, measure_pairs_per_second, speed_pairs
 from psp_st.evaluation.classification import TURKU_PARAPHRASE_FROM
 
 #: The STS sets and the pair-classification sets of the table.
@@ -104,13 +104,7 @@ def score_bi_encoder(model, data_dir: str | os.PathLike | None = None, batch_siz
     for lang in ("de", "fr"):
         evaluator = ThresholdClassificationEvaluator(load_local(f"pawsx-{lang}-test", data_dir), cache=cache)
         metrics[f"pawsx_{lang}_accuracy"] = 100 * _pick(evaluator(model), "cosine_accuracy")
-    pairs = speed_pairs(data_dir)
-
-    def encode_pairs(p: list[tuple[str, str]]) -> None:
-        model.encode([a for a, _ in p], batch_size=32, show_progress_bar=False)
-        model.encode([b for _, b in p], batch_size=32, show_progress_bar=False)
-
-    metrics["pairs_per_second"] = measure_pairs_per_second(encode_pairs, pairs)
+    metrics["pairs_per_second"] = measure_pairs_per_second(encode_pairs(model), speed_pairs(data_dir))
     metrics["suite"] = {key: suite[key] for key in ("suite", "seconds", "results", "skipped")}
     return metrics
 

@@ -2,7 +2,7 @@
 
 What ``psp-st baseline sbert|cross-encoder|turku`` does, as library functions: each takes the options every
 baseline shares (:class:`RunOptions`) plus its own training sets, prints the metrics and returns the record that
-:func:`psp_st.baselines.report.write_record` writes (and ``psp-st baseline table`` reads).
+``--results`` gets (and ``benchmarks/baselines_table.py`` reads).
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ def record_run(
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Print the metrics, write the run record to ``options.results`` (when set) and return it."""
-    from psp_st.baselines.report import write_record
+    from psp_st.io.atomic import atomic_write_json
 
     touched = "untouched " if options.no_train else "fine-tuned "
     record = {
@@ -139,7 +139,7 @@ def record_run(
         if isinstance(value, float):
             print(f"{key}: {value:.2f}")
     if options.results:
-        write_record(options.results, record)
+        atomic_write_json(options.results, record)
         print(f"wrote {options.results}")
     return record
 

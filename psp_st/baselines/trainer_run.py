@@ -14,20 +14,23 @@ def timed_trainer_run(
     model,
     train_dataset,
     loss,
-    output_dir: str | os.PathLike | None,
-    batch_size: int,
-    learning_rate: float,
-    epochs: float,
-    max_steps: int,
-    warmup_ratio: float,
-    seed: int,
-    show_progress_bar: bool,
+    output_dir: str | os.PathLike | None = None,
+    *,
+    batch_size: int = 32,
+    learning_rate: float = 2e-5,
+    epochs: float = 1.0,
+    max_steps: int = -1,
+    warmup_ratio: float = 0.1,
+    seed: int = 0,
+    show_progress_bar: bool = True,
     **extra_args: Any,
 ) -> dict[str, Any]:
     """Train ``model`` with ``trainer_class(args_class(...))`` in a scratch folder (no checkpoints), time the loop.
 
-    ``extra_args`` go to ``args_class`` (e.g. the bi-encoder's batch samplers). Saves the model to ``output_dir``
-    when given and returns ``{"steps", "seconds", "loss"}``.
+    The loop options (``batch_size`` to ``show_progress_bar``; ``max_steps=-1`` runs ``epochs``) are those that
+    :func:`~psp_st.baselines.train_bi_encoder` and :func:`~psp_st.baselines.train_cross_encoder` take as
+    ``**loop``; ``extra_args`` go to ``args_class`` (e.g. the bi-encoder's batch samplers). Saves the model to
+    ``output_dir`` when given and returns ``{"steps", "seconds", "loss"}``.
     """
     with tempfile.TemporaryDirectory(prefix="psp-st-baseline-") as scratch:
         args = args_class(

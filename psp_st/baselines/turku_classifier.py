@@ -188,8 +188,7 @@ class TurkuClassifier(nn.Module):
         )
         width = encoding["input_ids"].shape[1]
         sequence_ids = np.array(
-            [[-1 if s is None else s for s in encoding.sequence_ids(i)] for i in range(len(sentences1))],
-            dtype=np.int64,
+            [[-1 if s is None else s for s in encoding.sequence_ids(i)] for i in range(len(sentences1))], dtype=np.int64
         ).reshape(len(sentences1), width)
         a_mask = torch.from_numpy(sequence_ids == 0)
         b_mask = torch.from_numpy(sequence_ids == 1)
@@ -322,17 +321,8 @@ class TurkuClassifier(nn.Module):
         labels = []
         for i in range(len(pairs)):
             base = BASE_LABELS[heads["base"][i]]
-            if base != FLAGGED_BASE:
-                labels.append(TurkuLabel(base))
-                continue
-            labels.append(
-                TurkuLabel(
-                    base,
-                    SUBSUMPTION_CLASSES[heads["subsumption"][i]],
-                    MINOR_CLASSES[heads["minor"][i]],
-                    STYLE_CLASSES[heads["style"][i]],
-                )
-            )
+            flags = [HEADS[head][heads[head][i]] for head in ("subsumption", "minor", "style")]
+            labels.append(TurkuLabel(base, *flags) if base == FLAGGED_BASE else TurkuLabel(base))
         return labels
 
     def predict(self, pairs: Sequence[tuple[str, str]], **kwargs) -> list[str]:

@@ -71,9 +71,8 @@ def turku_scores(gold: Sequence[object], predicted: Sequence[object]) -> dict[st
         rows = list(rows)
         if not rows:
             continue
-        attribute = head
-        head_gold = [getattr(gold_labels[i], attribute) or "none" for i in rows]
-        head_pred = [getattr(pred_labels[i], attribute) or "none" for i in rows]
+        head_gold = [getattr(gold_labels[i], head) or "none" for i in rows]
+        head_pred = [getattr(pred_labels[i], head) or "none" for i in rows]
         heads[head] = {
             "accuracy": float(accuracy_score(head_gold, head_pred)),
             "weighted_f1": float(_prf(head_gold, head_pred, "weighted")[2]),

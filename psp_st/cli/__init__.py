@@ -60,14 +60,9 @@ EXIT_ERROR = 2
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
     """Failures caused by the input or the environment, reported in one line (anything else is a bug: traceback)."""
-    errors: list[type[BaseException]] = [OSError, ValueError, TypeError, KeyError, ImportError, FloatingPointError]
-    try:
-        import yaml
+    import yaml  # a base dependency
 
-        errors.append(yaml.YAMLError)
-    except ImportError:  # pragma: no cover - yaml is a dependency
-        pass
-    return tuple(errors)
+    return (OSError, ValueError, TypeError, KeyError, ImportError, FloatingPointError, yaml.YAMLError)
 
 
 def error_message(error: BaseException) -> str:

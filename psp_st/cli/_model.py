@@ -17,16 +17,6 @@ def open_model(name: str, threads: int | None = None, engine: bool = False):
         resolved = resolve_model_name(name)
         if name in PRETRAINED or (Path(resolved).is_dir() and is_psp_folder(resolved)):
             return load_engine(name, threads=threads)
-    import torch
+    from psp_st.hub.load import load, set_threads
 
-    from psp_st.hub import load
-
-    if threads is not None:
-        torch.set_num_threads(threads)
-    model = load(name)
-    if threads is not None:
-        for module in model:
-            tokenizer = getattr(module, "tokenizer", None)
-            if tokenizer is not None and hasattr(tokenizer, "num_threads"):
-                tokenizer.num_threads = threads
-    return model
+    return set_threads(load(name), threads)

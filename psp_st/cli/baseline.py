@@ -1,4 +1,4 @@
-"""``psp-st baseline sbert|cross-encoder|turku|speed|table``: arguments -> one :mod:`psp_st.baselines` call each."""
+"""``psp-st baseline sbert|cross-encoder|turku``: arguments -> one :mod:`psp_st.baselines` call each."""
 
 from __future__ import annotations
 
@@ -69,27 +69,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     turku.add_argument("--eval-set", default="turku-eval", help="(fixed) release-1 dev folds 85-89")
     turku.set_defaults(func=lambda args: _run("run_turku", args, train_set=args.train, eval_set=args.eval_set))
 
-    speed = commands.add_parser("speed", help="pairs/s of saved baselines, measured in one process, interleaved")
-    speed.add_argument(
-        "models",
-        nargs="+",
-        metavar="NAME=KIND:PATH",
-        help="row name = sbert|cross-encoder|turku : model folder (or all-MiniLM-L6-v2)",
-    )
-    speed.add_argument("--data-dir", type=Path)
-    speed.add_argument("--pairs", type=int, default=1000, help="first N STSb test pairs")
-    speed.add_argument("--repeats", type=int, default=3, help="rounds over all models; the median is kept")
-    speed.add_argument("--threads", type=int, default=1)
-    speed.add_argument("--output", type=Path, help="JSON {name: pairs/s} for `table --speed`")
-    speed.set_defaults(func=run_speed)
-
-    table = commands.add_parser("table", help="markdown table from run records")
-    table.add_argument("records", nargs="+", type=Path)
-    table.add_argument("--speed", type=Path, help="JSON from `baseline speed`: replaces the pairs/s column")
-    table.add_argument("--output", type=Path, help="write the table (and commands) here; default: print")
-    table.add_argument("--preamble", type=Path, help="markdown file whose text goes above the table")
-    table.set_defaults(func=run_table)
-
 
 def _command() -> str | None:
     """The command line recorded with the results (None when not run as ``psp-st baseline``)."""
@@ -101,18 +80,4 @@ def _run(function: str, args: argparse.Namespace, **sets: object) -> int:
     from psp_st.baselines import runner
 
     getattr(runner, function)(runner.RunOptions.pick(vars(args), command=_command()), **sets)
-    return 0
-
-
-def run_speed(args: argparse.Namespace) -> int:
-    from psp_st.baselines.speed import compare_speed
-
-    compare_speed(args.models, args.data_dir, args.pairs, args.repeats, args.threads, args.output, _command())
-    return 0
-
-
-def run_table(args: argparse.Namespace) -> int:
-    from psp_st.baselines.report import table_from_records
-
-    print(table_from_records(args.records, args.speed, args.output, args.preamble, _command()))
     return 0

@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--output", required=True, help="output .npy file (shape: lines x dim)")
     parser.add_argument("--float16", action="store_true", help="store float16 (half the size)")
     parser.add_argument("--normalize", action="store_true", help="L2-normalize the vectors")
-    parser.add_argument("--chunk-size", type=int, default=100_000, help="lines embedded per chunk (RAM bound)")
+    parser.add_argument("--chunk-size", type=int, default=16_384, help="lines embedded per chunk (RAM bound)")
     parser.add_argument("--threads", type=int, default=None, help="torch/sentencepiece threads (default: all)")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)

@@ -13,13 +13,10 @@ from psp_st.data.filters import PairFilter
 @lru_cache(maxsize=8)
 def language_identifier(normalized: bool, candidates: tuple[str, ...] | None = None) -> Any:
     """A cached py3langid identifier (one per process; loaded lazily so forked workers build their own)."""
-    try:
-        from py3langid.langid import MODEL_FILE, LanguageIdentifier
-    except ImportError as error:
-        raise ImportError(
-            "the language filter needs py3langid: pip install 'psp-st[train]' (or pip install py3langid)"
-        ) from error
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=normalized)
+    from psp_st.io.extras import require
+
+    langid = require("py3langid.langid", "the language filter")
+    identifier = langid.LanguageIdentifier.from_model_file(langid.MODEL_FILE, norm_probs=normalized)
     if candidates:
         identifier.set_languages(list(candidates))
     return identifier

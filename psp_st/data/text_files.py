@@ -130,7 +130,11 @@ def _convert(raw: Mapping[str, object], path: str, line_number: int) -> dict[str
     return row
 
 
-def _tsv_rows(path: str, layout: TextLayout) -> Iterator[tuple[int, dict[str, object] | BadLineError]]:
+#: What a reader yields per line: its number and either the raw row or why the line is bad.
+_Line = tuple[int, dict[str, object] | str]
+
+
+def _tsv_rows(path: str, layout: TextLayout) -> Iterator[_Line]:
     with open_text(path) as handle:
         positions: dict[str, int] | None = None
         expected: int | None = None
@@ -157,19 +161,12 @@ def _tsv_rows(path: str, layout: TextLayout) -> Iterator[tuple[int, dict[str, ob
                         path, line_number, f"expected at least {needed} tab-separated fields, got {expected}"
                     )
             if len(parts) != expected:
-                yield (
-                    line_number,
-                    BadLineError(
-                        path,
-                        line_number,
-                        f"expected {expected} tab-separated fields (as on the first line), got {len(parts)}",
-                    ),
-                )
+                yield line_number, f"expected {expected} tab-separated fields (as on the first line), got {len(parts)}"
                 continue
             yield line_number, {column: parts[index] for column, index in positions.items()}
 
 
-def _jsonl_rows(path: str, layout: TextLayout) -> Iterator[tuple[int, dict[str, object] | BadLineError]]:
+def _jsonl_rows(path: str, layout: TextLayout) -> Iterator[_Line]:
     with open_text(path) as handle:
         for line_number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -177,23 +174,14 @@ def _jsonl_rows(path: str, layout: TextLayout) -> Iterator[tuple[int, dict[str, 
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                yield (
-                    line_number,
-                    BadLineError(path, line_number, f"invalid JSON ({error.msg} at column {error.colno})"),
-                )
+                yield line_number, f"invalid JSON ({error.msg} at column {error.colno})"
                 continue
             if not isinstance(record, dict):
-                yield (
-                    line_number,
-                    BadLineError(path, line_number, f"expected a JSON object, got {type(record).__name__}"),
-                )
+                yield line_number, f"expected a JSON object, got {type(record).__name__}"
                 continue
             missing = [str(key) for key in layout.fields.values() if key not in record]
             if missing:
-                yield (
-                    line_number,
-                    BadLineError(path, line_number, f"missing key(s) {missing}; the line has {sorted(record)}"),
-                )
+                yield line_number, f"missing key(s) {missing}; the line has {sorted(record)}"
                 continue
             yield line_number, {column: record[key] for column, key in layout.fields.items()}
 
@@ -212,8 +200,8 @@ def generate_pairs(
         skipped = _SkipLog(path)
         for line_number, raw in reader(path, layout):
             try:
-                if isinstance(raw, BadLineError):
-                    raise raw
+                if isinstance(raw, str):
+                    raise BadLineError(path, line_number, raw)
                 row = _convert(raw, path, line_number)
             except BadLineError as error:
                 if layout.on_bad_lines == "error":

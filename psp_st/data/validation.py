@@ -39,14 +39,6 @@ class ValidationReport:
         if len(self.examples) < _MAX_EXAMPLES:
             self.examples.append(message)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "skipped": self.skipped,
-            "reasons": dict(self.reasons),
-            "examples": list(self.examples),
-        }
-
     def __str__(self) -> str:
         seen = "streaming, counts so far" if self.streaming else f"{self.total:,} rows checked"
         if not self.skipped:
@@ -117,6 +109,7 @@ def _message(index: int, column: str, reason: str, row: dict[str, Any] | None = 
 
 def _bad_rows_arrow(table: Any, columns: Sequence[str], score_column: str | None) -> np.ndarray:
     """Positions of the bad rows of one Arrow batch (vectorised; text is not copied into Python)."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     bad = np.zeros(table.num_rows, dtype=bool)
@@ -126,15 +119,9 @@ def _bad_rows_arrow(table: Any, columns: Sequence[str], score_column: str | None
         bad |= pc.or_kleene(pc.is_null(values), pc.fill_null(empty, False)).to_numpy(zero_copy_only=False)
     if score_column and score_column in table.column_names:
         scores = table.column(score_column)
-        problem = pc.is_null(scores, nan_is_null=True) if scores.type.id in _float_type_ids() else pc.is_null(scores)
+        problem = pc.is_null(scores, nan_is_null=pa.types.is_floating(scores.type))
         bad |= problem.to_numpy(zero_copy_only=False)
     return np.flatnonzero(bad)
-
-
-def _float_type_ids() -> set[int]:
-    import pyarrow as pa
-
-    return {pa.float16().id, pa.float32().id, pa.float64().id}
 
 
 class _StreamCheck:

@@ -9,9 +9,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from psp_st.evaluation.base import CachedEmbeddingEvaluator
+from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs
 from psp_st.evaluation.embeddings import EmbeddingCache, cosine_matrix, cosine_pairs
-from psp_st.evaluation.loaders import check_columns
 
 
 def sts_bucket(score: float) -> str:
@@ -179,12 +178,8 @@ class ScoreAgreementEvaluator(CachedEmbeddingEvaluator):
         cache: EmbeddingCache | None = None,
     ) -> None:
         super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
-        check_columns(
-            data, ("sentence1", "sentence2", score_column), f"agreement data {name!r}", ("sentence1", "sentence2")
-        )
-        self.sentences1 = list(data["sentence1"])
-        self.sentences2 = list(data["sentence2"])
-        self.scores = np.asarray(data[score_column], dtype=np.float64)
+        self.sentences1, self.sentences2, scores = read_pairs(data, score_column, f"agreement data {name!r}")
+        self.scores = np.asarray(scores, dtype=np.float64)
         self.level = level
         self.stats: list[dict[str, Any]] = []
         self.primary_metric = "separation"

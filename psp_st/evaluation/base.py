@@ -7,6 +7,13 @@ from typing import Any
 from sentence_transformers.base.evaluation.evaluator import BaseEvaluator
 
 from psp_st.evaluation.embeddings import EmbeddingCache
+from psp_st.evaluation.loaders import check_columns
+
+
+def read_pairs(data: Any, column: str, source: str) -> tuple[list[str], list[str], Any]:
+    """``sentence1``, ``sentence2`` and ``column`` of ``data``, checked (errors name ``source``)."""
+    check_columns(data, ("sentence1", "sentence2", column), source, ("sentence1", "sentence2"))
+    return list(data["sentence1"]), list(data["sentence2"]), data[column]
 
 
 class CachedEmbeddingEvaluator(BaseEvaluator):
@@ -26,9 +33,7 @@ class CachedEmbeddingEvaluator(BaseEvaluator):
         self.cache = cache
 
     def embedding_cache(self, model: Any) -> EmbeddingCache:
-        if self.cache is not None and self.cache.model is model:
-            return self.cache
-        return EmbeddingCache(model, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar)
+        return shared_cache(self, model)
 
     def finish(self, model: Any, metrics: dict[str, float], epoch: int, steps: int) -> dict[str, float]:
         """Prefix the metric names with ``name`` and store them in the model card, like ST's evaluators."""
@@ -36,3 +41,10 @@ class CachedEmbeddingEvaluator(BaseEvaluator):
         if hasattr(model, "model_card_data"):
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
         return metrics
+
+
+def shared_cache(evaluator: Any, model: Any) -> EmbeddingCache:
+    """The evaluator's ``cache`` when it was built for ``model``, else a fresh one with its batch settings."""
+    if evaluator.cache is not None and evaluator.cache.model is model:
+        return evaluator.cache
+    return EmbeddingCache(model, batch_size=evaluator.batch_size, show_progress_bar=evaluator.show_progress_bar)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from sentence_transformers.sentence_transformer.evaluation import BinaryClassificationEvaluator
 
-from psp_st.evaluation.base import CachedEmbeddingEvaluator
+from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs, shared_cache
 from psp_st.evaluation.embeddings import EmbeddingCache
 from psp_st.evaluation.loaders import PAIR_COLUMNS, check_columns
 
@@ -58,12 +58,11 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
         show_progress_bar: bool = False,
     ) -> None:
         source = f"pair classification data {name!r}"
-        check_columns(data, PAIR_COLUMNS, source, PAIR_COLUMNS[:2])
-        labels = binary_labels(data["label"], source)
+        sentences1, sentences2, labels = read_pairs(data, "label", source)
         super().__init__(
-            list(data["sentence1"]),
-            list(data["sentence2"]),
-            labels,
+            sentences1,
+            sentences2,
+            binary_labels(labels, source),
             name=name,
             batch_size=batch_size,
             show_progress_bar=show_progress_bar,
@@ -73,12 +72,7 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
         self.cache = cache
 
     def embed_inputs(self, model: Any, sentences: Any, **kwargs: Any) -> np.ndarray:
-        cache = (
-            self.cache
-            if self.cache is not None and self.cache.model is model
-            else EmbeddingCache(model, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar)
-        )
-        return cache.encode(list(sentences))
+        return shared_cache(self, model).encode(list(sentences))
 
 
 class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
@@ -100,9 +94,6 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
         seed: random seed of the MLP.
 
     Reports ``accuracy``, ``f1``, ``all_paraphrase_accuracy``, ``train_pairs``, ``test_pairs``.
-
-    References:
-        Sjöblom, Creutz, Aulamo: "Paraphrase Detection on Noisy Subtitles in Six Languages", W-NUT 2018.
     """
 
     def __init__(
@@ -120,13 +111,8 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
         super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
         self.splits = {}
         for split, data in (("train", train), ("test", test)):
-            source = f"MLP {split} data {name!r}"
-            check_columns(data, PAIR_COLUMNS, source, PAIR_COLUMNS[:2])
-            self.splits[split] = (
-                list(data["sentence1"]),
-                list(data["sentence2"]),
-                np.asarray(binary_labels(data["label"], source)),
-            )
+            first, second, labels = read_pairs(data, "label", f"MLP {split} data {name!r}")
+            self.splits[split] = (first, second, np.asarray(binary_labels(labels, f"MLP {split} data {name!r}")))
         if len(set(self.splits["train"][2].tolist())) < 2:
             raise ValueError(f"MLP train data {name!r}: needs both paraphrase (1) and non-paraphrase (0) labels")
         self.hidden_size = hidden_size

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from psp_st.io.atomic import atomic_path
+from psp_st.io.atomic import atomic_path, atomic_write_json
 
 
 def format_table(summary: list[dict[str, Any]]) -> str:
@@ -76,8 +75,7 @@ def write_report(result: dict[str, Any], out_dir: str | os.PathLike, command: st
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "results.json", "markdown": out / "report.md"}
     payload = dict(result, command=command) if command else result
-    with atomic_path(paths["json"]) as temporary:
-        Path(temporary).write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+    atomic_write_json(paths["json"], payload)
     with atomic_path(paths["markdown"]) as temporary:
         Path(temporary).write_text(to_markdown(result, command), encoding="utf-8")
     return paths

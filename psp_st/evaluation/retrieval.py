@@ -7,10 +7,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from psp_st.evaluation.base import CachedEmbeddingEvaluator
+from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs
 from psp_st.evaluation.classification import TURKU_PARAPHRASE_FROM
 from psp_st.evaluation.embeddings import EmbeddingCache
-from psp_st.evaluation.loaders import check_columns
 from psp_st.evaluation.turku_labels import parse_labels
 
 #: Label groups reported by default, in order.
@@ -80,9 +79,6 @@ class RetrievalEvaluator(CachedEmbeddingEvaluator):
     Args:
         data: dataset with ``sentence1``, ``sentence2`` and ``label_str`` (e.g. ``4>``) columns.
         name: metric name prefix.
-
-    References:
-        Kanerva et al.: "Turku Paraphrase Corpus", Natural Language Engineering 2023.
     """
 
     def __init__(
@@ -95,12 +91,8 @@ class RetrievalEvaluator(CachedEmbeddingEvaluator):
         cache: EmbeddingCache | None = None,
     ) -> None:
         super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
-        check_columns(
-            data, ("sentence1", "sentence2", label_column), f"retrieval data {name!r}", ("sentence1", "sentence2")
-        )
-        self.sentences1 = list(data["sentence1"])
-        self.sentences2 = list(data["sentence2"])
-        labels = parse_labels(data[label_column], f"column {label_column!r}")
+        self.sentences1, self.sentences2, raw = read_pairs(data, label_column, f"retrieval data {name!r}")
+        labels = parse_labels(raw, f"column {label_column!r}")
         self.groups = [label.group for label in labels]
         self.positive = np.array([int(label.base) >= TURKU_PARAPHRASE_FROM for label in labels], dtype=bool)
         self.primary_metric = "positive_top1"

@@ -37,16 +37,9 @@ def source_files(sources: list[str | dict[str, Any]], data_dir: Path) -> dict[st
     for source in sources:
         source = source["path"] if isinstance(source, dict) else source
         for path in resolve_data_files(source, data_dir):
-            relative = os.path.relpath(path, data_dir)
-            name = path if relative.startswith("..") else relative
-            files[name] = pq.ParquetFile(path).metadata.num_rows if path.endswith(".parquet") else None
+            rows = pq.ParquetFile(path).metadata.num_rows if path.endswith(".parquet") else None
+            files[_relative(path, data_dir)] = rows
     return files
-
-
-def _train_metrics(work: Path) -> dict[str, Any]:
-    """The training run's ``train_metrics.json`` (pairs per epoch and per source, stage seconds, distillation)."""
-    metrics = work / "train_metrics.json"
-    return json.loads(metrics.read_text()) if metrics.is_file() else {}
 
 
 def _relative(path: str, data_dir: Path) -> str:
@@ -165,7 +158,8 @@ def build(
         model = train_from_config(
             run_config, output_dir=work, max_steps=max_steps, overwrite=overwrite, data_dir=data_dir
         )
-        metrics = _train_metrics(work)
+        metrics_file = work / "train_metrics.json"  # pairs per epoch and per source, stage seconds, distillation
+        metrics = json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}
         info["training"] = {
             "seconds": round(time.perf_counter() - start, 1),
             "threads": torch.get_num_threads(),

@@ -113,12 +113,6 @@ def check_model_folder(path: str | os.PathLike) -> None:
                 )
 
 
-def _is_trainable_form(path: Path) -> bool:
-    """Whether the folder's own modules are psp-st's (e.g. a training run's ``final/``): it is the trainable form."""
-    types = module_types(path)
-    return bool(types) and any(trusted_module_class(t) is not None for t in types)
-
-
 def _hub_unreachable(error: BaseException) -> bool:
     from huggingface_hub import constants
 
@@ -197,10 +191,15 @@ def model_folder(name: str | os.PathLike, **kwargs: Any) -> Path:
     resolved = resolve_model_name(name)
     if Path(resolved).is_dir():
         return Path(resolved)
+    return _from_hub(name, resolved, _download, **kwargs)
+
+
+def _from_hub(name: str, resolved: str, fetch: Any, **kwargs: Any) -> Any:
+    """``fetch(resolved, **kwargs)`` for a Hub id; the one-line "not found" error when it is none or unreachable."""
     if not _looks_like_hub_id(resolved):
         raise _not_found(name, resolved, None)
     try:
-        return _download(resolved, **kwargs)
+        return fetch(resolved, **kwargs)
     except OSError as error:
         raise _not_found(name, resolved, error) from error
 
@@ -229,17 +228,12 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
     name = str(name)
     resolved = resolve_model_name(name)
     if not Path(resolved).is_dir() and not trainable:
-        if not _looks_like_hub_id(resolved):
-            raise _not_found(name, resolved, None)
-        try:
-            return load_trusted(resolved, device=device, **kwargs)
-        except OSError as error:
-            raise _not_found(name, resolved, error) from error
+        return _from_hub(name, resolved, load_trusted, device=device, **kwargs)
     path = model_folder(name, **kwargs)
     root = path
     if trainable and (path / TRAINABLE_SUBFOLDER).is_dir():
         path = path / TRAINABLE_SUBFOLDER
-    elif trainable and not _is_trainable_form(path):
+    elif trainable and not any(trusted_module_class(t) for t in module_types(path)):  # e.g. a training run's final/
         raise ModelFolderError(
             f"{root} has no '{TRAINABLE_SUBFOLDER}/' subfolder, so there is no trainable form to load: "
             f"{_rebuild_hint(root)}, or load it without trainable=True."
@@ -257,3 +251,19 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
             f"{path}: cannot load the model ({type(error).__name__}: {message}); the folder is "
             f"corrupt or incomplete: {_rebuild_hint(root)}."
         ) from error
+
+
+def set_threads(model: Any, threads: int | None) -> Any:
+    """Run this process's torch and ``model``'s tokenizers on ``threads`` threads (None: unchanged); returns it."""
+    if threads is None:
+        return model
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
+    import torch
+
+    torch.set_num_threads(threads)
+    for module in model:
+        tokenizer = getattr(module, "tokenizer", None)
+        if tokenizer is not None and hasattr(tokenizer, "num_threads"):
+            tokenizer.num_threads = threads
+    return model

@@ -9,7 +9,6 @@ model cards rendered from that record (:mod:`psp_st.hub.card`).
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Iterable
@@ -46,10 +45,9 @@ def evaluate(model, data_dir: str | os.PathLike | None, suite: str = "quick") ->
 
 def write_record(folder: str | os.PathLike, info: dict[str, Any]) -> None:
     """Write the build record ``psp_build.json`` (atomically)."""
-    from psp_st.io.atomic import atomic_path
+    from psp_st.io.atomic import atomic_write_json
 
-    with atomic_path(Path(folder) / BUILD_INFO_FILE) as temporary:
-        temporary.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    atomic_write_json(Path(folder) / BUILD_INFO_FILE, info)
 
 
 def _file_sizes(folder: Path) -> dict[str, int]:

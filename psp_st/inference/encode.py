@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from psp_st.arguments import check_int
 from psp_st.inference.finite import check_finite
@@ -21,21 +22,25 @@ def fast_module(model):
     return None, False
 
 
-def encode_texts(model, texts: Sequence[str], batch_size: int = 8192, normalize: bool = False) -> np.ndarray:
-    """Embed ``texts`` as a float32 ``(n, dim)`` array with ``model``: a :class:`~psp_st.inference.engine.PSPEngine`,
-    or a SentenceTransformer (its first module's ``embed``, the engine for PSPEmbedding, when it has one)."""
+def encode_texts(
+    model, texts: Sequence[str], batch_size: int = 8192, normalize: bool = False, dtype: npt.DTypeLike = np.float32
+) -> np.ndarray:
+    """Embed ``texts`` as a ``(n, dim)`` array of ``dtype`` (float32 or float16) with ``model``: a
+    :class:`~psp_st.inference.engine.PSPEngine`, or a SentenceTransformer (its first module's ``embed``, the
+    engine for PSPEmbedding, when it has one)."""
     from psp_st.inference.engine import PSPEngine
 
     texts = check_texts(texts)
     batch_size = check_int("batch_size", batch_size)
     if isinstance(model, PSPEngine):
-        return model.encode(texts, batch_size=batch_size, normalize=normalize)
+        return model.encode(texts, batch_size=batch_size, normalize=normalize, dtype=dtype)
     module, has_normalize = fast_module(model)
     if module is not None:
-        return check_finite(module.embed(texts, batch_size=batch_size, normalize=normalize or has_normalize))
+        vectors = module.embed(texts, batch_size=batch_size, normalize=normalize or has_normalize)
+        return check_finite(vectors).astype(dtype, copy=False)
     if not texts:
-        return np.zeros((0, model.get_embedding_dimension() or 0), dtype=np.float32)
+        return np.zeros((0, model.get_embedding_dimension() or 0), dtype=dtype)
     vectors = model.encode(
         texts, batch_size=min(batch_size, 256), convert_to_numpy=True, normalize_embeddings=normalize
     )
-    return check_finite(np.asarray(vectors, dtype=np.float32))
+    return check_finite(np.asarray(vectors, dtype=np.float32)).astype(dtype, copy=False)

@@ -1,25 +1,23 @@
 """The one P-SP inference engine: every psp-st entry point that embeds with a P-SP model runs this code.
 
-Torch-free (numpy, safetensors, sentencepiece; numba optional for the pooling kernel, see
-:mod:`psp_st.inference.pooling`), so a released model can be served without torch::
+Torch-free (numpy, safetensors, sentencepiece; numba optional, for the word memo and the pooling kernel:
+``pip install "psp-st[fast]"``), so a released model can be served without torch::
 
     from psp_st.inference import load_engine
 
     engine = load_engine("psp-en")            # a release folder, a trainable/ folder, a short name or Hub id
     vectors = engine.encode(["A man plays a guitar."])   # float32 (n, dim)
 
-Per batch: one sentencepiece call over the whole batch (C++, lower-casing as the model was trained), one flat
-id array with the unknown pieces dropped, then one fused mean-pooling pass. Batches run in parallel threads
-(``threads``): sentencepiece and the pooling kernel release the GIL.
+Per batch: the piece ids of every text in one flat array, unknown pieces dropped
+(:meth:`SentencePieceTokenizer.encode_flat`: with numba installed, the exact word memo of
+:mod:`psp_st.tokenization.word_memo`, which segments each distinct word once with sentencepiece and looks it up
+afterwards, certified to give sentencepiece's ids; sentencepiece itself on every text it cannot certify), then
+one fused mean-pooling pass (:mod:`psp_st.inference.pooling`). Batches run in parallel threads (``threads``):
+the memo look-ups, sentencepiece and the pooling kernel release the GIL.
 
-A memo of word -> piece ids (sentencepiece once per distinct word) was tried and not kept: its Python word
-splitting and look-ups cost nearly as much as sentencepiece itself, hold the GIL (no thread scaling), and do not
-always give the same ids: sentencepiece breaks ties between equal-score segmentations (``99.999%``) by float
-rounding of the running sentence score, so a word alone can segment differently than inside its sentence
-(6 of the 177,710 English corpus sentences). The vectors are those of the trained
-:class:`~psp_st.modules.psp.PSPEmbedding` (whose ``embed`` is this engine): unknown pieces are dropped with the
-bare ``▁`` before them, a text with no known piece (``""``, whitespace, only unknown characters) gets the
-``<unk>`` vector, and ``max_seq_length`` keeps the first known pieces.
+The vectors are those of the trained :class:`~psp_st.modules.psp.PSPEmbedding` (whose ``embed`` is this engine):
+unknown pieces are dropped with the bare ``▁`` before them, a text with no known piece (``""``, whitespace, only
+unknown characters) gets the ``<unk>`` vector, and ``max_seq_length`` keeps the first known pieces.
 """
 
 from __future__ import annotations
@@ -33,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from psp_st.inference.pooling import pool_mean
+from psp_st.inference.pooling import huge_page_copy, pool_mean
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.text_checks import check_texts
 
@@ -58,6 +56,8 @@ class PSPEngine:
         tokenizer: the model's :class:`~psp_st.tokenization.SentencePieceTokenizer` (its ``lowercase`` applies).
         max_seq_length: keep at most this many known pieces per text (``None``: all).
         threads: batches embedded in parallel (``None``: every core this process may use).
+        memo: segment through the tokenizer's exact word memo when numba is installed (``False``:
+            sentencepiece on every text; the same ids, slower).
     """
 
     def __init__(
@@ -66,6 +66,7 @@ class PSPEngine:
         tokenizer: SentencePieceTokenizer,
         max_seq_length: int | None = None,
         threads: int | None = None,
+        memo: bool = True,
     ) -> None:
         weights = np.asarray(weights)
         if weights.ndim != 2 or weights.shape[0] != tokenizer.vocab_size:
@@ -81,6 +82,7 @@ class PSPEngine:
         self.tokenizer = tokenizer
         self.max_seq_length = max_seq_length
         self.threads = threads
+        self.memo = memo
 
     # -- properties ---------------------------------------------------------------------------------------
     @property
@@ -169,12 +171,15 @@ class PSPEngine:
                 f"{path}: weight '{WEIGHT_KEY}' has shape {matrix.shape}, expected "
                 f"({tokenizer.vocab_size}, {dim}): the folder mixes files from different models."
             )
-        return cls(matrix, tokenizer, max_seq_length=config.get("max_seq_length"), threads=threads)
+        # the engine owns these weights: float32 on 2 MiB pages for pooling (see pooling.huge_page_copy)
+        return cls(huge_page_copy(matrix), tokenizer, max_seq_length=config.get("max_seq_length"), threads=threads)
 
     # -- encoding -----------------------------------------------------------------------------------------
     def token_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Known piece ids of ``texts`` (checked strings) as a flat array plus per-text lengths."""
-        return self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True, num_threads=1)
+        return self.tokenizer.encode_flat(
+            texts, max_length=self.max_seq_length, drop_unknown=True, num_threads=1, memo=self.memo
+        )
 
     def _embed_batch(self, texts: list[str], normalize: bool, out: np.ndarray) -> None:
         flat, lengths = self.token_ids(texts)
@@ -199,6 +204,7 @@ class PSPEngine:
         normalize: bool = False,
         dtype: npt.DTypeLike = np.float32,
         show_progress_bar: bool = False,
+        out: np.ndarray | None = None,
     ) -> np.ndarray:
         """Embed ``texts`` into a ``(len(texts), dim)`` array of ``dtype`` (float32 or float16).
 
@@ -208,6 +214,8 @@ class PSPEngine:
             normalize: L2-normalize each vector.
             dtype: output float type.
             show_progress_bar: a tqdm bar over batches.
+            out: write into this C-contiguous ``(len(texts), dim)`` array of ``dtype`` and return it (a
+                streaming caller reuses one buffer instead of faulting in fresh memory per call).
         """
         texts = check_texts(texts)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
@@ -215,7 +223,13 @@ class PSPEngine:
         dtype = np.dtype(dtype)
         if dtype.kind != "f":
             raise ValueError(f"dtype must be a float type (float32, float16), got {dtype}")
-        out = np.empty((len(texts), self.dim), dtype=dtype)
+        if out is None:
+            out = np.empty((len(texts), self.dim), dtype=dtype)
+        elif out.shape != (len(texts), self.dim) or out.dtype != dtype or not out.flags.c_contiguous:
+            raise ValueError(
+                f"out must be a C-contiguous {dtype} array of shape {(len(texts), self.dim)}, got "
+                f"{out.dtype} {out.shape}"
+            )
         if not texts:
             return out
         threads = self.threads

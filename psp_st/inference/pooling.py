@@ -3,9 +3,9 @@
 ``torch.nn.functional.embedding_bag`` does this in one pass over the ids; numpy has no fused gather-sum, and
 its gather-then-reduce passes run about 4x slower at d=1024 (measured with ``benchmarks/encode_speed.py``'s
 corpus). So the kernel is compiled with numba when it is installed (``pip install "psp-st[fast]"``, optional:
-with software prefetch of the next pieces' rows, as fast as ``embedding_bag``; it releases the GIL so batches
-run in parallel threads); without numba a numpy
-version (gather length-sorted padded groups, sum) gives the same vectors to float32 rounding, slower.
+:mod:`psp_st.inference.pooling_kernel`, with software prefetch of the next pieces' rows, as fast as
+``embedding_bag``; it releases the GIL so batches run in parallel threads); without numba a numpy version
+(gather length-sorted padded groups, sum) gives the same vectors to float32 rounding, slower.
 
 Both compute, per row ``i`` with pieces ``flat[offsets[i]:offsets[i + 1]]``: the float32 mean of their weight
 rows in piece order, the ``empty_row`` weight row when the row has no piece, and then, with ``normalize``, the
@@ -22,83 +22,18 @@ import numpy as np
 
 #: The compiled kernel once built, ``False`` once numba was found missing, ``None`` before the first look.
 _KERNEL: Callable[..., None] | Literal[False] | None = None
-#: Pieces ahead whose weight row the compiled kernel prefetches (rows are cold: sentencepiece runs between batches).
-PREFETCH_AHEAD = 2
-
-
-def _prefetch_intrinsic(numba):
-    """``prefetch(weights, row, col)``: LLVM's prefetch of ``weights[row, col]`` (numba exposes no prefetch)."""
-    from llvmlite import ir  # type: ignore[import-untyped]  # llvmlite ships no type information
-    from numba.core import cgutils
-    from numba.extending import intrinsic
-
-    @intrinsic
-    def prefetch(typingctx, array, row, col):  # pragma: no cover - compiled
-        def codegen(context, builder, signature, args):
-            array_type = signature.args[0]
-            view = context.make_array(array_type)(context, builder, args[0])
-            pointer = cgutils.get_item_pointer(context, builder, array_type, view, [args[1], args[2]])
-            byte_pointer = builder.bitcast(pointer, ir.IntType(8).as_pointer())
-            int32 = ir.IntType(32)
-            function = cgutils.get_or_insert_function(
-                builder.module,
-                ir.FunctionType(ir.VoidType(), [byte_pointer.type, int32, int32, int32]),
-                "llvm.prefetch.p0",
-            )
-            builder.call(function, [byte_pointer, ir.Constant(int32, 0), ir.Constant(int32, 3), ir.Constant(int32, 1)])
-            return context.get_dummy_value()
-
-        return numba.types.void(array, row, col), codegen
-
-    return prefetch
 
 
 def _numba_kernel() -> Callable[..., None] | None:
-    """The compiled kernel, or ``None`` if numba is not installed (compiled once per process, cached on disk)."""
+    """The compiled kernel, or ``None`` if numba is not installed (machine code cached on disk by numba)."""
     global _KERNEL
     if _KERNEL is None:
         try:
-            import numba
+            from psp_st.inference.pooling_kernel import pool_mean as kernel
         except ImportError:
             _KERNEL = False
             return None
-        prefetch = _prefetch_intrinsic(numba)
-
-        @numba.njit(nogil=True, cache=True)
-        def pool_mean(weights, flat, offsets, empty_row, normalize, out):  # pragma: no cover - compiled
-            dim = weights.shape[1]
-            total = len(flat)
-            for i in range(len(offsets) - 1):
-                start = offsets[i]
-                stop = offsets[i + 1]
-                acc = out[i]
-                if stop == start:
-                    row = weights[empty_row]
-                    for d in range(dim):
-                        acc[d] = row[d]
-                else:
-                    for d in range(dim):
-                        acc[d] = 0.0
-                    for k in range(start, stop):
-                        if k + PREFETCH_AHEAD < total:
-                            ahead = flat[k + PREFETCH_AHEAD]
-                            for d in range(0, dim, 16):  # one prefetch per 64-byte cache line
-                                prefetch(weights, ahead, d)
-                        row = weights[flat[k]]
-                        for d in range(dim):
-                            acc[d] += row[d]
-                    count = np.float32(stop - start)
-                    for d in range(dim):
-                        acc[d] /= count
-                if normalize:
-                    norm = np.float32(0.0)
-                    for d in range(dim):
-                        norm += acc[d] * acc[d]
-                    norm = max(np.float32(np.sqrt(norm)), np.float32(1e-12))
-                    for d in range(dim):
-                        acc[d] /= norm
-
-        _KERNEL = pool_mean
+        _KERNEL = kernel
     return _KERNEL or None
 
 
@@ -147,24 +82,44 @@ def pool_mean(
 ) -> np.ndarray:
     """Write the mean piece vector of each row into ``out`` (float32, ``(len(offsets) - 1, dim)``) and return it.
 
-    In a process that has already imported torch (never imported here), torch's ``embedding_bag`` does the
-    pooling (the kernel the previous ``PSPEmbedding.embed`` used; in noisy shared-machine runs it was at least as
-    fast as the numba kernel there); it sums in the same order, so the vectors are the same.
+    Runs the compiled kernel when numba is installed; else, in a process that has already imported torch
+    (never imported here), torch's ``embedding_bag`` (same summation order, so the same vectors); else numpy.
     """
-    torch = sys.modules.get("torch")
-    if torch is not None and weights.dtype == np.float32:
-        _pool_torch(torch, weights, flat, offsets, empty_row, out)
-        if normalize:
-            _normalize_rows(out)
-        return out
     kernel = _numba_kernel()
     if kernel is not None and weights.dtype == np.float32:
         kernel(weights, flat, offsets, empty_row, bool(normalize), out)
         return out
-    _pool_numpy(weights, flat, offsets, empty_row, out)
+    torch = sys.modules.get("torch")
+    if torch is not None and weights.dtype == np.float32:
+        _pool_torch(torch, weights, flat, offsets, empty_row, out)
+    else:
+        _pool_numpy(weights, flat, offsets, empty_row, out)
     if normalize:
         _normalize_rows(out)
     return out
+
+
+def huge_page_copy(weights: np.ndarray) -> np.ndarray:
+    """``weights`` as float32 in memory backed by 2 MiB pages where the OS offers them (Linux transparent huge
+    pages, ``madvise``), else an ordinary copy.
+
+    At d=1024 every piece vector fills a whole 4 KiB page, so pooling's random row reads miss the TLB on
+    nearly every piece; with 2 MiB pages the weights span a few dozen pages. Pooling then measured 10-20% less
+    CPU time (noisy shared machine).
+    """
+    import mmap
+
+    nbytes = weights.size * 4
+    page = 2 << 20
+    if not hasattr(mmap, "MADV_HUGEPAGE") or nbytes < page:
+        return np.array(weights, dtype=np.float32, order="C")
+    region = mmap.mmap(-1, (nbytes + 2 * page - 1) // page * page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    region.madvise(mmap.MADV_HUGEPAGE)
+    raw = np.frombuffer(region, dtype=np.uint8)
+    start = -raw.ctypes.data % page  # the array starts on a 2 MiB boundary
+    copy = raw[start : start + nbytes].view(np.float32).reshape(weights.shape)
+    copy[...] = weights
+    return copy
 
 
 def _normalize_rows(out: np.ndarray) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import shutil
 import tempfile
@@ -37,6 +38,12 @@ def apply_umask(path: str | os.PathLike) -> None:
         mode = item.stat().st_mode
         full = 0o777 if item.is_dir() or mode & 0o111 else 0o666
         os.chmod(item, full & ~mask)
+
+
+def atomic_write_json(path: str | os.PathLike, data: object) -> None:
+    """Write ``data`` as indented UTF-8 JSON (other values as ``str``) through :func:`atomic_path`."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

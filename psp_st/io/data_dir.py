@@ -31,9 +31,7 @@ def _exists(pattern: str) -> bool:
 
 
 def resolve_data_files(
-    source: DataPath,
-    data_dir: str | os.PathLike | None = None,
-    keep: Callable[[str], bool] | None = None,
+    source: DataPath, data_dir: str | os.PathLike | None = None, keep: Callable[[str], bool] | None = None
 ) -> list[str]:
     """The files a data path names, in order: a file, a folder (its files ``keep`` accepts), a glob (``**``
     recursive) or a list of these; each pattern's files sorted by name.

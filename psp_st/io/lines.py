@@ -19,31 +19,64 @@ def count_lines(path: str | os.PathLike) -> int:
     return count + (last != b"\n")
 
 
-def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, text)`` with the line ending removed; invalid UTF-8 raises naming the line."""
+def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[str]:
+    """The lines of ``data`` (UTF-8, ``\\n``-separated, trailing ``\\r`` removed from each; no final newline
+    expected), decoded in one pass; invalid UTF-8 raises naming ``path`` and the line (``first_line``: data's first)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        number = first_line + data.count(b"\n", 0, error.start)
+        raise ValueError(f"{path}:{number}: line is not valid UTF-8 ({error.reason})") from None
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [line.rstrip("\r") for line in lines]
+    return lines
+
+
+def iter_line_blocks(
+    path: str | os.PathLike, block_lines: int, read_bytes: int = 1 << 22
+) -> Iterator[tuple[int, list[str]]]:
+    """Yield ``(first_line_number, texts)`` with up to ``block_lines`` lines each (line endings removed).
+
+    Reads ``read_bytes`` (4 MiB) at a time and decodes each block's whole lines at once (no per-line Python work beyond the
+    split), so reading keeps up with the inference engine; invalid UTF-8 raises naming the file and line.
+    """
+    check_int("chunk_size (--chunk-size)", block_lines)
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"input file not found: {path}")
+    pending: list[str] = []
+    first = 1  # line number of pending[0]
+    rest = b""
     with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ValueError(f"{path}:{number}: line is not valid UTF-8 ({error.reason})") from None
-            yield number, text.rstrip("\r\n")
+        while True:
+            block = handle.read(read_bytes)
+            data = rest + block
+            if block:
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    rest = data
+                    continue
+                data, rest = data[:cut], data[cut + 1 :]
+            elif not data:
+                break
+            else:
+                rest = b""  # the last line, without a newline
+            pending.extend(decode_lines(data, path, first + len(pending)))
+            while len(pending) >= block_lines:
+                yield first, pending[:block_lines]
+                pending = pending[block_lines:]
+                first += block_lines
+            if not block:
+                break
+    if pending:
+        yield first, pending
 
 
-def iter_line_chunks(path: str | os.PathLike, chunk_size: int) -> Iterator[list[tuple[int, str]]]:
-    """:func:`iter_lines` grouped into lists of at most ``chunk_size`` lines (an integer >= 1)."""
-    check_int("chunk_size (--chunk-size)", chunk_size)
-    chunk: list[tuple[int, str]] = []
-    for item in iter_lines(path):
-        chunk.append(item)
-        if len(chunk) == chunk_size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` with the line ending removed; invalid UTF-8 raises naming the line."""
+    for first, texts in iter_line_blocks(path, 1 << 16):
+        yield from enumerate(texts, start=first)
 
 
 def line_offsets(path: str | os.PathLike, every: int) -> tuple[list[int], int]:
@@ -81,13 +114,6 @@ def read_line_range(path: str | os.PathLike, byte_start: int, byte_stop: int, fi
     with open(path, "rb") as handle:
         handle.seek(byte_start)
         data = handle.read(byte_stop - byte_start)
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    texts = []
-    for number, raw in enumerate(lines, start=first_line):
-        try:
-            texts.append(raw.decode("utf-8").rstrip("\r"))
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{path}:{number}: line is not valid UTF-8 ({error.reason})") from None
-    return texts
+    if data.endswith(b"\n"):
+        data = data[:-1]
+    return decode_lines(data, path, first_line) if data else []

@@ -80,11 +80,6 @@ def progress_bars_disabled() -> Iterator[None]:
             function()
 
 
-def progress_bars_enabled() -> bool:
-    """Whether psp-st shows progress bars (``False`` inside :func:`progress_bars_disabled`)."""
-    return _enabled
-
-
 def progress_bar(**options: Any):
     """A ``tqdm`` bar (``options`` as for tqdm) that is hidden when progress bars are disabled."""
     from tqdm.auto import tqdm

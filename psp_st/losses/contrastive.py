@@ -33,17 +33,13 @@ class CosineContrastiveLoss(ContrastiveLoss):
         How it differs from ST's :class:`~sentence_transformers.sentence_transformer.losses.ContrastiveLoss`
         (which it subclasses, reusing its forward, label checks and config): the positive term is *linear* in the
         cosine distance instead of ``0.5 * d**2``, and the negative term has no ``0.5`` factor. The distance is
-        always the cosine distance. (The paper's printed equation swaps the roles of ``y``; its text, followed
-        here, says the hinge acts on the non-paraphrases.)
+        always the cosine distance. (The paper's printed equation, section 3.2, swaps the roles of ``y``; its
+        text, followed here, says the hinge acts on the non-paraphrases.)
 
         Args:
             model: the SentenceTransformer being trained (any encoder).
             margin: non-paraphrases should be at least this cosine distance apart.
             size_average: average (else sum) over the batch.
-
-        References:
-            - Sjöblom, Creutz & Aulamo, Paraphrase Detection on Noisy Subtitles in Six Languages (W-NUT 2018),
-              section 3.2
 
         Requirements:
             1. (sentence1, sentence2) pairs with a 1/0 label; make negatives for positive-only data with

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import torch.nn.functional as F
+from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
 
 from psp_st.losses.hard_negatives import mine_hardest_negatives
@@ -114,8 +115,10 @@ class ParaphraseMarginLoss(nn.Module):
                 f"{type(self).__name__} expects 2 columns (anchor, positive) or 4 columns (anchor, positive, "
                 f"anchor_negative, positive_negative), got {len(features)}"
             )
-        # one forward per column: ST's column merging pads input_ids with 0, which is not every encoder's pad id
-        embeddings = [self.model(column)["sentence_embedding"] for column in features]
+        # one forward over all columns (ST's merged forward: every column holds sentences of one kind); psp-st
+        # encoders read padding from the attention mask, so ST's zero-padding of input_ids is safe. Faster for the
+        # bag-of-tokens encoders, about even for the recurrent ones (benchmarks/zoo_speed.py).
+        embeddings = embed_columns(self.model, features, separate_first=False)
         return self.compute_loss_from_embeddings(embeddings, labels)
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Tensor:

@@ -35,7 +35,7 @@ class EmbedWorker:
         if record is not None:
             return record
         vectors = self.embedder.encode(read_shard_texts(shard), normalize=self.normalize)
-        return self.store.write_array(shard, vectors.astype(self.dtype, copy=False))
+        return self.store.write(shard, vectors=vectors.astype(self.dtype, copy=False))
 
 
 def embed_shards(
@@ -57,26 +57,13 @@ def embed_shards(
     shards = plan_shards(input_files(inputs), shard_rows, column=column)
     if not shards:
         raise ValueError(f"{inputs}: no rows to embed")
-    job = {
-        "kind": "embed",
-        "model": str(model),
-        "normalize": normalize,
-        "float16": float16,
-        "column": column,
-        "shard_rows": shard_rows,
-    }
+    settings = {"model": str(model), "normalize": normalize, "float16": float16}
+    job = {"kind": "embed", **settings, "column": column, "shard_rows": shard_rows}
     store = ShardStore(folder, ".npy")
     todo = store.pending(job, shards)
     logger.info(
         "embed: %d shards (%d done, %d to compute) into %s", len(shards), len(shards) - len(todo), len(todo), folder
     )
-    kwargs = {
-        "model": str(model),
-        "folder": str(Path(folder)),
-        "normalize": normalize,
-        "float16": float16,
-        "threads": execution.threads,
-    }
-    run_tasks(todo, EmbedWorker, kwargs, execution)
+    run_tasks(todo, EmbedWorker, {**settings, "folder": str(Path(folder)), "threads": execution.threads}, execution)
     first = np.load(store.file(shards[0]), mmap_mode="r")
     return store.finish(job, shards, extra={"dim": int(first.shape[1]), "dtype": str(first.dtype)})

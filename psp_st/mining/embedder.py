@@ -34,17 +34,6 @@ class Embedder:
 
 def open_embedder(name: str, threads: int | None = None) -> Embedder:
     """Open ``name`` (model folder, psp-st short name, Hub id, or ``all-MiniLM-L6-v2``) with ``threads`` threads."""
-    import torch
+    from psp_st.hub.load import load, set_threads
 
-    if threads is not None:
-        if threads < 1:
-            raise ValueError(f"threads must be >= 1, got {threads}")
-        torch.set_num_threads(threads)
-    from psp_st.hub import load
-
-    model = load(name)
-    for module in model:
-        tokenizer = getattr(module, "tokenizer", None)
-        if threads is not None and tokenizer is not None and hasattr(tokenizer, "num_threads"):
-            tokenizer.num_threads = threads
-    return Embedder(model)
+    return Embedder(set_threads(load(name), threads))

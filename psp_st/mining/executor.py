@@ -38,16 +38,6 @@ class Execution:
             raise ValueError(f"workers and threads must be >= 1, got {self.workers} and {self.threads}")
 
 
-def import_ray():
-    """``ray`` with Ray Data, or an ImportError naming the extra."""
-    from psp_st.io.extras import require
-
-    require("ray.data", "--ray")
-    import ray
-
-    return ray
-
-
 def set_worker_threads(threads: int) -> None:
     """Bound torch (when imported), BLAS and FAISS to ``threads`` threads in this process."""
     os.environ["OMP_NUM_THREADS"] = str(threads)
@@ -66,7 +56,11 @@ def ray_session(address: str, num_cpus: int | None = None) -> Iterator[Any]:
     A local instance's workers get this process's ``psp_st`` on their ``PYTHONPATH`` so that they run the same code
     as the driver (a source checkout included); a cluster's nodes use their own installed psp-st.
     """
-    ray = import_ray()
+    from psp_st.io.extras import require
+
+    require("ray.data", "--ray")  # Ray with Ray Data, or an ImportError naming the extra
+    import ray
+
     if ray.is_initialized():
         yield ray
         return

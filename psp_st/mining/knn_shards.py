@@ -73,7 +73,7 @@ class KnnWorker:
             order = np.argsort(-exact, axis=1, kind="stable")
             ids[start:stop] = np.take_along_axis(found, order, axis=1)
             sims[start:stop] = np.take_along_axis(exact, order, axis=1)
-        return self.store.write_arrays(shard, ids=ids, sims=sims)
+        return self.store.write(shard, ids=ids, sims=sims)
 
 
 def knn_shards(
@@ -93,33 +93,22 @@ def knn_shards(
         raise ValueError(f"k must be >= 1, got {k}")
     execution = execution or Execution()
     shards = vector_shards(queries)
+    settings = {"k": k, "exclude_self": exclude_self, "nprobe": nprobe, "ef_search": ef_search}
     job = {
         "kind": "knn",
         "index": str(index_path),
         "index_sha256": sha256_file(index_path),
         "queries": read_manifest(queries)["shards"],
         "targets": read_manifest(targets)["shards"],
-        "k": k,
-        "exclude_self": exclude_self,
-        "nprobe": nprobe,
-        "ef_search": ef_search,
+        **settings,
     }
     store = ShardStore(folder, ".npz")
     todo = store.pending(job, shards)
     logger.info(
         "knn: %d query shards (%d done, %d to search), k=%d", len(shards), len(shards) - len(todo), len(todo), k
     )
-    kwargs = {
-        "index_path": str(index_path),
-        "queries": str(queries),
-        "targets": str(targets),
-        "folder": str(folder),
-        "k": k,
-        "exclude_self": exclude_self,
-        "nprobe": nprobe,
-        "ef_search": ef_search,
-    }
-    run_tasks(todo, KnnWorker, kwargs, execution)
+    paths = {"index_path": str(index_path), "queries": str(queries), "targets": str(targets), "folder": str(folder)}
+    run_tasks(todo, KnnWorker, {**paths, **settings}, execution)
     return store.finish(job, shards, extra={"k": k})
 
 

@@ -1,21 +1,9 @@
 """The mining job: embed, index, search both ways, score by margin, filter, write pairs to Parquet in chunks.
 
 Monolingual paraphrase mining takes one input (each sentence's neighbours among the others); X-English bitext
-mining takes a source and a target input (neighbours across, in both directions). Stages, each resumable in the
-work folder (see :mod:`psp_st.mining.shards`):
-
-1. embed each input into unit vectors (:func:`~psp_st.mining.embed_shards.embed_shards`);
-2. index the target set (monolingual: the one set) with FAISS (:mod:`psp_st.mining.ann`), and for bitext the
-   source set too;
-3. search every source against the target index and (bitext) every target against the source index
-   (:func:`~psp_st.mining.knn_shards.knn_shards`);
-4. score candidates with the ratio margin (:mod:`psp_st.mining.margin`), recompute their exact cosine, apply the
-   filters (``psp_st.data``: length ratio, trigram overlap, exact pair dedup, language id) and write the kept
-   pairs as row groups of one Parquet file that appears under its final name only when complete;
-5. report ANN recall@k against exact search on a sample of queries.
-
-Stages 1 and 3 run on Ray Data with an :class:`Execution` that names Ray; stage 2 builds the index in the driver
-and stage 4 streams candidates through the driver in chunks.
+mining takes a source and a target input (neighbours across, in both directions). Every stage is resumable in
+the work folder (:mod:`psp_st.mining.shards`); embedding and search run on Ray Data with an :class:`Execution`
+that names Ray, the index is built in the driver and candidates stream through the driver in chunks.
 """
 
 from __future__ import annotations
@@ -42,16 +30,8 @@ from psp_st.data.filters import (
     text_key,
     trigram_overlap,
 )
-from psp_st.io.atomic import atomic_path
-from psp_st.mining.ann import (
-    IndexSpec,
-    build_index,
-    exact_search,
-    exact_similarities,
-    recall_at_k,
-    save_index,
-    search,
-)
+from psp_st.io.atomic import atomic_path, atomic_write_json
+from psp_st.mining.ann import IndexSpec, build_index, exact_search, exact_similarities, recall_at_k, save_index, search
 from psp_st.mining.embed_shards import embed_shards
 from psp_st.mining.executor import Execution, session
 from psp_st.mining.knn_shards import knn_shards, read_neighbours, vector_shards
@@ -60,8 +40,18 @@ from psp_st.mining.shards import ShardedVectors, read_manifest, read_shard_texts
 
 logger = logging.getLogger(__name__)
 
-#: Columns of the mined-pairs Parquet file.
-PAIR_COLUMNS = ("sentence1", "sentence2", "score", "cosine", "trigram_overlap", "length_ratio", "id1", "id2")
+#: Columns of the mined-pairs Parquet file and their Arrow types.
+_SCHEMA = {
+    "sentence1": "large_string",
+    "sentence2": "large_string",
+    "score": "float32",
+    "cosine": "float32",
+    "trigram_overlap": "float32",
+    "length_ratio": "float32",
+    "id1": "int64",
+    "id2": "int64",
+}
+PAIR_COLUMNS = tuple(_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -160,19 +150,9 @@ def _index(vectors_folder: Path, path: Path, spec: IndexSpec) -> Path:
     vectors = ShardedVectors.open(vectors_folder)
     index = build_index(vectors, spec)
     save_index(index, path)
-    with atomic_path(meta_path) as tmp:
-        tmp.write_text(
-            json.dumps(
-                {
-                    "meta": meta,
-                    "sha256": sha256_file(path),
-                    "kind": spec.resolve(len(vectors)),
-                    "seconds": time.perf_counter() - started,
-                },
-                indent=2,
-            ),
-            encoding="utf-8",
-        )
+    seconds = time.perf_counter() - started
+    record = {"meta": meta, "sha256": sha256_file(path), "kind": spec.resolve(len(vectors)), "seconds": seconds}
+    atomic_write_json(meta_path, record)
     return path
 
 
@@ -255,21 +235,7 @@ def mine_pairs(
     """
     config = config or MiningConfig()
     execution = execution or Execution()
-    with session(execution):
-        return _mine(source, Path(output), model, target, config, column, target_column, work_dir, execution)
-
-
-def _mine(
-    source: Any,
-    output: Path,
-    model: str,
-    target: Any,
-    config: MiningConfig,
-    column: str,
-    target_column: str | None,
-    work_dir: str | os.PathLike | None,
-    execution: Execution,
-) -> dict[str, Any]:
+    output = Path(output)
     if output.suffix != ".parquet":
         raise ValueError(f"output must end in .parquet, got {output}")
     work = Path(work_dir) if work_dir else output.with_name(output.name + ".work")
@@ -281,38 +247,39 @@ def _mine(
         logger.info("mine: %s took %.1f s", name, timings[name])
 
     started = time.perf_counter()
-    embed = functools.partial(
-        embed_shards,
-        model=model,
-        shard_rows=config.shard_rows,
-        normalize=True,
-        float16=config.float16,
-        execution=execution,
-    )
-    embed(source, work / "source-vectors", column=column)
-    if not monolingual:
-        embed(target, work / "target-vectors", column=target_column or column)
-    stage("embed", started)
-    source_dir = work / "source-vectors"
-    target_dir = source_dir if monolingual else work / "target-vectors"
-    sources, targets = ShardedVectors.open(source_dir), ShardedVectors.open(target_dir)
-    k = min(config.k, len(targets) - int(monolingual))
-    if k < 1:
-        raise ValueError(f"need at least 2 sentences to mine pairs, got {len(sources)}")
+    with session(execution):  # one Ray connection for the embedding and search jobs
+        embed = functools.partial(
+            embed_shards,
+            model=model,
+            shard_rows=config.shard_rows,
+            normalize=True,
+            float16=config.float16,
+            execution=execution,
+        )
+        embed(source, work / "source-vectors", column=column)
+        if target is not None:
+            embed(target, work / "target-vectors", column=target_column or column)
+        stage("embed", started)
+        source_dir = work / "source-vectors"
+        target_dir = source_dir if monolingual else work / "target-vectors"
+        sources, targets = ShardedVectors.open(source_dir), ShardedVectors.open(target_dir)
+        k = min(config.k, len(targets) - int(monolingual))
+        if k < 1:
+            raise ValueError(f"need at least 2 sentences to mine pairs, got {len(sources)}")
 
-    started = time.perf_counter()
-    target_index = _index(target_dir, work / "target.faiss", config.index)
-    source_index = None if monolingual else _index(source_dir, work / "source.faiss", config.index)
-    stage("index", started)
+        started = time.perf_counter()
+        target_index = _index(target_dir, work / "target.faiss", config.index)
+        source_index = None if monolingual else _index(source_dir, work / "source.faiss", config.index)
+        stage("index", started)
 
-    started = time.perf_counter()
-    search = functools.partial(
-        knn_shards, nprobe=config.index.nprobe, ef_search=config.index.ef_search, execution=execution
-    )
-    search(target_index, source_dir, target_dir, work / "knn-forward", k, exclude_self=monolingual)
-    if source_index is not None:  # None exactly when monolingual
-        search(source_index, target_dir, source_dir, work / "knn-backward", min(config.k, len(sources)))
-    stage("search", started)
+        started = time.perf_counter()
+        search = functools.partial(
+            knn_shards, nprobe=config.index.nprobe, ef_search=config.index.ef_search, execution=execution
+        )
+        search(target_index, source_dir, target_dir, work / "knn-forward", k, exclude_self=monolingual)
+        if source_index is not None:  # None exactly when monolingual
+            search(source_index, target_dir, source_dir, work / "knn-backward", min(config.k, len(sources)))
+        stage("search", started)
 
     started = time.perf_counter()
     recall = measure_recall(
@@ -343,8 +310,7 @@ def _mine(
         "execution": asdict(execution),
         "seconds": timings,
     }
-    with atomic_path(output.with_suffix(".json")) as tmp:
-        tmp.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    atomic_write_json(output.with_suffix(".json"), report)
     return report
 
 
@@ -381,18 +347,7 @@ def _score_filter_write(
     counters.update({getattr(step, "name", step): FilterCount(getattr(step, "name", step)) for step in filters})
     seen: set[int] = set()
     total = len(left)
-    schema = pa.schema(
-        [
-            ("sentence1", pa.large_string()),
-            ("sentence2", pa.large_string()),
-            ("score", pa.float32()),
-            ("cosine", pa.float32()),
-            ("trigram_overlap", pa.float32()),
-            ("length_ratio", pa.float32()),
-            ("id1", pa.int64()),
-            ("id2", pa.int64()),
-        ]
-    )
+    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in _SCHEMA.items()])
     written = 0
     with atomic_path(output) as tmp:
         writer = pq.ParquetWriter(str(tmp), schema)
@@ -418,20 +373,11 @@ def _score_filter_write(
             survivors = np.flatnonzero(keep)
             for start in range(0, len(survivors), config.chunk_rows):
                 rows = survivors[start : start + config.chunk_rows]
-                table = _filter_chunk(
-                    rows,
-                    left,
-                    right,
-                    margins,
-                    cosines,
-                    source_texts,
-                    target_texts,
-                    config,
-                    filters,
-                    counters,
-                    seen,
-                    monolingual,
-                )
+                texts = (source_texts.take(pa.array(left[rows])), target_texts.take(pa.array(right[rows])))
+                batch = {"sentence1": texts[0].to_pylist(), "sentence2": texts[1].to_pylist()}
+                kept = _filter_chunk(batch, config, filters, counters, seen, monolingual)
+                chosen = rows[kept]
+                table = _pair_table(batch, kept, left[chosen], right[chosen], margins[chosen], cosines[chosen])
                 if table.num_rows:
                     writer.write_table(table.cast(schema))
                     written += table.num_rows
@@ -442,26 +388,14 @@ def _score_filter_write(
 
 
 def _filter_chunk(
-    rows: np.ndarray,
-    left: np.ndarray,
-    right: np.ndarray,
-    margins: np.ndarray,
-    cosines: np.ndarray,
-    source_texts: Any,
-    target_texts: Any,
+    batch: dict[str, list[str]],
     config: MiningConfig,
     filters: list[Any],
     counters: dict[str, FilterCount],
     seen: set[int],
     monolingual: bool,
-) -> Any:
-    """Text filters over one chunk of candidate rows (in order), returning the kept pairs as an Arrow table."""
-    import pyarrow as pa
-
-    batch = {
-        "sentence1": source_texts.take(pa.array(left[rows])).to_pylist(),
-        "sentence2": target_texts.take(pa.array(right[rows])).to_pylist(),
-    }
+) -> np.ndarray:
+    """Positions (in ``batch``) of the pairs that pass the text filters, applied in order."""
     keys1, keys2 = [text_key(a) for a in batch["sentence1"]], [text_key(b) for b in batch["sentence2"]]
     mask = [k1 != k2 and bool(k1) and bool(k2) for k1, k2 in zip(keys1, keys2, strict=True)]
     counters["identical"].update(mask)
@@ -471,37 +405,41 @@ def _filter_chunk(
         mask = [m and f for m, f in zip(mask, fresh, strict=True)]
     for step in filters:
         index = [i for i, m in enumerate(mask) if m]
+        pairs = {column: [batch[column][i] for i in index] for column in ("sentence1", "sentence2")}
         if step == "dedup":
-            verdict = _dedup(
-                [batch["sentence1"][i] for i in index], [batch["sentence2"][i] for i in index], seen, monolingual
-            )
+            verdict = _dedup(pairs["sentence1"], pairs["sentence2"], seen, monolingual)
         else:
-            verdict = step.keep(
-                {
-                    "sentence1": [batch["sentence1"][i] for i in index],
-                    "sentence2": [batch["sentence2"][i] for i in index],
-                }
-            )
+            verdict = step.keep(pairs)
         counters[getattr(step, "name", step)].update(verdict)
         for i, ok in zip(index, verdict, strict=True):
             mask[i] = ok
-    kept = [i for i, m in enumerate(mask) if m]
+    return np.flatnonzero(mask)
+
+
+def _pair_table(
+    batch: dict[str, list[str]],
+    kept: np.ndarray,
+    id1: np.ndarray,
+    id2: np.ndarray,
+    margins: np.ndarray,
+    cosines: np.ndarray,
+) -> Any:
+    """The kept pairs of one chunk as an Arrow table with the :data:`PAIR_COLUMNS`."""
+    import pyarrow as pa
+
     one, two = [batch["sentence1"][i] for i in kept], [batch["sentence2"][i] for i in kept]
-    chosen = rows[np.asarray(kept, dtype=np.int64)]
     return pa.table(
         {
             "sentence1": one,
             "sentence2": two,
-            "score": margins[chosen].astype(np.float32),
-            "cosine": cosines[chosen],
-            "trigram_overlap": np.asarray(
-                [trigram_overlap(a, b) for a, b in zip(one, two, strict=True)], dtype=np.float32
-            ),
+            "score": margins.astype(np.float32),
+            "cosine": cosines,
+            "trigram_overlap": np.asarray([trigram_overlap(a, b) for a, b in zip(one, two, strict=True)], np.float32),
             "length_ratio": np.asarray(
-                [min(length_ratio(a, b), math.inf) for a, b in zip(one, two, strict=True)], dtype=np.float32
+                [min(length_ratio(a, b), math.inf) for a, b in zip(one, two, strict=True)], np.float32
             ),
-            "id1": left[chosen],
-            "id2": right[chosen],
+            "id1": id1,
+            "id2": id2,
         }
     )
 

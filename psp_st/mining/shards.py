@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.io.atomic import atomic_path
+from psp_st.io.atomic import atomic_path, atomic_write_json
 from psp_st.io.data_dir import resolve_data_files
 from psp_st.io.lines import line_offsets, read_line_range
 
@@ -154,11 +154,6 @@ def sha256_file(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def _write_json(path: Path, data: Any) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-
-
 class ShardStore:
     """The output folder of one sharded job (see the module docstring for its layout)."""
 
@@ -185,7 +180,7 @@ class ShardStore:
                 )
             return
         self.folder.mkdir(parents=True, exist_ok=True)
-        _write_json(path, plan)
+        atomic_write_json(path, plan)
 
     def pending(self, job: dict[str, Any], shards: Sequence[Shard]) -> list[dict[str, Any]]:
         """Start (or resume) the job and return the shards still to compute, as dicts for the workers."""
@@ -202,21 +197,18 @@ class ShardStore:
             return None
         return record
 
-    def write_array(self, shard: Shard, array: np.ndarray) -> dict[str, Any]:
-        """Save one shard's array (``.npy``, atomically) and mark the shard done."""
-        if len(array) != shard.rows:
-            raise ValueError(f"shard {shard.index}: {len(array)} output rows for {shard.rows} input rows")
-        with atomic_path(self.file(shard)) as tmp, open(tmp, "wb") as handle:
-            np.save(handle, array, allow_pickle=False)
-        return self.mark_done(shard)
-
-    def write_arrays(self, shard: Shard, **arrays: np.ndarray) -> dict[str, Any]:
-        """Save several row-aligned arrays of one shard (``.npz``, atomically) and mark the shard done."""
+    def write(self, shard: Shard, **arrays: np.ndarray) -> dict[str, Any]:
+        """Save one shard's row-aligned arrays atomically (``.npy``: the one array; ``.npz``: each by name) and mark
+        the shard done."""
         for key, array in arrays.items():
             if len(array) != shard.rows:
                 raise ValueError(f"shard {shard.index}: {key} has {len(array)} rows for {shard.rows} input rows")
         with atomic_path(self.file(shard)) as tmp, open(tmp, "wb") as handle:
-            np.savez(handle, allow_pickle=False, **arrays)
+            if self.suffix == ".npy":
+                (array,) = arrays.values()
+                np.save(handle, array, allow_pickle=False)
+            else:
+                np.savez(handle, allow_pickle=False, **arrays)
         return self.mark_done(shard)
 
     def mark_done(self, shard: Shard) -> dict[str, Any]:
@@ -230,7 +222,7 @@ class ShardStore:
             "rows": shard.rows,
             "sha256": sha256_file(self.file(shard)),
         }
-        _write_json(self._done_file(shard), record)
+        atomic_write_json(self._done_file(shard), record)
         return record
 
     def finish(self, job: dict[str, Any], shards: Sequence[Shard], extra: dict[str, Any] | None = None) -> dict:
@@ -242,7 +234,7 @@ class ShardStore:
                 raise RuntimeError(f"shard {shard.index} ({self.file(shard)}) is not done; rerun the job to finish it")
             records.append(record)
         manifest = {"job": job, "rows": sum(shard.rows for shard in shards), "shards": records, **(extra or {})}
-        _write_json(self.folder / MANIFEST_FILE, manifest)
+        atomic_write_json(self.folder / MANIFEST_FILE, manifest)
         return manifest
 
 

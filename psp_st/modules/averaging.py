@@ -2,7 +2,8 @@
 
 ``g(s) = mean_t x_t`` over the token vectors of the sentence: words for WORD, character trigrams of
 ``" " + s + " "`` for TRIGRAM. Computed with ``embedding_bag`` (no ``(batch, length, dim)`` tensor), so long
-texts cost memory only for their ids. Any tokenizer works: :class:`WordAveraging` over Morfessor morphs is the
+texts cost memory only for their ids; with sparse gradients, with P-SP's
+:func:`~psp_st.modules.sparse_mean.sparse_bag_mean` (one gradient row per distinct token). Any tokenizer works: :class:`WordAveraging` over Morfessor morphs is the
 WA model of Sjöblom et al. (2018).
 """
 
@@ -13,6 +14,7 @@ from typing import ClassVar
 import torch
 import torch.nn.functional as F
 
+from psp_st.modules.sparse_mean import sparse_bag_mean
 from psp_st.modules.token_encoder import TokenEncoder
 
 
@@ -38,9 +40,11 @@ class TokenAveraging(TokenEncoder):
             )
 
     def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return F.embedding_bag(
-            input_ids, self.embedding.weight, mode="mean", padding_idx=self.pad_id, sparse=self.embedding.sparse
-        )
+        weight = self.embedding.weight
+        if self.embedding.sparse and weight.requires_grad and torch.is_grad_enabled():
+            # sparse gradients (set by MegaBatchTrainer under PSPTrainingArguments.sparse_embeddings): one row per distinct token
+            return sparse_bag_mean(input_ids, weight, self.pad_id)
+        return F.embedding_bag(input_ids, weight, mode="mean", padding_idx=self.pad_id)
 
 
 class WordAveraging(TokenAveraging):

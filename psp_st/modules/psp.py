@@ -17,31 +17,9 @@ from psp_st.arguments import check_int
 from psp_st.io.atomic import apply_umask
 from psp_st.modules.base import ModelFolderError, PSPInputModule, pad_flat_ids
 from psp_st.modules.sparse_mean import sparse_bag_mean
+from psp_st.modules.teacher_init import teacher_token_vectors
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.text_checks import check_texts
-
-
-def distilled_piece_vectors(vectors: np.ndarray, embedding_dim: int, seed: int = 42) -> np.ndarray:
-    """Teacher piece vectors ``(n, t)`` -> ``(n, embedding_dim)`` float32: PCA, then per-column standardisation.
-
-    Components beyond ``min(n, t)`` are seeded ``N(0, 1)`` columns (see :meth:`PSPEmbedding.from_teacher`). The
-    sign of each component is fixed (largest-magnitude loading positive), so the result does not depend on the
-    SVD routine's sign choice.
-    """
-    vectors = np.asarray(vectors, dtype=np.float64)
-    if vectors.ndim != 2 or not np.isfinite(vectors).all():
-        raise ValueError(f"teacher piece vectors must be a finite 2-D array, got shape {vectors.shape}")
-    centred = vectors - vectors.mean(0, keepdims=True)
-    _, _, components = np.linalg.svd(centred, full_matrices=False)
-    keep = min(embedding_dim, components.shape[0])
-    components = components[:keep]
-    signs = np.sign(components[np.arange(keep), np.abs(components).argmax(1)])
-    projected = centred @ (components * signs[:, None]).T
-    projected /= np.maximum(projected.std(0, keepdims=True), 1e-12)
-    if keep < embedding_dim:
-        extra = np.random.default_rng(seed).standard_normal((len(vectors), embedding_dim - keep))
-        projected = np.concatenate([projected, extra], axis=1)
-    return projected.astype(np.float32)
 
 
 class PSPEmbedding(PSPInputModule):
@@ -198,7 +176,8 @@ class PSPEmbedding(PSPInputModule):
         to ``embedding_dim`` components, and each component is standardised (zero mean, unit variance: the
         scale of the default ``N(0, 1)`` init, which the learning rates are tuned for). When ``embedding_dim``
         exceeds the teacher's dimension (or the number of pieces), all PCA components are kept and the
-        remaining dimensions are ``N(0, 1)`` noise from ``seed``: the distilled subspace plus room to learn.
+        remaining dimensions are ``N(0, 1)`` noise from ``seed``: the distilled subspace plus room to learn
+        (:func:`~psp_st.modules.teacher_init.teacher_token_vectors`).
 
         Args:
             teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``, e.g. a
@@ -215,31 +194,9 @@ class PSPEmbedding(PSPInputModule):
         """
         if not isinstance(tokenizer, SentencePieceTokenizer):
             tokenizer = SentencePieceTokenizer.from_file(tokenizer)
-        if embedding_dim < 1:
-            raise ValueError(f"embedding_dim must be >= 1, got {embedding_dim}")
-        texts = cls.piece_texts(tokenizer)
-        if isinstance(teacher, str):
-            teacher_name = teacher_name or teacher
-            teacher = None
-            if cache_dir is None:
-                from psp_st.mining.teacher import load_teacher
-
-                teacher = load_teacher(teacher_name)
-        if cache_dir is not None:
-            if not teacher_name:
-                raise ValueError("PSPEmbedding.from_teacher: cache_dir needs teacher_name (part of the cache key)")
-            from psp_st.distillation.teacher_cache import teacher_vectors
-
-            cached = teacher_vectors(
-                texts, teacher_name, cache_dir, label="pieces", teacher=teacher, batch_size=batch_size
-            ).with_format("numpy")
-            vectors = np.asarray(cached["embedding"], dtype=np.float64)
-        else:
-            vectors = np.asarray(
-                teacher.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
-                dtype=np.float64,
-            )
-        weights = distilled_piece_vectors(vectors, embedding_dim, seed)
+        weights = teacher_token_vectors(
+            cls.piece_texts(tokenizer), teacher, embedding_dim, seed, cache_dir, teacher_name, batch_size, "pieces"
+        )
         return cls(tokenizer, embedding_weights=torch.from_numpy(weights), **options)
 
     @staticmethod
@@ -276,7 +233,7 @@ class PSPEmbedding(PSPInputModule):
             mask_f = mask.unsqueeze(-1).to(tokens.dtype)
             embedding = (tokens * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
         elif self.embedding.sparse and weight.requires_grad and torch.is_grad_enabled():
-            # embedding.sparse is set by a trainer (e.g. MegaBatchTrainer(sparse_embeddings=True)): compact sparse grads
+            # embedding.sparse is set by a trainer (e.g. MegaBatchTrainer under PSPTrainingArguments.sparse_embeddings): compact sparse grads
             embedding = sparse_bag_mean(input_ids, weight, self.pad_id)
         else:
             embedding = F.embedding_bag(input_ids, weight, mode="mean", padding_idx=self.pad_id)

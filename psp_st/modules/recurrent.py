@@ -8,8 +8,11 @@
   section 4.1) or of the GRU written out in Sjöblom et al. 2018, section 3.1 (leaky ReLU activation, Xavier
   init, embeddings uniform in [-0.01, 0.01], variational dropout).
 
-Padding never changes a vector: the LSTMs run on packed sequences and the GRU loop keeps the state of a
-finished row; all pooling is masked. Every recurrent encoder has a default ``max_seq_length`` of 128 tokens
+Padding never changes a vector, and costs nothing: every encoder embeds, runs, gates and pools only the real
+tokens, in the packed layout of :class:`~psp_st.modules.packing.PackedTokens` (``nn.LSTM`` takes it as a
+``PackedSequence``; the GRU is :func:`~psp_st.modules.sjoblom_gru.sjoblom_gru`, a fused loop with a hand-written
+backward pass). The GRAN's gate is not recurrent (it reads ``h_t`` once computed), so it is one pair of matmuls
+over all tokens. Every recurrent encoder has a default ``max_seq_length`` of 128 tokens
 (the papers train on sentences of at most 30 words) and refuses values above 1024, so a 1 MB string is cut
 instead of being unrolled a million steps.
 """
@@ -19,10 +22,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import torch
-import torch.nn.functional as F
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from psp_st.modules.fused_recurrence import lstm_layer, sjoblom_gru
+from psp_st.modules.packing import PackedTokens
 from psp_st.modules.token_encoder import TokenEncoder
 
 #: default cap on tokens per text for the recurrent encoders
@@ -31,29 +34,34 @@ RECURRENT_MAX_SEQ_LENGTH = 128
 RECURRENT_MAX_SEQ_LENGTH_LIMIT = 1024
 
 
-def masked_mean(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean over the time axis of ``states`` ``(batch, time, dim)`` where ``mask`` ``(batch, time)`` is true."""
-    mask_f = mask.unsqueeze(-1).to(states.dtype)
-    return (states * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
-
-
-def masked_max(states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Max over the time axis of ``states`` where ``mask`` is true."""
-    return states.masked_fill(~mask.unsqueeze(-1), float("-inf")).max(dim=1).values
-
-
-def run_packed(rnn: nn.Module, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Run ``rnn`` (batch_first) on right-padded ``inputs`` as a packed sequence; padded outputs are zeros."""
-    lengths = mask.sum(1).clamp(min=1).cpu()
-    packed = pack_padded_sequence(inputs, lengths, batch_first=True, enforce_sorted=False)
-    output, _ = rnn(packed)
-    output, _ = pad_packed_sequence(output, batch_first=True, total_length=inputs.shape[1])
-    return output
+def lstm_weights(lstm: nn.LSTM, suffix: str = "") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(W_ih, W_hh, b_ih, b_hh)`` of the first layer of ``lstm`` (``suffix="_reverse"``: its backward direction)."""
+    return (
+        getattr(lstm, f"weight_ih_l0{suffix}"),
+        getattr(lstm, f"weight_hh_l0{suffix}"),
+        getattr(lstm, f"bias_ih_l0{suffix}"),
+        getattr(lstm, f"bias_hh_l0{suffix}"),
+    )
 
 
 def variational_dropout_mask(shape: tuple[int, int], p: float, like: torch.Tensor) -> torch.Tensor:
     """One dropout mask per sequence (``(batch, dim)``), reused at every time step (Gal & Ghahramani 2016)."""
     return torch.bernoulli(torch.full(shape, 1.0 - p, device=like.device, dtype=like.dtype)) / (1.0 - p)
+
+
+def run_lstm(lstm: nn.LSTM, inputs: torch.Tensor, packed: PackedTokens) -> torch.Tensor:
+    """Packed states ``(tokens, directions * hidden)`` of the one-layer ``lstm`` over packed ``inputs``.
+
+    Runs :func:`~psp_st.modules.fused_recurrence.lstm_layer` with ``lstm``'s own parameters (its forward is not
+    used: see :mod:`~psp_st.modules.fused_recurrence` for why). The backward direction reads each sentence
+    reversed, so its state at packed position ``p`` belongs to the mirrored token: fine for mean and max pooling,
+    which is all the encoders do with it.
+    """
+    sizes = packed.batch_sizes.tolist()
+    directions = [lstm_layer(inputs, lstm_weights(lstm, ""), sizes)]
+    if lstm.bidirectional:
+        directions.append(lstm_layer(inputs[packed.reversal()], lstm_weights(lstm, "_reverse"), sizes))
+    return torch.cat(directions, dim=1) if len(directions) > 1 else directions[0]
 
 
 class _RecurrentEncoder(TokenEncoder):
@@ -107,8 +115,11 @@ class LSTMAveraging(_RecurrentEncoder):
         return 2 * self.hidden_size if self.bidirectional and self.combine == "concat" else self.hidden_size
 
     def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        states = run_packed(self.lstm, self.embedding(input_ids), mask)
-        pooled = masked_mean(states, mask) if self.pooling == "mean" else masked_max(states, mask)
+        packed = PackedTokens.from_mask(mask)
+        if packed.rows.numel() == 0:
+            return self.embedding.weight.new_zeros(input_ids.shape[0], self.get_sentence_embedding_dimension())
+        states = run_lstm(self.lstm, self.embedding(packed.gather(input_ids)), packed)
+        pooled = packed.mean(states) if self.pooling == "mean" else packed.max(states)
         if self.bidirectional and self.combine == "sum":
             forward, backward = pooled.split(self.hidden_size, dim=-1)
             return forward + backward
@@ -127,8 +138,8 @@ class GRAN(_RecurrentEncoder):
         h_t = (1 - z_t) * h_{t-1} + h~_t
 
     with Xavier-initialized GRU weights and token vectors uniform in [-0.01, 0.01]. This differs from
-    ``torch.nn.GRU`` (tanh, reset gate applied after ``U_h``, extra biases), so it is written out here as a loop
-    over time steps; a finished row keeps its state, so padding changes nothing.
+    ``torch.nn.GRU`` (tanh, reset gate applied after ``U_h``, extra biases), so it runs in
+    :func:`~psp_st.modules.sjoblom_gru.sjoblom_gru` (a loop over time steps with a hand-written backward pass).
 
     Args:
         tokenizer: WordTokenizer, TrigramTokenizer, MorfessorTokenizer or SentencePieceTokenizer.
@@ -189,31 +200,33 @@ class GRAN(_RecurrentEncoder):
             nn.init.normal_(weight)
 
     def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        tokens = self.embedding(input_ids)
+        packed = PackedTokens.from_mask(mask)
+        if packed.rows.numel() == 0:
+            return self.embedding.weight.new_zeros(input_ids.shape[0], self.embedding_dim)
+        tokens = self.embedding(packed.gather(input_ids))  # (tokens, dim): real tokens only, time-major
         inputs = tokens
-        if self.training and self.dropout > 0:
+        dropping = self.training and self.dropout > 0
+        if dropping:  # one mask per sequence, reused at every step
             inputs = (
-                tokens * variational_dropout_mask((tokens.shape[0], tokens.shape[2]), self.dropout, tokens)[:, None]
+                tokens
+                * variational_dropout_mask((input_ids.shape[0], self.embedding_dim), self.dropout, tokens)[packed.rows]
             )
-        states = run_packed(self.lstm, inputs, mask) if self.gate == "lstm" else self._gru(inputs, mask)
+        if self.gate == "lstm":
+            states = run_lstm(self.lstm, inputs, packed)
+        else:
+            keep = None
+            if dropping:
+                keep = variational_dropout_mask((input_ids.shape[0], self.hidden_size), self.dropout, inputs)
+                keep = keep[packed.order]
+            states = sjoblom_gru(
+                self.gru_input(inputs),
+                self.gru_recurrent_rz.weight,
+                self.gru_recurrent_h.weight,
+                self.gru_bias,
+                packed.batch_sizes.tolist(),
+                keep,
+                self.activation,
+            )
+        # the gate reads each state once it is computed: no recurrence, one matmul pair over all tokens
         gated = tokens * torch.sigmoid(self.gate_input(tokens) + self.gate_hidden(states))
-        return masked_mean(gated, mask)
-
-    def _gru(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        batch, steps, _ = inputs.shape
-        hidden = self.hidden_size
-        act = F.leaky_relu if self.activation == "leaky_relu" else torch.tanh
-        projected = self.gru_input(inputs)  # (batch, steps, 3 * hidden), all steps at once
-        state = inputs.new_zeros(batch, hidden)
-        keep = None
-        if self.training and self.dropout > 0:
-            keep = variational_dropout_mask((batch, hidden), self.dropout, inputs)
-        outputs = []
-        for t in range(steps):
-            x_r, x_z, x_h = projected[:, t].split(hidden, dim=-1)
-            previous = state if keep is None else state * keep
-            r, z = torch.sigmoid(torch.cat([x_r, x_z], dim=-1) + self.gru_recurrent_rz(previous)).split(hidden, dim=-1)
-            candidate = z * act(x_h + self.gru_recurrent_h(r * previous) + self.gru_bias)
-            state = torch.where(mask[:, t, None], (1 - z) * state + candidate, state)
-            outputs.append(state)
-        return torch.stack(outputs, dim=1)
+        return packed.mean(gated)

@@ -25,6 +25,7 @@ from torch import nn
 
 from psp_st.modules.base import ModelFolderError, PSPInputModule, pad_flat_ids
 from psp_st.modules.scramble import scramble_ids
+from psp_st.modules.teacher_init import teacher_token_vectors
 from psp_st.tokenization.store import (
     load_tokenizer,
     save_tokenizer,
@@ -164,6 +165,52 @@ class TokenEncoder(PSPInputModule):
         with torch.random.fork_rng():
             torch.manual_seed(seed)
             return cls(trained, embedding_dim=embedding_dim, **options)
+
+    @classmethod
+    def from_teacher(
+        cls,
+        teacher: Any,
+        tokenizer: Any,
+        embedding_dim: int = 300,
+        seed: int = 42,
+        cache_dir: str | os.PathLike | None = None,
+        teacher_name: str | None = None,
+        batch_size: int = 256,
+        **options: Any,
+    ) -> TokenEncoder:
+        """Token vectors distilled from a sentence encoder: each token's text through ``teacher``, PCA, standardised.
+
+        The zoo's stand-in for the pretrained word vectors of the papers (PARAGRAM-SL999 in ParaNMT and the GRAN
+        paper): the same vocabulary distillation as :meth:`PSPEmbedding.from_teacher
+        <psp_st.modules.psp.PSPEmbedding.from_teacher>` (:func:`~psp_st.modules.teacher_init.teacher_token_vectors`:
+        arguments ``teacher``, ``seed``, ``cache_dir``, ``teacher_name``, ``batch_size`` as there).
+
+        Args:
+            tokenizer: a trained psp-st tokenizer (e.g. from :func:`psp_st.tokenization.store.train_tokenizer_of_kind`
+                or the ``tokenizer`` of a module built with :meth:`from_texts`).
+            embedding_dim: vector size.
+            **options: module arguments (``max_seq_length``, ``hidden_size``, ``scramble``, ...).
+
+        Example::
+
+            word = WordAveraging.from_texts(sentences, embedding_dim=300)
+            word = WordAveraging.from_teacher("all-MiniLM-L6-v2", word.tokenizer, embedding_dim=300)
+        """
+        cls.check_tokenizer_kind(tokenizer_kind(tokenizer))
+        weights = teacher_token_vectors(
+            cls.token_texts(tokenizer), teacher, embedding_dim, seed, cache_dir, teacher_name, batch_size, "tokens"
+        )
+        return cls(tokenizer, embedding_dim=embedding_dim, embedding_weights=torch.from_numpy(weights), **options)
+
+    @staticmethod
+    def token_texts(tokenizer: Any) -> list[str]:
+        """The text of every token id as a teacher should read it (trigram padding spaces stripped)."""
+        if tokenizer_kind(tokenizer) == "sentencepiece":
+            from psp_st.modules.psp import PSPEmbedding
+
+            return PSPEmbedding.piece_texts(tokenizer)
+        texts = [tokenizer.id_to_token(index) for index in range(tokenizer.vocab_size)]
+        return [text.strip() or text for text in texts]
 
     # -- properties ---------------------------------------------------------------------------------------
     def get_embedding_dimension(self) -> int:

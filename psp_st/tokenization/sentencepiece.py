@@ -13,6 +13,7 @@ import itertools
 import logging
 import os
 import random
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from psp_st.io.progress import progress_bar
 from psp_st.tokenization.text_checks import check_texts
 
 logger = logging.getLogger(__name__)
+#: Serializes building a tokenizer's word memo (threads encoding with one tokenizer build it once).
+_MEMO_LOCK = threading.Lock()
 
 #: Character coverage that keeps every character seen in training. The reference preprocessing used 0.995,
 #: which on caption-heavy English data drops the digits and some letters (many sentences then contain an
@@ -208,13 +211,20 @@ class SentencePieceTokenizer:
         max_length: int | None = None,
         drop_unknown: bool = False,
         num_threads: int | None = None,
+        memo: bool = True,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Encode ``texts`` into one flat id array and per-text lengths (no per-token Python work).
 
         With ``drop_unknown``, unknown pieces are removed together with a bare word-boundary piece (``▁``)
         right before them, so an unknown word leaves no trace: ``"a dog ☃ runs"`` encodes as ``"a dog runs"``.
-        ``max_length`` then keeps the first ``max_length`` remaining pieces of each text.
+        ``max_length`` then keeps the first ``max_length`` remaining pieces of each text. With
+        ``drop_unknown`` and numba installed, the exact word memo (:mod:`psp_st.tokenization.word_memo`) gives
+        the same ids several times faster; ``memo=False`` runs sentencepiece on every text.
         """
+        if drop_unknown and memo and num_threads in (None, 1):
+            word_memo = self.word_memo()
+            if word_memo is not None:
+                return word_memo.encode_flat(check_texts(texts), max_length=max_length)
         ids = self.encode(texts, num_threads=num_threads)
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
@@ -223,6 +233,35 @@ class SentencePieceTokenizer:
         if max_length is not None:
             flat, lengths = truncate_flat(flat, lengths, max_length)
         return flat, lengths
+
+    def word_memo(self):
+        """This model's :class:`~psp_st.tokenization.word_memo.WordMemo` (built on first use), or ``None``
+        without numba (``pip install "psp-st[fast]"``) or for a model it cannot be exact for."""
+        with _MEMO_LOCK:
+            memo = self.__dict__.get("_word_memo")
+            if memo is None:
+                memo = False
+                try:
+                    import numba  # noqa: F401  # the memo's kernels are compiled with numba
+                except ImportError:
+                    pass
+                else:
+                    from psp_st.tokenization.word_memo import WordMemo, unsupported_reason
+
+                    reason = unsupported_reason(self)
+                    if reason is None:
+                        memo = WordMemo(self)
+                    else:
+                        logger.info(
+                            "no word memo for this sentencepiece model (%s): sentencepiece on every text", reason
+                        )
+                self.__dict__["_word_memo"] = memo
+        return memo or None
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_word_memo", None)  # rebuilt on first use (it holds a lock)
+        return state
 
     def _drop_unknown(self, flat: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         rows = np.repeat(np.arange(len(lengths)), lengths)

@@ -5,6 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def check_texts(texts: Sequence[str] | str, where: str | None = None) -> list[str]:
     """Return ``texts`` as a list of strings, or raise naming the first bad element.
 
@@ -21,6 +29,12 @@ def check_texts(texts: Sequence[str] | str, where: str | None = None) -> list[st
         texts = list(texts)
     except TypeError:
         raise TypeError(f"texts must be a list of strings, got {type(texts).__name__}") from None
+    try:  # fast path, in C: every element a string, all of them valid Unicode
+        joined = "".join(texts)
+    except TypeError:
+        joined = None  # a non-string: the loop below names it
+    if joined is not None and (joined.isascii() or not _has_surrogate(joined)):
+        return texts
     for index, text in enumerate(texts):
         label = f"texts[{index}]" if where is None else f"an input of {where}"
         if not isinstance(text, str):

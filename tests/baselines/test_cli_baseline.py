@@ -56,56 +56,6 @@ def test_bad_turku_label_in_a_file_is_a_clean_error(tiny_bert_dir, tmp_path, cap
     assert "bad.parquet column label_str, row 2: label '5'" in capsys.readouterr().err
 
 
-def test_table_command_renders_records(tmp_path, capsys):
-    record = {
-        "name": "toy",
-        "command": "psp-st baseline sbert",
-        "train": {"seconds": 120.0},
-        "metrics": {"stsb_spearman": 80.123, "pairs_per_second": 250.4},
-    }
-    (tmp_path / "toy.json").write_text(json.dumps(record))
-    assert main(["baseline", "table", str(tmp_path / "toy.json"), "--output", str(tmp_path / "t.md")]) == 0
-    text = (tmp_path / "t.md").read_text()
-    assert "| toy | 80.1 | — |" in text and "2.0 min" in text and "psp-st baseline sbert" in text
-
-
-def test_speed_command_feeds_the_table(tiny_bert_dir, data_dir, tmp_path):
-    speed = tmp_path / "speed.json"
-    assert (
-        main(
-            [
-                "baseline",
-                "speed",
-                f"toy=sbert:{tiny_bert_dir}",
-                "--data-dir",
-                str(data_dir),
-                "--pairs",
-                "8",
-                "--repeats",
-                "1",
-                "--output",
-                str(speed),
-            ]
-        )
-        == 0
-    )
-    measured = json.loads(speed.read_text())["pairs_per_second"]["toy"]
-    assert measured > 0
-    (tmp_path / "toy.json").write_text(json.dumps({"name": "toy", "metrics": {"pairs_per_second": -1.0}}))
-    assert (
-        main(
-            ["baseline", "table", str(tmp_path / "toy.json"), "--speed", str(speed), "--output", str(tmp_path / "t.md")]
-        )
-        == 0
-    )
-    assert f"| {measured:.0f} |" in (tmp_path / "t.md").read_text()
-
-
-def test_bad_speed_spec_is_a_clean_error(capsys):
-    assert main(["baseline", "speed", "toy=bogus:/nowhere"]) == 2
-    assert "expected NAME=sbert|cross-encoder|turku:PATH" in capsys.readouterr().err
-
-
 def test_untrained_record_of_a_built_model_carries_its_build_time(tmp_path):
     import json
 

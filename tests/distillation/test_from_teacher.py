@@ -72,3 +72,23 @@ def test_cached_piece_vectors_are_reused(tmp_path, sp_tokenizer, stub_teacher):
 def test_cache_needs_a_teacher_name(tmp_path, sp_tokenizer, stub_teacher):
     with pytest.raises(ValueError, match="teacher_name"):
         PSPEmbedding.from_teacher(stub_teacher(), sp_tokenizer, embedding_dim=8, cache_dir=tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["words", "trigrams"])
+def test_zoo_encoders_start_from_teacher_token_vectors(caption_sentences, stub_teacher, kind):
+    from psp_st.modules.averaging import TrigramAveraging, WordAveraging
+    from psp_st.modules.recurrent import GRAN
+    from psp_st.tokenization.words import TrigramTokenizer, WordTokenizer
+
+    tokenizer = (WordTokenizer if kind == "words" else TrigramTokenizer).train(caption_sentences[:500], min_count=3)
+    teacher = stub_teacher(dim=16)
+    texts = [tokenizer.id_to_token(i).strip() or tokenizer.id_to_token(i) for i in range(tokenizer.vocab_size)]
+    expected = independent_pca(np.stack([teacher.vector(t) for t in texts]).astype(np.float64), 6)
+    averaging = WordAveraging if kind == "words" else TrigramAveraging
+    for cls, options in ((averaging, {}), (GRAN, {"gate": "gru"})):
+        module = cls.from_teacher(teacher, tokenizer, embedding_dim=6, **options)
+        weights = module.embedding.weight.detach()[: module.vocab_size].numpy()
+        for column in range(6):
+            sign = np.sign(weights[:, column] @ expected[:, column])
+            np.testing.assert_allclose(weights[:, column], sign * expected[:, column], atol=1e-3)
+        assert torch.all(module.embedding.weight[module.vocab_size] == 0)

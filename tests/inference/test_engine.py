@@ -114,6 +114,23 @@ def test_normalize_and_float16(psp_module):
     np.testing.assert_allclose(half, plain, atol=2e-3 * np.abs(plain).max())
 
 
+def test_out_buffer_is_filled_and_returned(psp_module):
+    from psp_st.inference import PSPEngine
+
+    engine = PSPEngine.from_module(psp_module, threads=1)
+    buffer = np.full((len(TEXTS), engine.dim), np.nan, dtype=np.float32)
+    assert engine.encode(TEXTS, out=buffer) is buffer
+    np.testing.assert_array_equal(buffer, engine.encode(TEXTS))
+
+
+def test_out_buffer_of_wrong_shape_is_refused(psp_module):
+    from psp_st.inference import PSPEngine
+
+    engine = PSPEngine.from_module(psp_module, threads=1)
+    with pytest.raises(ValueError, match="out must be"):
+        engine.encode(TEXTS, out=np.empty((len(TEXTS) + 1, engine.dim), dtype=np.float32))
+
+
 def test_embed_follows_weight_updates(psp_module):
     import torch
 
@@ -207,7 +224,9 @@ def test_bad_weights_dtype_is_refused(sp_tokenizer):
 
 
 def test_pooling_backends_agree(psp_module, caption_sentences):
-    """torch's embedding_bag (used when torch is loaded), the numba kernel and the numpy fallback."""
+    """The numba kernel, torch's embedding_bag (without numba, when torch is loaded) and the numpy fallback."""
+    import torch
+
     import psp_st.inference.pooling as pooling
     from psp_st.inference import PSPEngine
 
@@ -216,9 +235,9 @@ def test_pooling_backends_agree(psp_module, caption_sentences):
     flat, lengths = engine.token_ids(texts)
     offsets = np.concatenate([[0], np.cumsum(lengths)])
     out = {}
-    out["torch"] = pooling.pool_mean(
-        engine.weights, flat, offsets, engine.tokenizer.unk_id, True, np.empty((len(texts), engine.dim), np.float32)
-    )
+    out["torch"] = np.empty((len(texts), engine.dim), np.float32)
+    pooling._pool_torch(torch, engine.weights, flat, offsets, engine.tokenizer.unk_id, out["torch"])
+    pooling._normalize_rows(out["torch"])
     out["numpy"] = np.empty_like(out["torch"])
     pooling._pool_numpy(engine.weights, flat, offsets, engine.tokenizer.unk_id, out["numpy"])
     pooling._normalize_rows(out["numpy"])
@@ -228,3 +247,19 @@ def test_pooling_backends_agree(psp_module, caption_sentences):
         kernel(engine.weights, flat, offsets, engine.tokenizer.unk_id, True, out["numba"])
     for name, vectors in out.items():
         np.testing.assert_allclose(vectors, out["torch"], atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("shape", [(16, 8), (600, 1024)])
+def test_huge_page_copy_is_an_equal_float32_copy(shape):
+    """Small matrices get a plain copy; large ones (>= 2 MiB) start on a 2 MiB boundary where Linux offers it."""
+    import mmap
+
+    from psp_st.inference.pooling import huge_page_copy
+
+    weights = np.random.default_rng(0).standard_normal(shape).astype(np.float16)
+    copy = huge_page_copy(weights)
+    assert copy.dtype == np.float32 and copy.flags.c_contiguous and copy.flags.writeable
+    np.testing.assert_array_equal(copy, weights.astype(np.float32))
+    assert not np.shares_memory(copy, weights)
+    if hasattr(mmap, "MADV_HUGEPAGE") and copy.nbytes >= 2 << 20:
+        assert copy.ctypes.data % (2 << 20) == 0

@@ -83,7 +83,7 @@ def test_unfinished_job_has_no_manifest(tmp_path):
     shards = plan_shards([path], shard_rows=1)
     store = ShardStore(tmp_path / "out", ".npy")
     store.start({"kind": "test"}, shards)
-    store.write_array(shards[0], np.zeros((1, 2)))
+    store.write(shards[0], vectors=np.zeros((1, 2)))
     with pytest.raises(RuntimeError, match="shard 1 .* is not done"):
         store.finish({"kind": "test"}, shards)
     assert not (tmp_path / "out" / "manifest.json").exists()

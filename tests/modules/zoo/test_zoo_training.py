@@ -103,3 +103,36 @@ def test_trains_with_in_batch_margin_loss(make_encoder, pairs, tmp_path):
     )
     trainer.train()
     assert_trained_and_round_trips(model, before, tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["gran_gru", "blstm_sum", "word_trigram_concat"])
+def test_margin_loss_merged_forward_equals_one_forward_per_column(make_encoder, kind, caption_sentences):
+    from psp_st.losses import ParaphraseMarginLoss
+
+    model = SentenceTransformer(modules=[make_encoder(kind)], device="cpu").train()
+    columns = [caption_sentences[i : i + 6] for i in (0, 10_000, 10_006, 6)]  # four columns of different widths
+    features = [model.preprocess(texts) for texts in columns]
+    assert len({f["input_ids"].shape[1] for f in features}) > 1
+    loss = ParaphraseMarginLoss(model)
+    merged = loss([dict(f) for f in features], None)
+    merged.backward()
+    merged_grads = {name: p.grad.to_dense().clone() for name, p in model.named_parameters() if p.grad is not None}
+    model.zero_grad(set_to_none=True)
+    separate = loss.compute_loss_from_embeddings([model(dict(f))["sentence_embedding"] for f in features])
+    separate.backward()
+    torch.testing.assert_close(merged, separate)
+    for name, p in model.named_parameters():
+        if p.grad is not None:
+            torch.testing.assert_close(merged_grads[name], p.grad.to_dense(), msg=name)
+
+
+def test_averaging_sparse_gradient_path_equals_dense_gradient(make_encoder, caption_sentences):
+    dense = make_encoder("trigram")
+    sparse = make_encoder("trigram")
+    sparse.embedding.sparse = True  # what MegaBatchTrainer sets (PSPTrainingArguments.sparse_embeddings)
+    features = dense.preprocess(caption_sentences[:5])
+    weights = torch.randn(5, 8)
+    for module in (dense, sparse):
+        (module(dict(features))["sentence_embedding"] * weights).sum().backward()
+    assert sparse.embedding.weight.grad.is_sparse
+    torch.testing.assert_close(sparse.embedding.weight.grad.to_dense(), dense.embedding.weight.grad)

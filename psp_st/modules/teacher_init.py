@@ -1,0 +1,94 @@
+"""Token vectors distilled from a sentence encoder (vocabulary distillation, as model2vec does).
+
+The one home of "start a token table from a teacher": :meth:`PSPEmbedding.from_teacher
+<psp_st.modules.psp.PSPEmbedding.from_teacher>` (sentencepiece pieces) and :meth:`TokenEncoder.from_teacher
+<psp_st.modules.token_encoder.TokenEncoder.from_teacher>` (words, trigrams, Morfessor morphs: the zoo's stand-in for
+the PARAGRAM-SL999 word vectors of the ParaNMT and GRAN papers) both call :func:`teacher_token_vectors`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+def distilled_piece_vectors(vectors: np.ndarray, embedding_dim: int, seed: int = 42) -> np.ndarray:
+    """Teacher token vectors ``(n, t)`` -> ``(n, embedding_dim)`` float32: PCA, then per-column standardisation.
+
+    Components beyond ``min(n, t)`` are seeded ``N(0, 1)`` columns. The sign of each component is fixed
+    (largest-magnitude loading positive), so the result does not depend on the SVD routine's sign choice.
+    """
+    vectors = np.asarray(vectors, dtype=np.float64)
+    if vectors.ndim != 2 or not np.isfinite(vectors).all():
+        raise ValueError(f"teacher piece vectors must be a finite 2-D array, got shape {vectors.shape}")
+    centred = vectors - vectors.mean(0, keepdims=True)
+    _, _, components = np.linalg.svd(centred, full_matrices=False)
+    keep = min(embedding_dim, components.shape[0])
+    components = components[:keep]
+    signs = np.sign(components[np.arange(keep), np.abs(components).argmax(1)])
+    projected = centred @ (components * signs[:, None]).T
+    projected /= np.maximum(projected.std(0, keepdims=True), 1e-12)
+    if keep < embedding_dim:
+        extra = np.random.default_rng(seed).standard_normal((len(vectors), embedding_dim - keep))
+        projected = np.concatenate([projected, extra], axis=1)
+    return projected.astype(np.float32)
+
+
+def teacher_token_vectors(
+    texts: Sequence[str],
+    teacher: Any,
+    embedding_dim: int,
+    seed: int = 42,
+    cache_dir: str | os.PathLike | None = None,
+    teacher_name: str | None = None,
+    batch_size: int = 256,
+    label: str = "pieces",
+) -> np.ndarray:
+    """``(len(texts), embedding_dim)`` float32 initial vectors: each text through the teacher, then PCA.
+
+    Each text goes through ``teacher.encode`` on its own; the outputs are centred and reduced by PCA to
+    ``embedding_dim`` components, each standardised (zero mean, unit variance: the scale of the default
+    ``N(0, 1)`` init, which the learning rates are tuned for). When ``embedding_dim`` exceeds the teacher's
+    dimension (or the number of texts), the remaining dimensions are ``N(0, 1)`` noise from ``seed``.
+
+    Args:
+        texts: the token texts, in table order.
+        teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``, or a name for
+            :func:`psp_st.mining.teacher.load_teacher` (with ``cache_dir`` it is loaded only when a text is not
+            cached yet).
+        embedding_dim: the table's vector size.
+        seed: seed of the extra random dimensions.
+        cache_dir: cache the teacher vectors there (:mod:`psp_st.distillation.teacher_cache`, keyed by
+            ``teacher_name`` and the texts); ``None`` encodes without caching.
+        teacher_name: the teacher's name for the cache key (required with ``cache_dir``).
+        batch_size: teacher batch size.
+        label: what the texts are (progress and log of the cache).
+    """
+    if embedding_dim < 1:
+        raise ValueError(f"embedding_dim must be >= 1, got {embedding_dim}")
+    texts = list(texts)
+    if isinstance(teacher, str):
+        teacher_name = teacher_name or teacher
+        teacher = None
+        if cache_dir is None:
+            from psp_st.mining.teacher import load_teacher
+
+            teacher = load_teacher(teacher_name)
+    if cache_dir is not None:
+        if not teacher_name:
+            raise ValueError("from_teacher: cache_dir needs teacher_name (part of the cache key)")
+        from psp_st.distillation.teacher_cache import teacher_vectors
+
+        cached = teacher_vectors(
+            texts, teacher_name, cache_dir, label=label, teacher=teacher, batch_size=batch_size
+        ).with_format("numpy")
+        vectors = np.asarray(cached["embedding"], dtype=np.float64)
+    else:
+        vectors = np.asarray(
+            teacher.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
+            dtype=np.float64,
+        )
+    return distilled_piece_vectors(vectors, embedding_dim, seed)

@@ -1,0 +1,306 @@
+"""The compiled (numba) kernels of :mod:`psp_st.tokenization.word_memo`: imported only when numba is installed.
+
+Module-level functions, so numba caches their machine code on disk (``cache=True``) and a new process loads them
+instead of compiling again. The memo's state, in the kernels' tuple order:
+
+* ``table``: ``(slots, 2)`` int64 open-addressing hash table, ``[key, entry]`` per slot (key 0: empty slot);
+* ``records``: ``(words, 4)`` int64, per entry ``[word_start, id_start, word_len | id_len << 32, max_text]``
+  (one cache line holds two entries): where the word's bytes and its piece ids are, and the longest text (in
+  bytes) the word's certificate covers (-1: never served from the memo);
+* ``word_pool``: uint8, the words' bytes; ``id_pool``: int32, their piece ids (unknown pieces already dropped).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from psp_st.tokenization.word_memo import (
+    BOUNDARY_BYTE,
+    FALLBACK,
+    FNV_OFFSET,
+    FNV_PRIME,
+    MISSING,
+    OK,
+    RAW,
+    SENTENCEPIECE,
+)
+
+#: ``max_text`` of a word whose segmentation has no rival (any text length is safe).
+ALWAYS = np.int64(1) << np.int64(62)
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def fold(code, lower):  # pragma: no cover - compiled
+    """ASCII lower-casing of one byte (when ``lower``)."""
+    if lower and 65 <= code <= 90:
+        return code + 32
+    return code
+
+
+@numba.njit(nogil=True, cache=True)
+def find(table, records, word_pool, key, text, start, stop, lower):  # pragma: no cover - compiled
+    """Entry of the word ``text[start:stop]`` (``key``: its FNV-1a hash, folded bytes), or -1."""
+    mask = len(table) - 1
+    slot = key & mask
+    width = stop - start
+    while table[slot, 0] != 0:
+        if table[slot, 0] == key:
+            entry = table[slot, 1]
+            if records[entry, 2] & 0xFFFFFFFF == width:
+                base = records[entry, 0]
+                same = True
+                for k in range(width):
+                    if word_pool[base + k] != fold(np.int64(text[start + k]), lower):
+                        same = False
+                        break
+                if same:
+                    return entry
+        slot = (slot + 1) & mask
+    return -1
+
+
+@numba.njit(nogil=True, cache=True)
+def put(table, key, entry):  # pragma: no cover - compiled
+    """Add ``key -> entry`` to an open-addressing table (the caller keeps it at most half full)."""
+    mask = len(table) - 1
+    slot = key & mask
+    while table[slot, 0] != 0:
+        slot = (slot + 1) & mask
+    table[slot, 0] = key
+    table[slot, 1] = entry
+
+
+@numba.njit(nogil=True, cache=True)
+def rehash(table, old):  # pragma: no cover - compiled
+    for slot in range(len(old)):
+        if old[slot, 0] != 0:
+            put(table, old[slot, 0], old[slot, 1])
+
+
+@numba.njit(nogil=True, cache=True)
+def scan(
+    text, starts, lengths, which, modes, lower, max_length, memo, out, out_start, out_len, status, misses
+):  # pragma: no cover - compiled
+    """Pieces of texts ``which`` from the memo into ``out``; status per text; new words into ``misses``.
+
+    ``modes[t]``: :data:`RAW` (printable ASCII, lower-cased here when ``lower``), :data:`NORMALIZED`
+    (sentencepiece's normalized text, ``▁`` as space) or :data:`SENTENCEPIECE` (not for the memo).
+    """
+    table, records, word_pool, id_pool = memo
+    miss_start, miss_len, miss_fold = misses
+    used = 0
+    missing = 0
+    for t in which:
+        first = used
+        mode = modes[t]
+        state = FALLBACK if mode == SENTENCEPIECE else OK
+        top = 126 if mode == RAW else 255
+        folding = lower and mode == RAW
+        position = starts[t]
+        end = position + lengths[t]
+        kept = 0
+        while state != FALLBACK and position < end:
+            if text[position] == 32:
+                position += 1
+                continue
+            stop = position
+            key = FNV_OFFSET
+            while stop < end:
+                code = np.int64(text[stop])
+                if code == 32:
+                    break
+                if code < 33 or code > top:
+                    state = FALLBACK
+                    break
+                key = (key ^ fold(code, folding)) * FNV_PRIME
+                stop += 1
+            if state == FALLBACK:
+                break
+            entry = find(table, records, word_pool, key if key != 0 else 1, text, position, stop, folding)
+            if entry < 0:
+                state = MISSING
+                if missing < len(miss_start):
+                    miss_start[missing] = position
+                    miss_len[missing] = stop - position
+                    miss_fold[missing] = folding
+                    missing += 1
+            elif lengths[t] > records[entry, 3]:
+                state = FALLBACK
+            elif state == OK:
+                base = records[entry, 1]
+                count = records[entry, 2] >> 32
+                if max_length >= 0:
+                    count = min(count, max_length - kept)
+                for k in range(count):
+                    out[used + k] = id_pool[base + k]
+                used += count
+                kept += count
+            position = stop
+        if state != OK:
+            used = first
+        status[t] = state
+        out_start[t] = first
+        out_len[t] = used - first
+    return used, missing
+
+
+@numba.njit(nogil=True, cache=True)
+def piece_at(words, start, k):  # pragma: no cover - compiled
+    """Byte ``k`` of ``▁ + word`` (``▁`` as :data:`BOUNDARY_BYTE`)."""
+    return BOUNDARY_BYTE if k == 0 else np.int64(words[start + k - 1])
+
+
+@numba.njit(nogil=True, cache=True)
+def find_piece(pieces, key, words, start, lo, hi):  # pragma: no cover - compiled
+    """Id of the piece ``(▁ + word)[lo:hi]`` (``key``: its FNV-1a hash), or -1."""
+    table, pool, piece_start, piece_len = pieces[0], pieces[1], pieces[2], pieces[3]
+    mask = len(table) - 1
+    slot = key & mask
+    while table[slot, 0] != 0:
+        if table[slot, 0] == key:
+            piece = table[slot, 1]
+            if piece_len[piece] == hi - lo:
+                base = piece_start[piece]
+                same = True
+                for k in range(lo, hi):
+                    if pool[base + k - lo] != piece_at(words, start, k):
+                        same = False
+                        break
+                if same:
+                    return piece
+        slot = (slot + 1) & mask
+    return -1
+
+
+@numba.njit(nogil=True, cache=True)
+def certify(words, start, stop, sp_ids, pieces, max_piece, unk_id, unk_score, work):  # pragma: no cover - compiled
+    """Margin of ``▁word``'s best segmentation over the next one, or -1 if it is not sentencepiece's ``sp_ids``.
+
+    One lattice node per UTF-8 character (``▁`` is one byte here), as sentencepiece builds it: every piece
+    starting at the character, and an unknown node (one character, ``unk_score``) where no one-character piece is.
+    """
+    best, second, back_pos, back_id, path = work
+    scores = pieces[4]
+    size = stop - start + 1  # bytes of ▁word
+    for e in range(size + 1):
+        best[e] = -np.inf
+        second[e] = -np.inf
+    best[0] = 0.0
+    for s in range(size):
+        lead = piece_at(words, start, s)
+        if best[s] == -np.inf or 128 <= lead < 192:  # no node starts inside a UTF-8 character
+            continue
+        width = 1 if lead < 128 else (2 if lead < 224 else (3 if lead < 240 else 4))
+        key = FNV_OFFSET
+        single = False
+        for e in range(s + 1, min(size, s + max_piece) + 1):
+            key = (key ^ piece_at(words, start, e - 1)) * FNV_PRIME
+            piece = find_piece(pieces, key if key != 0 else 1, words, start, s, e)
+            if piece < 0:
+                continue
+            if e == s + width:
+                single = True
+            via_best, via_second = best[s] + scores[piece], second[s] + scores[piece]
+            if via_best > best[e]:
+                second[e] = max(best[e], via_second)
+                best[e] = via_best
+                back_pos[e] = s
+                back_id[e] = piece
+            else:
+                second[e] = max(second[e], via_best)
+        if not single and s + width <= size:
+            e = s + width
+            via_best, via_second = best[s] + unk_score, second[s] + unk_score
+            if via_best > best[e]:
+                second[e] = max(best[e], via_second)
+                best[e] = via_best
+                back_pos[e] = s
+                back_id[e] = unk_id
+            else:
+                second[e] = max(second[e], via_best)
+    if best[size] == -np.inf:
+        return -1.0
+    count = 0
+    e = size
+    while e > 0:
+        path[count] = back_id[e]
+        count += 1
+        e = back_pos[e]
+    # compare with sentencepiece's ids from the end, merging consecutive unknown pieces as it does
+    position = len(sp_ids)
+    for k in range(count):
+        if path[k] == unk_id and k + 1 < count and path[k + 1] == unk_id:
+            continue  # the earlier unknown of a run stands for the whole run
+        position -= 1
+        if position < 0 or path[k] != sp_ids[position]:
+            return -1.0
+    if position != 0:
+        return -1.0
+    return best[size] - second[size]
+
+
+@numba.njit(nogil=True, cache=True)
+def insert(
+    words, word_offsets, trusted, sp_ids, sp_offsets, pieces, model, memo, counts
+):  # pragma: no cover - compiled
+    """Certify and add each new word (words already present are skipped); ``counts``: words, bytes, ids used.
+
+    ``model``: ``(max_piece, unk_id, boundary_id, unk_score, scale)``; a word of ``w`` bytes with margin ``m``
+    is served for texts of ``n`` bytes while ``m > scale * (n + 1) * (w + 1)``: above sentencepiece's largest
+    float32 rounding error on it (see :mod:`psp_st.tokenization.word_memo`).
+    """
+    max_piece, unk_id, boundary_id, unk_score, scale = model
+    table, records, word_pool, id_pool = memo
+    longest = 0
+    for i in range(len(word_offsets) - 1):
+        longest = max(longest, word_offsets[i + 1] - word_offsets[i])
+    size = longest + 2
+    work = (
+        np.empty(size),
+        np.empty(size),
+        np.empty(size, np.int64),
+        np.empty(size, np.int64),
+        np.empty(size, np.int64),
+    )
+    for i in range(len(word_offsets) - 1):
+        start, stop = word_offsets[i], word_offsets[i + 1]
+        key = FNV_OFFSET
+        for k in range(start, stop):
+            key = (key ^ np.int64(words[k])) * FNV_PRIME
+        key = key if key != 0 else 1
+        if find(table, records, word_pool, key, words, start, stop, False) >= 0:
+            continue
+        ids = sp_ids[sp_offsets[i] : sp_offsets[i + 1]]
+        margin = certify(words, start, stop, ids, pieces, max_piece, unk_id, unk_score, work) if trusted[i] else -1.0
+        entry = counts[0]
+        if margin < 0:
+            records[entry, 3] = -1
+        else:
+            limit = margin / (scale * (stop - start + 1))  # safe while text bytes + 1 < limit
+            records[entry, 3] = ALWAYS if limit > 1e18 else np.int64(np.ceil(limit)) - 2
+        records[entry, 0] = counts[1]
+        for k in range(start, stop):
+            word_pool[counts[1]] = words[k]
+            counts[1] += 1
+        records[entry, 1] = counts[2]
+        for k in range(len(ids)):  # unknown pieces dropped, with a bare ▁ right before one
+            if ids[k] == unk_id or (ids[k] == boundary_id and k + 1 < len(ids) and ids[k + 1] == unk_id):
+                continue
+            id_pool[counts[2]] = ids[k]
+            counts[2] += 1
+        records[entry, 2] = (stop - start) | ((counts[2] - records[entry, 1]) << 32)
+        put(table, key, entry)
+        counts[0] += 1
+
+
+@numba.njit(nogil=True, cache=True)
+def gather(first, second, third, kinds, starts, lengths, out):  # pragma: no cover - compiled
+    """Concatenate each text's ids from its source buffer (``kinds[t]``: 0 first, 1 second, 2 third)."""
+    used = 0
+    for t in range(len(kinds)):
+        source = first if kinds[t] == 0 else (second if kinds[t] == 1 else third)
+        base = starts[t]
+        for k in range(lengths[t]):
+            out[used] = source[base + k]
+            used += 1

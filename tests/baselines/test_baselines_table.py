@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "baselines_table.py"
+
+
+@pytest.fixture(scope="module")
+def table_script():
+    spec = importlib.util.spec_from_file_location("baselines_table", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_table_renders_records(table_script, tmp_path):
+    record = {
+        "name": "toy",
+        "command": "psp-st baseline sbert",
+        "train": {"seconds": 120.0},
+        "metrics": {"stsb_spearman": 80.123, "pairs_per_second": 250.4},
+    }
+    (tmp_path / "toy.json").write_text(json.dumps(record))
+    assert table_script.main(["table", str(tmp_path / "toy.json"), "--output", str(tmp_path / "t.md")]) == 0
+    text = (tmp_path / "t.md").read_text()
+    assert "| toy | 80.1 | — |" in text and "2.0 min" in text and "psp-st baseline sbert" in text
+
+
+def test_speed_feeds_the_table(table_script, tiny_bert_dir, data_dir, tmp_path):
+    speed = tmp_path / "speed.json"
+    argv = ["speed", f"toy=sbert:{tiny_bert_dir}", "--data-dir", str(data_dir), "--pairs", "8", "--repeats", "1"]
+    assert table_script.main([*argv, "--output", str(speed)]) == 0
+    measured = json.loads(speed.read_text())["pairs_per_second"]["toy"]
+    assert measured > 0
+    (tmp_path / "toy.json").write_text(json.dumps({"name": "toy", "metrics": {"pairs_per_second": -1.0}}))
+    table = tmp_path / "t.md"
+    assert table_script.main(["table", str(tmp_path / "toy.json"), "--speed", str(speed), "--output", str(table)]) == 0
+    assert f"| {measured:.0f} |" in table.read_text()
+
+
+def test_bad_speed_spec_is_a_clean_error(table_script):
+    with pytest.raises(SystemExit, match="expected NAME=sbert|cross-encoder|turku:PATH"):
+        table_script.main(["speed", "toy=bogus:/nowhere"])

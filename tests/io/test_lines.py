@@ -1,0 +1,28 @@
+"""Line readers: the block reader gives the lines of the file, whatever the block boundaries."""
+
+from __future__ import annotations
+
+import pytest
+
+from psp_st.io.lines import count_lines, iter_line_blocks
+
+TEXT = "a man rides\r\n\ntwo kids play\nné café\r\r\nlast line without newline"
+
+
+@pytest.mark.parametrize("read_bytes", [1, 5, 7, 1 << 22])
+def test_blocks_join_to_the_files_lines(tmp_path, read_bytes):
+    path = tmp_path / "in.txt"
+    path.write_bytes(TEXT.encode("utf-8"))
+    blocks = list(iter_line_blocks(path, 2, read_bytes=read_bytes))
+    expected = [line.rstrip("\r") for line in TEXT.split("\n")]
+    assert [text for _, texts in blocks for text in texts] == expected
+    assert [first for first, _ in blocks] == list(range(1, len(expected) + 1, 2))
+    assert count_lines(path) == len(expected)
+
+
+@pytest.mark.parametrize("read_bytes", [3, 1 << 22])
+def test_invalid_utf8_names_its_line(tmp_path, read_bytes):
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"one\ntwo\nthr\xffee\nfour\n")
+    with pytest.raises(ValueError, match=r"in.txt:3: line is not valid UTF-8"):
+        list(iter_line_blocks(path, 100, read_bytes=read_bytes))
