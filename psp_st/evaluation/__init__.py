@@ -18,7 +18,7 @@ from psp_st.evaluation.bitext import BitextMiningEvaluator
 from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdClassificationEvaluator
 from psp_st.evaluation.correlation import UndefinedCorrelationError, correlations
 from psp_st.evaluation.embeddings import EmbeddingCache, NonFiniteEmbeddingError
-from psp_st.evaluation.loaders import load_local, load_sts_hub
+from psp_st.evaluation.loaders import load_local
 from psp_st.evaluation.report import format_table, to_markdown, write_report
 from psp_st.evaluation.retrieval import RetrievalEvaluator, rank_metrics, retrieval_ranks
 from psp_st.evaluation.sts import STSEvaluator, sbert_pooled, wieting_means
@@ -38,7 +38,6 @@ __all__ = [
     "correlations",
     "format_table",
     "load_local",
-    "load_sts_hub",
     "nearest_neighbours",
     "neighbour_table_markdown",
     "plot_score_levels",

@@ -59,6 +59,10 @@ logger = logging.getLogger(__name__)
 SUITES = ("quick", "full", "xling")
 OPUSPARCUS_LANGS = ("de", "en", "fi", "fr", "ru", "sv")
 STS_YEARS = ("sts2012", "sts2013", "sts2014", "sts2015", "sts2016")
+#: The STS tasks of the quick suite: task name -> local dataset key.
+QUICK_STS = {"stsb-dev": "stsb-dev", "stsb-test": "stsb-test", "sick-r-test": "sick-test", "sts17-en-en": "sts17-en-en"}
+TURKU_KEYS = ("turku-release1-dev", "turku-opus-parsebank-dev")
+SPLITS = ("dev", "test")
 
 
 @dataclass
@@ -76,46 +80,28 @@ class SuiteTask:
     plot: Callable[[Any], tuple[str, list[dict[str, Any]]]] | None = None
 
 
-def _sts(name: str, key: str, data_dir: Any) -> SuiteTask:
+def _sts(name: str, load: Callable[[], Any]) -> SuiteTask:
     return SuiteTask(
         name,
         "STS",
-        lambda cache: STSEvaluator({name: load_local(key, data_dir)}, cache=cache),
+        lambda cache: STSEvaluator({name: load()}, cache=cache),
         {f"{name}_spearman": ("Spearman", 100.0), f"{name}_pearson": ("Pearson", 100.0)},
     )
 
 
-def _sts_file(name: str, path: Path, cache: EmbeddingCache) -> STSEvaluator:
-    return STSEvaluator({name: load_table(path, STS_COLUMNS, STS_COLUMNS[:2])}, cache=cache)
-
-
-def _turku_binary(key: str, data_dir: Any) -> Any:
-    return turku_binary(load_local(key, data_dir))
-
-
-def _retrieval(key: str, data_dir: Any, cache: EmbeddingCache) -> RetrievalEvaluator:
-    return RetrievalEvaluator(load_local(key, data_dir), cache=cache)
-
-
-def _bitext(key: str, data_dir: Any, cache: EmbeddingCache) -> BitextMiningEvaluator:
-    return BitextMiningEvaluator(load_local(key, data_dir), cache=cache)
-
-
-def _tatoeba(lang: str, data_dir: Any) -> SuiteTask:
+def _bitext(name: str, group: str, load: Callable[[], Any], directions: tuple[str, str]) -> SuiteTask:
+    errors = {"src2trg_error": f"{directions[0]} error %", "trg2src_error": f"{directions[1]} error %"}
     return SuiteTask(
-        f"tatoeba-{lang}",
-        "Bitext mining (Tatoeba)",
-        partial(_bitext, f"tatoeba-{lang}", data_dir),
-        {"src2trg_error": (f"{lang}->eng error %", 1.0), "trg2src_error": (f"eng->{lang} error %", 1.0)},
+        name,
+        group,
+        lambda cache: BitextMiningEvaluator(load(), cache=cache),
+        {key: (label, 1.0) for key, label in errors.items()},
     )
 
 
-def _flores(lang: str, data_dir: Any, cache: EmbeddingCache) -> BitextMiningEvaluator:
-    return BitextMiningEvaluator(load_flores(lang, data_dir), cache=cache)
-
-
-def _flores_mean(langs: list[str], data_dir: Any, cache: EmbeddingCache) -> MultiBitextEvaluator:
-    return MultiBitextEvaluator({lang: load_flores(lang, data_dir) for lang in langs}, cache=cache)
+def _tatoeba(lang: str, data_dir: Any) -> SuiteTask:
+    load = partial(load_local, f"tatoeba-{lang}", data_dir)
+    return _bitext(f"tatoeba-{lang}", "Bitext mining (Tatoeba)", load, (f"{lang}->eng", f"eng->{lang}"))
 
 
 def xling_tasks(data_dir: Path) -> tuple[list[SuiteTask], dict[str, str]]:
@@ -128,20 +114,14 @@ def xling_tasks(data_dir: Path) -> tuple[list[SuiteTask], dict[str, str]]:
         if lang not in langs
     }
     tasks = [
-        SuiteTask(
-            f"flores-{lang}",
-            group,
-            partial(_flores, lang, data_dir),
-            {"src2trg_error": ("x->en error %", 1.0), "trg2src_error": ("en->x error %", 1.0)},
-        )
-        for lang in langs
+        _bitext(f"flores-{lang}", group, partial(load_flores, lang, data_dir), ("x->en", "en->x")) for lang in langs
     ]
     if langs:
         tasks.append(
             SuiteTask(
                 "flores-mean",
                 group,
-                partial(_flores_mean, langs, data_dir),
+                lambda cache: MultiBitextEvaluator({lang: load_flores(lang, data_dir) for lang in langs}, cache=cache),
                 {
                     "mean_src2trg_error": ("x->en error %", 1.0),
                     "mean_trg2src_error": ("en->x error %", 1.0),
@@ -156,11 +136,7 @@ def xling_tasks(data_dir: Path) -> tuple[list[SuiteTask], dict[str, str]]:
         for lang in PAWSX_LANGS
         for split in ("dev", "test")
     ]
-    tasks += [
-        _sts("stsb-dev", "stsb-dev", data_dir),
-        _sts("stsb-test", "stsb-test", data_dir),
-        _sts("sts17-en-en", "sts17-en-en", data_dir),
-    ]
+    tasks += [_sts(key, partial(load_local, key, data_dir)) for key in ("stsb-dev", "stsb-test", "sts17-en-en")]
     return tasks, skipped
 
 
@@ -208,15 +184,13 @@ def suite_tasks(
     skipped: dict[str, str] = {}
 
     def local(key: str) -> Callable[[], Any]:
-        return lambda: load_local(key, data_dir)
+        return partial(load_local, key, data_dir)
 
+    classification = "Paraphrase classification (cosine threshold)"
     tasks = [
-        _sts("stsb-dev", "stsb-dev", data_dir),
-        _sts("stsb-test", "stsb-test", data_dir),
-        _sts("sick-r-test", "sick-test", data_dir),
-        _sts("sts17-en-en", "sts17-en-en", data_dir),
-        _threshold("pawsx-en-test", "Paraphrase classification (cosine threshold)", local("pawsx-en-test")),
-        _threshold("msrpc-test", "Paraphrase classification (cosine threshold)", local("msrpc-test")),
+        *(_sts(name, local(key)) for name, key in QUICK_STS.items()),
+        _threshold("pawsx-en-test", classification, local("pawsx-en-test")),
+        _threshold("msrpc-test", classification, local("msrpc-test")),
     ]
     if suite == "quick":
         return tasks, skipped
@@ -227,58 +201,26 @@ def suite_tasks(
 
         def build_years(cache: EmbeddingCache) -> STSEvaluator:
             subsets: dict[str, Any] = {}
-            groups: dict[str, list[str]] = {}
             for year, folder in year_dirs.items():
-                for subset, dataset in load_sts_folder(folder).items():
-                    subsets[f"{year}/{subset}"] = dataset
-                    groups.setdefault(year, []).append(f"{year}/{subset}")
+                subsets.update({f"{year}/{name}": data for name, data in load_sts_folder(folder).items()})
+            groups = {year: [name for name in subsets if name.startswith(f"{year}/")] for year in year_dirs}
             return STSEvaluator(subsets, groups=groups, cache=cache)
 
-        tasks.append(
-            SuiteTask(
-                "sts2012-2016",
-                "STS",
-                build_years,
-                {
-                    "wieting_pearson": ("mean Pearson over years (Wieting)", 100.0),
-                    "sbert_spearman": ("mean Spearman of pooled years (SBERT)", 100.0),
-                },
-            )
-        )
+        headline = {
+            "wieting_pearson": ("mean Pearson over years (Wieting)", 100.0),
+            "sbert_spearman": ("mean Spearman of pooled years (SBERT)", 100.0),
+        }
+        tasks.append(SuiteTask("sts2012-2016", "STS", build_years, headline))
     else:
-        skipped["sts2012-2016"] = f"no {data_dir}/sts/sts2012..sts2016 folders (held-out data; use the Hub loaders)"
-    for track_file in sorted((data_dir / "sts" / "sts2017").glob("*.parquet")):
-        if track_file.stem != "en-en":
-            track = track_file.stem
-            tasks.append(
-                SuiteTask(
-                    f"sts17-{track}",
-                    "STS",
-                    partial(_sts_file, f"sts17-{track}", track_file),
-                    {f"sts17-{track}_spearman": ("Spearman", 100.0), f"sts17-{track}_pearson": ("Pearson", 100.0)},
-                )
-            )
-
-    tasks.append(_sts("sick-r-dev", "sick-dev", data_dir))
-    for lang in PAWSX_LANGS:
-        if lang != "en":
-            tasks.append(
-                _threshold(
-                    f"pawsx-{lang}-test", "Paraphrase classification (cosine threshold)", local(f"pawsx-{lang}-test")
-                )
-            )
-    for name, key in (
-        ("turku-release1-dev", "turku-release1-dev"),
-        ("turku-opus-parsebank-dev", "turku-opus-parsebank-dev"),
-    ):
-        tasks.append(
-            _threshold(
-                f"{name} (labels>=3)",
-                "Paraphrase classification (cosine threshold)",
-                partial(_turku_binary, key, data_dir),
-            )
-        )
-
+        skipped["sts2012-2016"] = f"no {data_dir}/sts/sts2012..sts2016 folders (held-out data; MTEB has them online)"
+    for track in sorted((data_dir / "sts" / "sts2017").glob("*.parquet")):
+        if track.stem != "en-en":
+            tasks.append(_sts(f"sts17-{track.stem}", partial(load_table, track, STS_COLUMNS, STS_COLUMNS[:2])))
+    tasks.append(_sts("sick-r-dev", local("sick-dev")))
+    others = [lang for lang in PAWSX_LANGS if lang != "en"]
+    tasks += [_threshold(f"pawsx-{lang}-test", classification, local(f"pawsx-{lang}-test")) for lang in others]
+    for key in TURKU_KEYS:
+        tasks.append(_threshold(f"{key} (labels>=3)", classification, lambda key=key: turku_binary(local(key)())))
     tasks.append(_mlp("msrpc train->test", local("msrpc-train"), local("msrpc-test")))
     tasks.append(_mlp("pawsx-en dev->test", local("pawsx-en-dev"), local("pawsx-en-test")))
     if opusparcus_dir is not None:
@@ -286,32 +228,20 @@ def suite_tasks(
         if not found:
             raise FileNotFoundError(f"--opusparcus-dir {opusparcus_dir} has no <lang>/test/<lang>-test.txt file")
         for lang in found:
-
-            def reader(split: str, lang: str = lang, binary: bool = True) -> Callable[[], Any]:
-                path = opusparcus_path(opusparcus_dir, lang, split)
-                return lambda: opusparcus_binary(load_opusparcus(path)) if binary else load_opusparcus(path)
-
-            tasks.append(_mlp(f"opusparcus-{lang} dev->test", reader("dev"), reader("test")))
-            tasks.append(_agreement(f"opusparcus-{lang}-dev", reader("dev", binary=False), exact_level))
+            dev, test = (partial(load_opusparcus, opusparcus_path(opusparcus_dir, lang, split)) for split in SPLITS)
+            binary_dev, binary_test = (lambda load=load: opusparcus_binary(load()) for load in (dev, test))
+            tasks.append(_mlp(f"opusparcus-{lang} dev->test", binary_dev, binary_test))
+            tasks.append(_agreement(f"opusparcus-{lang}-dev", dev, exact_level))
     else:
         skipped["opusparcus"] = "no --opusparcus-dir given (Opusparcus is not in the shared data; Hub: GEM/opusparcus)"
-
-    for name, key in (
-        ("turku-release1-dev", "turku-release1-dev"),
-        ("turku-opus-parsebank-dev", "turku-opus-parsebank-dev"),
-    ):
-        tasks.append(
-            SuiteTask(
-                f"{name} retrieval",
-                "Retrieval per label (Turku)",
-                partial(_retrieval, key, data_dir),
-                {
-                    f"{group}_{metric}": (f"{group} {label}", 1.0)
-                    for group in ("2", "3", "4<>", "4", "positive")
-                    for metric, label in (("top1", "top-1 %"), ("top10", "top-10 %"), ("mean_rank_pct", "mean rank %"))
-                },
-            )
-        )
+    retrieval_headline = {
+        f"{group}_{metric}": (f"{group} {label}", 1.0)
+        for group in ("2", "3", "4<>", "4", "positive")
+        for metric, label in (("top1", "top-1 %"), ("top10", "top-10 %"), ("mean_rank_pct", "mean rank %"))
+    }
+    for key in TURKU_KEYS:
+        build = partial(lambda key, cache: RetrievalEvaluator(local(key)(), cache=cache), key)
+        tasks.append(SuiteTask(f"{key} retrieval", "Retrieval per label (Turku)", build, retrieval_headline))
     tasks += [_tatoeba(lang, data_dir) for lang in ("deu", "fra")]
     tasks.append(_agreement("stsb-test", local("stsb-test"), sts_bucket))
     tasks.append(_agreement("sick-r-test", local("sick-test"), sts_bucket))
