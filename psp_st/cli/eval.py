@@ -33,7 +33,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--batch-size", type=int, default=64, help="encode batch size (default: 64)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.set_defaults(func=run)
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from psp_st.arguments import check_keys
 from psp_st.data.filters import text_key
+from psp_st.data.sources import parse_exclude
 
 logger = logging.getLogger(__name__)
 
@@ -41,13 +42,7 @@ def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillat
     limit = entry.get("max_sentences")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"{where}.max_sentences must be a positive integer, got {limit!r}")
-    exclude: dict[str, tuple[str, ...]] = {}
-    for column, values in dict(entry.get("exclude") or {}).items():
-        values = [values] if isinstance(values, str) else values
-        if not isinstance(values, (list, tuple)) or not all(isinstance(value, str) for value in values):
-            raise ValueError(f"{where}.exclude.{column} must be a value or a list of values, got {values!r}")
-        exclude[str(column)] = tuple(values)
-    entry["exclude"] = exclude
+    entry["exclude"] = parse_exclude(entry.get("exclude"), where)
     return entry
 
 
