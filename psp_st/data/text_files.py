@@ -18,7 +18,7 @@ import lzma
 import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import IO, Any
 
 logger = logging.getLogger(__name__)
@@ -69,24 +69,6 @@ class TextLayout:
             raise ValueError(f"layout must map {missing}; got {dict(self.fields)}")
         if self.on_bad_lines not in ("error", "skip"):
             raise ValueError(f"on_bad_lines must be 'error' or 'skip', got {self.on_bad_lines!r}")
-
-
-@dataclass
-class _SkipLog:
-    path: str
-    count: int = 0
-    examples: list[str] = field(default_factory=list)
-
-    def add(self, error: BadLineError) -> None:
-        self.count += 1
-        if len(self.examples) < 3:
-            self.examples.append(str(error))
-
-    def report(self) -> None:
-        if self.count:
-            logger.warning(
-                "skipped %d malformed line(s) in %s, e.g. %s", self.count, self.path, "; ".join(self.examples)
-            )
 
 
 def row_problem(row: dict[str, Any], columns: Sequence[str], score_column: str | None) -> tuple[str, str] | None:
@@ -195,7 +177,7 @@ def generate_pairs(
     del stamps
     reader = _tsv_rows if file_format == "tsv" else _jsonl_rows
     for path in files:
-        skipped = _SkipLog(path)
+        skipped, examples = 0, []
         for line_number, raw in reader(path, layout):
             try:
                 if isinstance(raw, str):
@@ -204,7 +186,9 @@ def generate_pairs(
             except BadLineError as error:
                 if layout.on_bad_lines == "error":
                     raise
-                skipped.add(error)
+                skipped += 1
+                examples = examples if len(examples) == 3 else [*examples, str(error)]
                 continue
             yield row
-        skipped.report()
+        if skipped:
+            logger.warning("skipped %d malformed line(s) in %s, e.g. %s", skipped, path, "; ".join(examples))

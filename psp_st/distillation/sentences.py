@@ -6,9 +6,8 @@ Recipe form (``distillation.sources``)::
     - {path: training_pairs_extra/*.parquet, columns: [sentence1, sentence2], max_sentences: 15000}
     - {path: corpus/english_sentences.parquet, exclude: {source: flores200-devtest}}   # rows dropped (Parquet)
 
-Per entry: the texts of the given column(s) of every matched file, de-duplicated (case and punctuation
-insensitive), without evaluation text (``exclude``), 1-80 words, then a seeded sample of ``max_sentences``
-(kept in file order; nested across sizes), less the sentences an earlier entry chose.
+Per entry: the texts of the given column(s), de-duplicated (:func:`candidates`), then a seeded nested sample of
+``max_sentences`` (:func:`sample`), less the sentences an earlier entry chose.
 """
 
 from __future__ import annotations

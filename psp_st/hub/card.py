@@ -1,12 +1,9 @@
 """Model cards of psp-st models: the template ``psp_st/resources/model_card.md`` filled from the build record.
 
-The card is rendered the way Sentence-Transformers renders its own (``huggingface_hub.ModelCard.from_template``
-with the model's ``model_card_data``: YAML metadata, dimension, architecture, versions), but from psp-st's
-template, because ST's card cannot know what a psp-st build knows: the usage of each form (the release root
-loads with plain Sentence-Transformers; the trainable ``PSPEmbedding`` form needs psp-st), the measured numbers
-with the command that produced them, every training file with its licence (:mod:`psp_st.data.licenses`), the
-recipe as run, and the papers of the losses used. Every number in a card comes from the build record
-(``psp_build.json``) written by ``psp-st build``.
+Rendered as Sentence-Transformers renders its own (``huggingface_hub.ModelCard.from_template`` with the model's
+``model_card_data``), from psp-st's template because ST's cannot know what a build knows: the usage of each form,
+the numbers with their command, every training file with its licence, the recipe as run, the losses' papers.
+Every number in a card comes from the build record (``psp_build.json``).
 """
 
 from __future__ import annotations
@@ -46,8 +43,7 @@ TASK_NAMES: dict[str, str] = {
 
 FORMS = ("static", "trainable")
 
-#: A language with fewer distinct training pairs than this gets a note in the card (issue 12: say it, with the
-#: measured numbers, rather than hide the language).
+#: A language with fewer distinct training pairs than this gets a note in the card.
 SMALL_LANGUAGE_PAIRS = 5_000
 
 
