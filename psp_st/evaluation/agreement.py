@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs
+from psp_st.evaluation.correlation import as_scores
 from psp_st.evaluation.embeddings import EmbeddingCache, cosine_matrix, cosine_pairs
 
 
@@ -31,16 +32,12 @@ def score_level_stats(
 
     Returns one ``{"level", "count", "mean", "std"}`` dict per level, sorted by level.
     """
-    scores = np.asarray(scores, dtype=np.float64)
-    similarities = np.asarray(similarities, dtype=np.float64)
+    scores = as_scores(scores, "scores", "score levels")
+    similarities = as_scores(similarities, "similarities", "score levels")
     if len(scores) != len(similarities):
         raise ValueError(f"{len(scores)} scores but {len(similarities)} similarities")
     if len(scores) == 0:
         raise ValueError("no pairs to compute score-level statistics on")
-    for what, array in (("scores", scores), ("similarities", similarities)):
-        bad = np.flatnonzero(~np.isfinite(array))
-        if len(bad):
-            raise ValueError(f"{what} has NaN/inf at row {int(bad[0])}")
     levels = np.asarray([level(score) for score in scores])
     rows = []
     for name in sorted(set(levels.tolist()), key=lambda text: float(text.split("-")[0])):

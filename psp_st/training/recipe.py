@@ -244,18 +244,10 @@ def build_distillation(
     from psp_st.distillation import distillation_sentences, teacher_vectors
     from psp_st.io.data_dir import default_data_dir
     from psp_st.losses import TeacherDistillationLoss
-    from psp_st.mining.teacher import evaluation_sentences, load_teacher
+    from psp_st.mining.teacher import evaluation_sentences
     from psp_st.training.auxiliary import AuxiliaryObjective
 
     start = time.perf_counter()
-    teacher = None
-
-    def load(name: str):
-        nonlocal teacher
-        if teacher is None:
-            teacher = load_teacher(name)
-        return teacher
-
     folder = data_dir or default_data_dir()
     parts = distillation_sentences(distil.sources, seed=seed, exclude=evaluation_sentences(folder), data_dir=folder)
     dataset = teacher_vectors(
@@ -263,7 +255,6 @@ def build_distillation(
         distil.teacher,
         distil.cache_dir,
         label="distillation sentences",
-        load=load,
         batch_size=distil.teacher_batch_size,
     )
     if timings is not None:

@@ -27,7 +27,7 @@ def test_sts_buckets_put_five_with_four():
 
 
 def test_score_level_stats_rejects_nan():
-    with pytest.raises(ValueError, match="similarities has NaN/inf at row 1"):
+    with pytest.raises(ValueError, match="similarities has 1 NaN/inf values, first at row 1"):
         score_level_stats([1.0, 2.0], [0.1, float("nan")])
 
 
