@@ -194,7 +194,3 @@ class ScoreAgreementEvaluator(CachedEmbeddingEvaluator):
                 metrics[f"{row['level']}_{key}"] = float(row[key])
         metrics["separation"] = self.stats[-1]["mean"] - self.stats[0]["mean"]
         return self.finish(model, metrics, epoch, steps)
-
-    @property
-    def description(self) -> str:
-        return "Score Agreement"

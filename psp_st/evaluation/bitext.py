@@ -68,10 +68,6 @@ class BitextMiningEvaluator(TranslationEvaluator):
         self.greater_is_better = False
         return metrics
 
-    @property
-    def description(self) -> str:
-        return "Bitext Mining"
-
 
 class MultiBitextEvaluator(CachedEmbeddingEvaluator):
     """Bitext retrieval on several sets (e.g. one per language) with one embedding cache, and the mean errors.

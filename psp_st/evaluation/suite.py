@@ -22,8 +22,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from sentence_transformers.base.evaluation.evaluator import BaseEvaluator
-
 from psp_st.data.corpora import load_opusparcus
 from psp_st.data.loaders import load_table
 from psp_st.evaluation.agreement import (
@@ -34,6 +32,7 @@ from psp_st.evaluation.agreement import (
     plot_score_levels,
     sts_bucket,
 )
+from psp_st.evaluation.base import CachedEmbeddingEvaluator
 from psp_st.evaluation.bitext import BitextMiningEvaluator, MultiBitextEvaluator
 from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdClassificationEvaluator, turku_binary
 from psp_st.evaluation.embeddings import EmbeddingCache, model_label
@@ -342,7 +341,7 @@ def run_suite(
     }
 
 
-class SuiteEvaluator(BaseEvaluator):
+class SuiteEvaluator(CachedEmbeddingEvaluator):
     """The suite as an ST evaluator (e.g. a trainer's ``evaluator=``): flat ``{task}_{metric}`` results.
 
     The primary metric is STS Benchmark dev Spearman, so checkpoint selection never looks at a test set.
@@ -357,13 +356,11 @@ class SuiteEvaluator(BaseEvaluator):
     def __init__(
         self, suite: str = "quick", data_dir: str | os.PathLike | None = None, name: str = "", batch_size: int = 64
     ) -> None:
-        super().__init__()
+        super().__init__(name=name, batch_size=batch_size)
         if suite not in SUITES:
             raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
         self.suite = suite
         self.data_dir = data_dir
-        self.name = name
-        self.batch_size = batch_size
         self.primary_metric = "stsb-dev_spearman"
 
     def __call__(
@@ -375,10 +372,7 @@ class SuiteEvaluator(BaseEvaluator):
             for task, values in result["results"].items()
             for key, value in values.items()
         }
-        metrics = self.prefix_name_to_metrics(metrics, self.name)
-        if hasattr(model, "model_card_data"):
-            self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
-        return metrics
+        return self.finish(model, metrics, epoch, steps)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"suite": self.suite}
