@@ -81,16 +81,12 @@ def language_rows(info: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]
 
     counts = dict((info.get("training") or {}).get("pairs_per_language") or {})
     metrics = (info.get("evaluation") or {}).get("metrics") or {}
-    flores = {
-        key.partition(" / ")[0].removeprefix("flores-")
-        for key in metrics
-        if key.startswith("flores-") and not key.startswith("flores-mean")
-    }
+    flores = {key.partition(" / ")[0].removeprefix("flores-") for key in metrics if key.startswith("flores-")}
     untagged = counts.pop(NO_LANGUAGE, None)
     if not counts:
         return [], []
     rows, notes = [], []
-    for lang in sorted(set(counts) | flores):
+    for lang in sorted(set(counts) | flores - {"mean"}):
         pairs = counts.get(lang, {})
         x2en, en2x = (metrics.get(f"flores-{lang} / {name} error %") for name in ("x->en", "en->x"))
         rows.append(
@@ -108,15 +104,7 @@ def language_rows(info: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]
                 "languages with more bitext."
             )
     if untagged:
-        rows.append(
-            {
-                "lang": "en (paraphrase pairs)",
-                "pairs": untagged["pairs"],
-                "distinct": untagged["distinct"],
-                "x2en": None,
-                "en2x": None,
-            }
-        )
+        rows.append({"lang": "en (paraphrase pairs)", **untagged, "x2en": None, "en2x": None})
     return rows, notes
 
 
