@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,51 +54,24 @@ def score_level_stats(
 
 
 def plot_score_levels(
-    stats: Mapping[str, list[dict[str, Any]]], path: str | os.PathLike, title: str = "", xlabel: str = "human score"
+    name: str, rows: list[dict[str, Any]], path: str | os.PathLike, title: str = "", xlabel: str = "human score"
 ) -> str:
-    """Grouped bar plot of mean cosine per score level with std error bars (like Opusparcus' Figure 2).
-
-    ``stats`` maps a group (dataset or language) to :func:`score_level_stats` rows. Writes a PNG with the
-    non-interactive Agg backend and returns its path.
-    """
+    """Bar plot of the mean cosine per score level of dataset ``name`` with std error bars (like Opusparcus'
+    Figure 2); ``rows`` are :func:`score_level_stats` rows. Writes a PNG (Agg backend) and returns its path."""
     from psp_st.io.extras import require
 
     matplotlib = require("matplotlib", "plots")
     matplotlib.use("Agg")
-    import matplotlib.patches
     import matplotlib.pyplot as plt
 
-    if not stats:
+    if not rows:
         raise ValueError("nothing to plot: no score-level statistics")
-    levels = list(dict.fromkeys(row["level"] for rows in stats.values() for row in rows))
-    colors = {level: plt.cm.viridis(index / max(len(levels) - 1, 1)) for index, level in enumerate(levels)}
-    figure, axis = plt.subplots(figsize=(max(4.0, 0.5 * sum(len(rows) for rows in stats.values()) + 1.5), 3.2))
-    width = 0.8 / max(len(rows) for rows in stats.values())
-    positions, labels = [], []
-    for group_index, rows in enumerate(stats.values()):
-        for level_index, row in enumerate(rows):
-            x = group_index + (level_index - (len(rows) - 1) / 2) * width
-            axis.bar(
-                x,
-                row["mean"],
-                width=width * 0.9,
-                color=colors[row["level"]],
-                yerr=row["std"],
-                ecolor="black",
-                capsize=2,
-            )
-            positions.append(x)
-            labels.append(row["level"])
-    if len(stats) == 1:  # one dataset: the levels are the x axis
-        axis.set_xticks(positions, labels)
-        axis.set_xlabel(f"{xlabel} ({next(iter(stats))})")
-    else:  # several datasets or languages side by side, as in Opusparcus' Figure 2
-        axis.set_xticks(range(len(stats)), list(stats))
-        axis.set_xlabel(xlabel)
-        handles = [matplotlib.patches.Patch(color=colors[level], label=level) for level in levels]
-        axis.legend(
-            handles=handles, title="score", fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0)
-        )
+    colors = [plt.cm.viridis(index / max(len(rows) - 1, 1)) for index in range(len(rows))]
+    figure, axis = plt.subplots(figsize=(max(4.0, 0.5 * len(rows) + 1.5), 3.2))
+    levels = [row["level"] for row in rows]
+    means, stds = [row["mean"] for row in rows], [row["std"] for row in rows]
+    axis.bar(levels, means, width=0.8, color=colors, yerr=stds, ecolor="black", capsize=2)
+    axis.set_xlabel(f"{xlabel} ({name})")
     axis.set_ylabel("mean cosine similarity (± std)")
     if title:
         axis.set_title(title)

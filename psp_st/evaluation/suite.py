@@ -324,7 +324,7 @@ def run_suite(
         if task.plot is not None and out_dir is not None:
             title, stats = task.plot(evaluator)
             path = Path(out_dir) / f"agreement_{title.replace('/', '_')}.png"
-            plots.append(plot_score_levels({title: stats}, path, title=f"{model_name}: {title}"))
+            plots.append(plot_score_levels(title, stats, path, title=f"{model_name}: {title}"))
     neighbours = neighbour_tables(cache, data_dir) if suite == "full" else []
     return {
         "model": model_name,
