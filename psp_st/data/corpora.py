@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.data.filters import ScoreRangeFilter, is_streaming
+from psp_st.data.filters import is_streaming
 from psp_st.data.loaders import Source, load_pairs, local_files
 
 logger = logging.getLogger(__name__)
@@ -49,7 +49,6 @@ def load_opusparcus(
     *,
     split: str | None = None,
     top_n: int | None = None,
-    min_annotation: float | None = None,
     streaming: bool = False,
     cache_dir: str | os.PathLike | None = None,
     on_bad_lines: str = "error",
@@ -67,7 +66,6 @@ def load_opusparcus(
         top_n: training split only: the noise level, i.e. keep the N best-ranked pairs (the corpus paper's
             "top N" subsets). File order is the ranking; if the scores are not in non-increasing order (e.g.
             several files), the pairs are sorted by score first (streaming: file order is trusted).
-        min_annotation: dev/test only: keep pairs whose annotation is at least this (e.g. 3.0 = paraphrases).
         streaming, cache_dir, on_bad_lines: as in :func:`~psp_st.data.load_pairs`.
     """
     files = local_files(source)
@@ -82,8 +80,6 @@ def load_opusparcus(
         raise ValueError(
             f"top_n selects the N best-ranked training pairs (N >= 1); got top_n={top_n} for split {split!r}"
         )
-    if min_annotation is not None and split == "train":
-        raise ValueError("min_annotation applies to the annotated dev/test splits; use top_n for the training split")
     dataset = load_pairs(
         files,
         format="tsv",
@@ -118,6 +114,4 @@ def load_opusparcus(
                 f"{int(outside[0])} of {list(files)} has {scores[outside[0]]}. Is this a training (ranked) file? "
                 "Pass split='train'"
             )
-    if min_annotation is not None:
-        dataset = ScoreRangeFilter(min_score=min_annotation).apply(dataset)
     return dataset

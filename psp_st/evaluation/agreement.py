@@ -53,9 +53,7 @@ def score_level_stats(
     return rows
 
 
-def plot_score_levels(
-    name: str, rows: list[dict[str, Any]], path: str | os.PathLike, title: str = "", xlabel: str = "human score"
-) -> str:
+def plot_score_levels(name: str, rows: list[dict[str, Any]], path: str | os.PathLike, title: str = "") -> str:
     """Bar plot of the mean cosine per score level of dataset ``name`` with std error bars (like Opusparcus'
     Figure 2); ``rows`` are :func:`score_level_stats` rows. Writes a PNG (Agg backend) and returns its path."""
     from psp_st.io.extras import require
@@ -71,7 +69,7 @@ def plot_score_levels(
     levels = [row["level"] for row in rows]
     means, stds = [row["mean"] for row in rows], [row["std"] for row in rows]
     axis.bar(levels, means, width=0.8, color=colors, yerr=stds, ecolor="black", capsize=2)
-    axis.set_xlabel(f"{xlabel} ({name})")
+    axis.set_xlabel(f"human score ({name})")
     axis.set_ylabel("mean cosine similarity (± std)")
     if title:
         axis.set_title(title)
