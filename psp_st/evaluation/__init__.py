@@ -19,7 +19,7 @@ from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdCl
 from psp_st.evaluation.correlation import UndefinedCorrelationError, correlations
 from psp_st.evaluation.embeddings import EmbeddingCache, NonFiniteEmbeddingError
 from psp_st.evaluation.loaders import load_local
-from psp_st.evaluation.report import format_table, to_markdown, write_report
+from psp_st.evaluation.report import summary_markdown, to_markdown, write_report
 from psp_st.evaluation.retrieval import RetrievalEvaluator, rank_metrics, retrieval_ranks
 from psp_st.evaluation.sts import STSEvaluator, sbert_pooled, wieting_means
 from psp_st.evaluation.suite import SuiteEvaluator, run_suite
@@ -36,7 +36,6 @@ __all__ = [
     "ThresholdClassificationEvaluator",
     "UndefinedCorrelationError",
     "correlations",
-    "format_table",
     "load_local",
     "nearest_neighbours",
     "neighbour_table_markdown",
@@ -46,6 +45,7 @@ __all__ = [
     "run_suite",
     "sbert_pooled",
     "score_level_stats",
+    "summary_markdown",
     "to_markdown",
     "wieting_means",
     "write_report",
