@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from psp_st.io.atomic import atomic_directory, atomic_write_bytes
+from psp_st.io.progress import progress_bar
 
 if TYPE_CHECKING:
     import datasets
@@ -183,11 +184,7 @@ def _encode_missing(
 
         teacher = load_teacher(teacher_name)
     logger.info("teacher %s: encoding %d new sentence(s) of %s into %s", teacher_name, len(missing), label, folder)
-    progress = None
-    if show_progress_bar:
-        from tqdm.auto import tqdm
-
-        progress = tqdm(total=len(missing), desc=f"teacher {label}", unit="sent")
+    progress = progress_bar(total=len(missing), desc=f"teacher {label}", unit="sent", disable=not show_progress_bar)
     number = len(_shards(folder))
     for start in range(0, len(missing), shard_size):
         chunk = missing[start : start + shard_size]
@@ -204,7 +201,5 @@ def _encode_missing(
         with atomic_directory(folder / _shard_name(number, chunk)) as temporary, _quiet_datasets():
             shard.save_to_disk(str(temporary))
         number += 1
-        if progress is not None:
-            progress.update(len(chunk))
-    if progress is not None:
-        progress.close()
+        progress.update(len(chunk))
+    progress.close()

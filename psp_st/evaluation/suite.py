@@ -52,6 +52,7 @@ from psp_st.evaluation.loaders import (
 from psp_st.evaluation.retrieval import RetrievalEvaluator
 from psp_st.evaluation.sts import STSEvaluator
 from psp_st.io.data_dir import default_data_dir
+from psp_st.io.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
@@ -305,14 +306,9 @@ def run_suite(
     plots: list[str] = []
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-    iterator: Any = tasks
-    if show_progress_bar:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(tasks, desc=f"{suite} suite", unit="task")
-    for task in iterator:
-        if show_progress_bar:
-            iterator.set_postfix_str(task.name)
+    bar = progress_bar(iterable=tasks, desc=f"{suite} suite", unit="task", disable=not show_progress_bar)
+    for task in bar:
+        bar.set_postfix_str(task.name)
         task_start = time.perf_counter()
         evaluator = task.build(cache)
         metrics = _floats(evaluator(model))
