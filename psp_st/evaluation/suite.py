@@ -249,10 +249,6 @@ def suite_tasks(
     return tasks, skipped
 
 
-def _floats(metrics: dict[str, Any]) -> dict[str, float]:
-    return {key: float(value) for key, value in metrics.items()}
-
-
 def neighbour_tables(model_cache: EmbeddingCache, data_dir: Path, queries: int = 2, k: int = 10) -> list[str]:
     """Nearest-neighbour tables (Opusparcus Tables 4-5 style) for the first STSb-test pairs scored 5."""
     data = load_local("stsb-test", data_dir)
@@ -311,7 +307,7 @@ def run_suite(
         bar.set_postfix_str(task.name)
         task_start = time.perf_counter()
         evaluator = task.build(cache)
-        metrics = _floats(evaluator(model))
+        metrics = {key: float(value) for key, value in evaluator(model).items()}
         timings[task.name] = time.perf_counter() - task_start
         results[task.name] = metrics
         for key, (label, scale) in task.headline.items():
