@@ -42,7 +42,6 @@ class CombinedEncoder(PSPInputModule):
     """
 
     config_keys: list[str] = ["mode"]
-    modalities = ["text"]
 
     def __init__(self, encoders: Sequence[PSPInputModule], mode: str = "concat", **kwargs: Any) -> None:
         super().__init__()
@@ -68,9 +67,6 @@ class CombinedEncoder(PSPInputModule):
     def get_sentence_embedding_dimension(self) -> int:
         dims = [int(encoder.get_embedding_dimension()) for encoder in self.parts]
         return sum(dims) if self.mode == "concat" else dims[0]
-
-    def get_embedding_dimension(self) -> int:
-        return self.get_sentence_embedding_dimension()
 
     @property
     def max_seq_length(self) -> int | None:
@@ -114,7 +110,7 @@ class CombinedEncoder(PSPInputModule):
         ids: selecting rows, trimming padding columns, even shuffling a row (scrambling then shuffles each
         encoder's tokens among themselves).
         """
-        texts = check_texts(inputs)
+        texts = check_texts(inputs, where="SentenceTransformer.encode")
         if prompt:
             texts = self._prepend_prompt(texts, prompt)
         ids, masks = [], []

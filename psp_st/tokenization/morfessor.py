@@ -124,10 +124,6 @@ class MorfessorSegmenter:
                 self._cache[word] = morphs
         return morphs
 
-    def lexicon_size(self) -> int:
-        """Number of distinct morphs in the model's lexicon."""
-        return len({m for _, _, seg in self.segmentations for m in seg})
-
     def save(self, directory: str | os.PathLike) -> None:
         """Write the model in Morfessor's text segmentation format (atomically)."""
         morfessor = _import_morfessor()
@@ -167,6 +163,7 @@ class MorfessorTokenizer(_VocabularyTokenizer):
     """
 
     kind: ClassVar[str] = "morfessor"
+    files: ClassVar[tuple[str, ...]] = ("vocab.json", MorfessorSegmenter.file_name)
 
     def __init__(
         self, vocabulary: Vocabulary | Sequence[str], segmenter: MorfessorSegmenter, lowercase: bool = True
@@ -217,11 +214,7 @@ class MorfessorTokenizer(_VocabularyTokenizer):
         super().save(directory)
 
     @classmethod
-    def load(cls, directory: str | os.PathLike) -> MorfessorTokenizer:
-        path, data = cls._read_file(directory)
-        cls._check_header(data, str(path))
-        segmenter = MorfessorSegmenter.load(directory, corpus_weight=float(data.get("corpus_weight", 1.0)))
-        try:
-            return cls(Vocabulary(data["tokens"]), segmenter, lowercase=bool(data.get("lowercase", True)))
-        except (KeyError, TypeError) as error:
-            raise ValueError(f"{path}: malformed tokenizer file ({error!r})") from error
+    def _load_options(cls, directory: str | os.PathLike, options: dict[str, Any]) -> dict[str, Any]:
+        corpus_weight = float(options.get("corpus_weight", 1.0))
+        segmenter = MorfessorSegmenter.load(directory, corpus_weight=corpus_weight)
+        return {"segmenter": segmenter, "lowercase": bool(options.get("lowercase", True))}

@@ -183,6 +183,11 @@ class SentencePieceTokenizer:
     def id_to_piece(self, index: int) -> str:
         return self.processor.id_to_piece(index)
 
+    def token_texts(self) -> list[str]:
+        """The text of every piece as a teacher should read it: ``▁`` -> space, stripped; bare ``▁`` stays."""
+        pieces = [self.id_to_piece(index) for index in range(self.vocab_size)]
+        return [piece.replace("\u2581", " ").strip() or piece for piece in pieces]
+
     # -- encoding -----------------------------------------------------------------------------------------
     def encode(
         self, texts: Sequence[str], max_length: int | None = None, num_threads: int | None = None
@@ -197,13 +202,6 @@ class SentencePieceTokenizer:
         if max_length is not None:
             ids = [row[:max_length] for row in ids]
         return ids
-
-    def encode_pieces(self, texts: Sequence[str]) -> list[list[str]]:
-        """Piece strings of each text, for inspection and for token-level encoders."""
-        texts = check_texts(texts)
-        if self.lowercase:
-            texts = [text.lower() for text in texts]
-        return self.processor.encode(texts, out_type=str, num_threads=self.num_threads)
 
     def encode_flat(
         self,
