@@ -103,30 +103,19 @@ class PSPInputModule(InputModule):
         batch_size: int = 256,
         **options: Any,
     ) -> Any:
-        """Token vectors distilled from a sentence encoder (vocabulary distillation, as model2vec does).
-
-        Each token's text (:meth:`token_texts`) goes through ``teacher.encode`` on its own; the outputs are
-        reduced by PCA to ``embedding_dim`` standardised components
-        (:func:`~psp_st.modules.teacher_init.teacher_token_vectors`). For the zoo it stands in for the
-        pretrained word vectors of the papers (PARAGRAM-SL999).
+        """Token vectors distilled from a sentence encoder: each token's text through ``teacher.encode``, then PCA
+        to ``embedding_dim`` standardised components (for the zoo, the stand-in for the papers' PARAGRAM-SL999).
 
         Args:
-            teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``, e.g. a
-                ``SentenceTransformer``, or a name for :func:`psp_st.mining.teacher.load_teacher` (with
-                ``cache_dir`` it is loaded only when the token vectors are not cached yet).
+            teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``, or a name
+                for :func:`psp_st.mining.teacher.load_teacher` (loaded only for texts not cached yet).
             tokenizer: a trained psp-st tokenizer, or the path of a sentencepiece ``.model`` file.
             embedding_dim: the module's vector size (default :attr:`teacher_embedding_dim`).
-            seed: seed of the extra random dimensions (only used when ``embedding_dim`` > PCA components).
+            seed: seed of the extra random dimensions (when ``embedding_dim`` exceeds the PCA components).
             cache_dir: cache the teacher's vectors there (:mod:`psp_st.distillation.teacher_cache`, keyed by
-                ``teacher_name`` and the token texts); ``None`` encodes without caching.
-            teacher_name: the teacher's name for the cache key (required with ``cache_dir``).
+                ``teacher_name``, required then, and the texts); ``None``: no cache.
             batch_size: teacher batch size.
             options: further module arguments (``max_seq_length``, ``hidden_size``, ``dropout``, ...).
-
-        Example::
-
-            word = WordAveraging.from_texts(sentences, embedding_dim=300)
-            word = WordAveraging.from_teacher("all-MiniLM-L6-v2", word.tokenizer, embedding_dim=300)
         """
         if isinstance(tokenizer, (str, os.PathLike)):
             tokenizer = SentencePieceTokenizer.from_file(tokenizer)
