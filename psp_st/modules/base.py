@@ -170,6 +170,21 @@ class PSPInputModule(InputModule):
             input_ids = input_ids.masked_fill(mask == 0, self.pad_id)
         return input_ids
 
+    def _start_save(self, output_path: str | os.PathLike) -> str:
+        """Create ``output_path`` and write the config into it; returns it as a string."""
+        output_path = str(output_path)
+        os.makedirs(output_path, exist_ok=True)
+        self.save_config(output_path)
+        return output_path
+
+    @classmethod
+    def _construct(cls, where: str, *args: Any, **config: Any) -> Any:
+        """``cls(*args, **config)``, a bad config value raised as :class:`ModelFolderError` naming ``where``."""
+        try:
+            return cls(*args, **config)
+        except (TypeError, ValueError) as error:
+            raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {where} is invalid: {error}") from error
+
     @classmethod
     def _hub_kwargs(cls, **kwargs) -> dict[str, Any]:
         keys = ("subfolder", "token", "cache_folder", "revision", "local_files_only")

@@ -220,9 +220,7 @@ class PSPEmbedding(PSPInputModule):
 
     # -- saving and loading -------------------------------------------------------------------------------
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        output_path = str(output_path)
-        os.makedirs(output_path, exist_ok=True)
-        self.save_config(output_path)
+        output_path = self._start_save(output_path)
         weights = self._export_weights()
         self._save_weights({"embedding.weight": weights}, os.path.join(output_path, self.weights_file_name))
         self.tokenizer.save(Path(output_path) / self.tokenizer_file_name)
@@ -255,12 +253,7 @@ class PSPEmbedding(PSPInputModule):
             expected,
             f"{tokenizer.vocab_size} sentencepiece pieces x embedding_dim",
         )
-        try:
-            return cls(tokenizer, embedding_weights=weights["embedding.weight"], **config)
-        except (TypeError, ValueError) as error:
-            raise ModelFolderError(
-                f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} is invalid: {error}"
-            ) from error
+        return cls._construct(model_name_or_path, tokenizer, embedding_weights=weights["embedding.weight"], **config)
 
     def _export_weights(self) -> torch.Tensor:
         """The piece vectors (no padding row) as a new CPU tensor of :attr:`weights_dtype`."""

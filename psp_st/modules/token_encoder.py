@@ -178,9 +178,7 @@ class TokenEncoder(PSPInputModule):
 
     # -- saving and loading -------------------------------------------------------------------------------
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        output_path = str(output_path)
-        os.makedirs(output_path, exist_ok=True)
-        self.save_config(output_path)
+        output_path = self._start_save(output_path)
         state = {name: tensor.detach().contiguous().cpu() for name, tensor in self.state_dict().items()}
         self._save_weights(state, os.path.join(output_path, self.weights_file_name))
         save_tokenizer(self.tokenizer, output_path)
@@ -209,12 +207,7 @@ class TokenEncoder(PSPInputModule):
                 f"{cls.__name__}: cannot read the {kind} tokenizer in {directory}: {error}"
             ) from error
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
-        try:
-            module = cls(tokenizer, **config)
-        except (TypeError, ValueError) as error:
-            raise ModelFolderError(
-                f"{cls.__name__}: {cls.config_file_name} in {directory} is invalid: {error}"
-            ) from error
+        module = cls._construct(directory, tokenizer, **config)
         expected = {name: tuple(t.shape) for name, t in module.state_dict().items()}
         found = {name: tuple(t.shape) for name, t in weights.items()}
         if expected != found:

@@ -76,13 +76,6 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self.tokens)
 
-    def __contains__(self, token: str) -> bool:
-        return token in self.index
-
-    @property
-    def unk_id(self) -> int:
-        return 0
-
 
 class _VocabularyTokenizer:
     """Shared encode/save/load of the vocabulary-based tokenizers; subclasses define :meth:`split`."""
