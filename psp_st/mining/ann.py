@@ -1,9 +1,6 @@
-"""Nearest-neighbour search with FAISS: exact (flat) below a size threshold, IVF or HNSW above it.
-
-Vectors are unit length, so inner product is cosine. The index is built from :class:`ShardedVectors` block by
-block (the corpus never has to sit in RAM twice), saved with ``faiss.write_index`` (a plain data file) and
-loaded by every search worker. :func:`exact_search` is the brute-force reference that :func:`recall_at_k`
-compares an index against.
+"""Nearest-neighbour search with FAISS (unit vectors: inner product is cosine): exact (flat) below a size
+threshold, IVF or HNSW above it, built block by block from :class:`ShardedVectors`; :func:`exact_search` is the
+reference of :func:`recall_at_k`.
 """
 
 from __future__ import annotations

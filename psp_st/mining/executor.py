@@ -1,10 +1,8 @@
 """Running one worker per shard: in this process, or as a Ray Data ``map_batches`` job over an actor pool.
 
-A shard worker is a class built once per process (it holds the model or the index) whose ``run(task)`` turns
-one shard task (a JSON-able dict) into a result dict and writes its output itself (see
-:mod:`psp_st.mining.shards`). Locally the tasks run in order in this process; with Ray each actor of the pool
-builds one worker and Ray Data feeds it one task per batch, restarting an actor that dies and retrying its task
-(``max_restarts`` / ``max_task_retries``), so the job completes; a shard already done is skipped by the worker.
+A shard worker is a class built once per process (holding the model or the index) whose ``run(task)`` turns one
+JSON-able shard task into a result dict and writes its output itself (:mod:`psp_st.mining.shards`). On Ray an
+actor that dies is restarted and its task retried; a shard already done is skipped by the worker.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The mining job: embed, index, search both ways, score by margin, filter, write pairs to Parquet in chunks.
 
-Monolingual paraphrase mining takes one input (each sentence's neighbours among the others); X-English bitext
-mining takes a source and a target input (neighbours across, in both directions). Every stage is resumable in
-the work folder (:mod:`psp_st.mining.shards`); embedding and search run on Ray Data with an :class:`Execution`
-that names Ray, the index is built in the driver and candidates stream through the driver in chunks.
+Paraphrase mining takes one input, bitext mining a source and a target. Every stage is resumable in the work
+folder (:mod:`psp_st.mining.shards`); embedding and search run on Ray Data when :class:`Execution` names Ray.
 """
 
 from __future__ import annotations
