@@ -11,9 +11,17 @@ from torch import Tensor, nn
 
 from psp_st.losses.hard_negatives import mine_hardest_negatives
 
-#: BibTeX of the papers this loss implements (ParaNMT-50M: the margin loss; P-SP: annealed mega-batching).
-#: The one copy: model cards cite from here.
-CITATION = """@inproceedings{wieting-gimpel-2018-paranmt,
+#: BibTeX of the P-SP paper (annealed mega-batching; the P-SP model itself). The one copy: model cards cite from here.
+PSP_CITATION = """@inproceedings{wieting-etal-2022-paraphrastic,
+    title = "Paraphrastic Representations at Scale",
+    author = "Wieting, John and Gimpel, Kevin and Neubig, Graham and Berg-Kirkpatrick, Taylor",
+    booktitle = "Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing: System Demonstrations",
+    year = "2022",
+    publisher = "Association for Computational Linguistics",
+}"""
+#: BibTeX of the papers this loss implements (ParaNMT-50M: the margin loss; P-SP).
+CITATION = (
+    """@inproceedings{wieting-gimpel-2018-paranmt,
     title = "{P}ara{NMT}-50{M}: Pushing the Limits of Paraphrastic Sentence Embeddings with Millions of Machine Translations",
     author = "Wieting, John and Gimpel, Kevin",
     booktitle = "Proceedings of the 56th Annual Meeting of the Association for Computational Linguistics (Volume 1: Long Papers)",
@@ -23,14 +31,10 @@ CITATION = """@inproceedings{wieting-gimpel-2018-paranmt,
     pages = "451--462",
 }
 
-@inproceedings{wieting-etal-2022-paraphrastic,
-    title = "Paraphrastic Representations at Scale",
-    author = "Wieting, John and Gimpel, Kevin and Neubig, Graham and Berg-Kirkpatrick, Taylor",
-    booktitle = "Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing: System Demonstrations",
-    year = "2022",
-    publisher = "Association for Computational Linguistics",
-}
 """
+    + PSP_CITATION
+    + "\n"
+)
 
 
 class ParaphraseMarginLoss(nn.Module):

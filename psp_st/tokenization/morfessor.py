@@ -1,14 +1,9 @@
 """Morfessor Baseline segmentation: words -> morphs, as the token unit of any token-based encoder.
 
-Sjöblom et al. (W-NUT 2018, section 4.1 and appendix A.1) train Morfessor Baseline on the training corpus and
-embed morphs instead of words, which shrinks the vocabulary of morphologically rich languages (Finnish: 131k
-word types -> 34k morphs). :class:`MorfessorTokenizer` splits text into lower-cased words (the
-:class:`~psp_st.tokenization.words.WordTokenizer` rules), segments each word with the Morfessor model (Viterbi
-for words it has not seen) and maps morphs to ids with a :class:`~psp_st.tokenization.words.Vocabulary`.
-
-The Morfessor model is saved in Morfessor's own text segmentation format (``morfessor_segmentation.txt``, one
-``<count> <morph> + <morph> ...`` line per word, readable by the ``morfessor`` command line tool) and loaded with
-Morfessor's text reader: never with pickle. ``morfessor`` is an optional dependency: ``pip install psp-st[zoo]``.
+Sjöblom et al. (W-NUT 2018, section 4.1) embed Morfessor Baseline morphs instead of words, which shrinks the
+vocabulary of morphologically rich languages. :class:`MorfessorTokenizer` splits text into words (the
+:class:`~psp_st.tokenization.words.WordTokenizer` rules), segments each (Viterbi for unseen words) and maps morphs
+to ids. The model is saved in Morfessor's own text segmentation format (never pickle); ``pip install psp-st[zoo]``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """One shared sentencepiece vocabulary over several languages, trained on a temperature-balanced sample.
 
-P-SP's bilingual models share one vocabulary between English and the other language (paper 002, section 5.1).
-Over many languages the raw text is very unbalanced (the shared bitext has 72k German pairs and 2k Arabic
-ones), so the training text is drawn per language with temperature sampling (XLM, Conneau & Lample 2019):
-language ``l`` with ``n_l`` sentences gets the share ``n_l^T / sum_k n_k^T`` of the sample; ``T = 1`` keeps the
-raw proportions, ``T -> 0`` makes them uniform. A language asked for more sentences than it has repeats them
-(whole copies plus a seeded sample of the rest), which is how sentencepiece sees a heavier weight.
-
-The sample is then trained on with :meth:`SentencePieceTokenizer.train
-<psp_st.tokenization.sentencepiece.SentencePieceTokenizer.train>` at its default character coverage 1.0, so every
-character of the sample gets a piece (Chinese and Arabic characters are never unknown).
+Temperature sampling (XLM, Conneau & Lample 2019): language ``l`` with ``n_l`` sentences gets the share
+``n_l^T / sum_k n_k^T`` of the sample (``T = 1``: raw proportions, ``T -> 0``: uniform); a language asked for more
+sentences than it has repeats them. :meth:`SentencePieceTokenizer.train
+<psp_st.tokenization.sentencepiece.SentencePieceTokenizer.train>` then keeps every character (coverage 1.0).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Word and character-trigram tokenizers with a vocabulary built from training text (WORD / TRIGRAM models).
 
-Following Wieting & Gimpel, "ParaNMT-50M" (section 4): WORD averages the embeddings of the (lower-cased) words
-of a sentence, TRIGRAM those of the character trigrams of ``" " + text + " "``. Both map tokens to ids with a
-:class:`Vocabulary` (id 0 is ``<unk>``). We use a vocabulary rather than feature hashing for trigrams: it is what
-the paper does, it has no collisions, a vector can be traced back to its trigram, and a caption/news corpus has
-only tens of thousands of distinct trigrams, so the table stays small (cap it with ``max_size``).
+Wieting & Gimpel, "ParaNMT-50M" (section 4): lower-cased words, and character trigrams of ``" " + text + " "``,
+mapped to ids by a :class:`Vocabulary` (id 0 is ``<unk>``). Trigrams use a vocabulary, as the paper does, not
+feature hashing: no collisions, and a corpus has only tens of thousands of them (cap with ``max_size``).
 """
 
 from __future__ import annotations
