@@ -145,9 +145,12 @@ def read_shard_texts(shard: Shard) -> list[str]:
 
 
 def sha256_file(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file."""
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 class ShardStore:
