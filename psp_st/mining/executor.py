@@ -77,14 +77,11 @@ def ray_session(address: str, num_cpus: int | None = None) -> Iterator[Any]:
         ray.shutdown()
 
 
-@contextlib.contextmanager
-def session(execution: Execution) -> Iterator[None]:
+def session(execution: Execution) -> contextlib.AbstractContextManager[Any]:
     """Keep one Ray connection open across several jobs of ``execution`` (a no-op when it runs locally)."""
     if execution.ray is None:
-        yield
-        return
-    with ray_session(execution.ray, num_cpus=execution.workers * execution.threads):
-        yield
+        return contextlib.nullcontext()
+    return ray_session(execution.ray, num_cpus=execution.workers * execution.threads)
 
 
 class _RayShardActor:
@@ -108,8 +105,7 @@ def run_tasks(
     if execution.ray is None:
         worker = worker_class(**worker_kwargs)
         return [worker.run(dict(task)) for task in tasks]
-    cpus = execution.workers * execution.threads
-    with ray_session(execution.ray, num_cpus=cpus) as ray:
+    with session(execution) as ray:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         dataset = ray.data.from_items([{"task": json.dumps(task)} for task in tasks], override_num_blocks=len(tasks))
