@@ -262,15 +262,10 @@ class PSPEmbedding(PSPInputModule):
 
     # -- export -------------------------------------------------------------------------------------------
     def to_static_embedding(self):
-        """The same model as ST's built-in ``StaticEmbedding`` (HF ``tokenizers`` + ``nn.EmbeddingBag``).
-
-        Its tokenizer drops unknown characters as PSPEmbedding drops unknown pieces
-        (:meth:`SentencePieceTokenizer.to_hf_tokenizer` with ``drop_unknown=True``), so the vectors are the same,
-        with or without unknown pieces, except: a text with no known piece (``""``, whitespace only, only
-        unknown characters) gives zeros there instead of the ``<unk>`` vector, and ``max_seq_length`` is not
-        applied.
-        With ``weights_dtype="float16"`` its weights are float16 and Sentence-Transformers computes in float16.
-        """
+        """The same model as ST's built-in ``StaticEmbedding``, with the tokenizer of
+        :meth:`SentencePieceTokenizer.to_hf_tokenizer` (``drop_unknown=True``): the same vectors, except that a
+        text with no known piece gives zeros (not the ``<unk>`` vector) and ``max_seq_length`` is not applied.
+        With ``weights_dtype="float16"`` ST computes in float16."""
         from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
         weights = self._export_weights()
@@ -293,12 +288,8 @@ class PSPEmbedding(PSPInputModule):
     def export_model2vec(self, path: str | os.PathLike, normalize: bool = False) -> None:
         """Write model2vec's own folder format: ``model2vec.StaticModel.from_pretrained(path)`` loads it.
 
-        Written with model2vec's ``StaticModel.save_pretrained`` (``pip install model2vec``). model2vec
-        tokenizes with HF ``tokenizers`` through the same tokenizer as :meth:`to_static_embedding` (unknown
-        characters dropped, the same normalization) and also removes any ``<unk>`` id, so its vectors are this
-        module's except: a text with no known piece gives zeros, not the ``<unk>`` vector; ``max_length`` is
-        saved as ``None`` (no truncation; pass ``max_length`` to ``encode`` to truncate). ``normalize`` is
-        model2vec's default normalization of the output vectors.
+        The same tokenizer and vectors as :meth:`to_static_embedding` (``pip install model2vec``); ``max_length``
+        is saved as ``None`` (no truncation); ``normalize`` is model2vec's output normalization.
         """
         from psp_st.io.extras import require
 

@@ -117,16 +117,9 @@ class LSTMAveraging(_RecurrentEncoder):
 class GRAN(_RecurrentEncoder):
     """Gated recurrent averaging network: ``a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)``, ``g(s) = mean_t a_t``.
 
-    ``gate="lstm"``: ``h_t`` from an LSTM (Wieting et al. 2017, section 4.1; run packed).
-    ``gate="gru"``: ``h_t`` from the GRU of Sjöblom et al. 2018 (section 3.1), exactly as written there::
-
-        r_t = sigmoid(W_r x_t + U_r h_{t-1})
-        z_t = sigmoid(W_z x_t + U_z h_{t-1})
-        h~_t = z_t * f(W_h x_t + U_h (r_t * h_{t-1}) + b_h)      f = leaky ReLU
-        h_t = (1 - z_t) * h_{t-1} + h~_t
-
-    with Xavier-initialized GRU weights and token vectors uniform in [-0.01, 0.01]
-    (:func:`~psp_st.modules.fused_recurrence.sjoblom_gru`; ``torch.nn.GRU`` computes another function).
+    ``gate="lstm"``: ``h_t`` from an LSTM (Wieting et al. 2017, section 4.1). ``gate="gru"``: from the GRU of
+    Sjöblom et al. 2018 (section 3.1) exactly as written there (:func:`~psp_st.modules.fused_recurrence.sjoblom_gru`),
+    with Xavier-initialized GRU weights and token vectors uniform in [-0.01, 0.01].
 
     Args:
         tokenizer: WordTokenizer, TrigramTokenizer, MorfessorTokenizer or SentencePieceTokenizer.
