@@ -93,18 +93,12 @@ def nearest_neighbours(
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    sims = cosine_matrix(query_embeddings, candidate_embeddings)
     results = []
-    for row, similarities in enumerate(sims):
-        order = np.argsort(-similarities, kind="stable")
-        picked = []
-        for column in order:
-            if exclude is not None and candidates[column] == exclude[row]:
-                continue
-            picked.append((candidates[column], float(similarities[column])))
-            if len(picked) == k:
-                break
-        results.append(picked)
+    for row, similarities in enumerate(cosine_matrix(query_embeddings, candidate_embeddings)):
+        order = [
+            c for c in np.argsort(-similarities, kind="stable") if exclude is None or candidates[c] != exclude[row]
+        ]
+        results.append([(candidates[column], float(similarities[column])) for column in order[:k]])
     return results
 
 
