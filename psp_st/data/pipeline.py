@@ -88,10 +88,10 @@ def _build_step(name: str, value: Any):
     if name == "dedup":
         return ExactDedup(symmetric=bool(_options(name, value, ("symmetric",)).get("symmetric", False)))
     if name == "language":
-        from psp_st.data.language import LanguageFilter
+        from psp_st.data.language import LanguageFilter, language_codes
 
         if isinstance(value, (str, Sequence)) and not isinstance(value, Mapping):
-            return LanguageFilter(sentence1=value, sentence2=value)
+            return LanguageFilter(sentence1=language_codes(value), sentence2=language_codes(value))
         if isinstance(value, Mapping):
             return LanguageFilter(**_options(name, value, ("sentence1", "sentence2", "min_confidence", "candidates")))
         raise ValueError(f"filter 'language' takes a code, a list of codes or a mapping, got {value!r}")

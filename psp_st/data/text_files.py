@@ -177,7 +177,8 @@ def generate_pairs(
     del stamps
     reader = _tsv_rows if file_format == "tsv" else _jsonl_rows
     for path in files:
-        skipped, examples = 0, []
+        skipped = 0
+        examples: list[str] = []
         for line_number, raw in reader(path, layout):
             try:
                 if isinstance(raw, str):

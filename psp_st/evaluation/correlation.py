@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 class UndefinedCorrelationError(ValueError):
     """A correlation is undefined: fewer than two pairs, or one side is constant."""
 
 
-def as_scores(values: Sequence[float] | np.ndarray, what: str, name: str) -> np.ndarray:
+def as_scores(values: ArrayLike, what: str, name: str) -> np.ndarray:
     """``values`` as a 1-D float64 array, or a ValueError naming ``name`` and the first NaN/inf row."""
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1:

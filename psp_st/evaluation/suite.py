@@ -220,7 +220,8 @@ def suite_tasks(
     others = [lang for lang in PAWSX_LANGS if lang != "en"]
     tasks += [_threshold(f"pawsx-{lang}-test", classification, local(f"pawsx-{lang}-test")) for lang in others]
     for key in TURKU_KEYS:
-        tasks.append(_threshold(f"{key} (labels>=3)", classification, lambda key=key: turku_binary(local(key)())))
+        binary = partial(lambda load: turku_binary(load()), local(key))
+        tasks.append(_threshold(f"{key} (labels>=3)", classification, binary))
     tasks.append(_mlp("msrpc train->test", local("msrpc-train"), local("msrpc-test")))
     tasks.append(_mlp("pawsx-en dev->test", local("pawsx-en-dev"), local("pawsx-en-test")))
     if opusparcus_dir is not None:
