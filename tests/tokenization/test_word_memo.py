@@ -152,3 +152,19 @@ def test_model_with_user_defined_pieces_gets_no_memo():
     user_defined = SentencePieceTokenizer(proto.SerializeToString(), lowercase=False)
     assert unsupported_reason(user_defined) == "user-defined pieces"
     assert user_defined.word_memo() is None
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_adding_words_leaves_the_collector_as_it_was(sp_tokenizer, enabled):
+    import gc
+
+    from psp_st.tokenization.word_memo import WordMemo
+
+    memo = WordMemo(sp_tokenizer, prefill=False)
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        memo.encode_flat(["zebras graze quietly", "a new word: quux"])
+        assert gc.isenabled() is enabled and len(memo) > 0
+    finally:
+        gc.enable() if was else gc.disable()
