@@ -103,6 +103,24 @@ def pair_counts(data: Path) -> dict[str, int]:
     return {lang: pq.read_metadata(data / f"bitext-{lang}.parquet").num_rows for lang in LANGS}
 
 
+def language_piece_stats(tokenizer, texts_by_language: dict[str, list[str]]) -> dict[str, dict[str, float]]:
+    """Per language: pieces per sentence, characters per piece and the share of sentences with an unknown piece
+    (how well the shared vocabulary serves each language; a language squeezed out gets short pieces)."""
+    stats = {}
+    for lang, texts in texts_by_language.items():
+        if not texts:
+            continue
+        ids = tokenizer.encode(texts)
+        pieces = sum(map(len, ids))
+        stats[lang] = {
+            "sentences": float(len(texts)),
+            "pieces_per_sentence": pieces / len(texts),
+            "characters_per_piece": sum(map(len, texts)) / max(pieces, 1),
+            "unknown_rate": tokenizer.unknown_rate(texts),
+        }
+    return stats
+
+
 def tokenizer_texts(data: Path, english_pairs: int, seed: int) -> dict[str, list[str]]:
     """Foreign sides per language; English from the bitext's English sides plus the English pairs' sentences."""
     import pandas as pd
@@ -132,7 +150,7 @@ def initial_model(args: argparse.Namespace, folder: Path) -> dict:
     from sentence_transformers import SentenceTransformer
 
     from psp_st.modules.psp import PSPEmbedding
-    from psp_st.tokenization.multilingual import language_piece_stats, train_multilingual_tokenizer
+    from psp_st.tokenization.multilingual import temperature_sample
     from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 
     start = time.perf_counter()
@@ -145,8 +163,10 @@ def initial_model(args: argparse.Namespace, folder: Path) -> dict:
         reused = json.loads(siblings[0].read_text())
         tokenizer_seconds = reused["tokenizer_seconds"]
     else:
-        tokenizer = train_multilingual_tokenizer(
-            texts, vocab_size=args.vocab, temperature=args.tokenizer_temperature or args.temperature, seed=args.seed
+        temperature = args.tokenizer_temperature or args.temperature
+        sample = temperature_sample(texts, temperature, seed=args.seed)
+        tokenizer = SentencePieceTokenizer.train(
+            [text for part in sample.values() for text in part], vocab_size=args.vocab, seed=args.seed
         )
         tokenizer_seconds = time.perf_counter() - start
     start = time.perf_counter()

@@ -30,36 +30,23 @@ class CosineContrastiveLoss(ContrastiveLoss):
 
             loss = y * d + (1 - y) * relu(margin - d) ** 2
 
-        How it differs from ST's :class:`~sentence_transformers.sentence_transformer.losses.ContrastiveLoss`
-        (which it subclasses, reusing its forward, label checks and config): the positive term is *linear* in the
-        cosine distance instead of ``0.5 * d**2``, and the negative term has no ``0.5`` factor. The distance is
-        always the cosine distance. (The paper's printed equation, section 3.2, swaps the roles of ``y``; its
-        text, followed here, says the hinge acts on the non-paraphrases.)
+        Unlike ST's ``ContrastiveLoss`` (which it subclasses), the positive term is linear in the cosine distance
+        and neither term has a ``0.5`` factor. (The paper's equation, section 3.2, swaps the roles of ``y``; its
+        text, followed here, puts the hinge on the non-paraphrases.)
 
         Args:
             model: the SentenceTransformer being trained (any encoder).
             margin: non-paraphrases should be at least this cosine distance apart.
             size_average: average (else sum) over the batch.
 
-        Requirements:
-            1. (sentence1, sentence2) pairs with a 1/0 label; make negatives for positive-only data with
-               :func:`add_random_negatives`
-
         Inputs:
-            +-----------------------------------------------+------------------------------+
-            | Inputs                                        | Labels                       |
-            +===============================================+==============================+
-            | (sentence1, sentence2) pairs                  | 1 if paraphrase, 0 if not    |
-            +-----------------------------------------------+------------------------------+
+            ``(sentence1, sentence2)`` pairs labelled 1 (paraphrase) or 0; :func:`add_random_negatives` makes
+            negatives for positive-only data.
 
-        Example:
-            ::
+        Example::
 
-                from psp_st.losses import CosineContrastiveLoss, add_random_negatives
-
-                train_dataset = add_random_negatives(positive_pairs, seed=0)  # adds a "label" column
-                loss = CosineContrastiveLoss(model, margin=0.5)
-                trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss)
+            train_dataset = add_random_negatives(positive_pairs, seed=0)  # adds a "label" column
+            loss = CosineContrastiveLoss(model, margin=0.5)
         """
         super().__init__(
             model, distance_metric=SiameseDistanceMetric.COSINE_DISTANCE, margin=margin, size_average=size_average

@@ -43,17 +43,9 @@ class TeacherDistillationLoss(nn.Module):
             mse:     loss = mean(||W s - t||^2) / teacher_dim       (ST's MSELoss, after the projection)
             similarity: loss = mean((cos(s_i, s_j) - cos(t_i, t_j))^2)   over all pairs i, j of the batch
 
-        ``similarity`` matches the in-batch cosine-similarity matrices (relational distillation): it asks for
-        exactly what an STS evaluation reads (cosines between sentences), needs no projection (cosines do not
-        change under a rotation) and leaves the student's directions free.
-
-        The projection lives in this loss, not in the model: it is trained with the student and dropped when
-        the model is saved, so a static release keeps its size and speed. ``projection=False`` compares ``s``
-        and ``t`` directly (the dimensions must then match).
-
-        Why not ST's ``MSELoss``: it needs the student and teacher dimensions to match (no projection) and has no
-        cosine variant; the teacher vectors are cached once per corpus (:mod:`psp_st.distillation`), so the loss
-        reads them as labels exactly as ``MSELoss`` does.
+        ``similarity`` (relational distillation) uses no projection. The projection is trained with the student
+        and never saved with the model. Why not ST's ``MSELoss``: it has no projection (the dimensions must
+        match) and no cosine variant; like it, this loss reads the (cached) teacher vectors as labels.
 
         Args:
             model: the SentenceTransformer being trained (the student).
@@ -63,37 +55,17 @@ class TeacherDistillationLoss(nn.Module):
             seed: seed of ``W``'s initialisation (scaled orthogonal rows/columns).
 
         References:
-            - Reimers & Gurevych, Making Monolingual Sentence Embeddings Multilingual using Knowledge
-              Distillation (EMNLP 2020): https://arxiv.org/abs/2004.09813 (the MSE objective on teacher vectors)
-            - Tulkens & van Dongen, Model2Vec (2024): https://github.com/MinishLab/model2vec (static models
-              distilled from a sentence transformer)
-            - Tung & Mori, Similarity-Preserving Knowledge Distillation (ICCV 2019):
-              https://arxiv.org/abs/1907.09682 (matching in-batch similarity matrices)
-
-        Requirements:
-            1. sentences with precomputed teacher vectors (e.g. from :func:`psp_st.distillation.teacher_vectors`)
+            - Reimers & Gurevych (EMNLP 2020), https://arxiv.org/abs/2004.09813 (MSE on teacher vectors)
+            - Tung & Mori, Similarity-Preserving Knowledge Distillation (ICCV 2019), https://arxiv.org/abs/1907.09682
 
         Inputs:
-            +-----------+--------------------------------------------+
-            | Texts     | Labels                                     |
-            +===========+============================================+
-            | sentence  | teacher vector ``(teacher_dim,)`` per row  |
-            +-----------+--------------------------------------------+
+            a ``sentence`` column; labels: the teacher vector ``(teacher_dim,)`` of each row (e.g. from
+            :func:`psp_st.distillation.teacher_vectors`).
 
-        Example:
-            ::
+        Example::
 
-                from datasets import Dataset
-                from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
-                from psp_st.losses import TeacherDistillationLoss
-
-                model = SentenceTransformer(modules=[psp_module])
-                teacher = SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2")
-                sentences = ["A man plays a guitar.", "Stocks fell sharply on Monday."]
-                train_dataset = Dataset.from_dict({"sentence": sentences, "label": teacher.encode(sentences).tolist()})
-                loss = TeacherDistillationLoss(model, teacher_dim=384)
-                trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss)
-                trainer.train()
+            dataset = Dataset.from_dict({"sentence": sentences, "label": teacher.encode(sentences).tolist()})
+            loss = TeacherDistillationLoss(model, teacher_dim=384)
         """
         super().__init__()
         if metric not in METRICS:

@@ -24,13 +24,10 @@ def mine_hardest_negatives(
     * ``anchor_negative[i] = argmax_j cos(s_i, t_j)`` over positives ``j != i`` (the ``t'`` of the paper),
     * ``positive_negative[i] = argmax_j cos(t_i, s_j)`` over anchors ``j != i`` (the ``s'``).
 
-    Opposite-side mining keeps bilingual (X-English) training valid: the negative that stands in for the English
-    partner ``t_i`` is drawn from the English side, the one that stands in for the X partner ``s_i`` from the X
-    side. When one side mixes languages (multilingual bitext, or English paraphrase pairs next to X-English pairs)
-    the sides alone no longer guarantee this; pass ``anchor_languages`` / ``positive_languages`` (integer language
-    codes per pair, one per side) and a negative always has the language of the sentence it stands in for:
-    ``anchor_negative[i]`` among positives of ``positive_languages[i]``, ``positive_negative[i]`` among anchors of
-    ``anchor_languages[i]`` (an English sentence only ever gets an English negative, a German one a German one).
+    Opposite-side mining keeps bilingual (X-English) training valid: a negative comes from the side of the sentence
+    it stands in for. When a side mixes languages, pass ``anchor_languages`` / ``positive_languages`` (integer
+    codes per pair) and a negative also has that sentence's language (``anchor_negative[i]`` among positives of
+    ``positive_languages[i]``, ``positive_negative[i]`` among anchors of ``anchor_languages[i]``).
 
     False-negative guards (both optional):
 
@@ -40,12 +37,9 @@ def mine_hardest_negatives(
       equal id). A candidate whose text equals the sentence itself or its partner is skipped, so a sentence
       repeated in another pair is never its own hardest negative.
 
-    The language guard is a guard like the others (for a row with no same-language candidate, see below).
-    When every candidate of a row is excluded by the guards, the guards are dropped for that row (only the
-    partner stays excluded); with a single pair the partner itself is returned (the loss is then constant).
-    The similarity matrix is computed in row chunks of ``chunk_size``: no Python loop over sentences.
-    ``dtype=torch.bfloat16`` computes the similarities about 5x faster on CPUs with AMX/AVX512-BF16; the
-    argmax is then exact up to bf16 rounding (near-ties may pick another, equally hard negative).
+    A row whose every candidate is guarded (languages included) falls back to "anything but the partner"; with a
+    single pair the partner itself is returned. Similarities are computed in row chunks of ``chunk_size``, in
+    ``dtype`` (``torch.bfloat16``: faster on CPUs with AMX/AVX512-BF16, argmax exact up to bf16 rounding).
     """
     if anchors.shape != positives.shape or anchors.ndim != 2:
         raise ValueError(

@@ -11,9 +11,17 @@ from torch import Tensor, nn
 
 from psp_st.losses.hard_negatives import mine_hardest_negatives
 
-#: BibTeX of the papers this loss implements (ParaNMT-50M: the margin loss; P-SP: annealed mega-batching).
-#: The one copy: model cards cite from here.
-CITATION = """@inproceedings{wieting-gimpel-2018-paranmt,
+#: BibTeX of the P-SP paper (annealed mega-batching; the P-SP model itself). The one copy: model cards cite from here.
+PSP_CITATION = """@inproceedings{wieting-etal-2022-paraphrastic,
+    title = "Paraphrastic Representations at Scale",
+    author = "Wieting, John and Gimpel, Kevin and Neubig, Graham and Berg-Kirkpatrick, Taylor",
+    booktitle = "Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing: System Demonstrations",
+    year = "2022",
+    publisher = "Association for Computational Linguistics",
+}"""
+#: BibTeX of the papers this loss implements (ParaNMT-50M: the margin loss; P-SP).
+CITATION = (
+    """@inproceedings{wieting-gimpel-2018-paranmt,
     title = "{P}ara{NMT}-50{M}: Pushing the Limits of Paraphrastic Sentence Embeddings with Millions of Machine Translations",
     author = "Wieting, John and Gimpel, Kevin",
     booktitle = "Proceedings of the 56th Annual Meeting of the Association for Computational Linguistics (Volume 1: Long Papers)",
@@ -23,14 +31,10 @@ CITATION = """@inproceedings{wieting-gimpel-2018-paranmt,
     pages = "451--462",
 }
 
-@inproceedings{wieting-etal-2022-paraphrastic,
-    title = "Paraphrastic Representations at Scale",
-    author = "Wieting, John and Gimpel, Kevin and Neubig, Graham and Berg-Kirkpatrick, Taylor",
-    booktitle = "Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing: System Demonstrations",
-    year = "2022",
-    publisher = "Association for Computational Linguistics",
-}
 """
+    + PSP_CITATION
+    + "\n"
+)
 
 
 class ParaphraseMarginLoss(nn.Module):
@@ -49,15 +53,12 @@ class ParaphraseMarginLoss(nn.Module):
 
         averaged over the batch; ``symmetric=False`` keeps only the first term (the P-SP objective, eq. 1).
 
-        Negatives come either from the batch itself (two input columns: each pair gets the most similar
-        opposite-side sentence of the batch except its partner, selected without gradient) or from extra
-        columns mined elsewhere, e.g. over a whole mega-batch by :class:`~psp_st.training.MegaBatchTrainer`
-        (four input columns). The loss only sees sentence embeddings, so it works for any encoder.
+        Negatives are mined in the batch (two columns: the most similar opposite-side sentence but the partner,
+        :func:`~psp_st.losses.hard_negatives.mine_hardest_negatives`) or given as two more columns (mined over a
+        mega-batch by :class:`~psp_st.training.MegaBatchTrainer`).
 
-        Why not ST's ``MegaBatchMarginLoss``: that loss mines within the current (large) batch and uses
-        fixed positive/negative margins (``cos(s,t) > 0.8``, ``cos(s,t') < 0.3``); the papers use one relative
-        margin, opposite-side negatives over an annealed mega-batch of many optimizer steps, and (here) a
-        false-negative group guard.
+        Why not ST's ``MegaBatchMarginLoss``: it has fixed absolute margins (``cos(s,t) > 0.8``, ``cos(s,t') <
+        0.3``) and same-batch negatives; the papers use one relative margin over an annealed mega-batch.
 
         Args:
             model: the SentenceTransformer being trained (any encoder).
@@ -68,38 +69,15 @@ class ParaphraseMarginLoss(nn.Module):
             - Wieting & Gimpel, ParaNMT-50M (ACL 2018), section 4: https://aclanthology.org/P18-1042/
             - Wieting et al., Paraphrastic Representations at Scale (EMNLP 2022 demos), section 3
 
-        Requirements:
-            1. (anchor, positive) pairs that are paraphrases or translations
-            2. optional mined negatives; optional integer group ids as labels (``-1`` = no group)
-
         Inputs:
-            +-----------------------------------------------------------+---------------------------------------+
-            | Inputs                                                    | Labels                                |
-            +===========================================================+=======================================+
-            | (anchor, positive) pairs                                  | none, or group id per pair (in-batch  |
-            |                                                           | mining never pairs two of one group)  |
-            +-----------------------------------------------------------+---------------------------------------+
-            | (anchor, positive, anchor_negative, positive_negative)    | none (ignored)                        |
-            +-----------------------------------------------------------+---------------------------------------+
+            ``(anchor, positive)`` pairs (paraphrases or translations), labels none or a group id per pair
+            (``-1``: none; in-batch mining never pairs two of one group); or ``(anchor, positive,
+            anchor_negative, positive_negative)``, labels ignored (``anchor_negative`` is from the positive side).
 
-            ``anchor_negative`` is the negative of the anchor (a sentence of the positive side) and
-            ``positive_negative`` the negative of the positive (a sentence of the anchor side).
+        Example::
 
-        Example:
-            ::
-
-                from datasets import Dataset
-                from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
-                from psp_st.losses import ParaphraseMarginLoss
-
-                model = SentenceTransformer(modules=[psp_module])
-                train_dataset = Dataset.from_dict({
-                    "sentence1": ["A man plays a guitar.", "A dog runs on grass."],
-                    "sentence2": ["Someone is playing guitar.", "A dog is running outside."],
-                })
-                loss = ParaphraseMarginLoss(model, margin=0.4)
-                trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss)
-                trainer.train()
+            loss = ParaphraseMarginLoss(model, margin=0.4)  # a sentence1/sentence2 dataset
+            trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss)
         """
         super().__init__()
         if margin < 0:
@@ -115,9 +93,7 @@ class ParaphraseMarginLoss(nn.Module):
                 f"{type(self).__name__} expects 2 columns (anchor, positive) or 4 columns (anchor, positive, "
                 f"anchor_negative, positive_negative), got {len(features)}"
             )
-        # one forward over all columns (ST's merged forward: every column holds sentences of one kind); psp-st
-        # encoders read padding from the attention mask, so ST's zero-padding of input_ids is safe. Faster for the
-        # bag-of-tokens encoders, about even for the recurrent ones (benchmarks/zoo_speed.py).
+        # one forward over all columns (ST's merged forward); psp-st encoders read padding from the attention mask
         embeddings = embed_columns(self.model, features, separate_first=False)
         return self.compute_loss_from_embeddings(embeddings, labels)
 

@@ -1,9 +1,6 @@
-"""Nearest-neighbour search with FAISS: exact (flat) below a size threshold, IVF or HNSW above it.
-
-Vectors are unit length, so inner product is cosine. The index is built from :class:`ShardedVectors` block by
-block (the corpus never has to sit in RAM twice), saved with ``faiss.write_index`` (a plain data file) and
-loaded by every search worker. :func:`exact_search` is the brute-force reference that :func:`recall_at_k`
-compares an index against.
+"""Nearest-neighbour search with FAISS (unit vectors: inner product is cosine): exact (flat) below a size
+threshold, IVF or HNSW above it, built block by block from :class:`ShardedVectors`; :func:`exact_search` is the
+reference of :func:`recall_at_k`.
 """
 
 from __future__ import annotations
@@ -173,25 +170,21 @@ def exact_similarities(queries: np.ndarray, vectors: ShardedVectors, ids: np.nda
 def exact_search(
     queries: np.ndarray, vectors: ShardedVectors, k: int, exclude: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Brute-force top-``k`` by inner product over every block of ``vectors`` (the reference for recall)."""
+    """Brute-force top-``k`` by inner product over every block of ``vectors`` (the reference for recall), merged
+    with FAISS's ``ResultHeap``; ``exclude[i]`` (a row id) is never query i's neighbour."""
+    faiss = import_faiss()
     queries = np.ascontiguousarray(queries, dtype=np.float32)
-    best_sims = np.full((len(queries), k), -np.inf, dtype=np.float32)
-    best_ids = np.full((len(queries), k), -1, dtype=np.int64)
+    heap = faiss.ResultHeap(len(queries), k, keep_max=True)
     for first, block in vectors.blocks(size=16_384):  # bounds the (queries x block) temporaries
         sims = queries @ block.T
         if exclude is not None:
             local = np.asarray(exclude) - first
             rows = np.flatnonzero((local >= 0) & (local < len(block)))
             sims[rows, local[rows]] = -np.inf
-        merged_sims = np.concatenate([best_sims, sims], axis=1)
-        block_ids = np.broadcast_to(np.arange(first, first + len(block)), sims.shape)
-        merged_ids = np.concatenate([best_ids, block_ids], axis=1)
-        top = np.argpartition(-merged_sims, k - 1, axis=1)[:, :k]
-        top_sims = np.take_along_axis(merged_sims, top, axis=1)
-        order = np.argsort(-top_sims, axis=1, kind="stable")
-        best_sims = np.take_along_axis(top_sims, order, axis=1)
-        best_ids = np.take_along_axis(np.take_along_axis(merged_ids, top, axis=1), order, axis=1)
-    return best_sims, best_ids
+        heap.add_result(sims, np.broadcast_to(np.arange(first, first + len(block)), sims.shape))
+    heap.finalize()
+    heap.D[heap.I < 0] = -np.inf
+    return heap.D, heap.I
 
 
 def recall_at_k(

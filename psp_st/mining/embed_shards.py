@@ -17,14 +17,15 @@ logger = logging.getLogger(__name__)
 
 
 class EmbedWorker:
-    """Shard worker: one model per process; ``run`` embeds one shard into ``part-NNNNN.npy``."""
+    """Shard worker: one model per process (:func:`psp_st.hub.load`: any model name); ``run`` embeds one shard into
+    ``part-NNNNN.npy``."""
 
     def __init__(
         self, model: str, folder: str, normalize: bool = False, float16: bool = False, threads: int | None = None
     ) -> None:
-        from psp_st.mining.embedder import open_embedder
+        from psp_st.hub.load import load, set_threads
 
-        self.embedder = open_embedder(model, threads)
+        self.model = set_threads(load(model), threads)
         self.store = ShardStore(folder, ".npy")
         self.normalize = normalize
         self.dtype = np.float16 if float16 else np.float32
@@ -34,7 +35,9 @@ class EmbedWorker:
         record = self.store.record(shard)
         if record is not None:
             return record
-        vectors = self.embedder.encode(read_shard_texts(shard), normalize=self.normalize)
+        from psp_st.inference import encode_texts
+
+        vectors = encode_texts(self.model, read_shard_texts(shard), normalize=self.normalize)
         return self.store.write(shard, vectors=vectors.astype(self.dtype, copy=False))
 
 

@@ -1,10 +1,8 @@
 """Running one worker per shard: in this process, or as a Ray Data ``map_batches`` job over an actor pool.
 
-A shard worker is a class built once per process (it holds the model or the index) whose ``run(task)`` turns
-one shard task (a JSON-able dict) into a result dict and writes its output itself (see
-:mod:`psp_st.mining.shards`). Locally the tasks run in order in this process; with Ray each actor of the pool
-builds one worker and Ray Data feeds it one task per batch, restarting an actor that dies and retrying its task
-(``max_restarts`` / ``max_task_retries``), so the job completes; a shard already done is skipped by the worker.
+A shard worker is a class built once per process (holding the model or the index) whose ``run(task)`` turns one
+JSON-able shard task into a result dict and writes its output itself (:mod:`psp_st.mining.shards`). On Ray an
+actor that dies is restarted and its task retried; a shard already done is skipped by the worker.
 """
 
 from __future__ import annotations
@@ -79,14 +77,11 @@ def ray_session(address: str, num_cpus: int | None = None) -> Iterator[Any]:
         ray.shutdown()
 
 
-@contextlib.contextmanager
-def session(execution: Execution) -> Iterator[None]:
+def session(execution: Execution) -> contextlib.AbstractContextManager[Any]:
     """Keep one Ray connection open across several jobs of ``execution`` (a no-op when it runs locally)."""
     if execution.ray is None:
-        yield
-        return
-    with ray_session(execution.ray, num_cpus=execution.workers * execution.threads):
-        yield
+        return contextlib.nullcontext()
+    return ray_session(execution.ray, num_cpus=execution.workers * execution.threads)
 
 
 class _RayShardActor:
@@ -110,8 +105,7 @@ def run_tasks(
     if execution.ray is None:
         worker = worker_class(**worker_kwargs)
         return [worker.run(dict(task)) for task in tasks]
-    cpus = execution.workers * execution.threads
-    with ray_session(execution.ray, num_cpus=cpus) as ray:
+    with session(execution) as ray:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         dataset = ray.data.from_items([{"task": json.dumps(task)} for task in tasks], override_num_blocks=len(tasks))

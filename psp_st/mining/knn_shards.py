@@ -1,11 +1,9 @@
 """Sharded k-nearest-neighbour search: each shard of query vectors is searched against one saved FAISS index.
 
-The query shards are those of an embedding job (:mod:`psp_st.mining.embed_shards`); each becomes one ``.npz``
-holding ``ids`` (int64, global row ids of the indexed set) and ``sims`` (float32), ``(rows, k)``, best first.
-The similarities are exact cosines recomputed from the indexed set's vectors (a quantised or PCA index only
-chooses the neighbours), and the neighbours are re-ranked by them: the margin's neighbourhood means need true
-cosines.
-Every worker loads the index once; on a cluster the work folder must be on storage all nodes can read.
+Each query shard of an embedding job (:mod:`psp_st.mining.embed_shards`) becomes one ``.npz`` of ``ids`` (global
+rows of the indexed set) and ``sims``, ``(rows, k)``, best first: exact cosines recomputed from the vectors (a
+quantised or PCA index only chooses the neighbours; the margin needs true cosines). On a cluster the work folder
+must be on storage all nodes can read.
 """
 
 from __future__ import annotations

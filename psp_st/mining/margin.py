@@ -1,15 +1,12 @@
 """Margin-based scoring of nearest-neighbour candidates (Artetxe & Schwenk 2019, "Margin-based parallel corpus
 mining with multilingual sentence embeddings", section 3).
 
-A raw cosine is not comparable across sentences: some sentences ("hubs") are close to everything. The ratio
-margin divides the cosine of a candidate pair by the mean cosine of both sides to their own k nearest neighbours
-(``x``'s in the target set, ``y``'s in the source set)::
+The ratio margin discounts "hub" sentences that are close to everything::
 
     margin(x, y) = cos(x, y) / ( sum_{z in NN_k(x)} cos(x, z) / 2k  +  sum_{z in NN_k(y)} cos(y, z) / 2k )
 
-Candidates are each sentence's k neighbours in both directions; the paper's ``max`` strategy keeps, for every
-sentence, only its best-margin candidate (union over both directions), ``all`` keeps every candidate (paraphrase
-mining wants several paraphrases per sentence). A threshold on the margin then decides.
+Candidates are each sentence's k neighbours in both directions; the ``max`` strategy keeps each sentence's
+best-margin candidate, ``all`` every candidate (paraphrase mining wants several per sentence).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The mining job: embed, index, search both ways, score by margin, filter, write pairs to Parquet in chunks.
 
-Monolingual paraphrase mining takes one input (each sentence's neighbours among the others); X-English bitext
-mining takes a source and a target input (neighbours across, in both directions). Every stage is resumable in
-the work folder (:mod:`psp_st.mining.shards`); embedding and search run on Ray Data with an :class:`Execution`
-that names Ray, the index is built in the driver and candidates stream through the driver in chunks.
+Paraphrase mining takes one input, bitext mining a source and a target. Every stage is resumable in the work
+folder (:mod:`psp_st.mining.shards`); embedding and search run on Ray Data when :class:`Execution` names Ray.
 """
 
 from __future__ import annotations
@@ -107,15 +105,17 @@ class MiningConfig:
         object.__setattr__(self, "exclude", frozenset(text_key(text) for text in self.exclude))
         self.filters()  # validates the filter settings (and py3langid's language codes)
 
-    def filters(self) -> list[Any]:
-        """The text filters in the order applied (cheap first): psp_st.data pair filters and ``"dedup"``."""
-        steps: list[Any] = []
+    def filters(self, monolingual: bool = True) -> list[Any]:
+        """The text filters in the order applied (cheap first), each with ``name`` and ``keep(batch)``."""
+        steps: list[Any] = [_NotIdentical()]
+        if self.exclude:
+            steps.append(_NotExcluded(self.exclude))
         if self.max_length_ratio is not None:
             steps.append(LengthRatioFilter(self.max_length_ratio))
         if self.max_trigram_overlap is not None:
             steps.append(TrigramOverlapFilter(self.max_trigram_overlap))
         if self.dedup:
-            steps.append("dedup")
+            steps.append(_Dedup(symmetric=monolingual))
         if self.languages is not None:
             from psp_st.data.language import LanguageFilter, language_codes
 
@@ -342,10 +342,8 @@ def _score_filter_write(
         target_mean = knn_mean(backward_sims)
     del forward_sims, forward_ids
 
-    counters = {name: FilterCount(name) for name in ("margin", "strategy", "cosine", "identical", "excluded")}
-    filters = config.filters()
-    counters.update({getattr(step, "name", step): FilterCount(getattr(step, "name", step)) for step in filters})
-    seen: set[int] = set()
+    filters = config.filters(monolingual)
+    counters = {name: FilterCount(name) for name in ("margin", "strategy", "cosine", *(s.name for s in filters))}
     total = len(left)
     schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in _SCHEMA.items()])
     written = 0
@@ -375,7 +373,7 @@ def _score_filter_write(
                 rows = survivors[start : start + config.chunk_rows]
                 texts = (source_texts.take(pa.array(left[rows])), target_texts.take(pa.array(right[rows])))
                 batch = {"sentence1": texts[0].to_pylist(), "sentence2": texts[1].to_pylist()}
-                kept = _filter_chunk(batch, config, filters, counters, seen, monolingual)
+                kept = _filter_chunk(batch, filters, counters)
                 chosen = rows[kept]
                 table = _pair_table(batch, kept, left[chosen], right[chosen], margins[chosen], cosines[chosen])
                 if table.num_rows:
@@ -387,33 +385,54 @@ def _score_filter_write(
     return [{"filter": "candidates", "kept": total, "dropped": 0}, *steps], written
 
 
-def _filter_chunk(
-    batch: dict[str, list[str]],
-    config: MiningConfig,
-    filters: list[Any],
-    counters: dict[str, FilterCount],
-    seen: set[int],
-    monolingual: bool,
-) -> np.ndarray:
+def _filter_chunk(batch: dict[str, list[str]], filters: list[Any], counters: dict[str, FilterCount]) -> np.ndarray:
     """Positions (in ``batch``) of the pairs that pass the text filters, applied in order."""
-    keys1, keys2 = [text_key(a) for a in batch["sentence1"]], [text_key(b) for b in batch["sentence2"]]
-    mask = [k1 != k2 and bool(k1) and bool(k2) for k1, k2 in zip(keys1, keys2, strict=True)]
-    counters["identical"].update(mask)
-    if config.exclude:
-        fresh = [k1 not in config.exclude and k2 not in config.exclude for k1, k2 in zip(keys1, keys2, strict=True)]
-        counters["excluded"].update([f for f, m in zip(fresh, mask, strict=True) if m])
-        mask = [m and f for m, f in zip(mask, fresh, strict=True)]
+    mask = np.ones(len(batch["sentence1"]), dtype=bool)
     for step in filters:
-        index = [i for i, m in enumerate(mask) if m]
-        pairs = {column: [batch[column][i] for i in index] for column in ("sentence1", "sentence2")}
-        if step == "dedup":
-            verdict = _dedup(pairs["sentence1"], pairs["sentence2"], seen, monolingual)
-        else:
-            verdict = step.keep(pairs)
-        counters[getattr(step, "name", step)].update(verdict)
-        for i, ok in zip(index, verdict, strict=True):
-            mask[i] = ok
+        index = np.flatnonzero(mask)
+        verdict = step.keep({column: [batch[column][i] for i in index] for column in ("sentence1", "sentence2")})
+        counters[step.name].update(verdict)
+        mask[index] = verdict
     return np.flatnonzero(mask)
+
+
+class _NotIdentical:
+    """Drop pairs whose sides are equal up to case and punctuation (or empty)."""
+
+    name = "identical"
+
+    def keep(self, batch: dict[str, list[str]]) -> list[bool]:
+        pairs = zip(map(text_key, batch["sentence1"]), map(text_key, batch["sentence2"]), strict=True)
+        return [a != b and bool(a) and bool(b) for a, b in pairs]
+
+
+@dataclass(frozen=True)
+class _NotExcluded:
+    """Drop pairs with a side in ``texts`` (:func:`~psp_st.data.filters.text_key`s, e.g. evaluation sentences)."""
+
+    texts: frozenset[str]
+    name = "excluded"
+
+    def keep(self, batch: dict[str, list[str]]) -> list[bool]:
+        pairs = zip(batch["sentence1"], batch["sentence2"], strict=True)
+        return [text_key(a) not in self.texts and text_key(b) not in self.texts for a, b in pairs]
+
+
+@dataclass
+class _Dedup:
+    """Exact text-pair dedup (order-free when ``symmetric``) against every pair kept so far; first one kept."""
+
+    symmetric: bool
+    seen: set[int] = field(default_factory=set)
+    name = "dedup"
+
+    def keep(self, batch: dict[str, list[str]]) -> list[bool]:
+        verdict = []
+        for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True):
+            key = pair_hash(a, b, symmetric=self.symmetric)
+            verdict.append(key not in self.seen)
+            self.seen.add(key)
+        return verdict
 
 
 def _pair_table(
@@ -442,13 +461,3 @@ def _pair_table(
             "id2": id2,
         }
     )
-
-
-def _dedup(lefts: list[str], rights: list[str], seen: set[int], monolingual: bool) -> list[bool]:
-    """Exact text-pair dedup (order-free when monolingual) against every pair kept so far; first occurrence kept."""
-    verdict = []
-    for a, b in zip(lefts, rights, strict=True):
-        key = pair_hash(a, b, symmetric=monolingual)
-        verdict.append(key not in seen)
-        seen.add(key)
-    return verdict

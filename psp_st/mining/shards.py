@@ -7,9 +7,8 @@ A job writes into one folder::
     part-00000.done.json   written after its shard file: rows and sha256; its presence marks the shard done
     manifest.json          written last, when every shard is done: shard -> file, rows, checksum
 
-A shard whose ``.done.json`` exists and whose file still has that checksum is never recomputed, so a job that
-lost a worker (or the whole driver) is resumed by running the same command again; since a shard is one file
-replaced atomically, a shard computed twice still holds each of its rows once.
+A shard whose ``.done.json`` exists and whose file still has that checksum is never recomputed: a job that lost
+a worker (or the driver) resumes when the same command runs again.
 """
 
 from __future__ import annotations
@@ -167,24 +166,19 @@ class ShardStore:
     def _done_file(self, shard: Shard) -> Path:
         return self.folder / f"{shard.name}.done.json"
 
-    def start(self, job: dict[str, Any], shards: Sequence[Shard]) -> None:
-        """Record the plan; a folder holding another job's plan is refused (nothing is mixed or overwritten)."""
+    def pending(self, job: dict[str, Any], shards: Sequence[Shard]) -> list[dict[str, Any]]:
+        """Record the plan (or check it against the folder's: another job's folder is refused, nothing is mixed)
+        and return the shards still to compute, as dicts for the workers."""
         plan = {"job": job, "shards": [asdict(shard) for shard in shards]}
         path = self.folder / PLAN_FILE
-        if path.is_file():
-            previous = json.loads(path.read_text(encoding="utf-8"))
-            if previous != json.loads(json.dumps(plan)):
-                raise ValueError(
-                    f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or "
-                    "inputs); use a new output folder, or delete this one to start over"
-                )
-            return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(path, plan)
-
-    def pending(self, job: dict[str, Any], shards: Sequence[Shard]) -> list[dict[str, Any]]:
-        """Start (or resume) the job and return the shards still to compute, as dicts for the workers."""
-        self.start(job, shards)
+        if not path.is_file():
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write_json(path, plan)
+        elif json.loads(path.read_text(encoding="utf-8")) != json.loads(json.dumps(plan)):
+            raise ValueError(
+                f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or "
+                "inputs); use a new output folder, or delete this one to start over"
+            )
         return [asdict(shard) for shard in shards if self.record(shard) is None]
 
     def record(self, shard: Shard) -> dict[str, Any] | None:
@@ -209,9 +203,6 @@ class ShardStore:
                 np.save(handle, array, allow_pickle=False)
             else:
                 np.savez(handle, allow_pickle=False, **arrays)
-        return self.mark_done(shard)
-
-    def mark_done(self, shard: Shard) -> dict[str, Any]:
         record = {
             "shard": shard.index,
             "file": self.file(shard).name,

@@ -28,38 +28,12 @@ def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransf
 def read_sentences(
     path: str | os.PathLike, column: str = "sentence", exclude: Mapping[str, Sequence[str]] | None = None
 ) -> list[str]:
-    """Sentences of a Parquet file (``column``, via :func:`psp_st.data.load_table`) or of a text file (one per line,
-    :func:`psp_st.io.lines.iter_lines`); stripped, blank and null ones skipped. ``exclude`` (Parquet only):
-    ``{other column: values}``, rows whose column holds one of the values are skipped (e.g. a corpus's dev rows)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"sentence file not found: {path}")
-    if path.suffix == ".parquet":
-        import pyarrow as pa
-        import pyarrow.compute as pc
+    """The stripped, non-blank sentences of a text file or of ``column`` of a tabular file
+    (:func:`psp_st.tokenization.corpus.read_texts`, with its ``exclude``)."""
+    from psp_st.tokenization.corpus import read_texts
 
-        from psp_st.data.loaders import load_table
-
-        table = load_table(path, [column, *(exclude or {})]).data
-        for name, banned in (exclude or {}).items():
-            table = table.filter(pc.invert(pc.is_in(table.column(name), pa.array(list(banned)))).fill_null(True))
-        values = table.column(column).to_pylist()
-    elif exclude:
-        raise ValueError(f"{path}: exclude needs a Parquet file with the columns {sorted(exclude)}")
-    else:
-        from psp_st.io.lines import iter_lines
-
-        values = [text for _, text in iter_lines(path)]
-    sentences = []
-    for row, value in enumerate(values):
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            raise TypeError(f"{path}: row {row} of column {column!r} is {type(value).__name__}, expected str")
-        value = value.strip()
-        if value:
-            sentences.append(value)
-    return sentences
+    texts = (text.strip() for text in read_texts([path], [column], exclude))
+    return [text for text in texts if text]
 
 
 def evaluation_sentences(data_dir: str | os.PathLike) -> set[str]:

@@ -7,18 +7,6 @@ from typing import Any
 
 from psp_st.modules.folder_format import ModelFolderError
 
-__all__ = [
-    "GRAN",
-    "CombinedEncoder",
-    "LSTMAveraging",
-    "ModelFolderError",
-    "PSPEmbedding",
-    "TokenAveraging",
-    "TokenEncoder",
-    "TrigramAveraging",
-    "WordAveraging",
-]
-
 #: Imported on first use (they need torch), so that torch-free code can import psp_st.modules.folder_format.
 _LAZY = {
     "TokenAveraging": "averaging",
@@ -30,6 +18,7 @@ _LAZY = {
     "LSTMAveraging": "recurrent",
     "TokenEncoder": "token_encoder",
 }
+__all__ = ["ModelFolderError", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

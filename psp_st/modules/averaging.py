@@ -1,10 +1,8 @@
 """WORD and TRIGRAM averaging: the bag-of-tokens encoders of Wieting & Gimpel, "ParaNMT-50M" (section 4).
 
 ``g(s) = mean_t x_t`` over the token vectors of the sentence: words for WORD, character trigrams of
-``" " + s + " "`` for TRIGRAM. Computed with ``embedding_bag`` (no ``(batch, length, dim)`` tensor), so long
-texts cost memory only for their ids; with sparse gradients, with P-SP's
-:func:`~psp_st.modules.sparse_mean.sparse_bag_mean` (one gradient row per distinct token). Any tokenizer works: :class:`WordAveraging` over Morfessor morphs is the
-WA model of Sjöblom et al. (2018).
+``" " + s + " "`` for TRIGRAM, computed as P-SP's (:func:`~psp_st.modules.sparse_mean.bag_mean`). Any tokenizer
+but sentencepiece works: :class:`WordAveraging` over Morfessor morphs is the WA model of Sjöblom et al. (2018).
 """
 
 from __future__ import annotations
@@ -12,9 +10,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 import torch
-import torch.nn.functional as F
 
-from psp_st.modules.sparse_mean import sparse_bag_mean
+from psp_st.modules.sparse_mean import bag_mean
 from psp_st.modules.token_encoder import TokenEncoder
 
 
@@ -40,11 +37,7 @@ class TokenAveraging(TokenEncoder):
             )
 
     def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        weight = self.embedding.weight
-        if self.embedding.sparse and weight.requires_grad and torch.is_grad_enabled():
-            # sparse gradients (set by MegaBatchTrainer under PSPTrainingArguments.sparse_embeddings): one row per distinct token
-            return sparse_bag_mean(input_ids, weight, self.pad_id)
-        return F.embedding_bag(input_ids, weight, mode="mean", padding_idx=self.pad_id)
+        return bag_mean(input_ids, self.embedding, self.pad_id)
 
 
 class WordAveraging(TokenAveraging):

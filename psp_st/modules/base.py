@@ -9,7 +9,9 @@ load with a message that says which file is missing or wrong.
 from __future__ import annotations
 
 import json
-from typing import Any, Protocol
+import os
+from collections.abc import Sequence
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import torch
@@ -19,6 +21,10 @@ from sentence_transformers.base.modules.input_module import InputModule
 
 from psp_st.io.atomic import apply_umask
 from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError
+from psp_st.modules.teacher_init import teacher_token_vectors
+from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
+from psp_st.tokenization.store import tokenizer_kind
+from psp_st.tokenization.text_checks import check_texts
 
 __all__ = ["FORMAT_VERSION", "ModelFolderError", "PSPInputModule", "pad_flat_ids"]
 
@@ -57,17 +63,87 @@ class IdTokenizer(Protocol):
     @property
     def unk_id(self) -> int: ...
 
+    def token_texts(self) -> list[str]: ...
+
 
 class PSPInputModule(InputModule):
-    """Checked loading helpers for psp-st modules (config, files, weights)."""
+    """What psp-st's modules share: text preprocessing, the token-id layout, ``from_teacher``, checked loading."""
 
     # ST declares an HF tokenizer (PreTrainedTokenizerBase | tokenizers.Tokenizer); psp-st modules hold their own.
     tokenizer: IdTokenizer  # type: ignore[assignment]  # narrower-than-ST contract: psp-st's own tokenizers
     config_file_name: str = "psp_config.json"
     weights_file_name: str = "model.safetensors"
+    modalities = ["text"]
+    embedding_dim: int
+    #: ``embedding_dim`` of :meth:`from_teacher` when none is given
+    teacher_embedding_dim: ClassVar[int] = 300
 
     def get_config_dict(self) -> dict[str, Any]:
         return {**super().get_config_dict(), "format_version": FORMAT_VERSION}
+
+    def get_embedding_dimension(self) -> int:
+        return self.get_sentence_embedding_dimension()
+
+    def get_sentence_embedding_dimension(self) -> int:
+        return self.embedding_dim
+
+    @classmethod
+    def check_tokenizer_kind(cls, kind: str) -> None:
+        """Raise ``ValueError`` when this module does not take tokenizers of ``kind`` (every kind by default)."""
+
+    @classmethod
+    def from_teacher(
+        cls,
+        teacher: Any,
+        tokenizer: Any,
+        embedding_dim: int | None = None,
+        seed: int = 42,
+        cache_dir: str | os.PathLike | None = None,
+        teacher_name: str | None = None,
+        batch_size: int = 256,
+        **options: Any,
+    ) -> Any:
+        """Token vectors distilled from a sentence encoder: each token's text through ``teacher.encode``, then PCA
+        to ``embedding_dim`` standardised components (for the zoo, the stand-in for the papers' PARAGRAM-SL999).
+
+        Args:
+            teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``, or a name
+                for :func:`psp_st.mining.teacher.load_teacher` (loaded only for texts not cached yet).
+            tokenizer: a trained psp-st tokenizer, or the path of a sentencepiece ``.model`` file.
+            embedding_dim: the module's vector size (default :attr:`teacher_embedding_dim`).
+            seed: seed of the extra random dimensions (when ``embedding_dim`` exceeds the PCA components).
+            cache_dir: cache the teacher's vectors there (:mod:`psp_st.distillation.teacher_cache`, keyed by
+                ``teacher_name``, required then, and the texts); ``None``: no cache.
+            batch_size: teacher batch size.
+            options: further module arguments (``max_seq_length``, ``hidden_size``, ``dropout``, ...).
+        """
+        if isinstance(tokenizer, (str, os.PathLike)):
+            tokenizer = SentencePieceTokenizer.from_file(tokenizer)
+        kind = tokenizer_kind(tokenizer)
+        cls.check_tokenizer_kind(kind)
+        dim = cls.teacher_embedding_dim if embedding_dim is None else embedding_dim
+        label = "pieces" if kind == "sentencepiece" else "tokens"
+        weights = teacher_token_vectors(
+            tokenizer.token_texts(), teacher, dim, seed, cache_dir, teacher_name, batch_size, label
+        )
+        return cls(tokenizer, embedding_dim=dim, embedding_weights=torch.from_numpy(weights), **options)
+
+    # -- Sentence-Transformers interface -----------------------------------------------------------------
+    # text-only modules: narrower inputs than ST's multimodal preprocess (check_texts rejects anything else)
+    def preprocess(  # type: ignore[override]
+        self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any
+    ) -> dict[str, torch.Tensor]:
+        """Padded ``input_ids`` and ``attention_mask``; a text with no known token is the single ``<unk>`` id."""
+        texts = check_texts(inputs, where="SentenceTransformer.encode")
+        if prompt:
+            texts = self._prepend_prompt(texts, prompt)
+        flat, lengths = self.encode_flat(texts)
+        input_ids, attention_mask = pad_flat_ids(flat, lengths, pad_id=self.pad_id, empty_id=self.unk_id)
+        return {"input_ids": input_ids, "attention_mask": attention_mask}
+
+    def encode_flat(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Flat token ids of ``texts`` and their lengths; a text with no known token has length 0."""
+        raise NotImplementedError
 
     # Token-id layout shared by the encoders: rows 0 .. vocab_size-1 are tokens, row vocab_size is padding.
     @property
@@ -93,6 +169,21 @@ class PSPInputModule(InputModule):
         if mask is not None and mask.shape == input_ids.shape:
             input_ids = input_ids.masked_fill(mask == 0, self.pad_id)
         return input_ids
+
+    def _start_save(self, output_path: str | os.PathLike) -> str:
+        """Create ``output_path`` and write the config into it; returns it as a string."""
+        output_path = str(output_path)
+        os.makedirs(output_path, exist_ok=True)
+        self.save_config(output_path)
+        return output_path
+
+    @classmethod
+    def _construct(cls, where: str, *args: Any, **config: Any) -> Any:
+        """``cls(*args, **config)``, a bad config value raised as :class:`ModelFolderError` naming ``where``."""
+        try:
+            return cls(*args, **config)
+        except (TypeError, ValueError) as error:
+            raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {where} is invalid: {error}") from error
 
     @classmethod
     def _hub_kwargs(cls, **kwargs) -> dict[str, Any]:

@@ -42,7 +42,6 @@ class CombinedEncoder(PSPInputModule):
     """
 
     config_keys: list[str] = ["mode"]
-    modalities = ["text"]
 
     def __init__(self, encoders: Sequence[PSPInputModule], mode: str = "concat", **kwargs: Any) -> None:
         super().__init__()
@@ -68,9 +67,6 @@ class CombinedEncoder(PSPInputModule):
     def get_sentence_embedding_dimension(self) -> int:
         dims = [int(encoder.get_embedding_dimension()) for encoder in self.parts]
         return sum(dims) if self.mode == "concat" else dims[0]
-
-    def get_embedding_dimension(self) -> int:
-        return self.get_sentence_embedding_dimension()
 
     @property
     def max_seq_length(self) -> int | None:
@@ -114,7 +110,7 @@ class CombinedEncoder(PSPInputModule):
         ids: selecting rows, trimming padding columns, even shuffling a row (scrambling then shuffles each
         encoder's tokens among themselves).
         """
-        texts = check_texts(inputs)
+        texts = check_texts(inputs, where="SentenceTransformer.encode")
         if prompt:
             texts = self._prepend_prompt(texts, prompt)
         ids, masks = [], []
@@ -149,11 +145,9 @@ class CombinedEncoder(PSPInputModule):
         return config
 
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        output_path = str(output_path)
-        os.makedirs(output_path, exist_ok=True)
+        output_path = self._start_save(output_path)
         for index, encoder in enumerate(self.parts):
             encoder.save(os.path.join(output_path, f"encoder_{index}"))
-        self.save_config(output_path)
 
     @classmethod
     # ST calls ``load`` with keyword arguments; the Hub options arrive in ``kwargs`` (see _hub_kwargs).
@@ -187,10 +181,7 @@ class CombinedEncoder(PSPInputModule):
             sub_kwargs = dict(hub_kwargs)
             sub_kwargs["subfolder"] = "/".join(p for p in (hub_kwargs.get("subfolder"), folder) if p)
             encoders.append(encoder_cls.load(model_name_or_path, **sub_kwargs))
-        try:
-            return cls(encoders, **config)
-        except (TypeError, ValueError) as error:
-            raise ModelFolderError(f"{cls.__name__}: invalid {cls.config_file_name}: {error}") from error
+        return cls._construct(model_name_or_path, encoders, **config)
 
     def __repr__(self) -> str:
         inner = ", ".join(repr(encoder) for encoder in self.encoders)

@@ -1,21 +1,17 @@
 """Recurrences over packed tokens with hand-written backward passes: Sjöblom et al.'s GRU and the LSTM.
 
-Both take the input products of every token precomputed (``W x_t`` for all steps: one matmul, done by autograd
-outside), run the time loop without recording a graph while keeping what the backward pass needs, and walk the
-steps back by hand: one matmul per step, and the recurrent weight gradients as one matmul over all steps at the
-end. Step ``t`` only touches the rows still running (the packed layout of
-:class:`~psp_st.modules.packing.PackedTokens`: slot ``j`` of every step is the same sentence), so padding costs
-nothing. Under ``torch.no_grad`` (encoding, mega-batch mining) nothing is kept.
+Both take the input products ``W x_t`` of every token precomputed (one matmul), run the time loop without a graph
+(keeping what the backward pass needs) over the rows still running at each step
+(:class:`~psp_st.modules.packing.PackedTokens`), and walk the steps back by hand.
 
-Why not ``torch.nn.GRU`` for the GRU: it applies the reset gate after ``U_h`` (``r * (U_h h + b)``), has biases
-on every gate and hard-codes tanh, so it computes another function. Why not ``nn.LSTM``'s own forward for the
-LSTM: on packed CPU input its backward replays the per-step graph op by op, and this loop trains faster with the
-same parameters (``benchmarks/zoo_speed.py``; measured in ``benchmarks/results/zoo_speed.json``). The tests
-compare both, values and gradients, with a token-by-token autograd reference of the papers' equations.
+Why our own: ``torch.nn.GRU`` computes another function (reset gate after ``U_h``, extra biases, tanh only), and
+``nn.LSTM``'s backward on packed CPU input is slower than this loop (``benchmarks/results/zoo_speed.json``). The
+tests compare both, values and gradients, with a token-by-token autograd reference of the papers' equations.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import torch
@@ -27,10 +23,7 @@ LEAKY_SLOPE = 0.01
 
 def _starts(sizes: list[int]) -> list[int]:
     """First packed position of every step."""
-    starts = [0]
-    for size in sizes[:-1]:
-        starts.append(starts[-1] + size)
-    return starts
+    return [0, *itertools.accumulate(sizes[:-1])]
 
 
 def _needs_graph(*tensors: torch.Tensor) -> bool:

@@ -2,10 +2,7 @@
 
 A batch of right-padded ids ``(batch, width)`` is laid out time-major with the rows sorted by length (longest
 first): step ``t`` holds the ``t``-th token of the ``batch_sizes[t]`` rows still running (the layout of
-``torch.nn.utils.rnn.PackedSequence``). Padding is never embedded, never fed to a recurrence and never gated, so
-the cost of a batch is its number of tokens, not ``batch x width`` (a mining mega-batch of 4,000 captions padded
-to its longest one is ~3x more positions than tokens; a random mini-batch of 100 about 2x). The recurrences that
-run over this layout are in :mod:`psp_st.modules.fused_recurrence`.
+``torch.nn.utils.rnn.PackedSequence``), so a batch costs its number of tokens, not ``batch x width``.
 """
 
 from __future__ import annotations
@@ -42,13 +39,7 @@ class PackedTokens:
         width = mask.shape[1]
         running = torch.arange(width, device=mask.device).unsqueeze(1) < lengths[order].unsqueeze(0)  # (width, batch)
         steps, slots = running.nonzero(as_tuple=True)  # time-major: every step lists its running slots in order
-        return cls(
-            rows=order[slots],
-            steps=steps,
-            batch_sizes=running.sum(1).cpu(),
-            order=order,
-            lengths=lengths,
-        )
+        return cls(rows=order[slots], steps=steps, batch_sizes=running.sum(1).cpu(), order=order, lengths=lengths)
 
     def gather(self, padded: torch.Tensor) -> torch.Tensor:
         """The packed entries ``(tokens, ...)`` of a ``(batch, width, ...)`` tensor."""

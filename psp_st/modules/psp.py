@@ -15,11 +15,9 @@ from torch import nn
 
 from psp_st.arguments import check_int
 from psp_st.io.atomic import apply_umask
-from psp_st.modules.base import ModelFolderError, PSPInputModule, pad_flat_ids
-from psp_st.modules.sparse_mean import sparse_bag_mean
-from psp_st.modules.teacher_init import teacher_token_vectors
+from psp_st.modules.base import ModelFolderError, PSPInputModule
+from psp_st.modules.sparse_mean import bag_mean
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
-from psp_st.tokenization.text_checks import check_texts
 
 
 class PSPEmbedding(PSPInputModule):
@@ -63,7 +61,7 @@ class PSPEmbedding(PSPInputModule):
     #: The dtypes :attr:`weights_dtype` may name.
     weights_dtypes: tuple[str, ...] = ("float32", "float16")
     tokenizer_file_name: str = "sentencepiece.model"
-    modalities = ["text"]
+    teacher_embedding_dim = 384
     tokenizer: SentencePieceTokenizer  # satisfies base.py's IdTokenizer protocol
 
     def __init__(
@@ -117,16 +115,9 @@ class PSPEmbedding(PSPInputModule):
         )
         self.embedding_dim = embedding_dim
 
-    # -- properties ---------------------------------------------------------------------------------------
     @property
     def lowercase(self) -> bool:
         return self.tokenizer.lowercase
-
-    def get_embedding_dimension(self) -> int:
-        return self.embedding_dim
-
-    def get_sentence_embedding_dimension(self) -> int:
-        return self.embedding_dim
 
     # -- alternative constructors -------------------------------------------------------------------------
     @classmethod
@@ -157,69 +148,9 @@ class PSPEmbedding(PSPInputModule):
         weights = torch.randn(tokenizer.vocab_size, embedding_dim, generator=generator)
         return cls(tokenizer, embedding_weights=weights, **module_options)
 
-    @classmethod
-    def from_teacher(
-        cls,
-        teacher: Any,
-        tokenizer: SentencePieceTokenizer | str | os.PathLike,
-        embedding_dim: int = 384,
-        seed: int = 42,
-        cache_dir: str | os.PathLike | None = None,
-        teacher_name: str | None = None,
-        batch_size: int = 256,
-        **options: Any,
-    ) -> PSPEmbedding:
-        """Piece vectors distilled from a sentence encoder (vocabulary distillation, as model2vec does).
-
-        Each piece's text (``▁`` turned into a space; control pieces as they are) goes through
-        ``teacher.encode`` on its own; the ``(vocab_size, teacher_dim)`` outputs are centred and reduced by PCA
-        to ``embedding_dim`` components, and each component is standardised (zero mean, unit variance: the
-        scale of the default ``N(0, 1)`` init, which the learning rates are tuned for). When ``embedding_dim``
-        exceeds the teacher's dimension (or the number of pieces), all PCA components are kept and the
-        remaining dimensions are ``N(0, 1)`` noise from ``seed``: the distilled subspace plus room to learn
-        (:func:`~psp_st.modules.teacher_init.teacher_token_vectors`).
-
-        Args:
-            teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``, e.g. a
-                ``SentenceTransformer``, or a name for :func:`psp_st.mining.teacher.load_teacher` (with
-                ``cache_dir`` it is loaded only when the piece vectors are not cached yet).
-            tokenizer: a :class:`~psp_st.tokenization.SentencePieceTokenizer` or the path of a ``.model`` file.
-            embedding_dim: the module's vector size.
-            seed: seed of the extra random dimensions (only used when ``embedding_dim`` > PCA components).
-            cache_dir: cache the teacher's piece vectors there (:mod:`psp_st.distillation.teacher_cache`,
-                keyed by ``teacher_name`` and the piece texts); ``None`` encodes without caching.
-            teacher_name: the teacher's name for the cache key (required with ``cache_dir``).
-            batch_size: teacher batch size.
-            options: :class:`PSPEmbedding` arguments (``max_seq_length``, ``dropout``, ``word_dropout``, ``lowercase``).
-        """
-        if not isinstance(tokenizer, SentencePieceTokenizer):
-            tokenizer = SentencePieceTokenizer.from_file(tokenizer)
-        weights = teacher_token_vectors(
-            cls.piece_texts(tokenizer), teacher, embedding_dim, seed, cache_dir, teacher_name, batch_size, "pieces"
-        )
-        return cls(tokenizer, embedding_weights=torch.from_numpy(weights), **options)
-
-    @staticmethod
-    def piece_texts(tokenizer: SentencePieceTokenizer) -> list[str]:
-        """The text of every piece as a teacher should read it: ``▁`` -> space, stripped; bare ``▁`` stays."""
-        texts = []
-        for index in range(tokenizer.vocab_size):
-            piece = tokenizer.id_to_piece(index)
-            text = piece.replace("\u2581", " ").strip()
-            texts.append(text or piece)
-        return texts
-
     # -- Sentence-Transformers interface -----------------------------------------------------------------
-    # text-only module: narrower inputs than ST's multimodal preprocess (check_texts rejects anything else)
-    def preprocess(  # type: ignore[override]
-        self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any
-    ) -> dict[str, torch.Tensor]:
-        texts = check_texts(inputs, where="SentenceTransformer.encode")
-        if prompt:
-            texts = self._prepend_prompt(texts, prompt)
-        flat, lengths = self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True)
-        input_ids, attention_mask = pad_flat_ids(flat, lengths, pad_id=self.pad_id, empty_id=self.unk_id)
-        return {"input_ids": input_ids, "attention_mask": attention_mask}
+    def encode_flat(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        return self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True)
 
     def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         input_ids = self.padded_ids(features)
@@ -232,11 +163,8 @@ class PSPEmbedding(PSPInputModule):
             tokens = F.dropout(tokens, self.dropout, training=True)
             mask_f = mask.unsqueeze(-1).to(tokens.dtype)
             embedding = (tokens * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
-        elif self.embedding.sparse and weight.requires_grad and torch.is_grad_enabled():
-            # embedding.sparse is set by a trainer (e.g. MegaBatchTrainer under PSPTrainingArguments.sparse_embeddings): compact sparse grads
-            embedding = sparse_bag_mean(input_ids, weight, self.pad_id)
         else:
-            embedding = F.embedding_bag(input_ids, weight, mode="mean", padding_idx=self.pad_id)
+            embedding = bag_mean(input_ids, self.embedding, self.pad_id)
         features["token_embeddings"] = None
         features["sentence_embedding"] = embedding
         return features
@@ -292,9 +220,7 @@ class PSPEmbedding(PSPInputModule):
 
     # -- saving and loading -------------------------------------------------------------------------------
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        output_path = str(output_path)
-        os.makedirs(output_path, exist_ok=True)
-        self.save_config(output_path)
+        output_path = self._start_save(output_path)
         weights = self._export_weights()
         self._save_weights({"embedding.weight": weights}, os.path.join(output_path, self.weights_file_name))
         self.tokenizer.save(Path(output_path) / self.tokenizer_file_name)
@@ -327,12 +253,7 @@ class PSPEmbedding(PSPInputModule):
             expected,
             f"{tokenizer.vocab_size} sentencepiece pieces x embedding_dim",
         )
-        try:
-            return cls(tokenizer, embedding_weights=weights["embedding.weight"], **config)
-        except (TypeError, ValueError) as error:
-            raise ModelFolderError(
-                f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} is invalid: {error}"
-            ) from error
+        return cls._construct(model_name_or_path, tokenizer, embedding_weights=weights["embedding.weight"], **config)
 
     def _export_weights(self) -> torch.Tensor:
         """The piece vectors (no padding row) as a new CPU tensor of :attr:`weights_dtype`."""
@@ -341,15 +262,10 @@ class PSPEmbedding(PSPInputModule):
 
     # -- export -------------------------------------------------------------------------------------------
     def to_static_embedding(self):
-        """The same model as ST's built-in ``StaticEmbedding`` (HF ``tokenizers`` + ``nn.EmbeddingBag``).
-
-        Its tokenizer drops unknown characters as PSPEmbedding drops unknown pieces
-        (:meth:`SentencePieceTokenizer.to_hf_tokenizer` with ``drop_unknown=True``), so the vectors are the same,
-        with or without unknown pieces, except: a text with no known piece (``""``, whitespace only, only
-        unknown characters) gives zeros there instead of the ``<unk>`` vector, and ``max_seq_length`` is not
-        applied.
-        With ``weights_dtype="float16"`` its weights are float16 and Sentence-Transformers computes in float16.
-        """
+        """The same model as ST's built-in ``StaticEmbedding``, with the tokenizer of
+        :meth:`SentencePieceTokenizer.to_hf_tokenizer` (``drop_unknown=True``): the same vectors, except that a
+        text with no known piece gives zeros (not the ``<unk>`` vector) and ``max_seq_length`` is not applied.
+        With ``weights_dtype="float16"`` ST computes in float16."""
         from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
         weights = self._export_weights()
@@ -372,12 +288,8 @@ class PSPEmbedding(PSPInputModule):
     def export_model2vec(self, path: str | os.PathLike, normalize: bool = False) -> None:
         """Write model2vec's own folder format: ``model2vec.StaticModel.from_pretrained(path)`` loads it.
 
-        Written with model2vec's ``StaticModel.save_pretrained`` (``pip install model2vec``). model2vec
-        tokenizes with HF ``tokenizers`` through the same tokenizer as :meth:`to_static_embedding` (unknown
-        characters dropped, the same normalization) and also removes any ``<unk>`` id, so its vectors are this
-        module's except: a text with no known piece gives zeros, not the ``<unk>`` vector; ``max_length`` is
-        saved as ``None`` (no truncation; pass ``max_length`` to ``encode`` to truncate). ``normalize`` is
-        model2vec's default normalization of the output vectors.
+        The same tokenizer and vectors as :meth:`to_static_embedding` (``pip install model2vec``); ``max_length``
+        is saved as ``None`` (no truncation); ``normalize`` is model2vec's output normalization.
         """
         from psp_st.io.extras import require
 

@@ -8,13 +8,9 @@
   section 4.1) or of the GRU written out in Sjöblom et al. 2018, section 3.1 (leaky ReLU activation, Xavier
   init, embeddings uniform in [-0.01, 0.01], variational dropout).
 
-Padding never changes a vector, and costs nothing: every encoder embeds, runs, gates and pools only the real
-tokens, in the packed layout of :class:`~psp_st.modules.packing.PackedTokens` (``nn.LSTM`` takes it as a
-``PackedSequence``; the GRU is :func:`~psp_st.modules.sjoblom_gru.sjoblom_gru`, a fused loop with a hand-written
-backward pass). The GRAN's gate is not recurrent (it reads ``h_t`` once computed), so it is one pair of matmuls
-over all tokens. Every recurrent encoder has a default ``max_seq_length`` of 128 tokens
-(the papers train on sentences of at most 30 words) and refuses values above 1024, so a 1 MB string is cut
-instead of being unrolled a million steps.
+Only the real tokens are embedded, run, gated and pooled (:class:`~psp_st.modules.packing.PackedTokens`; the
+recurrences are in :mod:`psp_st.modules.fused_recurrence`). ``max_seq_length`` defaults to 128 tokens and may not
+exceed 1024: a recurrent encoder unrolls one step per token.
 """
 
 from __future__ import annotations
@@ -36,12 +32,8 @@ RECURRENT_MAX_SEQ_LENGTH_LIMIT = 1024
 
 def lstm_weights(lstm: nn.LSTM, suffix: str = "") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(W_ih, W_hh, b_ih, b_hh)`` of the first layer of ``lstm`` (``suffix="_reverse"``: its backward direction)."""
-    return (
-        getattr(lstm, f"weight_ih_l0{suffix}"),
-        getattr(lstm, f"weight_hh_l0{suffix}"),
-        getattr(lstm, f"bias_ih_l0{suffix}"),
-        getattr(lstm, f"bias_hh_l0{suffix}"),
-    )
+    names = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
+    return tuple(getattr(lstm, name + suffix) for name in names)
 
 
 def variational_dropout_mask(shape: tuple[int, int], p: float, like: torch.Tensor) -> torch.Tensor:
@@ -50,13 +42,9 @@ def variational_dropout_mask(shape: tuple[int, int], p: float, like: torch.Tenso
 
 
 def run_lstm(lstm: nn.LSTM, inputs: torch.Tensor, packed: PackedTokens) -> torch.Tensor:
-    """Packed states ``(tokens, directions * hidden)`` of the one-layer ``lstm`` over packed ``inputs``.
-
-    Runs :func:`~psp_st.modules.fused_recurrence.lstm_layer` with ``lstm``'s own parameters (its forward is not
-    used: see :mod:`~psp_st.modules.fused_recurrence` for why). The backward direction reads each sentence
-    reversed, so its state at packed position ``p`` belongs to the mirrored token: fine for mean and max pooling,
-    which is all the encoders do with it.
-    """
+    """Packed states ``(tokens, directions * hidden)`` of the one-layer ``lstm`` over packed ``inputs``, computed by
+    :func:`~psp_st.modules.fused_recurrence.lstm_layer` with ``lstm``'s parameters. The backward direction's state
+    at packed position ``p`` belongs to the mirrored token: fine for mean and max pooling, all the encoders do."""
     sizes = packed.batch_sizes.tolist()
     directions = [lstm_layer(inputs, lstm_weights(lstm, ""), sizes)]
     if lstm.bidirectional:
@@ -129,17 +117,9 @@ class LSTMAveraging(_RecurrentEncoder):
 class GRAN(_RecurrentEncoder):
     """Gated recurrent averaging network: ``a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)``, ``g(s) = mean_t a_t``.
 
-    ``gate="lstm"``: ``h_t`` from an LSTM (Wieting et al. 2017, section 4.1; run packed).
-    ``gate="gru"``: ``h_t`` from the GRU of Sjöblom et al. 2018 (section 3.1), exactly as written there::
-
-        r_t = sigmoid(W_r x_t + U_r h_{t-1})
-        z_t = sigmoid(W_z x_t + U_z h_{t-1})
-        h~_t = z_t * f(W_h x_t + U_h (r_t * h_{t-1}) + b_h)      f = leaky ReLU
-        h_t = (1 - z_t) * h_{t-1} + h~_t
-
-    with Xavier-initialized GRU weights and token vectors uniform in [-0.01, 0.01]. This differs from
-    ``torch.nn.GRU`` (tanh, reset gate applied after ``U_h``, extra biases), so it runs in
-    :func:`~psp_st.modules.sjoblom_gru.sjoblom_gru` (a loop over time steps with a hand-written backward pass).
+    ``gate="lstm"``: ``h_t`` from an LSTM (Wieting et al. 2017, section 4.1). ``gate="gru"``: from the GRU of
+    Sjöblom et al. 2018 (section 3.1) exactly as written there (:func:`~psp_st.modules.fused_recurrence.sjoblom_gru`),
+    with Xavier-initialized GRU weights and token vectors uniform in [-0.01, 0.01].
 
     Args:
         tokenizer: WordTokenizer, TrigramTokenizer, MorfessorTokenizer or SentencePieceTokenizer.
@@ -209,15 +189,14 @@ class GRAN(_RecurrentEncoder):
         if dropping:  # one mask per sequence, reused at every step
             inputs = (
                 tokens
-                * variational_dropout_mask((input_ids.shape[0], self.embedding_dim), self.dropout, tokens)[packed.rows]
+                * variational_dropout_mask((len(input_ids), self.embedding_dim), self.dropout, tokens)[packed.rows]
             )
         if self.gate == "lstm":
             states = run_lstm(self.lstm, inputs, packed)
         else:
             keep = None
             if dropping:
-                keep = variational_dropout_mask((input_ids.shape[0], self.hidden_size), self.dropout, inputs)
-                keep = keep[packed.order]
+                keep = variational_dropout_mask((len(input_ids), self.hidden_size), self.dropout, inputs)[packed.order]
             states = sjoblom_gru(
                 self.gru_input(inputs),
                 self.gru_recurrent_rz.weight,
@@ -227,6 +206,5 @@ class GRAN(_RecurrentEncoder):
                 keep,
                 self.activation,
             )
-        # the gate reads each state once it is computed: no recurrence, one matmul pair over all tokens
         gated = tokens * torch.sigmoid(self.gate_input(tokens) + self.gate_hidden(states))
         return packed.mean(gated)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 
 class _SparseBagMean(torch.autograd.Function):
@@ -31,17 +32,19 @@ class _SparseBagMean(torch.autograd.Function):
         return None, None, None, weight_grad
 
 
-def sparse_bag_mean(input_ids: torch.Tensor, weight: torch.Tensor, pad_id: int) -> torch.Tensor:
-    """``F.embedding_bag(input_ids, weight, mode="mean", padding_idx=pad_id, sparse=True)``, faster to train.
+def bag_mean(input_ids: torch.Tensor, embedding: nn.Embedding, pad_id: int) -> torch.Tensor:
+    """``F.embedding_bag(input_ids, weight, mode="mean", padding_idx=pad_id)``; when ``embedding.sparse`` is set (by
+    ``MegaBatchTrainer`` under ``PSPTrainingArguments.sparse_embeddings``) and gradients flow, with our own backward.
 
-    Why our own: torch's sparse ``embedding_bag`` backward emits one gradient row per *token* (a 128 x 20
-    batch writes ~2,500 rows of the table, later sorted by ``coalesce``); this one emits one coalesced row per
-    *distinct* piece, computed as a second ``embedding_bag`` over the per-text gradients (the training-speed
-    table of ``benchmarks/results/training.md`` measures the gain). Rows with no token give zeros (P-SP
-    preprocessing never produces them).
+    Why our own: torch's sparse ``embedding_bag`` backward emits one gradient row per *token* (later sorted by
+    ``coalesce``); this one emits one coalesced row per *distinct* token, computed as a second ``embedding_bag``
+    over the per-text gradients (``benchmarks/results/training.md`` measures the gain). Rows with no token give
+    zeros.
     """
+    weight = embedding.weight
+    if not (embedding.sparse and weight.requires_grad and torch.is_grad_enabled()):
+        return F.embedding_bag(input_ids, weight, mode="mean", padding_idx=pad_id)
     mask = input_ids != pad_id
     lengths = mask.sum(1)
-    flat = input_ids[mask]
     offsets = torch.cat([lengths.new_zeros(1), lengths.cumsum(0)[:-1]])
-    return _SparseBagMean.apply(flat, offsets, lengths, weight)
+    return _SparseBagMean.apply(input_ids[mask], offsets, lengths, weight)

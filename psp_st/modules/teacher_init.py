@@ -1,10 +1,5 @@
-"""Token vectors distilled from a sentence encoder (vocabulary distillation, as model2vec does).
-
-The one home of "start a token table from a teacher": :meth:`PSPEmbedding.from_teacher
-<psp_st.modules.psp.PSPEmbedding.from_teacher>` (sentencepiece pieces) and :meth:`TokenEncoder.from_teacher
-<psp_st.modules.token_encoder.TokenEncoder.from_teacher>` (words, trigrams, Morfessor morphs: the zoo's stand-in for
-the PARAGRAM-SL999 word vectors of the ParaNMT and GRAN papers) both call :func:`teacher_token_vectors`.
-"""
+"""Token vectors distilled from a sentence encoder (vocabulary distillation, as model2vec does), for
+:meth:`PSPInputModule.from_teacher <psp_st.modules.base.PSPInputModule.from_teacher>`."""
 
 from __future__ import annotations
 
@@ -47,26 +42,10 @@ def teacher_token_vectors(
     batch_size: int = 256,
     label: str = "pieces",
 ) -> np.ndarray:
-    """``(len(texts), embedding_dim)`` float32 initial vectors: each text through the teacher, then PCA.
-
-    Each text goes through ``teacher.encode`` on its own; the outputs are centred and reduced by PCA to
-    ``embedding_dim`` components, each standardised (zero mean, unit variance: the scale of the default
-    ``N(0, 1)`` init, which the learning rates are tuned for). When ``embedding_dim`` exceeds the teacher's
-    dimension (or the number of texts), the remaining dimensions are ``N(0, 1)`` noise from ``seed``.
-
-    Args:
-        texts: the token texts, in table order.
-        teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``, or a name for
-            :func:`psp_st.mining.teacher.load_teacher` (with ``cache_dir`` it is loaded only when a text is not
-            cached yet).
-        embedding_dim: the table's vector size.
-        seed: seed of the extra random dimensions.
-        cache_dir: cache the teacher vectors there (:mod:`psp_st.distillation.teacher_cache`, keyed by
-            ``teacher_name`` and the texts); ``None`` encodes without caching.
-        teacher_name: the teacher's name for the cache key (required with ``cache_dir``).
-        batch_size: teacher batch size.
-        label: what the texts are (progress and log of the cache).
-    """
+    """``(len(texts), embedding_dim)`` float32 initial vectors: each text through the teacher on its own, then
+    :func:`distilled_piece_vectors` (PCA, each component standardised: the scale of the ``N(0, 1)`` init the
+    learning rates are tuned for). Arguments as in :meth:`~psp_st.modules.base.PSPInputModule.from_teacher`;
+    ``label`` names the texts in the cache's progress and log."""
     if embedding_dim < 1:
         raise ValueError(f"embedding_dim must be >= 1, got {embedding_dim}")
     texts = list(texts)

@@ -1,31 +1,23 @@
-"""The part every token-based zoo encoder shares: tokenizer -> padded ids -> token embeddings, saving/loading.
+"""The base of the zoo encoders (WORD/TRIGRAM averaging, LSTM/BLSTM/GRAN): any psp-st tokenizer, saving/loading.
 
-:class:`TokenEncoder` is the base of WORD/TRIGRAM averaging (:mod:`psp_st.modules.averaging`) and of the
-LSTM/BLSTM/GRAN encoders (:mod:`psp_st.modules.recurrent`). It accepts any psp-st tokenizer (words, character
-trigrams, sentencepiece pieces, Morfessor morphs), records its kind in ``psp_config.json`` and saves
-``model.safetensors`` (the whole ``state_dict``) plus the tokenizer's files.
-
-Unknown words, trigrams and morphs map to the tokenizer's ``<unk>`` id, whose vector is trained like any other
-(WORD/TRIGRAM semantics of the ParaNMT paper); unknown sentencepiece pieces are dropped, as P-SP's
-:class:`~psp_st.modules.psp.PSPEmbedding` does. A text
-with no known token (``""``, whitespace, only unknown words) is embedded as the single ``<unk>`` token, so
-every such text gets the same vector. Row ``vocab_size`` of the
-embedding table is padding (zeros, no gradient).
+Unknown words, trigrams and morphs map to ``<unk>``, whose vector is trained like any other (ParaNMT); unknown
+sentencepiece pieces are dropped, as in P-SP. A text with no known token (``""``, whitespace, only unknown words)
+is the single ``<unk>`` token. Row ``vocab_size`` of the table is padding. A folder holds ``psp_config.json``
+(with the tokenizer kind), ``model.safetensors`` (the whole ``state_dict``) and the tokenizer's files.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from torch import nn
 
-from psp_st.modules.base import ModelFolderError, PSPInputModule, pad_flat_ids
+from psp_st.modules.base import ModelFolderError, PSPInputModule
 from psp_st.modules.scramble import scramble_ids
-from psp_st.modules.teacher_init import teacher_token_vectors
 from psp_st.tokenization.store import (
     load_tokenizer,
     save_tokenizer,
@@ -33,7 +25,6 @@ from psp_st.tokenization.store import (
     tokenizer_kind,
     train_tokenizer_of_kind,
 )
-from psp_st.tokenization.text_checks import check_texts
 
 
 def drop_rows_without_known_tokens(flat: np.ndarray, lengths: np.ndarray, unk_id: int) -> tuple[np.ndarray, np.ndarray]:
@@ -65,14 +56,11 @@ class TokenEncoder(PSPInputModule):
     """
 
     config_keys: list[str] = ["embedding_dim", "max_seq_length", "scramble"]
-    modalities = ["text"]
-    #: a psp-st tokenizer (words, trigrams, Morfessor or sentencepiece), not a transformers one
     tokenizer: Any
     default_max_seq_length: ClassVar[int | None] = None
     #: tokenizer kind :meth:`from_texts` trains unless told otherwise
     default_tokenizer: ClassVar[str] = "words"
-    #: the largest ``max_seq_length`` a recurrent encoder accepts: beyond it a 1 MB string would be unrolled
-    #: over a million steps.
+    #: the largest ``max_seq_length`` accepted (recurrent encoders unroll one step per token)
     max_seq_length_limit: ClassVar[int | None] = None
 
     def __init__(
@@ -118,10 +106,6 @@ class TokenEncoder(PSPInputModule):
                 self.init_embeddings(self.embedding.weight[:vocab_size])
             self.embedding.weight[vocab_size].zero_()
 
-    @classmethod
-    def check_tokenizer_kind(cls, kind: str) -> None:
-        """Raise ``ValueError`` when this encoder does not take tokenizers of ``kind`` (every kind by default)."""
-
     def init_embeddings(self, weight: torch.Tensor) -> None:
         """Initial token vectors (in place); default ``N(0, 1)`` like ``nn.Embedding``."""
         nn.init.normal_(weight)
@@ -166,59 +150,6 @@ class TokenEncoder(PSPInputModule):
             torch.manual_seed(seed)
             return cls(trained, embedding_dim=embedding_dim, **options)
 
-    @classmethod
-    def from_teacher(
-        cls,
-        teacher: Any,
-        tokenizer: Any,
-        embedding_dim: int = 300,
-        seed: int = 42,
-        cache_dir: str | os.PathLike | None = None,
-        teacher_name: str | None = None,
-        batch_size: int = 256,
-        **options: Any,
-    ) -> TokenEncoder:
-        """Token vectors distilled from a sentence encoder: each token's text through ``teacher``, PCA, standardised.
-
-        The zoo's stand-in for the pretrained word vectors of the papers (PARAGRAM-SL999 in ParaNMT and the GRAN
-        paper): the same vocabulary distillation as :meth:`PSPEmbedding.from_teacher
-        <psp_st.modules.psp.PSPEmbedding.from_teacher>` (:func:`~psp_st.modules.teacher_init.teacher_token_vectors`:
-        arguments ``teacher``, ``seed``, ``cache_dir``, ``teacher_name``, ``batch_size`` as there).
-
-        Args:
-            tokenizer: a trained psp-st tokenizer (e.g. from :func:`psp_st.tokenization.store.train_tokenizer_of_kind`
-                or the ``tokenizer`` of a module built with :meth:`from_texts`).
-            embedding_dim: vector size.
-            **options: module arguments (``max_seq_length``, ``hidden_size``, ``scramble``, ...).
-
-        Example::
-
-            word = WordAveraging.from_texts(sentences, embedding_dim=300)
-            word = WordAveraging.from_teacher("all-MiniLM-L6-v2", word.tokenizer, embedding_dim=300)
-        """
-        cls.check_tokenizer_kind(tokenizer_kind(tokenizer))
-        weights = teacher_token_vectors(
-            cls.token_texts(tokenizer), teacher, embedding_dim, seed, cache_dir, teacher_name, batch_size, "tokens"
-        )
-        return cls(tokenizer, embedding_dim=embedding_dim, embedding_weights=torch.from_numpy(weights), **options)
-
-    @staticmethod
-    def token_texts(tokenizer: Any) -> list[str]:
-        """The text of every token id as a teacher should read it (trigram padding spaces stripped)."""
-        if tokenizer_kind(tokenizer) == "sentencepiece":
-            from psp_st.modules.psp import PSPEmbedding
-
-            return PSPEmbedding.piece_texts(tokenizer)
-        texts = [tokenizer.id_to_token(index) for index in range(tokenizer.vocab_size)]
-        return [text.strip() or text for text in texts]
-
-    # -- properties ---------------------------------------------------------------------------------------
-    def get_embedding_dimension(self) -> int:
-        return self.get_sentence_embedding_dimension()
-
-    def get_sentence_embedding_dimension(self) -> int:
-        return self.embedding_dim
-
     def get_config_dict(self) -> dict[str, Any]:
         config = super().get_config_dict()
         config["tokenizer"] = self.tokenizer_kind
@@ -226,21 +157,11 @@ class TokenEncoder(PSPInputModule):
             config["lowercase"] = self.tokenizer.lowercase
         return config
 
-    # -- Sentence-Transformers interface -----------------------------------------------------------------
-    # Text only: ST's signature also admits images and audio, which check_texts rejects with a clear error.
-    def preprocess(  # type: ignore[override]
-        self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any
-    ) -> dict[str, torch.Tensor]:
-        texts = check_texts(inputs)
-        if prompt:
-            texts = self._prepend_prompt(texts, prompt)
+    def encode_flat(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         if self.tokenizer_kind == "sentencepiece":  # P-SP semantics: unknown pieces (and their "▁") are dropped
-            flat, lengths = self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True)
-        else:
-            flat, lengths = self.tokenizer.encode_flat(texts, max_length=self.max_seq_length)
-        flat, lengths = drop_rows_without_known_tokens(flat, lengths, self.unk_id)
-        input_ids, attention_mask = pad_flat_ids(flat, lengths, pad_id=self.pad_id, empty_id=self.unk_id)
-        return {"input_ids": input_ids, "attention_mask": attention_mask}
+            return self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True)
+        flat, lengths = self.tokenizer.encode_flat(texts, max_length=self.max_seq_length)
+        return drop_rows_without_known_tokens(flat, lengths, self.unk_id)
 
     def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         input_ids = self.padded_ids(features)
@@ -257,9 +178,7 @@ class TokenEncoder(PSPInputModule):
 
     # -- saving and loading -------------------------------------------------------------------------------
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
-        output_path = str(output_path)
-        os.makedirs(output_path, exist_ok=True)
-        self.save_config(output_path)
+        output_path = self._start_save(output_path)
         state = {name: tensor.detach().contiguous().cpu() for name, tensor in self.state_dict().items()}
         self._save_weights(state, os.path.join(output_path, self.weights_file_name))
         save_tokenizer(self.tokenizer, output_path)
@@ -288,12 +207,7 @@ class TokenEncoder(PSPInputModule):
                 f"{cls.__name__}: cannot read the {kind} tokenizer in {directory}: {error}"
             ) from error
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
-        try:
-            module = cls(tokenizer, **config)
-        except (TypeError, ValueError) as error:
-            raise ModelFolderError(
-                f"{cls.__name__}: {cls.config_file_name} in {directory} is invalid: {error}"
-            ) from error
+        module = cls._construct(directory, tokenizer, **config)
         expected = {name: tuple(t.shape) for name, t in module.state_dict().items()}
         found = {name: tuple(t.shape) for name, t in weights.items()}
         if expected != found:

@@ -1,20 +1,13 @@
 """The trust model: which module classes a model folder may name, and loading a folder without remote code.
 
-A ``modules.json`` names the Python class of every module, so a model folder chooses what code runs when it is
-loaded. psp-st trusts exactly the class paths listed in :data:`TRUSTED_MODULE_CLASSES` (never a prefix: a folder
-naming ``psp_st.Evil`` is not trusted), and only when the class imports from the *installed* psp-st package and is a
-Sentence-Transformers module class. Everything else is Sentence-Transformers' own decision: its own classes load,
-any other class needs ``trust_remote_code=True`` from the user.
+psp-st trusts exactly the class paths of :data:`TRUSTED_MODULE_CLASSES` (never a prefix), imported from the
+*installed* psp-st; every other class is Sentence-Transformers' decision (its own classes load, others need the
+user's ``trust_remote_code=True``).
 
-Why not ``trust_remote_code=True`` for psp-st folders: Sentence-Transformers 6.x imports any class outside
-``sentence_transformers.*`` only with that flag, and the flag is blanket: it also lets transformers'
-``get_class_from_dynamic_module`` import a ``.py`` file shipped in the folder (a type ``psp_st.Evil`` plus a
-``psp_st.py`` next to ``modules.json`` runs that file). Instead :func:`load_trusted` hands Sentence-Transformers the
-already imported allow-listed classes through ``SentenceTransformer._load_with_module_classes`` (the mechanism its
-own trainer uses to reload checkpoints of classes it already holds, see ``SentenceTransformerTrainer
-._load_from_checkpoint``): those ``modules.json`` types resolve to our classes without any import, every other type
-goes through Sentence-Transformers' normal gate, so nothing in the folder can run code. It is a private method, so
-:func:`load_trusted` fails loudly (not silently trusting) if a future Sentence-Transformers drops it.
+Why not ``trust_remote_code=True`` for psp-st folders: the flag is blanket (it also lets transformers import a
+``.py`` file shipped in the folder). :func:`load_trusted` instead hands Sentence-Transformers the already imported
+classes through ``SentenceTransformer._load_with_module_classes`` (what its trainer uses to reload checkpoints),
+so nothing in the folder can run code; a private method, so it fails loudly if a future version drops it.
 """
 
 from __future__ import annotations
@@ -43,12 +36,8 @@ _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
 def trusted_module_class(class_path: str) -> type | None:
-    """The class for an allow-listed ``class_path`` imported from the installed psp-st, else ``None``.
-
-    The class must be listed verbatim in :data:`TRUSTED_MODULE_CLASSES`, be defined in a file of this installed
-    psp_st package (not a same-named module elsewhere on ``sys.path``), carry exactly that name, and be a
-    Sentence-Transformers ``Module``.
-    """
+    """The class for an allow-listed ``class_path``, defined in this installed psp_st package under exactly that
+    name and a Sentence-Transformers ``Module``; else ``None``."""
     if class_path not in TRUSTED_MODULE_CLASSES:
         return None
     return _import_trusted(class_path)
@@ -89,18 +78,13 @@ def module_types(folder: str | os.PathLike) -> list[str]:
         ) from error
 
 
-def code_files(folder: str | os.PathLike) -> list[Path]:
-    """Python files anywhere inside ``folder`` (symlinks not followed), which psp-st never imports unasked."""
-    return sorted(path for path in Path(folder).rglob("*.py"))
-
-
 def check_no_code(folder: str | os.PathLike) -> None:
     """Refuse a model folder that carries ``.py`` files or names a class outside the trusted set.
 
     Raises:
         ModelFolderError: naming the file or class, and saying that ``trust_remote_code=True`` is the user's call.
     """
-    files = code_files(folder)
+    files = sorted(Path(folder).rglob("*.py"))  # symlinks not followed
     if files:
         shown = ", ".join(str(path.relative_to(folder)) for path in files[:3])
         raise ModelFolderError(
@@ -119,12 +103,8 @@ def check_no_code(folder: str | os.PathLike) -> None:
 
 
 def load_trusted(name_or_path: str | os.PathLike, device: str | None = "cpu", **kwargs: Any):
-    """``SentenceTransformer(name_or_path)`` with psp-st's allow-listed classes, never ``trust_remote_code``.
-
-    With ``trust_remote_code=True`` in ``kwargs`` (the user's own choice) this is plain ``SentenceTransformer``.
-    Otherwise a local folder is first checked with :func:`check_no_code`, and the model is built with the
-    allow-listed classes resolved in-process (see the module docstring).
-    """
+    """``SentenceTransformer(name_or_path)`` with psp-st's allow-listed classes (a local folder first checked by
+    :func:`check_no_code`); with the user's ``trust_remote_code=True`` plain ``SentenceTransformer``."""
     from sentence_transformers import SentenceTransformer
 
     if kwargs.get("trust_remote_code"):

@@ -1,14 +1,9 @@
 """Morfessor Baseline segmentation: words -> morphs, as the token unit of any token-based encoder.
 
-Sjöblom et al. (W-NUT 2018, section 4.1 and appendix A.1) train Morfessor Baseline on the training corpus and
-embed morphs instead of words, which shrinks the vocabulary of morphologically rich languages (Finnish: 131k
-word types -> 34k morphs). :class:`MorfessorTokenizer` splits text into lower-cased words (the
-:class:`~psp_st.tokenization.words.WordTokenizer` rules), segments each word with the Morfessor model (Viterbi
-for words it has not seen) and maps morphs to ids with a :class:`~psp_st.tokenization.words.Vocabulary`.
-
-The Morfessor model is saved in Morfessor's own text segmentation format (``morfessor_segmentation.txt``, one
-``<count> <morph> + <morph> ...`` line per word, readable by the ``morfessor`` command line tool) and loaded with
-Morfessor's text reader: never with pickle. ``morfessor`` is an optional dependency: ``pip install psp-st[zoo]``.
+Sjöblom et al. (W-NUT 2018, section 4.1) embed Morfessor Baseline morphs instead of words, which shrinks the
+vocabulary of morphologically rich languages. :class:`MorfessorTokenizer` splits text into words (the
+:class:`~psp_st.tokenization.words.WordTokenizer` rules), segments each (Viterbi for unseen words) and maps morphs
+to ids. The model is saved in Morfessor's own text segmentation format (never pickle); ``pip install psp-st[zoo]``.
 """
 
 from __future__ import annotations
@@ -124,10 +119,6 @@ class MorfessorSegmenter:
                 self._cache[word] = morphs
         return morphs
 
-    def lexicon_size(self) -> int:
-        """Number of distinct morphs in the model's lexicon."""
-        return len({m for _, _, seg in self.segmentations for m in seg})
-
     def save(self, directory: str | os.PathLike) -> None:
         """Write the model in Morfessor's text segmentation format (atomically)."""
         morfessor = _import_morfessor()
@@ -167,6 +158,7 @@ class MorfessorTokenizer(_VocabularyTokenizer):
     """
 
     kind: ClassVar[str] = "morfessor"
+    files: ClassVar[tuple[str, ...]] = ("vocab.json", MorfessorSegmenter.file_name)
 
     def __init__(
         self, vocabulary: Vocabulary | Sequence[str], segmenter: MorfessorSegmenter, lowercase: bool = True
@@ -217,11 +209,7 @@ class MorfessorTokenizer(_VocabularyTokenizer):
         super().save(directory)
 
     @classmethod
-    def load(cls, directory: str | os.PathLike) -> MorfessorTokenizer:
-        path, data = cls._read_file(directory)
-        cls._check_header(data, str(path))
-        segmenter = MorfessorSegmenter.load(directory, corpus_weight=float(data.get("corpus_weight", 1.0)))
-        try:
-            return cls(Vocabulary(data["tokens"]), segmenter, lowercase=bool(data.get("lowercase", True)))
-        except (KeyError, TypeError) as error:
-            raise ValueError(f"{path}: malformed tokenizer file ({error!r})") from error
+    def _load_options(cls, directory: str | os.PathLike, options: dict[str, Any]) -> dict[str, Any]:
+        corpus_weight = float(options.get("corpus_weight", 1.0))
+        segmenter = MorfessorSegmenter.load(directory, corpus_weight=corpus_weight)
+        return {"segmenter": segmenter, "lowercase": bool(options.get("lowercase", True))}

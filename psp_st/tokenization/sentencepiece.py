@@ -1,9 +1,8 @@
 """Training and batch encoding of sentencepiece unigram models.
 
-We call the ``sentencepiece`` library directly instead of going through HF ``tokenizers``: on one core it
-encodes a whole list faster (``python benchmarks/encode_speed.py`` measures both), and P-SP's speed is
-mostly tokenization. :meth:`SentencePieceTokenizer.to_hf_tokenizer` converts the model into an equivalent
-``tokenizers.Tokenizer`` for the zero-dependency StaticEmbedding export.
+Why ``sentencepiece`` rather than HF ``tokenizers``: it encodes a list faster on one core
+(``benchmarks/encode_speed.py``); :meth:`SentencePieceTokenizer.to_hf_tokenizer` converts a model for the
+StaticEmbedding export.
 """
 
 from __future__ import annotations
@@ -29,9 +28,7 @@ logger = logging.getLogger(__name__)
 #: Serializes building a tokenizer's word memo (threads encoding with one tokenizer build it once).
 _MEMO_LOCK = threading.Lock()
 
-#: Character coverage that keeps every character seen in training. The reference preprocessing used 0.995,
-#: which on caption-heavy English data drops the digits and some letters (many sentences then contain an
-#: unknown piece); see ``tests/tokenization/test_sentencepiece_training.py``.
+#: Keep every character seen in training (the reference's 0.995 drops digits and letters of caption data).
 DEFAULT_CHARACTER_COVERAGE = 1.0
 #: The reference preprocessing caps the sentences sentencepiece sees while training.
 DEFAULT_INPUT_SENTENCE_SIZE = 10_000_000
@@ -116,7 +113,7 @@ class SentencePieceTokenizer:
 
         count = 0
         bad_input: TypeError | None = None
-        # sentencepiece trains silently for up to minutes: one progress line, reading then building the vocabulary
+        # one progress line while sentencepiece reads, then trains
         bar = progress_bar(desc=f"sentencepiece {vocab_size:,} pieces, reading", unit=" texts", leave=False)
 
         def sentences():
@@ -183,6 +180,11 @@ class SentencePieceTokenizer:
     def id_to_piece(self, index: int) -> str:
         return self.processor.id_to_piece(index)
 
+    def token_texts(self) -> list[str]:
+        """The text of every piece as a teacher should read it: ``▁`` -> space, stripped; bare ``▁`` stays."""
+        pieces = [self.id_to_piece(index) for index in range(self.vocab_size)]
+        return [piece.replace("\u2581", " ").strip() or piece for piece in pieces]
+
     # -- encoding -----------------------------------------------------------------------------------------
     def encode(
         self, texts: Sequence[str], max_length: int | None = None, num_threads: int | None = None
@@ -198,13 +200,6 @@ class SentencePieceTokenizer:
             ids = [row[:max_length] for row in ids]
         return ids
 
-    def encode_pieces(self, texts: Sequence[str]) -> list[list[str]]:
-        """Piece strings of each text, for inspection and for token-level encoders."""
-        texts = check_texts(texts)
-        if self.lowercase:
-            texts = [text.lower() for text in texts]
-        return self.processor.encode(texts, out_type=str, num_threads=self.num_threads)
-
     def encode_flat(
         self,
         texts: Sequence[str],
@@ -215,11 +210,9 @@ class SentencePieceTokenizer:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Encode ``texts`` into one flat id array and per-text lengths (no per-token Python work).
 
-        With ``drop_unknown``, unknown pieces are removed together with a bare word-boundary piece (``▁``)
-        right before them, so an unknown word leaves no trace: ``"a dog ☃ runs"`` encodes as ``"a dog runs"``.
-        ``max_length`` then keeps the first ``max_length`` remaining pieces of each text. With
-        ``drop_unknown`` and numba installed, the exact word memo (:mod:`psp_st.tokenization.word_memo`) gives
-        the same ids several times faster; ``memo=False`` runs sentencepiece on every text.
+        With ``drop_unknown``, unknown pieces are removed with the bare ``▁`` right before them (``"a dog ☃
+        runs"`` encodes as ``"a dog runs"``), through the exact word memo (:mod:`psp_st.tokenization.word_memo`)
+        when numba is installed and ``memo``; ``max_length`` then keeps the first pieces of each text.
         """
         if drop_unknown and memo and num_threads in (None, 1):
             word_memo = self.word_memo()
@@ -294,13 +287,9 @@ class SentencePieceTokenizer:
     def to_hf_tokenizer(self, drop_unknown: bool = False):
         """An equivalent ``tokenizers.Tokenizer`` (same normalization, pieces, scores and unknown id).
 
-        Used by the StaticEmbedding export so that a model loads without psp-st or sentencepiece. Without
-        ``drop_unknown``, unknown characters become the ``<unk>`` id (sentencepiece semantics). With it, the
-        pre-tokenizer removes every run of characters that have no single-character piece, together with the
-        ``▁`` right before it, and splits there: the ids are then those of :meth:`encode_flat` with
-        ``drop_unknown=True`` (a piece never spans an unknown character, so the text on each side segments
-        alone). Left as they are: a text with no known piece gives no id at all (PSPEmbedding uses the
-        ``<unk>`` vector), and a character that occurs only inside longer pieces still becomes ``<unk>``.
+        With ``drop_unknown`` the pre-tokenizer removes every run of characters without a single-character piece
+        (and the ``▁`` before it), so the ids are those of :meth:`encode_flat` with ``drop_unknown=True``, except
+        that a text with no known piece gives no id, and a character found only inside longer pieces is ``<unk>``.
         """
         from sentencepiece import sentencepiece_model_pb2
         from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers

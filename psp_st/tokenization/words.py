@@ -1,10 +1,8 @@
 """Word and character-trigram tokenizers with a vocabulary built from training text (WORD / TRIGRAM models).
 
-Following Wieting & Gimpel, "ParaNMT-50M" (section 4): WORD averages the embeddings of the (lower-cased) words
-of a sentence, TRIGRAM those of the character trigrams of ``" " + text + " "``. Both map tokens to ids with a
-:class:`Vocabulary` (id 0 is ``<unk>``). We use a vocabulary rather than feature hashing for trigrams: it is what
-the paper does, it has no collisions, a vector can be traced back to its trigram, and a caption/news corpus has
-only tens of thousands of distinct trigrams, so the table stays small (cap it with ``max_size``).
+Wieting & Gimpel, "ParaNMT-50M" (section 4): lower-cased words, and character trigrams of ``" " + text + " "``,
+mapped to ids by a :class:`Vocabulary` (id 0 is ``<unk>``). Trigrams use a vocabulary, as the paper does, not
+feature hashing: no collisions, and a corpus has only tens of thousands of them (cap with ``max_size``).
 """
 
 from __future__ import annotations
@@ -76,19 +74,14 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self.tokens)
 
-    def __contains__(self, token: str) -> bool:
-        return token in self.index
-
-    @property
-    def unk_id(self) -> int:
-        return 0
-
 
 class _VocabularyTokenizer:
     """Shared encode/save/load of the vocabulary-based tokenizers; subclasses define :meth:`split`."""
 
     kind: ClassVar[str]
     file_name: ClassVar[str] = "vocab.json"
+    #: the files :meth:`save` writes
+    files: ClassVar[tuple[str, ...]] = ("vocab.json",)
 
     def __init__(self, vocabulary: Vocabulary | Sequence[str], lowercase: bool = True) -> None:
         self.vocab = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
@@ -116,6 +109,10 @@ class _VocabularyTokenizer:
     def id_to_token(self, index: int) -> str:
         return self.vocab.tokens[index]
 
+    def token_texts(self) -> list[str]:
+        """The text of every token id as a teacher should read it (trigram padding spaces stripped)."""
+        return [token.strip() or token for token in self.vocab.tokens]
+
     # -- encoding -----------------------------------------------------------------------------------------
     def tokenize(self, texts: Sequence[str] | str, max_length: int | None = None) -> list[list[str]]:
         """Token strings of each text (before the vocabulary lookup)."""
@@ -132,11 +129,6 @@ class _VocabularyTokenizer:
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         flat = np.fromiter((i for row in ids for i in row), dtype=np.int64, count=int(lengths.sum()))
         return flat, lengths
-
-    def unknown_rate(self, texts: Sequence[str]) -> float:
-        """Share of tokens mapped to ``<unk>``."""
-        flat, _ = self.encode_flat(texts)
-        return float((flat == 0).mean()) if len(flat) else 0.0
 
     # -- training -----------------------------------------------------------------------------------------
     @classmethod
@@ -156,56 +148,41 @@ class _VocabularyTokenizer:
         return cls(Vocabulary.from_counts(counts, min_count=min_count, max_size=max_size), **options)
 
     # -- saving and loading -------------------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "format_version": TOKENIZER_FORMAT_VERSION,
-            "kind": self.kind,
-            "lowercase": self.lowercase,
-            **self._extra_config(),
-            "tokens": self.vocab.tokens,
-        }
-
     def save(self, directory: str | os.PathLike) -> None:
         """Write ``vocab.json`` (kind, options and the token list) into ``directory`` (atomically)."""
+        data = {"format_version": TOKENIZER_FORMAT_VERSION, "kind": self.kind, "lowercase": self.lowercase}
+        data.update(self._extra_config(), tokens=self.vocab.tokens)
         with atomic_path(Path(directory) / self.file_name) as tmp:
-            tmp.write_text(json.dumps(self.to_dict(), ensure_ascii=False), encoding="utf-8")
+            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
     @classmethod
-    def _check_header(cls, data: Any, source: str) -> None:
-        """Raise unless ``data`` is a tokenizer file of this kind and a format version we read."""
-        if not isinstance(data, dict) or data.get("kind") != cls.kind:
-            found = data.get("kind") if isinstance(data, dict) else type(data).__name__
-            raise ValueError(f"{source}: expected a '{cls.kind}' tokenizer, found {found!r}")
-        if data.get("format_version", 0) > TOKENIZER_FORMAT_VERSION:
-            raise ValueError(
-                f"{source}: tokenizer format_version {data['format_version']} is newer than this "
-                f"psp-st reads ({TOKENIZER_FORMAT_VERSION}): pip install -U psp-st"
-            )
+    def _load_options(cls, directory: str | os.PathLike, options: dict[str, Any]) -> dict[str, Any]:
+        """Constructor arguments (besides the vocabulary) from the options saved in ``vocab.json``."""
+        return options
 
     @classmethod
-    def _read_file(cls, directory: str | os.PathLike) -> tuple[Path, Any]:
-        """The path and parsed JSON of ``directory/vocab.json``, with clear errors for missing or invalid files."""
+    def load(cls, directory: str | os.PathLike) -> Any:
+        """Read a tokenizer written by :meth:`save`, with errors naming the file."""
         path = Path(directory) / cls.file_name
         if not path.is_file():
             raise FileNotFoundError(f"tokenizer file not found: {path}")
         try:
-            return path, json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise ValueError(f"{path} is not valid JSON ({error})") from error
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "tokenizer") -> _VocabularyTokenizer:
-        cls._check_header(data, source)
+        if not isinstance(data, dict) or data.get("kind") != cls.kind:
+            found = data.get("kind") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"{path}: expected a '{cls.kind}' tokenizer, found {found!r}")
+        if data.get("format_version", 0) > TOKENIZER_FORMAT_VERSION:
+            raise ValueError(
+                f"{path}: tokenizer format_version {data['format_version']} is newer than this "
+                f"psp-st reads ({TOKENIZER_FORMAT_VERSION}): pip install -U psp-st"
+            )
         options = {key: value for key, value in data.items() if key not in ("format_version", "kind", "tokens")}
         try:
-            return cls(Vocabulary(data["tokens"]), **options)
+            return cls(Vocabulary(data["tokens"]), **cls._load_options(directory, options))
         except (KeyError, TypeError) as error:
-            raise ValueError(f"{source}: malformed tokenizer file ({error!r})") from error
-
-    @classmethod
-    def load(cls, directory: str | os.PathLike) -> _VocabularyTokenizer:
-        path, data = cls._read_file(directory)
-        return cls.from_dict(data, source=str(path))
+            raise ValueError(f"{path}: malformed tokenizer file ({error!r})") from error
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(vocab_size={self.vocab_size}, lowercase={self.lowercase})"

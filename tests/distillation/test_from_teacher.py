@@ -30,7 +30,7 @@ def test_shapes_and_standardisation(sp_tokenizer, stub_teacher):
 def test_matches_an_independent_pca_up_to_sign(sp_tokenizer, stub_teacher):
     teacher = stub_teacher(dim=16)
     module = PSPEmbedding.from_teacher(teacher, sp_tokenizer, embedding_dim=6)
-    texts = PSPEmbedding.piece_texts(sp_tokenizer)
+    texts = sp_tokenizer.token_texts()
     expected = independent_pca(np.stack([teacher.vector(t) for t in texts]).astype(np.float64), 6)
     weights = module.embedding.weight.detach()[: module.vocab_size].numpy()
     for column in range(6):
@@ -55,7 +55,7 @@ def test_wider_than_the_teacher_keeps_all_components_then_seeded_noise(sp_tokeni
 
 
 def test_piece_texts_read_like_words(sp_tokenizer):
-    texts = PSPEmbedding.piece_texts(sp_tokenizer)
+    texts = sp_tokenizer.token_texts()
     assert len(texts) == sp_tokenizer.vocab_size
     assert not any("\u2581" in text and text != "\u2581" for text in texts)
 

@@ -82,7 +82,7 @@ def test_unfinished_job_has_no_manifest(tmp_path):
     path.write_text("a\nb\n", encoding="utf-8")
     shards = plan_shards([path], shard_rows=1)
     store = ShardStore(tmp_path / "out", ".npy")
-    store.start({"kind": "test"}, shards)
+    store.pending({"kind": "test"}, shards)
     store.write(shards[0], vectors=np.zeros((1, 2)))
     with pytest.raises(RuntimeError, match="shard 1 .* is not done"):
         store.finish({"kind": "test"}, shards)

@@ -65,7 +65,7 @@ def test_a_worker_killed_mid_job_is_replaced_and_every_row_is_embedded_once(
     out = tmp_path / "vectors"
     shards = plan_shards([caption_file], shard_rows=100)
     store = ShardStore(out, ".npy")
-    store.start({"kind": "embed-test"}, shards)
+    store.pending({"kind": "embed-test"}, shards)
     kwargs = {"marker": str(marker), "model": str(psp_model_dir), "folder": str(out)}
     results = run_tasks([shard.__dict__ for shard in shards], DyingEmbedWorker, kwargs, RAY)
     assert marker.is_file()  # a worker did die on shard 2

@@ -6,13 +6,8 @@ import random
 
 import pytest
 
-from psp_st.tokenization.multilingual import (
-    language_balanced_texts,
-    language_piece_stats,
-    temperature_sample,
-    temperature_shares,
-    train_multilingual_tokenizer,
-)
+from psp_st.tokenization.multilingual import language_balanced_texts, temperature_sample, temperature_shares
+from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 
 
 def synthetic(first: int, last: int, n: int, seed: int, word=(1, 1), words=(6, 12), sep: str = "") -> list[str]:
@@ -58,10 +53,14 @@ def test_sample_repeats_small_languages_and_subsamples_large_ones():
     assert sample == temperature_sample(texts, 0.5, total=1000, seed=3)
 
 
+def shared_tokenizer(languages, temperature, **options):
+    sample = temperature_sample(languages, temperature, seed=0)
+    return SentencePieceTokenizer.train([t for part in sample.values() for t in part], vocab_size=2000, **options)
+
+
 def test_shared_vocabulary_keeps_chinese_and_arabic_characters(languages):
-    tokenizer = train_multilingual_tokenizer(languages, vocab_size=2000, temperature=0.5, seed=0)
-    stats = language_piece_stats(tokenizer, languages)
-    assert stats["zh"]["unknown_rate"] == 0.0 and stats["ar"]["unknown_rate"] == 0.0
+    tokenizer = shared_tokenizer(languages, temperature=0.5, seed=0)
+    assert tokenizer.unknown_rate(languages["zh"]) == 0.0 and tokenizer.unknown_rate(languages["ar"]) == 0.0
     pieces = {tokenizer.id_to_piece(i) for i in range(tokenizer.vocab_size)}
     han = {char for text in languages["zh"] for char in text}  # every Han character of the texts has a piece
     assert len(han) > 250 and han <= {char for piece in pieces for char in piece}
@@ -70,8 +69,8 @@ def test_shared_vocabulary_keeps_chinese_and_arabic_characters(languages):
 
 def test_coverage_below_one_on_raw_proportions_loses_han_characters(languages):
     # why the module keeps coverage 1.0: sentencepiece's usual coverage drops characters of the small languages
-    tokenizer = train_multilingual_tokenizer(languages, vocab_size=2000, temperature=1.0, character_coverage=0.995)
-    assert language_piece_stats(tokenizer, languages)["zh"]["unknown_rate"] > 0.5
+    tokenizer = shared_tokenizer(languages, temperature=1.0, character_coverage=0.995)
+    assert tokenizer.unknown_rate(languages["zh"]) > 0.5
 
 
 def test_language_balanced_texts_dedups_each_language_then_samples_by_temperature():
