@@ -292,14 +292,13 @@ def cli_run(args: argparse.Namespace, lines: int, checkout: Path = REPO) -> dict
             "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
             "print(time.perf_counter() - start, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)"
         )
-        output = subprocess.run(
-            [sys.executable, "-c", measure, *command],
-            env=env,
-            check=True,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=checkout,
-        ).stdout
+
+        def python(*argv: str) -> str:
+            return subprocess.run(
+                [sys.executable, *argv], env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=checkout
+            ).stdout
+
+        output = python("-c", measure, *command)
         seconds, peak_kib, cpu_seconds = float(output.split()[0]), int(output.split()[1]), float(output.split()[2])
         # the engine alone on the same lines (a fresh process, cold memo, the CLI's chunks): what is left is the CLI's
         same_lines = (
@@ -309,14 +308,7 @@ def cli_run(args: argparse.Namespace, lines: int, checkout: Path = REPO) -> dict
             "for _, texts in iter_line_blocks(sys.argv[2], 16384): engine.encode(texts, out=out[: len(texts)])\n"
             "print(time.perf_counter() - start, time.process_time() - cpu)"
         )
-        output = subprocess.run(
-            [sys.executable, "-c", same_lines, str(args.model), str(source)],
-            env=env,
-            check=True,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=checkout,
-        ).stdout
+        output = python("-c", same_lines, str(args.model), str(source))
         engine_seconds, engine_cpu = (float(value) for value in output.split()[-2:])
     return {
         "engine_same_lines_per_second": lines / engine_seconds,
