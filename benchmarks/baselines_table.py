@@ -1,10 +1,12 @@
-"""The baselines table (benchmarks/results/baselines.md): interleaved speed of saved baselines, then the table.
+"""The baselines table (benchmarks/results/baselines.md): train and score each baseline, interleaved speed of the
+saved baselines, then the table.
 
-Experiment tooling, not library: it reads the JSON records ``psp-st baseline sbert|cross-encoder|turku --results``
-writes. ``speed`` measures every saved model in one process, round by round (``--repeats`` rounds, the median
+Experiment tooling, not library (the baselines live in ``benchmarks/baselines/``): ``sbert``, ``cross-encoder``
+and ``turku`` train and score one baseline and write its JSON record (``--results``). ``speed`` measures every saved model in one process, round by round (``--repeats`` rounds, the median
 kept), so a busy moment of the shared machine hits every model alike; ``table`` renders the records (no number
 typed by hand), the speed JSON replacing the pairs/s column.
 
+    python benchmarks/baselines_table.py sbert|cross-encoder|turku [--model all-MiniLM-L6-v2] --results RECORD.json
     python benchmarks/baselines_table.py speed 'NAME=sbert|cross-encoder|turku:PATH' ... --output speed.json
     python benchmarks/baselines_table.py table RECORD.json ... [--speed speed.json] [--preamble notes.md]
         [--output benchmarks/results/baselines.md]
@@ -22,9 +24,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from psp_st.baselines.runner import setup_threads
-from psp_st.baselines.speed import encode_pairs, measure_pairs_per_second, speed_pairs
-from psp_st.io.atomic import atomic_path, atomic_write_json
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from baselines import cli  # noqa: E402  (benchmarks/baselines: the transformer baselines)
+from baselines.runner import setup_threads  # noqa: E402
+from baselines.speed import encode_pairs, measure_pairs_per_second, speed_pairs  # noqa: E402
+
+from psp_st.cli import EXIT_ERROR, error_message  # noqa: E402
+from psp_st.io.atomic import atomic_path, atomic_write_json  # noqa: E402
 
 KINDS = ("sbert", "cross-encoder", "turku")
 #: Table columns: (header, metric key, decimals).
@@ -56,7 +63,7 @@ def parse_model_spec(spec: str) -> tuple[str, str, str]:
 def scorer(kind: str, path: str) -> Callable[[list[tuple[str, str]]], Any]:
     """A function that scores a list of pairs with the saved model of ``kind`` at ``path``."""
     if kind == "sbert":
-        from psp_st.baselines.bi_encoder import build_bi_encoder
+        from baselines.bi_encoder import build_bi_encoder
 
         return encode_pairs(build_bi_encoder(path))
     if kind == "cross-encoder":
@@ -64,7 +71,7 @@ def scorer(kind: str, path: str) -> Callable[[list[tuple[str, str]]], Any]:
 
         cross = CrossEncoder(path, device="cpu")
         return lambda pairs: cross.predict(pairs, batch_size=32, show_progress_bar=False)
-    from psp_st.baselines.turku_classifier import TurkuClassifier
+    from baselines.turku_classifier import TurkuClassifier
 
     turku = TurkuClassifier.load(path)
     return lambda pairs: turku.predict(pairs, batch_size=32)
@@ -147,12 +154,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     table.add_argument("--speed", type=Path, help="JSON from `speed`: replaces the pairs/s column")
     table.add_argument("--output", type=Path, help="write the table (and commands) here; default: print")
     table.add_argument("--preamble", type=Path, help="markdown file whose text goes above the table")
+    cli.register(commands)
     args = parser.parse_args(argv)
     command = shlex.join(["python", "benchmarks/baselines_table.py", *(sys.argv[1:] if argv is None else argv)])
-    if args.command == "speed":
-        compare_speed(args, command)
-    else:
-        print(render_table(args, command))
+    args.command_line = command
+    try:
+        if args.command == "speed":
+            compare_speed(args, command)
+        elif args.command == "table":
+            print(render_table(args, command))
+        else:
+            return args.func(args)
+    except (OSError, ValueError, TypeError, KeyError, ImportError) as error:
+        print(f"baselines_table.py {args.command}: error: {error_message(error)}", file=sys.stderr)
+        return EXIT_ERROR
     return 0
 
 

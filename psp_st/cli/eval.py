@@ -33,7 +33,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--batch-size", type=int, default=64, help="encode batch size (default: 64)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.set_defaults(func=run)
 
 
@@ -41,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the quick, full or xling suite, print a summary table, and write results.json, report.md and the plots
     into --out. Every number comes from this run; the command line is recorded in the report."""
     from psp_st.cli._model import open_model
-    from psp_st.evaluation import format_table, run_suite, write_report
+    from psp_st.evaluation import run_suite, summary_markdown, write_report
 
     if args.batch_size < 1:
         raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     )
     command = "psp-st " + " ".join(shlex.quote(arg) for arg in sys.argv[1:]) if sys.argv[1:] else None
     paths = write_report(result, args.out, command=command)
-    print(format_table(result["summary"]))
+    print(summary_markdown(result["summary"]) or "(no results)")
     for task, reason in result["skipped"].items():
         print(f"not run: {task}: {reason}")
     print(f"{result['seconds']:.1f} s; wrote {paths['json']} and {paths['markdown']}")

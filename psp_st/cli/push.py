@@ -35,17 +35,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from psp_st.hub.push import push, redacted, upload_files
+    from psp_st.hub.push import push, upload_files
 
-    with redacted(args.token):
-        result = push(
-            args.folder,
-            args.repo_id,
-            token=args.token,
-            private=args.private,
-            dry_run=args.dry_run,
-            commit_message=args.commit_message,
-        )
+    result = push(
+        args.folder,
+        args.repo_id,
+        token=args.token,
+        private=args.private,
+        dry_run=args.dry_run,
+        commit_message=args.commit_message,
+    )
     if args.dry_run is not None:
         files = upload_files(args.dry_run)
         print(f"dry run: {len(files)} files that would be uploaded to {args.repo_id} are in {args.dry_run}:")

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.data.filters import ScoreRangeFilter, is_streaming
+from psp_st.data.filters import is_streaming
 from psp_st.data.loaders import Source, load_pairs, local_files
 
 logger = logging.getLogger(__name__)
@@ -40,31 +40,8 @@ def _opusparcus_split(files: Sequence[str]) -> str:
     return splits.pop()
 
 
-def _check_annotations(dataset: Any, files: Sequence[str], batch_size: int = 1_000_000) -> None:
-    low, high = OPUSPARCUS_ANNOTATION_RANGE
-    offset = 0
-    for table in dataset.select_columns(["score"]).with_format("arrow").iter(batch_size=batch_size):
-        scores = table.column("score").to_numpy()
-        outside = np.flatnonzero((scores < low) | (scores > high))
-        if len(outside):
-            row = int(outside[0])
-            raise ValueError(
-                f"Opusparcus dev/test annotation scores must be in [{low}, {high}]; row {offset + row} of "
-                f"{list(files)} has {scores[row]}. Is this a training (ranked) file? Pass split='train'"
-            )
-        offset += len(scores)
-
-
-def _is_ranked(dataset: Any, batch_size: int = 1_000_000) -> bool:
-    """True when the score column never increases (the Opusparcus training files are ranked best first)."""
-    previous = np.inf
-    for table in dataset.select_columns(["score"]).with_format("arrow").iter(batch_size=batch_size):
-        scores = table.column("score").to_numpy()
-        if len(scores) and (scores[0] > previous or np.any(np.diff(scores) > 0)):
-            return False
-        if len(scores):
-            previous = scores[-1]
-    return True
+def _scores(dataset: Any) -> np.ndarray:
+    return np.asarray(dataset["score"][:], dtype=np.float64)
 
 
 def load_opusparcus(
@@ -72,7 +49,6 @@ def load_opusparcus(
     *,
     split: str | None = None,
     top_n: int | None = None,
-    min_annotation: float | None = None,
     streaming: bool = False,
     cache_dir: str | os.PathLike | None = None,
     on_bad_lines: str = "error",
@@ -90,7 +66,6 @@ def load_opusparcus(
         top_n: training split only: the noise level, i.e. keep the N best-ranked pairs (the corpus paper's
             "top N" subsets). File order is the ranking; if the scores are not in non-increasing order (e.g.
             several files), the pairs are sorted by score first (streaming: file order is trusted).
-        min_annotation: dev/test only: keep pairs whose annotation is at least this (e.g. 3.0 = paraphrases).
         streaming, cache_dir, on_bad_lines: as in :func:`~psp_st.data.load_pairs`.
     """
     files = local_files(source)
@@ -105,8 +80,6 @@ def load_opusparcus(
         raise ValueError(
             f"top_n selects the N best-ranked training pairs (N >= 1); got top_n={top_n} for split {split!r}"
         )
-    if min_annotation is not None and split == "train":
-        raise ValueError("min_annotation applies to the annotated dev/test splits; use top_n for the training split")
     dataset = load_pairs(
         files,
         format="tsv",
@@ -122,7 +95,7 @@ def load_opusparcus(
             return dataset
         if is_streaming(dataset):
             return dataset.take(top_n)
-        if not _is_ranked(dataset):
+        if np.any(np.diff(_scores(dataset)) > 0):  # the training files are ranked best first
             logger.info(
                 "Opusparcus scores of %s are not in ranked order; sorting by score before taking the top %d",
                 files,
@@ -133,7 +106,12 @@ def load_opusparcus(
             logger.warning("top_n=%d exceeds the %d pairs available; keeping all", top_n, len(dataset))
         return dataset.select(range(min(top_n, len(dataset))))
     if not is_streaming(dataset):
-        _check_annotations(dataset, files)
-    if min_annotation is not None:
-        dataset = ScoreRangeFilter(min_score=min_annotation).apply(dataset)
+        scores = _scores(dataset)
+        outside = np.flatnonzero((scores < OPUSPARCUS_ANNOTATION_RANGE[0]) | (scores > OPUSPARCUS_ANNOTATION_RANGE[1]))
+        if len(outside):
+            raise ValueError(
+                f"Opusparcus dev/test annotation scores must be in {list(OPUSPARCUS_ANNOTATION_RANGE)}; row "
+                f"{int(outside[0])} of {list(files)} has {scores[outside[0]]}. Is this a training (ranked) file? "
+                "Pass split='train'"
+            )
     return dataset

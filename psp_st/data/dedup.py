@@ -3,15 +3,10 @@
 Why our own code: datasets has no de-duplication step. We keep the first occurrence of every exact
 ``(sentence1, sentence2)`` pair (with ``symmetric=True`` also ``(b, a)`` counts as a duplicate of ``(a, b)``).
 
-Cost:
-    * ``Dataset``: one pass over the memory-mapped Arrow data to compute a ``uint64`` BLAKE2b hash per row,
-      held in one numpy array (8 bytes per row: 40 MB for 5M pairs, freed afterwards) plus a 1-byte keep mask;
-      the result is an on-disk indices mapping (no copy of the text).
-    * ``IterableDataset``: a Python ``set`` of the hashes seen so far, rebuilt on every pass over the data
-      (about 60-70 bytes per distinct pair: ~320 MB for 5M distinct pairs). It grows with the corpus, which is
-      why large corpora should be de-duplicated as a (non-streaming) ``Dataset`` once and saved.
-    * Two different pairs share a 64-bit hash with probability about ``n**2 / 2**65`` (7e-7 for 5M pairs); such
-      a collision drops one pair, it never keeps a duplicate.
+Cost: a ``Dataset`` needs one pass and 9 bytes per row (a ``uint64`` BLAKE2b hash and a keep mask; the result is
+an on-disk indices mapping); an ``IterableDataset`` keeps a Python ``set`` of the hashes seen (~65 bytes per distinct
+pair, on every pass), so de-duplicate large corpora as a ``Dataset`` once and save them. A hash collision (about
+``n**2 / 2**65``) drops a pair; it never keeps a duplicate.
 """
 
 from __future__ import annotations

@@ -60,9 +60,13 @@ class PairFilter:
     def keep(self, batch: dict[str, list]) -> list[bool]:
         raise NotImplementedError
 
+    def columns(self) -> tuple[str, ...]:
+        """The columns :meth:`keep` reads."""
+        return self.input_columns
+
     def apply(self, dataset: Any, num_proc: int | None = None, counter: FilterCount | None = None) -> Any:
         """Filter ``dataset`` (``Dataset`` or ``IterableDataset``); ``counter`` is updated while streaming."""
-        require_columns(dataset, self.input_columns, self.name)
+        require_columns(dataset, self.columns(), self.name)
         if is_streaming(dataset):
             predicate: Callable[[dict[str, list]], list[bool]] = self.keep
             if counter is not None:
@@ -182,8 +186,8 @@ class LengthRatioFilter(PairFilter):
     differ too much: a sentence and a fragment of it can be close in embedding space without meaning the same.
 
     For X-English bitext pass ``sentence1_scale`` (see :func:`length_ratio`; estimate it with
-    :func:`median_length_ratio`): unscaled, a ratio of 2 drops 97% of the Chinese-English pairs of the shared
-    bitext, whose English side has 3.5 times the characters (``benchmarks/results/bitext_filters.md``).
+    :func:`median_length_ratio`); unscaled, scripts of denser characters fail the ratio
+    (``benchmarks/results/bitext_filters.md``).
     """
 
     max_ratio: float = 2.0
@@ -242,14 +246,11 @@ class ExcludeFilter(PairFilter):
     values: frozenset[str]
     name: ClassVar[str] = "exclude"
 
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
     def keep(self, batch: dict[str, list]) -> list[bool]:
         return [value not in self.values for value in batch[self.column]]
-
-    def apply(self, dataset: Any, num_proc: int | None = None, counter: FilterCount | None = None) -> Any:
-        require_columns(dataset, (self.column,), self.name)
-        if is_streaming(dataset):
-            return dataset.filter(self.keep if counter is None else _Counting(self.keep, counter), batched=True)
-        return dataset.filter(self.keep, batched=True, num_proc=num_proc, desc=f"exclude: {self.column}")
 
 
 def keep_by_mask(batch: dict[str, list], indices: list[int], keep: Any) -> list[bool]:

@@ -282,10 +282,7 @@ def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines:
     if columns and not by_position:
         raise ValueError(f"{path} has no header line (first line: {first[:80]!r}); give columns as 0-based positions")
     if columns:
-        positions = dict(columns)
-        missing = [name for name in TEXT_COLUMNS if name not in positions]
-        if missing:
-            raise ValueError(f"columns must give positions for {missing}")
+        positions = dict(columns)  # TextLayout refuses positions without sentence1 and sentence2
     else:
         positions = {"sentence1": 0, "sentence2": 1}
         if len(fields) == 3:

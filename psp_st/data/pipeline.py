@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from psp_st.arguments import check_keys
 from psp_st.data.dedup import ExactDedup
 from psp_st.data.filters import (
     FilterCount,
@@ -54,16 +55,21 @@ class FilterReport:
         return "\n".join(lines)
 
 
-def _range(value: Any, step: str, low_key: str = "min", high_key: str = "max") -> tuple[float, float]:
-    if isinstance(value, Mapping):
-        unknown = set(value) - {low_key, high_key}
-        if unknown:
-            raise ValueError(f"filter {step!r}: unknown key(s) {sorted(unknown)}; use {low_key!r} / {high_key!r}")
-        low, high = value.get(low_key), value.get(high_key)
-    elif isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
+def _options(name: str, value: Any, known: tuple[str, ...], scalar: str | None = None) -> dict[str, Any]:
+    """A filter's options as a mapping with known keys (a bare value is the ``scalar`` key's; ``true``: none)."""
+    if not isinstance(value, Mapping):
+        value = {} if value is True or scalar is None else {scalar: value}
+    check_keys(f"filter {name!r}:", value, known)
+    return dict(value)
+
+
+def _range(value: Any, step: str) -> tuple[float, float]:
+    if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
         low, high = value
+    elif isinstance(value, Mapping):
+        low, high = (_options(step, value, ("min", "max")).get(key) for key in ("min", "max"))
     else:
-        raise ValueError(f"filter {step!r} takes {{{low_key}: .., {high_key}: ..}} or [low, high], got {value!r}")
+        raise ValueError(f"filter {step!r} takes {{min: .., max: ..}} or [low, high], got {value!r}")
     return (-math.inf if low is None else float(low)), (math.inf if high is None else float(high))
 
 
@@ -78,37 +84,20 @@ def _build_step(name: str, value: Any):
         low, high = _range(value, name)
         return ScoreRangeFilter(min_score=low, max_score=high)
     if name == "trigram_overlap":
-        if isinstance(value, Mapping):
-            unknown = set(value) - {"max"}
-            if unknown:
-                raise ValueError(f"filter 'trigram_overlap': unknown key(s) {sorted(unknown)}; use 'max'")
-            value = value.get("max", 0.7)
-        return TrigramOverlapFilter(max_overlap=0.7 if value is True else float(value))
+        return TrigramOverlapFilter(max_overlap=float(_options(name, value, ("max",), "max").get("max", 0.7)))
     if name == "dedup":
-        options = dict(value) if isinstance(value, Mapping) else {}
-        unknown = set(options) - {"symmetric"}
-        if unknown:
-            raise ValueError(f"filter 'dedup': unknown key(s) {sorted(unknown)}; use 'symmetric'")
-        return ExactDedup(symmetric=bool(options.get("symmetric", False)))
+        return ExactDedup(symmetric=bool(_options(name, value, ("symmetric",)).get("symmetric", False)))
     if name == "language":
         from psp_st.data.language import LanguageFilter, language_codes
 
         if isinstance(value, (str, Sequence)) and not isinstance(value, Mapping):
             return LanguageFilter(sentence1=language_codes(value), sentence2=language_codes(value))
         if isinstance(value, Mapping):
-            unknown = set(value) - {"sentence1", "sentence2", "min_confidence", "candidates"}
-            if unknown:
-                raise ValueError(f"filter 'language': unknown key(s) {sorted(unknown)}")
-            return LanguageFilter(**value)
+            return LanguageFilter(**_options(name, value, ("sentence1", "sentence2", "min_confidence", "candidates")))
         raise ValueError(f"filter 'language' takes a code, a list of codes or a mapping, got {value!r}")
     if name == "length_ratio":
-        options = dict(value) if isinstance(value, Mapping) else {"max": value}
-        unknown = set(options) - {"max", "sentence1_scale"}
-        if unknown:
-            raise ValueError(f"filter 'length_ratio': unknown key(s) {sorted(unknown)}; use 'max', 'sentence1_scale'")
-        return LengthRatioFilter(
-            max_ratio=float(options.get("max", 2.0)), sentence1_scale=float(options.get("sentence1_scale", 1.0))
-        )
+        options = _options(name, value, ("max", "sentence1_scale"), "max")
+        return LengthRatioFilter(float(options.get("max", 2.0)), float(options.get("sentence1_scale", 1.0)))
     raise ValueError(f"unknown filter {name!r}; known filters: {sorted(FILTER_NAMES)}")
 
 

@@ -60,17 +60,23 @@ class PairSource:
             raise ValueError(f"{where}.weight must be a number > 0, got {weight!r}")
         columns = dict(entry.get("columns") or {})
         check_keys(f"{where}.columns", columns, SOURCE_OUTPUTS)
-        exclude: dict[str, tuple[str, ...]] = {}
-        for column, values in dict(entry.get("exclude") or {}).items():
-            values = [values] if isinstance(values, str) else values
-            if not isinstance(values, Sequence) or not all(isinstance(value, str) for value in values):
-                raise ValueError(f"{where}.exclude.{column} must be a value or a list of values, got {values!r}")
-            exclude[str(column)] = tuple(values)
+        exclude = parse_exclude(entry.get("exclude"), where)
         merged = {**(filters or {}), **(entry.get("filters") or {})}
         from psp_st.data.pipeline import FILTER_NAMES
 
         check_keys(f"{where}.filters", merged, FILTER_NAMES)
         return cls(os.fspath(path), cap, None if weight is None else float(weight), merged, columns, exclude)
+
+
+def parse_exclude(value: Mapping[str, Any] | None, where: str) -> dict[str, tuple[str, ...]]:
+    """An ``exclude: {column: value or [values]}`` block as ``{column: (values, ...)}``; errors name ``where``."""
+    exclude: dict[str, tuple[str, ...]] = {}
+    for column, values in dict(value or {}).items():
+        values = [values] if isinstance(values, str) else values
+        if not isinstance(values, Sequence) or not all(isinstance(text, str) for text in values):
+            raise ValueError(f"{where}.exclude.{column} must be a value or a list of values, got {values!r}")
+        exclude[str(column)] = tuple(values)
+    return exclude
 
 
 def sample_rows(n: int, weight: float | None, max_pairs: int | None, seed: int | Sequence[int]) -> np.ndarray:

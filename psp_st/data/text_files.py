@@ -18,8 +18,8 @@ import lzma
 import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import IO
+from dataclasses import dataclass
+from typing import IO, Any
 
 logger = logging.getLogger(__name__)
 
@@ -71,63 +71,43 @@ class TextLayout:
             raise ValueError(f"on_bad_lines must be 'error' or 'skip', got {self.on_bad_lines!r}")
 
 
-@dataclass
-class _SkipLog:
-    path: str
-    count: int = 0
-    examples: list[str] = field(default_factory=list)
-
-    def add(self, error: BadLineError) -> None:
-        self.count += 1
-        if len(self.examples) < 3:
-            self.examples.append(str(error))
-
-    def report(self) -> None:
-        if self.count:
-            logger.warning(
-                "skipped %d malformed line(s) in %s, e.g. %s", self.count, self.path, "; ".join(self.examples)
-            )
-
-
-def _check_text(value: object, column: str, path: str, line_number: int) -> str:
-    if value is None:
-        raise BadLineError(path, line_number, f"column {column!r} is missing (null)")
-    if not isinstance(value, str):
-        raise BadLineError(
-            path, line_number, f"column {column!r} is {type(value).__name__} ({value!r:.40}), expected a string"
-        )
-    if not value.strip():
-        raise BadLineError(path, line_number, f"column {column!r} is empty")
-    return value
-
-
-def _check_score(value: object, path: str, line_number: int) -> float:
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise BadLineError(path, line_number, f"column 'score' is not a number: {value!r:.40}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise BadLineError(
-            path, line_number, f"column 'score' is {type(value).__name__} ({value!r:.40}), expected a number"
-        )
-    if math.isnan(value):
-        raise BadLineError(path, line_number, "column 'score' is NaN")
-    return float(value)
+def row_problem(row: dict[str, Any], columns: Sequence[str], score_column: str | None) -> tuple[str, str] | None:
+    """(column, reason) of the first problem in a row, or None."""
+    for column in columns:
+        if column not in row:
+            return column, "missing column"
+        value = row[column]
+        if value is None:
+            return column, "missing value"
+        if not isinstance(value, str):
+            return column, f"non-string ({type(value).__name__})"
+        if not value.strip():
+            return column, "empty"
+    if score_column and score_column in row:
+        value = row[score_column]
+        if value is None:
+            return score_column, "missing score"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return score_column, f"non-numeric score ({type(value).__name__})"
+        if math.isnan(value):
+            return score_column, "NaN score"
+    return None
 
 
 def _convert(raw: Mapping[str, object], path: str, line_number: int) -> dict[str, object]:
-    row: dict[str, object] = {}
-    for column, value in raw.items():
-        if column in TEXT_COLUMNS:
-            row[column] = _check_text(value, column, path, line_number)
-        elif column == "score":
-            row[column] = _check_score(value, path, line_number)
-        elif value is None:
-            raise BadLineError(path, line_number, f"column {column!r} is missing (null)")
-        else:
-            row[column] = str(value)
-    return row
+    """A parsed line as a row (a TSV score parsed as a number), or :class:`BadLineError` naming its first problem."""
+    row = dict(raw)
+    if isinstance(row.get("score"), str):
+        try:
+            row["score"] = float(str(row["score"]))
+        except ValueError:
+            raise BadLineError(path, line_number, f"column 'score' is not a number: {row['score']!r:.40}") from None
+    problem = row_problem(row, TEXT_COLUMNS, "score") or next(
+        ((column, "missing value") for column, value in row.items() if value is None), None
+    )
+    if problem is not None:
+        raise BadLineError(path, line_number, f"column {problem[0]!r}: {problem[1]}")
+    return {column: value if column in (*TEXT_COLUMNS, "score") else str(value) for column, value in row.items()}
 
 
 #: What a reader yields per line: its number and either the raw row or why the line is bad.
@@ -197,7 +177,8 @@ def generate_pairs(
     del stamps
     reader = _tsv_rows if file_format == "tsv" else _jsonl_rows
     for path in files:
-        skipped = _SkipLog(path)
+        skipped = 0
+        examples: list[str] = []
         for line_number, raw in reader(path, layout):
             try:
                 if isinstance(raw, str):
@@ -206,7 +187,9 @@ def generate_pairs(
             except BadLineError as error:
                 if layout.on_bad_lines == "error":
                     raise
-                skipped.add(error)
+                skipped += 1
+                examples = examples if len(examples) == 3 else [*examples, str(error)]
                 continue
             yield row
-        skipped.report()
+        if skipped:
+            logger.warning("skipped %d malformed line(s) in %s, e.g. %s", skipped, path, "; ".join(examples))

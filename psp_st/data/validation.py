@@ -7,7 +7,6 @@ the row and column, or with ``on_error="skip"`` is dropped and counted in the :c
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from psp_st.data.filters import is_streaming, keep_by_mask
-from psp_st.data.text_files import TEXT_COLUMNS
+from psp_st.data.text_files import TEXT_COLUMNS, row_problem
 
 _STRING_TYPES = ("string", "large_string")
 _NUMBER_PREFIXES = ("float", "int", "uint", "double")
@@ -79,29 +78,6 @@ def check_schema(dataset: Any, columns: Sequence[str] = TEXT_COLUMNS, score_colu
             raise TypeError(f"column {score_column!r} holds {dtype or repr(features[score_column])}, expected numbers")
 
 
-def _row_problem(row: dict[str, Any], columns: Sequence[str], score_column: str | None) -> tuple[str, str] | None:
-    """(column, reason) of the first problem in a row, or None."""
-    for column in columns:
-        if column not in row:
-            return column, "missing column"
-        value = row[column]
-        if value is None:
-            return column, "missing value"
-        if not isinstance(value, str):
-            return column, f"non-string ({type(value).__name__})"
-        if not value.strip():
-            return column, "empty"
-    if score_column and score_column in row:
-        value = row[score_column]
-        if value is None:
-            return score_column, "missing score"
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return score_column, f"non-numeric score ({type(value).__name__})"
-        if math.isnan(value):
-            return score_column, "NaN score"
-    return None
-
-
 def _message(index: int, column: str, reason: str, row: dict[str, Any] | None = None) -> str:
     value = "" if row is None or column not in row else f" (value {row[column]!r:.60})"
     return f"row {index}: column {column!r}: {reason}{value}"
@@ -131,7 +107,7 @@ class _StreamCheck:
         self.columns, self.score_column, self.skip, self.report = tuple(columns), score_column, skip, report
 
     def __call__(self, row: dict[str, Any], index: int) -> bool:
-        problem = _row_problem(row, self.columns, self.score_column)
+        problem = row_problem(row, self.columns, self.score_column)
         if problem is None:
             return True
         message = _message(index, *problem, row)
@@ -185,7 +161,7 @@ def validate_pairs(
     for table in view.iter(batch_size=batch_size):
         for position in _bad_rows_arrow(table, columns, score_column):
             row = table.slice(int(position), 1).to_pylist()[0]
-            column, reason = _row_problem(row, columns, score_column) or (columns[0], "bad value")
+            column, reason = row_problem(row, columns, score_column) or (columns[0], "bad value")
             message = _message(offset + int(position), column, reason, row)
             if not skip:
                 raise ValueError(f"bad training pair: {message}; fix the data or pass on_error='skip'")

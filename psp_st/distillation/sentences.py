@@ -6,9 +6,8 @@ Recipe form (``distillation.sources``)::
     - {path: training_pairs_extra/*.parquet, columns: [sentence1, sentence2], max_sentences: 15000}
     - {path: corpus/english_sentences.parquet, exclude: {source: flores200-devtest}}   # rows dropped (Parquet)
 
-Per entry: the texts of the given column(s) of every matched file, de-duplicated (case and punctuation
-insensitive), without evaluation text (``exclude``), 1-80 words, then a seeded sample of ``max_sentences``
-(kept in file order; nested across sizes), less the sentences an earlier entry chose.
+Per entry: the texts of the given column(s), de-duplicated (:func:`candidates`), then a seeded nested sample of
+``max_sentences`` (:func:`sample`), less the sentences an earlier entry chose.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ import numpy as np
 
 from psp_st.arguments import check_keys
 from psp_st.data.filters import text_key
+from psp_st.data.sources import parse_exclude
 
 logger = logging.getLogger(__name__)
 
@@ -41,13 +41,7 @@ def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillat
     limit = entry.get("max_sentences")
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise ValueError(f"{where}.max_sentences must be a positive integer, got {limit!r}")
-    exclude: dict[str, tuple[str, ...]] = {}
-    for column, values in dict(entry.get("exclude") or {}).items():
-        values = [values] if isinstance(values, str) else values
-        if not isinstance(values, (list, tuple)) or not all(isinstance(value, str) for value in values):
-            raise ValueError(f"{where}.exclude.{column} must be a value or a list of values, got {values!r}")
-        exclude[str(column)] = tuple(values)
-    entry["exclude"] = exclude
+    entry["exclude"] = parse_exclude(entry.get("exclude"), where)
     return entry
 
 

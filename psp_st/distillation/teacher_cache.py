@@ -23,13 +23,14 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from psp_st.io.atomic import atomic_directory, atomic_write_bytes
+from psp_st.io.progress import progress_bar
 
 if TYPE_CHECKING:
     import datasets
@@ -101,7 +102,6 @@ def teacher_vectors(
     cache_dir: str | os.PathLike,
     label: str = "sentences",
     teacher: Any | None = None,
-    load: Callable[[str], Any] | None = None,
     shard_size: int = 4096,
     batch_size: int = 64,
     show_progress_bar: bool = True,
@@ -114,8 +114,7 @@ def teacher_vectors(
         cache_dir: root folder of the cache.
         label: what the sentences are (progress bar and log only).
         teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``; loaded with
-            ``load(teacher_name)`` (default :func:`psp_st.mining.teacher.load_teacher`) only when a sentence is
-            not cached yet.
+            :func:`psp_st.mining.teacher.load_teacher` only when a sentence is not cached yet.
         shard_size: new sentences per shard (the unit of resumption).
         batch_size: teacher batch size.
         show_progress_bar: a tqdm bar over the sentences to encode.
@@ -157,7 +156,7 @@ def teacher_vectors(
     index(shards)
     missing = list(dict.fromkeys(text for text in sentences if text not in row_of))
     if missing:
-        _encode_missing(missing, folder, teacher_name, label, teacher, load, shard_size, batch_size, show_progress_bar)
+        _encode_missing(missing, folder, teacher_name, label, teacher, shard_size, batch_size, show_progress_bar)
         new = read([path for path in _shards(folder) if path not in set(known)])
         index(new)
         shards += new
@@ -173,7 +172,6 @@ def _encode_missing(
     teacher_name: str,
     label: str,
     teacher: Any | None,
-    load: Callable[[str], Any] | None,
     shard_size: int,
     batch_size: int,
     show_progress_bar: bool,
@@ -182,17 +180,11 @@ def _encode_missing(
     from datasets import Dataset
 
     if teacher is None:
-        if load is None:
-            from psp_st.mining.teacher import load_teacher
+        from psp_st.mining.teacher import load_teacher
 
-            load = load_teacher
-        teacher = load(teacher_name)
+        teacher = load_teacher(teacher_name)
     logger.info("teacher %s: encoding %d new sentence(s) of %s into %s", teacher_name, len(missing), label, folder)
-    progress = None
-    if show_progress_bar:
-        from tqdm.auto import tqdm
-
-        progress = tqdm(total=len(missing), desc=f"teacher {label}", unit="sent")
+    progress = progress_bar(total=len(missing), desc=f"teacher {label}", unit="sent", disable=not show_progress_bar)
     number = len(_shards(folder))
     for start in range(0, len(missing), shard_size):
         chunk = missing[start : start + shard_size]
@@ -209,7 +201,5 @@ def _encode_missing(
         with atomic_directory(folder / _shard_name(number, chunk)) as temporary, _quiet_datasets():
             shard.save_to_disk(str(temporary))
         number += 1
-        if progress is not None:
-            progress.update(len(chunk))
-    if progress is not None:
-        progress.close()
+        progress.update(len(chunk))
+    progress.close()

@@ -18,8 +18,8 @@ from psp_st.evaluation.bitext import BitextMiningEvaluator
 from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdClassificationEvaluator
 from psp_st.evaluation.correlation import UndefinedCorrelationError, correlations
 from psp_st.evaluation.embeddings import EmbeddingCache, NonFiniteEmbeddingError
-from psp_st.evaluation.loaders import load_local, load_sts_hub
-from psp_st.evaluation.report import format_table, to_markdown, write_report
+from psp_st.evaluation.loaders import load_local
+from psp_st.evaluation.report import summary_markdown, to_markdown, write_report
 from psp_st.evaluation.retrieval import RetrievalEvaluator, rank_metrics, retrieval_ranks
 from psp_st.evaluation.sts import STSEvaluator, sbert_pooled, wieting_means
 from psp_st.evaluation.suite import SuiteEvaluator, run_suite
@@ -36,9 +36,7 @@ __all__ = [
     "ThresholdClassificationEvaluator",
     "UndefinedCorrelationError",
     "correlations",
-    "format_table",
     "load_local",
-    "load_sts_hub",
     "nearest_neighbours",
     "neighbour_table_markdown",
     "plot_score_levels",
@@ -47,6 +45,7 @@ __all__ = [
     "run_suite",
     "sbert_pooled",
     "score_level_stats",
+    "summary_markdown",
     "to_markdown",
     "wieting_means",
     "write_report",

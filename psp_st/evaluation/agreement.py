@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs
+from psp_st.evaluation.correlation import as_scores
 from psp_st.evaluation.embeddings import EmbeddingCache, cosine_matrix, cosine_pairs
 
 
@@ -31,16 +32,12 @@ def score_level_stats(
 
     Returns one ``{"level", "count", "mean", "std"}`` dict per level, sorted by level.
     """
-    scores = np.asarray(scores, dtype=np.float64)
-    similarities = np.asarray(similarities, dtype=np.float64)
+    scores = as_scores(scores, "scores", "score levels")
+    similarities = as_scores(similarities, "similarities", "score levels")
     if len(scores) != len(similarities):
         raise ValueError(f"{len(scores)} scores but {len(similarities)} similarities")
     if len(scores) == 0:
         raise ValueError("no pairs to compute score-level statistics on")
-    for what, array in (("scores", scores), ("similarities", similarities)):
-        bad = np.flatnonzero(~np.isfinite(array))
-        if len(bad):
-            raise ValueError(f"{what} has NaN/inf at row {int(bad[0])}")
     levels = np.asarray([level(score) for score in scores])
     rows = []
     for name in sorted(set(levels.tolist()), key=lambda text: float(text.split("-")[0])):
@@ -56,52 +53,23 @@ def score_level_stats(
     return rows
 
 
-def plot_score_levels(
-    stats: Mapping[str, list[dict[str, Any]]], path: str | os.PathLike, title: str = "", xlabel: str = "human score"
-) -> str:
-    """Grouped bar plot of mean cosine per score level with std error bars (like Opusparcus' Figure 2).
-
-    ``stats`` maps a group (dataset or language) to :func:`score_level_stats` rows. Writes a PNG with the
-    non-interactive Agg backend and returns its path.
-    """
+def plot_score_levels(name: str, rows: list[dict[str, Any]], path: str | os.PathLike, title: str = "") -> str:
+    """Bar plot of the mean cosine per score level of dataset ``name`` with std error bars (like Opusparcus'
+    Figure 2); ``rows`` are :func:`score_level_stats` rows. Writes a PNG (Agg backend) and returns its path."""
     from psp_st.io.extras import require
 
     matplotlib = require("matplotlib", "plots")
     matplotlib.use("Agg")
-    import matplotlib.patches
     import matplotlib.pyplot as plt
 
-    if not stats:
+    if not rows:
         raise ValueError("nothing to plot: no score-level statistics")
-    levels = list(dict.fromkeys(row["level"] for rows in stats.values() for row in rows))
-    colors = {level: plt.cm.viridis(index / max(len(levels) - 1, 1)) for index, level in enumerate(levels)}
-    figure, axis = plt.subplots(figsize=(max(4.0, 0.5 * sum(len(rows) for rows in stats.values()) + 1.5), 3.2))
-    width = 0.8 / max(len(rows) for rows in stats.values())
-    positions, labels = [], []
-    for group_index, rows in enumerate(stats.values()):
-        for level_index, row in enumerate(rows):
-            x = group_index + (level_index - (len(rows) - 1) / 2) * width
-            axis.bar(
-                x,
-                row["mean"],
-                width=width * 0.9,
-                color=colors[row["level"]],
-                yerr=row["std"],
-                ecolor="black",
-                capsize=2,
-            )
-            positions.append(x)
-            labels.append(row["level"])
-    if len(stats) == 1:  # one dataset: the levels are the x axis
-        axis.set_xticks(positions, labels)
-        axis.set_xlabel(f"{xlabel} ({next(iter(stats))})")
-    else:  # several datasets or languages side by side, as in Opusparcus' Figure 2
-        axis.set_xticks(range(len(stats)), list(stats))
-        axis.set_xlabel(xlabel)
-        handles = [matplotlib.patches.Patch(color=colors[level], label=level) for level in levels]
-        axis.legend(
-            handles=handles, title="score", fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0)
-        )
+    colors = [plt.cm.viridis(index / max(len(rows) - 1, 1)) for index in range(len(rows))]
+    figure, axis = plt.subplots(figsize=(max(4.0, 0.5 * len(rows) + 1.5), 3.2))
+    levels = [row["level"] for row in rows]
+    means, stds = [row["mean"] for row in rows], [row["std"] for row in rows]
+    axis.bar(levels, means, width=0.8, color=colors, yerr=stds, ecolor="black", capsize=2)
+    axis.set_xlabel(f"human score ({name})")
     axis.set_ylabel("mean cosine similarity (± std)")
     if title:
         axis.set_title(title)
@@ -125,18 +93,12 @@ def nearest_neighbours(
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    sims = cosine_matrix(query_embeddings, candidate_embeddings)
     results = []
-    for row, similarities in enumerate(sims):
-        order = np.argsort(-similarities, kind="stable")
-        picked = []
-        for column in order:
-            if exclude is not None and candidates[column] == exclude[row]:
-                continue
-            picked.append((candidates[column], float(similarities[column])))
-            if len(picked) == k:
-                break
-        results.append(picked)
+    for row, similarities in enumerate(cosine_matrix(query_embeddings, candidate_embeddings)):
+        order = [
+            c for c in np.argsort(-similarities, kind="stable") if exclude is None or candidates[c] != exclude[row]
+        ]
+        results.append([(candidates[column], float(similarities[column])) for column in order[:k]])
     return results
 
 
@@ -197,7 +159,3 @@ class ScoreAgreementEvaluator(CachedEmbeddingEvaluator):
                 metrics[f"{row['level']}_{key}"] = float(row[key])
         metrics["separation"] = self.stats[-1]["mean"] - self.stats[0]["mean"]
         return self.finish(model, metrics, epoch, steps)
-
-    @property
-    def description(self) -> str:
-        return "Score Agreement"

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from sentence_transformers.sentence_transformer.evaluation import TranslationEvaluator
 
-from psp_st.evaluation.base import CachedEmbeddingEvaluator
+from psp_st.evaluation.base import CachedEmbeddingEvaluator, shared_cache
 from psp_st.evaluation.embeddings import EmbeddingCache
 from psp_st.evaluation.loaders import BITEXT_COLUMNS, check_columns
 
@@ -55,12 +55,7 @@ class BitextMiningEvaluator(TranslationEvaluator):
         self.primary_metric = "mean_error"
 
     def embed_inputs(self, model: Any, sentences: Any, **kwargs: Any) -> list[torch.Tensor]:
-        cache = (
-            self.cache
-            if self.cache is not None and self.cache.model is model
-            else EmbeddingCache(model, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar)
-        )
-        return list(torch.from_numpy(cache.encode(list(sentences))))
+        return list(torch.from_numpy(shared_cache(self, model).encode(list(sentences))))
 
     def __call__(
         self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
@@ -72,10 +67,6 @@ class BitextMiningEvaluator(TranslationEvaluator):
         self.primary_metric = f"{prefix}mean_error"
         self.greater_is_better = False
         return metrics
-
-    @property
-    def description(self) -> str:
-        return "Bitext Mining"
 
 
 class MultiBitextEvaluator(CachedEmbeddingEvaluator):

@@ -26,10 +26,10 @@ def binary_labels(values: Any, source: str) -> list[int]:
 TURKU_PARAPHRASE_FROM = 3
 
 
-def turku_binary(dataset: Any, positive_from: int = TURKU_PARAPHRASE_FROM) -> Any:
-    """Turku pairs with a 0/1 ``label``: base label >= ``positive_from`` (paraphrase) is positive, below negative."""
+def turku_binary(dataset: Any) -> Any:
+    """Turku pairs with a 0/1 ``label``: base label >= :data:`TURKU_PARAPHRASE_FROM` is a paraphrase."""
     check_columns(dataset, PAIR_COLUMNS, "Turku pairs")
-    labels = [int(label >= positive_from) for label in dataset["label"]]
+    labels = [int(label >= TURKU_PARAPHRASE_FROM) for label in dataset["label"]]
     return dataset.remove_columns("label").add_column("label", labels)
 
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
 class UndefinedCorrelationError(ValueError):
     """A correlation is undefined: fewer than two pairs, or one side is constant."""
 
 
-def _as_scores(values: Sequence[float] | np.ndarray, what: str, name: str) -> np.ndarray:
+def as_scores(values: ArrayLike, what: str, name: str) -> np.ndarray:
+    """``values`` as a 1-D float64 array, or a ValueError naming ``name`` and the first NaN/inf row."""
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1:
         raise ValueError(f"{name}: {what} must be one-dimensional, got shape {array.shape}")
@@ -37,8 +39,8 @@ def correlations(
     """
     from scipy.stats import pearsonr, spearmanr
 
-    gold_array = _as_scores(gold, "gold scores", name)
-    predicted_array = _as_scores(predicted, "predicted similarities", name)
+    gold_array = as_scores(gold, "gold scores", name)
+    predicted_array = as_scores(predicted, "predicted similarities", name)
     if len(gold_array) != len(predicted_array):
         raise ValueError(f"{name}: {len(gold_array)} gold scores but {len(predicted_array)} predictions")
     if len(gold_array) < 2:

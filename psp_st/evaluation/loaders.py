@@ -1,10 +1,8 @@
-"""Evaluation datasets as Hugging Face ``datasets.Dataset``: local Parquet / TSV files (read by :mod:`psp_st.data`),
-or the Hub.
+"""Evaluation datasets as Hugging Face ``datasets.Dataset``, read from the shared data folder by :mod:`psp_st.data`.
 
-Local files follow the layout of the shared data folder (``sts/``, ``pair_classification/``,
-``bitext_mining/``; schemas in its README). Every loader checks that the file exists and has the columns the
-evaluation needs, and raises naming the file, the column or the row otherwise. Hub loaders are thin wrappers
-around ``datasets.load_dataset`` for the official copies (``mteb/sts12-sts`` ...); they need network access.
+Files follow its layout (``sts/``, ``pair_classification/``, ``bitext_mining/``, ``bitext/``); every loader checks
+the columns the evaluation needs and raises naming the file, the column or the row otherwise. The official Hub
+copies run through MTEB (:func:`psp_st.evaluation.mteb_tasks.get_tasks` with ``offline=False``).
 """
 
 from __future__ import annotations
@@ -51,27 +49,6 @@ BITEXT_LANGS = ("ar", "cs", "de", "es", "fi", "fr", "ru", "sv", "tr", "zh")
 STS_COLUMNS = ("sentence1", "sentence2", "score")
 PAIR_COLUMNS = ("sentence1", "sentence2", "label")
 BITEXT_COLUMNS = ("source", "target")
-
-#: Score range of each STS dataset (SICK relatedness is on a 1-5 scale, the others 0-5).
-SCORE_RANGES: dict[str, tuple[float, float]] = {
-    "stsb": (0.0, 5.0),
-    "sick": (1.0, 5.0),
-    "sts17": (0.0, 5.0),
-    "sts": (0.0, 5.0),
-    "opusparcus": (1.0, 4.0),
-}
-
-#: Hub copies of the STS sets (MTEB's), by key.
-HUB_STS: dict[str, str] = {
-    "sts12": "mteb/sts12-sts",
-    "sts13": "mteb/sts13-sts",
-    "sts14": "mteb/sts14-sts",
-    "sts15": "mteb/sts15-sts",
-    "sts16": "mteb/sts16-sts",
-    "stsb": "mteb/stsbenchmark-sts",
-    "sick": "mteb/sickr-sts",
-    "sts17": "mteb/sts17-crosslingual-sts",
-}
 
 
 def check_columns(dataset: Any, columns: Sequence[str], source: str, text_columns: Sequence[str] = ()) -> None:
@@ -196,28 +173,3 @@ def opusparcus_binary(dataset: Any, positive_from: float = 3.0, negative_upto: f
     if "label" in kept.column_names:
         kept = kept.remove_columns("label")
     return kept.add_column("label", labels)
-
-
-# -- Hub -------------------------------------------------------------------------------------------------------
-def load_sts_hub(key: str, split: str = "test", subset: str | None = None, **kwargs: Any) -> Any:
-    """An STS set from the Hub (MTEB's copies; see :data:`HUB_STS`), with its score column checked.
-
-    ``subset`` picks a configuration, e.g. ``"en-de"`` for ``sts17``. Needs network access.
-    """
-    from datasets import load_dataset
-
-    if key not in HUB_STS:
-        raise ValueError(f"unknown Hub STS set {key!r}; known: {sorted(HUB_STS)}")
-    dataset = load_dataset(HUB_STS[key], subset, split=split, **kwargs)
-    check_columns(dataset, STS_COLUMNS, f"{HUB_STS[key]}[{split}]", STS_COLUMNS[:2])
-    return dataset
-
-
-def load_opusparcus_hub(lang: str, split: str = "test", **kwargs: Any) -> Any:
-    """Opusparcus dev/test pairs of ``lang`` from the Hub (``GEM/opusparcus``), renamed to our columns."""
-    from datasets import load_dataset
-
-    dataset = load_dataset("GEM/opusparcus", f"{lang}.100", split=split, **kwargs)
-    dataset = dataset.rename_columns({"input": "sentence1", "target": "sentence2", "annot_score": "score"})
-    check_columns(dataset, STS_COLUMNS, f"GEM/opusparcus[{lang}, {split}]", STS_COLUMNS[:2])
-    return dataset

@@ -71,11 +71,14 @@ def _metadata(
 class _LocalData:
     """Mixin: ``load_data`` builds ``self.dataset`` from the shared data folder instead of the Hub."""
 
-    #: ``{split (or subset): local dataset key}``; subclasses fill it.
-    files: dict[str, str] = {}
+    #: ``{hf subset: {split: local dataset key}}``; the subset ``None`` for a task without subsets.
+    files: dict[str | None, dict[str, str]] = {}
+    #: Column renames from our files to MTEB's columns.
+    renames: dict[str, str] = {}
     #: Set by MTEB's ``AbsTask`` (the other base of every subclass).
     data_loaded: bool
     dataset: Any
+    hf_subsets: list[str]
 
     def __init__(self, data_dir: str | os.PathLike | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -84,16 +87,21 @@ class _LocalData:
     def load_data(self, num_proc: int | None = None, **kwargs: Any) -> None:
         if self.data_loaded:
             return
-        self.dataset = self.read_local()
-        self.data_loaded = True
-
-    def read_local(self) -> Any:
         from datasets import DatasetDict
 
-        return DatasetDict({split: self.prepare(load_local(key, self.data_dir)) for split, key in self.files.items()})
+        def splits(files: dict[str, str]) -> Any:
+            return DatasetDict({split: self.load(key) for split, key in files.items()})
 
-    def prepare(self, dataset: Any) -> Any:
-        return dataset
+        if None in self.files:
+            self.dataset = splits(self.files[None])
+        else:
+            self.dataset = {subset: splits(self.files[subset]) for subset in self.hf_subsets}
+        self.data_loaded = True
+
+    def load(self, key: str) -> Any:
+        """One split: the local dataset ``key`` with MTEB's column names."""
+        dataset = load_local(key, self.data_dir)
+        return dataset.rename_columns(self.renames) if self.renames else dataset
 
 
 class STSBenchmarkLocal(_LocalData, AbsTaskSTS):
@@ -101,7 +109,7 @@ class STSBenchmarkLocal(_LocalData, AbsTaskSTS):
 
     min_score = 0
     max_score = 5
-    files = {"validation": "stsb-dev", "test": "stsb-test"}
+    files = {None: {"validation": "stsb-dev", "test": "stsb-test"}}
     metadata = _metadata(
         "STSBenchmark.local",
         "STS Benchmark (Cer et al., 2017) read from local Parquet files.",
@@ -119,7 +127,7 @@ class SICKRLocal(_LocalData, AbsTaskSTS):
 
     min_score = 1
     max_score = 5
-    files = {"test": "sick-test"}
+    files = {None: {"test": "sick-test"}}
     metadata = _metadata(
         "SICK-R.local",
         "SICK relatedness (Marelli et al., 2014) read from local Parquet files.",
@@ -137,7 +145,7 @@ class STS17Local(_LocalData, AbsTaskSTS):
 
     min_score = 0
     max_score = 5
-    files = {"test": "sts17-en-en"}
+    files = {"en-en": {"test": "sts17-en-en"}}
     metadata = _metadata(
         "STS17.local",
         "SemEval-2017 STS track 5 (en-en) read from a local Parquet file.",
@@ -149,21 +157,12 @@ class STS17Local(_LocalData, AbsTaskSTS):
         adapted_from="STS17",
     )
 
-    def read_local(self) -> Any:
-        from datasets import DatasetDict
 
-        return {"en-en": DatasetDict({"test": load_local("sts17-en-en", self.data_dir)})}
-
-
-class _PairClassificationLocal(_LocalData, AbsTaskPairClassification):
-    def prepare(self, dataset: Any) -> Any:
-        return dataset.rename_column("label", "labels")
-
-
-class MSRPCLocal(_PairClassificationLocal):
+class MSRPCLocal(_LocalData, AbsTaskPairClassification):
     """Microsoft Research Paraphrase Corpus test set as an MTEB pair-classification task."""
 
-    files = {"test": "msrpc-test"}
+    files = {None: {"test": "msrpc-test"}}
+    renames = {"label": "labels"}
     metadata = _metadata(
         "MSRPC.local",
         "MSR Paraphrase Corpus (Dolan & Brockett, 2005), local test file.",
@@ -186,9 +185,11 @@ PAWSX_CODES = {
 }
 
 
-class PawsXLocal(_PairClassificationLocal):
+class PawsXLocal(_LocalData, AbsTaskPairClassification):
     """MTEB's ``PawsXPairClassification`` on the local PAWS-X files (7 languages)."""
 
+    files = {lang: {"test": f"pawsx-{lang}-test", "validation": f"pawsx-{lang}-dev"} for lang in PAWSX_LANGS}
+    renames = {"label": "labels"}
     metadata = _metadata(
         "PawsXPairClassification.local",
         "PAWS-X (Yang et al., 2019) read from local files.",
@@ -200,23 +201,12 @@ class PawsXLocal(_PairClassificationLocal):
         adapted_from="PawsXPairClassification",
     )
 
-    def read_local(self) -> Any:
-        from datasets import DatasetDict
-
-        return {
-            lang: DatasetDict(
-                {
-                    "test": self.prepare(load_local(f"pawsx-{lang}-test", self.data_dir)),
-                    "validation": self.prepare(load_local(f"pawsx-{lang}-dev", self.data_dir)),
-                }
-            )
-            for lang in self.hf_subsets
-        }
-
 
 class TatoebaLocal(_LocalData, AbsTaskBitextMining):
     """MTEB's ``Tatoeba`` bitext mining on the local LASER v1 test sets (deu-eng, fra-eng)."""
 
+    files = {f"{lang}-eng": {"test": f"tatoeba-{lang}"} for lang in ("deu", "fra")}
+    renames = {"source": "sentence1", "target": "sentence2"}
     metadata = _metadata(
         "Tatoeba.local",
         "Tatoeba (LASER v1 test sets) read from local Parquet files.",
@@ -227,20 +217,6 @@ class TatoebaLocal(_LocalData, AbsTaskBitextMining):
         license="cc-by-2.0",
         adapted_from="Tatoeba",
     )
-
-    def read_local(self) -> Any:
-        from datasets import DatasetDict
-
-        return {
-            pair: DatasetDict(
-                {
-                    "test": load_local(f"tatoeba-{pair.split('-')[0]}", self.data_dir).rename_columns(
-                        {"source": "sentence1", "target": "sentence2"}
-                    )
-                }
-            )
-            for pair in self.hf_subsets
-        }
 
 
 #: FLORES-200 code (language_Script) of each bitext language (the languages: ``loaders.BITEXT_LANGS``).
@@ -257,16 +233,12 @@ FLORES_CODES = {
     "zh": "zho_Hans",
 }
 _ENGLISH = "eng_Latn"
-
-
-def _flores_subsets() -> dict[str, list[str]]:
-    """``{subset: [lang-Script, lang-Script]}``, both directions per language, named like the official task's."""
-    subsets = {}
-    for lang in BITEXT_LANGS:
-        code = FLORES_CODES[lang]
-        for first, second in ((code, _ENGLISH), (_ENGLISH, code)):
-            subsets[f"{first}-{second}"] = [first.replace("_", "-"), second.replace("_", "-")]
-    return subsets
+#: ``{subset: [lang-Script, lang-Script]}``, both directions per language, named like the official task's.
+_FLORES_SUBSETS = {
+    f"{first}-{second}": [first.replace("_", "-"), second.replace("_", "-")]
+    for lang in BITEXT_LANGS
+    for first, second in ((FLORES_CODES[lang], _ENGLISH), (_ENGLISH, FLORES_CODES[lang]))
+}
 
 
 class FloresLocal(_LocalData, AbsTaskBitextMining):
@@ -275,32 +247,25 @@ class FloresLocal(_LocalData, AbsTaskBitextMining):
     the reverse). These rows are the cross-lingual *dev* set of psp-st's recipes (dropped from training).
     Narrow the languages with ``task.filter_languages(...)``; a language whose file is absent is an error."""
 
+    files = {subset: {"devtest": subset} for subset in _FLORES_SUBSETS}
     metadata = _metadata(
         "FloresBitextMining.local",
         "FLORES-200 devtest X-English pairs read from the local bitext files.",
         "BitextMining",
         "f1",
-        _flores_subsets(),
+        _FLORES_SUBSETS,
         "https://huggingface.co/datasets/facebook/flores",
         license="cc-by-sa-4.0",
         eval_splits=("devtest",),
         adapted_from="FloresBitextMining",
     )
 
-    def read_local(self) -> Any:
-        from datasets import DatasetDict
-
-        by_code = {code: lang for lang, code in FLORES_CODES.items()}
-        subsets = {}
-        for subset in self.hf_subsets:
-            first, second = subset.split("-")
-            foreign_first = first != _ENGLISH
-            data = load_flores(by_code[first if foreign_first else second], self.data_dir)
-            columns = {"source": "sentence1", "target": "sentence2"}
-            if not foreign_first:
-                columns = {"source": "sentence2", "target": "sentence1"}
-            subsets[subset] = DatasetDict({"devtest": data.rename_columns(columns)})
-        return subsets
+    def load(self, key: str) -> Any:
+        first, second = key.split("-")
+        foreign = first if first != _ENGLISH else second
+        lang = next(lang for lang, code in FLORES_CODES.items() if code == foreign)
+        columns = ("sentence1", "sentence2") if first == foreign else ("sentence2", "sentence1")
+        return load_flores(lang, self.data_dir).rename_columns(dict(zip(("source", "target"), columns, strict=True)))
 
 
 #: Local task class by official MTEB task name.

@@ -1,4 +1,4 @@
-"""Turn :func:`~psp_st.evaluation.run_suite` results into a console table, JSON and a markdown report."""
+"""Turn :func:`~psp_st.evaluation.run_suite` results into markdown tables, JSON and a markdown report."""
 
 from __future__ import annotations
 
@@ -9,22 +9,9 @@ from typing import Any
 from psp_st.io.atomic import atomic_path, atomic_write_json
 
 
-def format_table(summary: list[dict[str, Any]]) -> str:
-    """A fixed-width text table of the summary rows (task, metric, value), for the console."""
-    if not summary:
-        return "(no results)"
-    task_width = max(len("task"), *(len(row["task"]) for row in summary))
-    metric_width = max(len("metric"), *(len(row["metric"]) for row in summary))
-    lines = [
-        f"{'task':<{task_width}}  {'metric':<{metric_width}}  {'value':>7}",
-        f"{'-' * task_width}  {'-' * metric_width}  {'-' * 7}",
-    ]
-    lines += [f"{row['task']:<{task_width}}  {row['metric']:<{metric_width}}  {row['value']:>7.2f}" for row in summary]
-    return "\n".join(lines)
-
-
 def summary_markdown(summary: list[dict[str, Any]]) -> str:
-    """The summary rows as markdown tables, one per group, one row per task and one column per metric."""
+    """The summary rows as markdown tables (the report's and the console's), one per group, one row per task and
+    one column per metric."""
     blocks = []
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in summary:

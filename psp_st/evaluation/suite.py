@@ -22,8 +22,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from sentence_transformers.base.evaluation.evaluator import BaseEvaluator
-
 from psp_st.data.corpora import load_opusparcus
 from psp_st.data.loaders import load_table
 from psp_st.evaluation.agreement import (
@@ -34,6 +32,7 @@ from psp_st.evaluation.agreement import (
     plot_score_levels,
     sts_bucket,
 )
+from psp_st.evaluation.base import CachedEmbeddingEvaluator
 from psp_st.evaluation.bitext import BitextMiningEvaluator, MultiBitextEvaluator
 from psp_st.evaluation.classification import ParaphraseMLPEvaluator, ThresholdClassificationEvaluator, turku_binary
 from psp_st.evaluation.embeddings import EmbeddingCache, model_label
@@ -53,12 +52,17 @@ from psp_st.evaluation.loaders import (
 from psp_st.evaluation.retrieval import RetrievalEvaluator
 from psp_st.evaluation.sts import STSEvaluator
 from psp_st.io.data_dir import default_data_dir
+from psp_st.io.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
 SUITES = ("quick", "full", "xling")
 OPUSPARCUS_LANGS = ("de", "en", "fi", "fr", "ru", "sv")
 STS_YEARS = ("sts2012", "sts2013", "sts2014", "sts2015", "sts2016")
+#: The STS tasks of the quick suite: task name -> local dataset key.
+QUICK_STS = {"stsb-dev": "stsb-dev", "stsb-test": "stsb-test", "sick-r-test": "sick-test", "sts17-en-en": "sts17-en-en"}
+TURKU_KEYS = ("turku-release1-dev", "turku-opus-parsebank-dev")
+SPLITS = ("dev", "test")
 
 
 @dataclass
@@ -76,46 +80,28 @@ class SuiteTask:
     plot: Callable[[Any], tuple[str, list[dict[str, Any]]]] | None = None
 
 
-def _sts(name: str, key: str, data_dir: Any) -> SuiteTask:
+def _sts(name: str, load: Callable[[], Any]) -> SuiteTask:
     return SuiteTask(
         name,
         "STS",
-        lambda cache: STSEvaluator({name: load_local(key, data_dir)}, cache=cache),
+        lambda cache: STSEvaluator({name: load()}, cache=cache),
         {f"{name}_spearman": ("Spearman", 100.0), f"{name}_pearson": ("Pearson", 100.0)},
     )
 
 
-def _sts_file(name: str, path: Path, cache: EmbeddingCache) -> STSEvaluator:
-    return STSEvaluator({name: load_table(path, STS_COLUMNS, STS_COLUMNS[:2])}, cache=cache)
-
-
-def _turku_binary(key: str, data_dir: Any) -> Any:
-    return turku_binary(load_local(key, data_dir))
-
-
-def _retrieval(key: str, data_dir: Any, cache: EmbeddingCache) -> RetrievalEvaluator:
-    return RetrievalEvaluator(load_local(key, data_dir), cache=cache)
-
-
-def _bitext(key: str, data_dir: Any, cache: EmbeddingCache) -> BitextMiningEvaluator:
-    return BitextMiningEvaluator(load_local(key, data_dir), cache=cache)
-
-
-def _tatoeba(lang: str, data_dir: Any) -> SuiteTask:
+def _bitext(name: str, group: str, load: Callable[[], Any], directions: tuple[str, str]) -> SuiteTask:
+    errors = {"src2trg_error": f"{directions[0]} error %", "trg2src_error": f"{directions[1]} error %"}
     return SuiteTask(
-        f"tatoeba-{lang}",
-        "Bitext mining (Tatoeba)",
-        partial(_bitext, f"tatoeba-{lang}", data_dir),
-        {"src2trg_error": (f"{lang}->eng error %", 1.0), "trg2src_error": (f"eng->{lang} error %", 1.0)},
+        name,
+        group,
+        lambda cache: BitextMiningEvaluator(load(), cache=cache),
+        {key: (label, 1.0) for key, label in errors.items()},
     )
 
 
-def _flores(lang: str, data_dir: Any, cache: EmbeddingCache) -> BitextMiningEvaluator:
-    return BitextMiningEvaluator(load_flores(lang, data_dir), cache=cache)
-
-
-def _flores_mean(langs: list[str], data_dir: Any, cache: EmbeddingCache) -> MultiBitextEvaluator:
-    return MultiBitextEvaluator({lang: load_flores(lang, data_dir) for lang in langs}, cache=cache)
+def _tatoeba(lang: str, data_dir: Any) -> SuiteTask:
+    load = partial(load_local, f"tatoeba-{lang}", data_dir)
+    return _bitext(f"tatoeba-{lang}", "Bitext mining (Tatoeba)", load, (f"{lang}->eng", f"eng->{lang}"))
 
 
 def xling_tasks(data_dir: Path) -> tuple[list[SuiteTask], dict[str, str]]:
@@ -128,20 +114,14 @@ def xling_tasks(data_dir: Path) -> tuple[list[SuiteTask], dict[str, str]]:
         if lang not in langs
     }
     tasks = [
-        SuiteTask(
-            f"flores-{lang}",
-            group,
-            partial(_flores, lang, data_dir),
-            {"src2trg_error": ("x->en error %", 1.0), "trg2src_error": ("en->x error %", 1.0)},
-        )
-        for lang in langs
+        _bitext(f"flores-{lang}", group, partial(load_flores, lang, data_dir), ("x->en", "en->x")) for lang in langs
     ]
     if langs:
         tasks.append(
             SuiteTask(
                 "flores-mean",
                 group,
-                partial(_flores_mean, langs, data_dir),
+                lambda cache: MultiBitextEvaluator({lang: load_flores(lang, data_dir) for lang in langs}, cache=cache),
                 {
                     "mean_src2trg_error": ("x->en error %", 1.0),
                     "mean_trg2src_error": ("en->x error %", 1.0),
@@ -156,11 +136,7 @@ def xling_tasks(data_dir: Path) -> tuple[list[SuiteTask], dict[str, str]]:
         for lang in PAWSX_LANGS
         for split in ("dev", "test")
     ]
-    tasks += [
-        _sts("stsb-dev", "stsb-dev", data_dir),
-        _sts("stsb-test", "stsb-test", data_dir),
-        _sts("sts17-en-en", "sts17-en-en", data_dir),
-    ]
+    tasks += [_sts(key, partial(load_local, key, data_dir)) for key in ("stsb-dev", "stsb-test", "sts17-en-en")]
     return tasks, skipped
 
 
@@ -208,15 +184,13 @@ def suite_tasks(
     skipped: dict[str, str] = {}
 
     def local(key: str) -> Callable[[], Any]:
-        return lambda: load_local(key, data_dir)
+        return partial(load_local, key, data_dir)
 
+    classification = "Paraphrase classification (cosine threshold)"
     tasks = [
-        _sts("stsb-dev", "stsb-dev", data_dir),
-        _sts("stsb-test", "stsb-test", data_dir),
-        _sts("sick-r-test", "sick-test", data_dir),
-        _sts("sts17-en-en", "sts17-en-en", data_dir),
-        _threshold("pawsx-en-test", "Paraphrase classification (cosine threshold)", local("pawsx-en-test")),
-        _threshold("msrpc-test", "Paraphrase classification (cosine threshold)", local("msrpc-test")),
+        *(_sts(name, local(key)) for name, key in QUICK_STS.items()),
+        _threshold("pawsx-en-test", classification, local("pawsx-en-test")),
+        _threshold("msrpc-test", classification, local("msrpc-test")),
     ]
     if suite == "quick":
         return tasks, skipped
@@ -227,58 +201,27 @@ def suite_tasks(
 
         def build_years(cache: EmbeddingCache) -> STSEvaluator:
             subsets: dict[str, Any] = {}
-            groups: dict[str, list[str]] = {}
             for year, folder in year_dirs.items():
-                for subset, dataset in load_sts_folder(folder).items():
-                    subsets[f"{year}/{subset}"] = dataset
-                    groups.setdefault(year, []).append(f"{year}/{subset}")
+                subsets.update({f"{year}/{name}": data for name, data in load_sts_folder(folder).items()})
+            groups = {year: [name for name in subsets if name.startswith(f"{year}/")] for year in year_dirs}
             return STSEvaluator(subsets, groups=groups, cache=cache)
 
-        tasks.append(
-            SuiteTask(
-                "sts2012-2016",
-                "STS",
-                build_years,
-                {
-                    "wieting_pearson": ("mean Pearson over years (Wieting)", 100.0),
-                    "sbert_spearman": ("mean Spearman of pooled years (SBERT)", 100.0),
-                },
-            )
-        )
+        headline = {
+            "wieting_pearson": ("mean Pearson over years (Wieting)", 100.0),
+            "sbert_spearman": ("mean Spearman of pooled years (SBERT)", 100.0),
+        }
+        tasks.append(SuiteTask("sts2012-2016", "STS", build_years, headline))
     else:
-        skipped["sts2012-2016"] = f"no {data_dir}/sts/sts2012..sts2016 folders (held-out data; use the Hub loaders)"
-    for track_file in sorted((data_dir / "sts" / "sts2017").glob("*.parquet")):
-        if track_file.stem != "en-en":
-            track = track_file.stem
-            tasks.append(
-                SuiteTask(
-                    f"sts17-{track}",
-                    "STS",
-                    partial(_sts_file, f"sts17-{track}", track_file),
-                    {f"sts17-{track}_spearman": ("Spearman", 100.0), f"sts17-{track}_pearson": ("Pearson", 100.0)},
-                )
-            )
-
-    tasks.append(_sts("sick-r-dev", "sick-dev", data_dir))
-    for lang in PAWSX_LANGS:
-        if lang != "en":
-            tasks.append(
-                _threshold(
-                    f"pawsx-{lang}-test", "Paraphrase classification (cosine threshold)", local(f"pawsx-{lang}-test")
-                )
-            )
-    for name, key in (
-        ("turku-release1-dev", "turku-release1-dev"),
-        ("turku-opus-parsebank-dev", "turku-opus-parsebank-dev"),
-    ):
-        tasks.append(
-            _threshold(
-                f"{name} (labels>=3)",
-                "Paraphrase classification (cosine threshold)",
-                partial(_turku_binary, key, data_dir),
-            )
-        )
-
+        skipped["sts2012-2016"] = f"no {data_dir}/sts/sts2012..sts2016 folders (held-out data; MTEB has them online)"
+    for track in sorted((data_dir / "sts" / "sts2017").glob("*.parquet")):
+        if track.stem != "en-en":
+            tasks.append(_sts(f"sts17-{track.stem}", partial(load_table, track, STS_COLUMNS, STS_COLUMNS[:2])))
+    tasks.append(_sts("sick-r-dev", local("sick-dev")))
+    others = [lang for lang in PAWSX_LANGS if lang != "en"]
+    tasks += [_threshold(f"pawsx-{lang}-test", classification, local(f"pawsx-{lang}-test")) for lang in others]
+    for key in TURKU_KEYS:
+        binary = partial(lambda load: turku_binary(load()), local(key))
+        tasks.append(_threshold(f"{key} (labels>=3)", classification, binary))
     tasks.append(_mlp("msrpc train->test", local("msrpc-train"), local("msrpc-test")))
     tasks.append(_mlp("pawsx-en dev->test", local("pawsx-en-dev"), local("pawsx-en-test")))
     if opusparcus_dir is not None:
@@ -286,41 +229,25 @@ def suite_tasks(
         if not found:
             raise FileNotFoundError(f"--opusparcus-dir {opusparcus_dir} has no <lang>/test/<lang>-test.txt file")
         for lang in found:
-
-            def reader(split: str, lang: str = lang, binary: bool = True) -> Callable[[], Any]:
-                path = opusparcus_path(opusparcus_dir, lang, split)
-                return lambda: opusparcus_binary(load_opusparcus(path)) if binary else load_opusparcus(path)
-
-            tasks.append(_mlp(f"opusparcus-{lang} dev->test", reader("dev"), reader("test")))
-            tasks.append(_agreement(f"opusparcus-{lang}-dev", reader("dev", binary=False), exact_level))
+            dev, test = (partial(load_opusparcus, opusparcus_path(opusparcus_dir, lang, split)) for split in SPLITS)
+            binary_dev, binary_test = (lambda load=load: opusparcus_binary(load()) for load in (dev, test))
+            tasks.append(_mlp(f"opusparcus-{lang} dev->test", binary_dev, binary_test))
+            tasks.append(_agreement(f"opusparcus-{lang}-dev", dev, exact_level))
     else:
         skipped["opusparcus"] = "no --opusparcus-dir given (Opusparcus is not in the shared data; Hub: GEM/opusparcus)"
-
-    for name, key in (
-        ("turku-release1-dev", "turku-release1-dev"),
-        ("turku-opus-parsebank-dev", "turku-opus-parsebank-dev"),
-    ):
-        tasks.append(
-            SuiteTask(
-                f"{name} retrieval",
-                "Retrieval per label (Turku)",
-                partial(_retrieval, key, data_dir),
-                {
-                    f"{group}_{metric}": (f"{group} {label}", 1.0)
-                    for group in ("2", "3", "4<>", "4", "positive")
-                    for metric, label in (("top1", "top-1 %"), ("top10", "top-10 %"), ("mean_rank_pct", "mean rank %"))
-                },
-            )
-        )
+    retrieval_headline = {
+        f"{group}_{metric}": (f"{group} {label}", 1.0)
+        for group in ("2", "3", "4<>", "4", "positive")
+        for metric, label in (("top1", "top-1 %"), ("top10", "top-10 %"), ("mean_rank_pct", "mean rank %"))
+    }
+    for key in TURKU_KEYS:
+        build = partial(lambda key, cache: RetrievalEvaluator(local(key)(), cache=cache), key)
+        tasks.append(SuiteTask(f"{key} retrieval", "Retrieval per label (Turku)", build, retrieval_headline))
     tasks += [_tatoeba(lang, data_dir) for lang in ("deu", "fra")]
     tasks.append(_agreement("stsb-test", local("stsb-test"), sts_bucket))
     tasks.append(_agreement("sick-r-test", local("sick-test"), sts_bucket))
     tasks.append(_agreement("turku-release1-dev", local("turku-release1-dev"), exact_level, score_column="label"))
     return tasks, skipped
-
-
-def _floats(metrics: dict[str, Any]) -> dict[str, float]:
-    return {key: float(value) for key, value in metrics.items()}
 
 
 def neighbour_tables(model_cache: EmbeddingCache, data_dir: Path, queries: int = 2, k: int = 10) -> list[str]:
@@ -376,17 +303,12 @@ def run_suite(
     plots: list[str] = []
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-    iterator: Any = tasks
-    if show_progress_bar:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(tasks, desc=f"{suite} suite", unit="task")
-    for task in iterator:
-        if show_progress_bar:
-            iterator.set_postfix_str(task.name)
+    bar = progress_bar(iterable=tasks, desc=f"{suite} suite", unit="task", disable=not show_progress_bar)
+    for task in bar:
+        bar.set_postfix_str(task.name)
         task_start = time.perf_counter()
         evaluator = task.build(cache)
-        metrics = _floats(evaluator(model))
+        metrics = {key: float(value) for key, value in evaluator(model).items()}
         timings[task.name] = time.perf_counter() - task_start
         results[task.name] = metrics
         for key, (label, scale) in task.headline.items():
@@ -395,7 +317,7 @@ def run_suite(
         if task.plot is not None and out_dir is not None:
             title, stats = task.plot(evaluator)
             path = Path(out_dir) / f"agreement_{title.replace('/', '_')}.png"
-            plots.append(plot_score_levels({title: stats}, path, title=f"{model_name}: {title}"))
+            plots.append(plot_score_levels(title, stats, path, title=f"{model_name}: {title}"))
     neighbours = neighbour_tables(cache, data_dir) if suite == "full" else []
     return {
         "model": model_name,
@@ -412,7 +334,7 @@ def run_suite(
     }
 
 
-class SuiteEvaluator(BaseEvaluator):
+class SuiteEvaluator(CachedEmbeddingEvaluator):
     """The suite as an ST evaluator (e.g. a trainer's ``evaluator=``): flat ``{task}_{metric}`` results.
 
     The primary metric is STS Benchmark dev Spearman, so checkpoint selection never looks at a test set.
@@ -427,13 +349,11 @@ class SuiteEvaluator(BaseEvaluator):
     def __init__(
         self, suite: str = "quick", data_dir: str | os.PathLike | None = None, name: str = "", batch_size: int = 64
     ) -> None:
-        super().__init__()
+        super().__init__(name=name, batch_size=batch_size)
         if suite not in SUITES:
             raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
         self.suite = suite
         self.data_dir = data_dir
-        self.name = name
-        self.batch_size = batch_size
         self.primary_metric = "stsb-dev_spearman"
 
     def __call__(
@@ -445,10 +365,7 @@ class SuiteEvaluator(BaseEvaluator):
             for task, values in result["results"].items()
             for key, value in values.items()
         }
-        metrics = self.prefix_name_to_metrics(metrics, self.name)
-        if hasattr(model, "model_card_data"):
-            self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
-        return metrics
+        return self.finish(model, metrics, epoch, steps)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"suite": self.suite}

@@ -110,14 +110,10 @@ def build(
     if seed is not None:
         config["seed"] = int(seed)
     config.setdefault("seed", 42)
-    release = dict(config.get("release") or {})
-    recipe_dtype = release.pop("dtype", "float32")
-    recipe_suite = release.pop("suite", "quick")
-    if release:
-        raise ValueError(f"recipe: unknown release option(s) {sorted(release)} (known: dtype, suite)")
+    release = config.get("release") or {}  # checked by load_config (psp_st.training.schema.ReleaseSection)
     if suite == RECIPE_SUITE:
-        suite = recipe_suite
-    dtype = dtype or recipe_dtype
+        suite = release.get("suite", "quick")
+    dtype = dtype or release.get("dtype", "float32")
     if dtype not in DTYPES:
         raise ValueError(f"release dtype must be one of {DTYPES}, got {dtype!r}")
     run_config = copy.deepcopy(config)

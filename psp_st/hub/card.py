@@ -1,12 +1,9 @@
 """Model cards of psp-st models: the template ``psp_st/resources/model_card.md`` filled from the build record.
 
-The card is rendered the way Sentence-Transformers renders its own (``huggingface_hub.ModelCard.from_template``
-with the model's ``model_card_data``: YAML metadata, dimension, architecture, versions), but from psp-st's
-template, because ST's card cannot know what a psp-st build knows: the usage of each form (the release root
-loads with plain Sentence-Transformers; the trainable ``PSPEmbedding`` form needs psp-st), the measured numbers
-with the command that produced them, every training file with its licence (:mod:`psp_st.data.licenses`), the
-recipe as run, and the papers of the losses used. Every number in a card comes from the build record
-(``psp_build.json``) written by ``psp-st build``.
+Rendered as Sentence-Transformers renders its own (``huggingface_hub.ModelCard.from_template`` with the model's
+``model_card_data``), from psp-st's template because ST's cannot know what a build knows: the usage of each form,
+the numbers with their command, every training file with its licence, the recipe as run, the losses' papers.
+Every number in a card comes from the build record (``psp_build.json``).
 """
 
 from __future__ import annotations
@@ -46,8 +43,7 @@ TASK_NAMES: dict[str, str] = {
 
 FORMS = ("static", "trainable")
 
-#: A language with fewer distinct training pairs than this gets a note in the card (issue 12: say it, with the
-#: measured numbers, rather than hide the language).
+#: A language with fewer distinct training pairs than this gets a note in the card.
 SMALL_LANGUAGE_PAIRS = 5_000
 
 
@@ -85,16 +81,12 @@ def language_rows(info: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]
 
     counts = dict((info.get("training") or {}).get("pairs_per_language") or {})
     metrics = (info.get("evaluation") or {}).get("metrics") or {}
-    flores = {
-        key.partition(" / ")[0].removeprefix("flores-")
-        for key in metrics
-        if key.startswith("flores-") and not key.startswith("flores-mean")
-    }
+    flores = {key.partition(" / ")[0].removeprefix("flores-") for key in metrics if key.startswith("flores-")}
     untagged = counts.pop(NO_LANGUAGE, None)
     if not counts:
         return [], []
     rows, notes = [], []
-    for lang in sorted(set(counts) | flores):
+    for lang in sorted(set(counts) | flores - {"mean"}):
         pairs = counts.get(lang, {})
         x2en, en2x = (metrics.get(f"flores-{lang} / {name} error %") for name in ("x->en", "en->x"))
         rows.append(
@@ -112,15 +104,7 @@ def language_rows(info: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]
                 "languages with more bitext."
             )
     if untagged:
-        rows.append(
-            {
-                "lang": "en (paraphrase pairs)",
-                "pairs": untagged["pairs"],
-                "distinct": untagged["distinct"],
-                "x2en": None,
-                "en2x": None,
-            }
-        )
+        rows.append({"lang": "en (paraphrase pairs)", **untagged, "x2en": None, "en2x": None})
     return rows, notes
 
 

@@ -1,10 +1,7 @@
 """``psp_st.load``: open any model by path, Hub id or psp-st short name, with the right loading flags.
 
-A released psp-st model (``psp-st build``) is one folder: the root is a plain Sentence-Transformers
-``StaticEmbedding`` model (loads with no flag and without psp-st), the ``trainable/`` subfolder holds the same
-weights as a :class:`~psp_st.modules.psp.PSPEmbedding` (fine-tunable, needs psp-st), and ``psp_build.json``
-records the recipe, the measured numbers and every file with its size, so a damaged folder is caught here with
-a message that says what to do instead of an obscure error deep in a loader.
+A release (:mod:`psp_st.hub.release`) records every file with its size in ``psp_build.json``, so a damaged folder
+is caught here with a message that says what to do instead of an obscure error deep in a loader.
 """
 
 from __future__ import annotations

@@ -26,10 +26,6 @@ def default_data_dir() -> Path:
     return next((path for path in candidates if path.is_dir()), candidates[0])
 
 
-def _exists(pattern: str) -> bool:
-    return bool(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else os.path.exists(pattern)
-
-
 def resolve_data_files(
     source: DataPath, data_dir: str | os.PathLike | None = None, keep: Callable[[str], bool] | None = None
 ) -> list[str]:
@@ -50,7 +46,8 @@ def resolve_data_files(
         return files
     pattern = os.fspath(source)
     folder = Path(data_dir) if data_dir is not None else default_data_dir()
-    if not os.path.isabs(pattern) and not _exists(pattern):
+    exists = glob.glob(pattern, recursive=True) if glob.has_magic(pattern) else os.path.exists(pattern)
+    if not os.path.isabs(pattern) and not exists:
         pattern = str(folder / pattern)
     if os.path.isdir(pattern):
         files = sorted(str(path) for path in Path(pattern).iterdir() if path.is_file())

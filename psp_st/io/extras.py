@@ -1,7 +1,7 @@
 """Optional dependencies: which ``pip install "psp-st[extra]"`` brings each one, and importing them with that hint.
 
 psp-st's base install is the inference path (torch, Sentence-Transformers, sentencepiece); training, evaluation,
-mining, the baselines and the Hub come with extras (``pyproject.toml``). :func:`require` imports an optional module
+mining and the Hub come with extras (``pyproject.toml``). :func:`require` imports an optional module
 or raises an ImportError naming the extra, and :func:`missing_extra` turns any ``ModuleNotFoundError`` of an
 optional module into that hint (the command line's error boundary uses it, so every command says what to install,
 wherever the import happens).

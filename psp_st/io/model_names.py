@@ -1,4 +1,4 @@
-"""Where a model name points, by one rule for every part of psp-st (CLI, loading, mining, teachers, baselines).
+"""Where a model name points, by one rule for every part of psp-st (CLI, loading, mining, teachers).
 
 A name is, in this order: an existing folder (used as given); a psp-st short name (``psp-en``: the local build
 ``./psp-en`` when it carries psp-st's build record for that name, else its Hub id); ``all-MiniLM-L6-v2`` (the

@@ -53,66 +53,52 @@ class MegaBatchStream(IterableDataset):
         self,
         dataset,
         columns: tuple[str, str],
-        batch_size: int,
+        args: PSPTrainingArguments,
         schedule: MegaBatchSchedule,
         preprocess: Callable[[list[str]], dict[str, Any]],
         embed: Callable[[dict[str, Any]], torch.Tensor],
         collate: Callable[[list[dict[str, Any]]], dict[str, Any]],
         global_step: Callable[[], int],
-        gradient_accumulation_steps: int = 1,
-        seed: int = 0,
-        drop_last: bool = False,
-        group_column: str | None = "group_id",
-        text_guard: bool = True,
-        mining_chunk_size: int = 4096,
-        mining_dtype: torch.dtype = torch.float32,
-        language_column: str | None = None,
     ) -> None:
         super().__init__()
-        missing = [
-            c for c in (*columns, *([language_column] if language_column else [])) if c not in dataset.column_names
-        ]
+        self.language_column = METADATA_COLUMNS[0] if args.language_guard else None
+        missing = [c for c in (*columns, self.language_column) if c and c not in dataset.column_names]
         if missing:
             raise ValueError(
                 f"mega-batching: the training dataset has no column(s) {missing} (columns: {dataset.column_names})"
             )
         self.dataset = dataset
         self.columns = columns
-        self.batch_size = batch_size
+        self.args = args
         self.schedule = schedule
         self.preprocess = preprocess
         self.embed = embed
         self.collate = collate
         self.global_step = global_step
-        self.gradient_accumulation_steps = gradient_accumulation_steps
-        self.seed = seed
-        self.drop_last = drop_last
-        self.group_column = group_column if group_column in dataset.column_names else None
-        self.text_guard = text_guard
-        self.mining_chunk_size = mining_chunk_size
-        self.mining_dtype = mining_dtype
-        self.language_column = language_column
+        self.batch_size = args.train_batch_size
+        self.group_column = args.group_column if args.group_column in dataset.column_names else None
+        self.mining_dtype = getattr(torch, args.mining_dtype)
         self.current_megabatch_size = schedule.size_at(0)
         self._mined: dict[str, Any] | None = None
         self._restored: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         n = len(self.dataset)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return n // self.batch_size if self.args.dataloader_drop_last else -(-n // self.batch_size)
 
     def batches(self, epoch: int) -> list[np.ndarray]:
         """Row indices of every mini-batch of ``epoch`` (deterministic in ``seed`` and ``epoch``)."""
-        order = np.random.default_rng([self.seed, epoch]).permutation(len(self.dataset))
+        order = np.random.default_rng([self.args.seed, epoch]).permutation(len(self.dataset))
         return [
             order[start : start + self.batch_size] for start in range(0, len(self) * self.batch_size, self.batch_size)
         ]
 
     def position(self) -> tuple[int, int]:
         """``(epoch, mini-batches already trained in it)`` from the trainer's global step."""
-        updates_per_epoch = max(-(-len(self) // self.gradient_accumulation_steps), 1)
+        updates_per_epoch = max(-(-len(self) // self.args.gradient_accumulation_steps), 1)
         step = self.global_step()
         epoch = step // updates_per_epoch
-        return epoch, (step - epoch * updates_per_epoch) * self.gradient_accumulation_steps
+        return epoch, (step - epoch * updates_per_epoch) * self.args.gradient_accumulation_steps
 
     def __iter__(self) -> Iterator[dict[str, Any] | None]:
         epoch, skip = self.position()
@@ -160,7 +146,7 @@ class MegaBatchStream(IterableDataset):
             codes, _ = pd.factorize(pd.Series(rows[self.language_column], dtype=object).fillna(""))
             anchor_languages = torch.from_numpy(codes.astype(np.int64))
         anchor_ids = positive_ids = None
-        if self.text_guard:
+        if self.args.text_guard:
             anchor_ids, positive_ids = text_ids(first, second)
         # tokenize each side of the mega-batch once; mini-batches (and their negatives) are row selections
         tokenized = [self.preprocess(first), self.preprocess(second)]
@@ -178,7 +164,7 @@ class MegaBatchStream(IterableDataset):
                 groups,
                 anchor_ids,
                 positive_ids,
-                self.mining_chunk_size,
+                self.args.mining_chunk_size,
                 self.mining_dtype,
                 anchor_languages=anchor_languages,
             )
@@ -321,20 +307,12 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         self._stream = MegaBatchStream(
             self.train_dataset,
             columns=(text_columns[0], text_columns[1]),
-            batch_size=self.args.train_batch_size,
+            args=self.args,
             schedule=self.schedule,
             preprocess=self.model.preprocess,
             embed=self.embed_for_mining,
             collate=self.data_collator,
             global_step=lambda: self.state.global_step,
-            gradient_accumulation_steps=self.args.gradient_accumulation_steps,
-            seed=self.args.seed,
-            drop_last=self.args.dataloader_drop_last,
-            group_column=group_column,
-            text_guard=self.args.text_guard,
-            mining_chunk_size=self.args.mining_chunk_size,
-            mining_dtype=getattr(torch, self.args.mining_dtype),
-            language_column=METADATA_COLUMNS[0] if self.args.language_guard else None,
         )
         self._stream.restore_mined(self._restored_mining)
         self._restored_mining = None

@@ -1,24 +1,7 @@
 """A recipe -> dataset, tokenizer, model, loss, trainer; train, checkpoint, resume, save.
 
-Recipes are YAML files; psp-st ships its own in ``psp_st/resources/hub_configs/`` (``psp-en``, ``psp-paper``:
-:func:`find_recipe`). Sections and keys: :mod:`psp_st.training.schema` (every key checked, errors name it)::
-
-    name: psp-en
-    seed: 42
-    data:      {sources: [training_pairs/*.parquet, {path: ..., max_pairs: 20000, weight: 0.5, filters: {...},
-                columns: {sentence1: source, sentence2: target}, exclude: {corpus: flores200-devtest}}],
-                shared_sentence_groups: true, max_pairs: null, filters: null, cache_dir: null}
-    tokenizer: {vocab_size: 50000, lowercase: true, input_sentence_size: 2000000}
-    model:     {type: psp, embedding_dim: 1024, dropout: 0.0, word_dropout: 0.0, init_std: 1.0, init_from: null,
-                init: random, init_sif: null}                     # or init: teacher (distillation.teacher);
-                                                                  # init_sif: a, piece rows x a/(a+p), mean 1
-    distillation: {teacher: all-MiniLM-L6-v2, cache_dir: runs/teacher_cache, weight: 0.0, metric: cosine,
-                   batch_size: 128, lr: null, sources: [{path: corpus/..., max_sentences: 5000}]}
-    loss:      {name: margin, margin: 0.4, symmetric: true}       # or mnrl (scale), contrastive
-    megabatch: {size: 100, anneal: 150, text_guard: true, sparse_embeddings: true}   # PSPTrainingArguments
-    trainer:   {...SentenceTransformerTrainingArguments...}
-    evaluation: {sts_dev: sts/stsbenchmark/dev.parquet}
-
+Recipes are YAML files; psp-st ships its own in ``psp_st/resources/hub_configs/`` (:func:`find_recipe`). Their
+sections and keys are the typed schema of :mod:`psp_st.training.schema` (every key checked, errors name it).
 Relative data paths (pairs, distillation sentences, evaluation) resolve in the working directory, else in the
 data folder (:func:`psp_st.io.data_dir.resolve_data_files`; ``data_dir`` of :func:`train_from_config`).
 """
@@ -261,18 +244,10 @@ def build_distillation(
     from psp_st.distillation import distillation_sentences, teacher_vectors
     from psp_st.io.data_dir import default_data_dir
     from psp_st.losses import TeacherDistillationLoss
-    from psp_st.mining.teacher import evaluation_sentences, load_teacher
+    from psp_st.mining.teacher import evaluation_sentences
     from psp_st.training.auxiliary import AuxiliaryObjective
 
     start = time.perf_counter()
-    teacher = None
-
-    def load(name: str):
-        nonlocal teacher
-        if teacher is None:
-            teacher = load_teacher(name)
-        return teacher
-
     folder = data_dir or default_data_dir()
     parts = distillation_sentences(distil.sources, seed=seed, exclude=evaluation_sentences(folder), data_dir=folder)
     dataset = teacher_vectors(
@@ -280,7 +255,6 @@ def build_distillation(
         distil.teacher,
         distil.cache_dir,
         label="distillation sentences",
-        load=load,
         batch_size=distil.teacher_batch_size,
     )
     if timings is not None:

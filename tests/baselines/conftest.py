@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import string
 from pathlib import Path
 
@@ -82,3 +83,13 @@ def _one_torch_thread():
 @pytest.fixture(scope="session")
 def tiny_bert_dir(tmp_path_factory) -> Path:
     return build_tiny_bert(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture(scope="session")
+def table_script():
+    """``benchmarks/baselines_table.py`` as a module (its ``main`` runs, scores and tabulates the baselines)."""
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "baselines_table.py"
+    spec = importlib.util.spec_from_file_location("baselines_table", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,20 +1,8 @@
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "baselines_table.py"
-
-
-@pytest.fixture(scope="module")
-def table_script():
-    spec = importlib.util.spec_from_file_location("baselines_table", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_table_renders_records(table_script, tmp_path):

@@ -5,7 +5,7 @@ import pytest
 import torch
 from datasets import Dataset
 
-from psp_st.baselines.bi_encoder import build_bi_encoder, train_bi_encoder
+from benchmarks.baselines.bi_encoder import build_bi_encoder, train_bi_encoder
 
 PAIRS = Dataset.from_dict(
     {

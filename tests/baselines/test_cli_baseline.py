@@ -2,13 +2,10 @@ from __future__ import annotations
 
 import json
 
-from psp_st.cli import main
 
-
-def test_turku_command_trains_saves_and_records(tiny_bert_dir, data_dir, tmp_path):
-    code = main(
+def test_turku_command_trains_saves_and_records(table_script, tiny_bert_dir, data_dir, tmp_path):
+    code = table_script.main(
         [
-            "baseline",
             "turku",
             "--model",
             str(tiny_bert_dir),
@@ -33,15 +30,14 @@ def test_turku_command_trains_saves_and_records(tiny_bert_dir, data_dir, tmp_pat
     assert record["kind"] == "turku" and record["train"]["steps"] == 1
 
 
-def test_bad_turku_label_in_a_file_is_a_clean_error(tiny_bert_dir, tmp_path, capsys):
+def test_bad_turku_label_in_a_file_is_a_clean_error(table_script, tiny_bert_dir, tmp_path, capsys):
     import pandas as pd
 
     pd.DataFrame(
         {"sentence1": ["a", "b", "c"], "sentence2": ["d", "e", "f"], "label": [4, 3, 5], "label_str": ["4", "3", "5"]}
     ).to_parquet(tmp_path / "bad.parquet")
-    code = main(
+    code = table_script.main(
         [
-            "baseline",
             "turku",
             "--model",
             str(tiny_bert_dir),
@@ -59,19 +55,20 @@ def test_bad_turku_label_in_a_file_is_a_clean_error(tiny_bert_dir, tmp_path, cap
 def test_untrained_record_of_a_built_model_carries_its_build_time(tmp_path):
     import json
 
-    from psp_st.baselines.runner import build_record_training
+    from benchmarks.baselines.runner import build_record_training
 
     (tmp_path / "psp_build.json").write_text(json.dumps({"training": {"seconds": 821.6, "threads": 2}}))
     assert build_record_training(str(tmp_path))["seconds"] == 821.6
     assert build_record_training(str(tmp_path / "missing")) is None
 
 
-def test_sbert_and_cross_encoder_commands_train_on_the_named_sets_and_record(tiny_bert_dir, data_dir, tmp_path):
+def test_sbert_and_cross_encoder_commands_train_on_the_named_sets_and_record(
+    table_script, tiny_bert_dir, data_dir, tmp_path
+):
     sets = ["--limit", "8", "--max-steps", "1", "--batch-size", "4", "--no-eval", "--data-dir", str(data_dir)]
     assert (
-        main(
+        table_script.main(
             [
-                "baseline",
                 "sbert",
                 "--model",
                 str(tiny_bert_dir),
@@ -93,9 +90,8 @@ def test_sbert_and_cross_encoder_commands_train_on_the_named_sets_and_record(tin
     assert record["kind"] == "sbert" and record["train"]["steps"] == 1
     assert record["train"]["sets"] == {"parasci": 6, "msrpc-train": 8, "turku-eval": 8}
     assert (
-        main(
+        table_script.main(
             [
-                "baseline",
                 "cross-encoder",
                 "--model",
                 str(tiny_bert_dir),

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from datasets import Dataset
 
-from psp_st.baselines.cross_encoder import build_cross_encoder, train_cross_encoder
+from benchmarks.baselines.cross_encoder import build_cross_encoder, train_cross_encoder
 
 LABELLED = Dataset.from_dict(
     {
@@ -39,8 +39,8 @@ def test_bad_label_names_the_row(tiny_bert_dir):
 
 
 def test_scoring_reports_turku_binary_with_its_majority_rate(tiny_bert_dir, data_dir):
-    from psp_st.baselines.evaluate import score_cross_encoder
-    from psp_st.baselines.pair_data import load_pair_frame
+    from benchmarks.baselines.evaluate import score_cross_encoder
+    from benchmarks.baselines.pair_data import load_pair_frame
 
     model = build_cross_encoder(str(tiny_bert_dir), max_length=32)
     metrics = score_cross_encoder(model, data_dir, batch_size=64, limit=200)

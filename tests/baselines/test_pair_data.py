@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from psp_st.baselines.pair_data import load_pair_frame
+from benchmarks.baselines.pair_data import load_pair_frame
 
 
 def test_turku_split_is_disjoint_and_complete(data_dir):

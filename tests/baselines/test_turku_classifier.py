@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from psp_st.baselines.turku_classifier import TurkuClassifier
+from benchmarks.baselines.turku_classifier import TurkuClassifier
 from psp_st.evaluation.turku_labels import parse_labels
 
 A = ["the cat sat on the mat", "hän lähti", "a big dog ran", "the man is not small"]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from psp_st.baselines.turku_metrics import format_turku_table, turku_scores
+from benchmarks.baselines.turku_metrics import format_turku_table, turku_scores
 
 
 def test_perfect_predictions_score_one():

@@ -102,10 +102,10 @@ def test_null_in_parquet_is_named_by_row(write_parquet, cache_dir):
     ("name", "message"),
     [
         ("bad_fields.tsv", r"bad_fields\.tsv:2: expected 3 tab-separated fields \(as on the first line\), got 2"),
-        ("nan_score.tsv", r"nan_score\.tsv:2: column 'score' is NaN"),
-        ("empty_side.tsv", r"empty_side\.tsv:2: column 'sentence2' is empty"),
+        ("nan_score.tsv", r"nan_score\.tsv:2: column 'score': NaN score"),
+        ("empty_side.tsv", r"empty_side\.tsv:2: column 'sentence2': empty"),
         ("bad_json.jsonl", r"bad_json\.jsonl:2: invalid JSON"),
-        ("nonstring.jsonl", r"nonstring\.jsonl:2: column 'sentence2' is int \(42\), expected a string"),
+        ("nonstring.jsonl", r"nonstring\.jsonl:2: column 'sentence2': non-string \(int\)"),
         ("missing_key.jsonl", r"missing_key\.jsonl:2: missing key\(s\) \['sentence2'\]"),
     ],
 )

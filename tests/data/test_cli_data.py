@@ -30,4 +30,4 @@ def test_data_command_prints_reports_and_writes_parquet(fixture_path, tmp_path, 
 def test_data_command_reports_bad_line(fixture_path, cache_dir, capsys):
     code = main(["data", str(fixture_path("empty_side.tsv")), "--cache-dir", cache_dir])
     assert code == 2
-    assert "empty_side.tsv:2: column 'sentence2' is empty" in capsys.readouterr().err
+    assert "empty_side.tsv:2: column 'sentence2': empty" in capsys.readouterr().err

@@ -39,14 +39,17 @@ def test_interrupted_pass_keeps_finished_shards(tmp_path, stub_teacher):
     assert dataset["sentence"] == SENTENCES
 
 
-def test_cached_sentences_never_load_the_teacher(tmp_path, stub_teacher):
+def test_cached_sentences_never_load_the_teacher(tmp_path, stub_teacher, monkeypatch):
+    from psp_st.mining import teacher as teacher_module
+
     teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), shard_size=4, show_progress_bar=False)
 
     def load(name):
         raise AssertionError("the teacher was loaded although every sentence is cached")
 
+    monkeypatch.setattr(teacher_module, "load_teacher", load)
     subset = SENTENCES[7:2:-1]  # another order and size: still served from the cache
-    dataset = teacher_vectors(subset, "stub", tmp_path, load=load, show_progress_bar=False)
+    dataset = teacher_vectors(subset, "stub", tmp_path, show_progress_bar=False)
     assert dataset["sentence"] == subset
 
 

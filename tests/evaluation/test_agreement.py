@@ -27,13 +27,13 @@ def test_sts_buckets_put_five_with_four():
 
 
 def test_score_level_stats_rejects_nan():
-    with pytest.raises(ValueError, match="similarities has NaN/inf at row 1"):
+    with pytest.raises(ValueError, match="similarities has 1 NaN/inf values, first at row 1"):
         score_level_stats([1.0, 2.0], [0.1, float("nan")])
 
 
 def test_plot_writes_a_png(tmp_path):
-    stats = {"toy": score_level_stats([1.0, 2.0, 2.0], [0.1, 0.5, 0.7])}
-    path = plot_score_levels(stats, tmp_path / "plot.png", title="toy")
+    rows = score_level_stats([1.0, 2.0, 2.0], [0.1, 0.5, 0.7])
+    path = plot_score_levels("toy", rows, tmp_path / "plot.png", title="toy")
     from pathlib import Path
 
     assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

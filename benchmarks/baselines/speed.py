@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from psp_st.baselines.pair_data import load_pair_frame
+from .pair_data import load_pair_frame
 
 
 def measure_pairs_per_second(

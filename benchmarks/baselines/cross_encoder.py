@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from psp_st.baselines.bi_encoder import check_pair_dataset
+from .bi_encoder import check_pair_dataset
 
 
 def build_cross_encoder(model_name_or_path: str = "all-MiniLM-L6-v2", max_length: int = 128, device: str = "cpu"):
@@ -34,14 +34,14 @@ def train_cross_encoder(
 ) -> dict[str, Any]:
     """Fine-tune ``model`` on labelled pairs (name -> ``Dataset`` with ``sentence1``, ``sentence2``, ``label`` 0/1).
 
-    ``loop``: the training-loop options of :func:`~psp_st.baselines.trainer_run.timed_trainer_run` (here
+    ``loop``: the training-loop options of :func:`.trainer_run.timed_trainer_run` (here
     ``batch_size`` defaults to 16). Returns ``{"steps", "seconds", "loss"}``; saves to ``output_dir`` when given.
     """
     from datasets import Value, concatenate_datasets
     from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
-    from psp_st.baselines.trainer_run import timed_trainer_run
+    from .trainer_run import timed_trainer_run
 
     if not labelled_sets:
         raise ValueError("train_cross_encoder needs at least one labelled set")

@@ -17,9 +17,10 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from psp_st.baselines.pair_data import load_pair_frame
-from psp_st.baselines.speed import encode_pairs, measure_pairs_per_second, speed_pairs
 from psp_st.evaluation.classification import TURKU_PARAPHRASE_FROM
+
+from .pair_data import load_pair_frame
+from .speed import encode_pairs, measure_pairs_per_second, speed_pairs
 
 #: The STS sets and the pair-classification sets of the table.
 STS_SETS = {"stsb": "stsb-test", "sick": "sick-test"}
@@ -117,8 +118,8 @@ def _pick(result: dict[str, float], suffix: str) -> float:
 
 
 def score_turku_classifier(model, data_dir: str | os.PathLike | None = None, batch_size: int = 64) -> dict[str, Any]:
-    """Table-4 scores of a :class:`~psp_st.baselines.TurkuClassifier` on ``turku-eval``, plus its speed."""
-    from psp_st.baselines.turku_metrics import turku_scores
+    """Table-4 scores of a :class:`.TurkuClassifier` on ``turku-eval``, plus its speed."""
+    from .turku_metrics import turku_scores
 
     frame = load_pair_frame("turku-eval", data_dir)
     pairs = list(zip(frame.sentence1, frame.sentence2, strict=True))

@@ -5,11 +5,12 @@ Heavy libraries (transformers, datasets, scikit-learn) are imported inside the f
 
 from __future__ import annotations
 
-from psp_st.baselines.bi_encoder import build_bi_encoder, train_bi_encoder
-from psp_st.baselines.cross_encoder import build_cross_encoder, train_cross_encoder
-from psp_st.baselines.turku_classifier import TurkuClassifier
-from psp_st.baselines.turku_metrics import format_turku_table, turku_scores
 from psp_st.evaluation.turku_labels import TurkuLabel, parse_label, parse_labels
+
+from .bi_encoder import build_bi_encoder, train_bi_encoder
+from .cross_encoder import build_cross_encoder, train_cross_encoder
+from .turku_classifier import TurkuClassifier
+from .turku_metrics import format_turku_table, turku_scores
 
 __all__ = [
     "TurkuClassifier",

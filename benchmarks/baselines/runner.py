@@ -1,6 +1,6 @@
 """One baseline run: train (SBERT bi-encoder, CrossEncoder or Turku classifier), score, write the run record.
 
-What ``psp-st baseline sbert|cross-encoder|turku`` does, as library functions: each takes the options every
+What ``python benchmarks/baselines_table.py sbert|cross-encoder|turku`` does, as library functions: each takes the options every
 baseline shares (:class:`RunOptions`) plus its own training sets, prints the metrics and returns the record that
 ``--results`` gets (and ``benchmarks/baselines_table.py`` reads).
 """
@@ -26,7 +26,7 @@ DEFAULT_LABELLED = ("msrpc-train", "pawsx-en-dev", "pawsx-de-dev", "pawsx-fr-dev
 
 @dataclass
 class RunOptions:
-    """The options every baseline run shares (the common flags of ``psp-st baseline``)."""
+    """The options every baseline run shares (the common flags of each baseline run)."""
 
     model: str = "all-MiniLM-L6-v2"
     output: Path | None = None
@@ -66,8 +66,9 @@ def labelled_dataset(name: str, data_dir: str | os.PathLike | None, limit: int |
     """A 0/1 ``label`` set as a ``datasets.Dataset``; Turku sets are binarised (base label >= 3)."""
     from datasets import Dataset
 
-    from psp_st.baselines.pair_data import load_pair_frame
     from psp_st.evaluation.classification import TURKU_PARAPHRASE_FROM
+
+    from .pair_data import load_pair_frame
 
     frame = load_pair_frame(name, data_dir, limit=limit)
     if "label" not in frame.columns:
@@ -155,9 +156,9 @@ def run_sbert(
     setup_threads(options.threads)
     from datasets import Dataset
 
-    from psp_st.baselines.bi_encoder import build_bi_encoder, train_bi_encoder
-    from psp_st.baselines.evaluate import score_bi_encoder
-    from psp_st.baselines.pair_data import load_pair_frame
+    from .bi_encoder import build_bi_encoder, train_bi_encoder
+    from .evaluate import score_bi_encoder
+    from .pair_data import load_pair_frame
 
     model = build_bi_encoder(options.model, max_seq_length=options.max_length)
     train = None
@@ -179,8 +180,8 @@ def run_sbert(
 def run_cross_encoder(options: RunOptions, train_sets: Sequence[str] | None = None) -> dict[str, Any]:
     """CrossEncoder binary paraphrase classifier on the 0/1 ``train_sets`` (default :data:`DEFAULT_LABELLED`)."""
     setup_threads(options.threads)
-    from psp_st.baselines.cross_encoder import build_cross_encoder, train_cross_encoder
-    from psp_st.baselines.evaluate import score_cross_encoder
+    from .cross_encoder import build_cross_encoder, train_cross_encoder
+    from .evaluate import score_cross_encoder
 
     if options.no_train:
         raise ValueError("a CrossEncoder's classification head starts random: --no-train makes no sense here")
@@ -196,10 +197,10 @@ def run_turku(options: RunOptions, train_set: str = "turku-train", eval_set: str
     """Turku multi-output classifier (base label + flags), trained on ``train_set`` (needs ``label_str``) and
     scored on release-1 dev folds 85-89 (``eval_set`` is fixed to ``turku-eval``)."""
     setup_threads(options.threads)
-    from psp_st.baselines.evaluate import score_turku_classifier
-    from psp_st.baselines.pair_data import load_pair_frame
-    from psp_st.baselines.turku_classifier import TurkuClassifier
-    from psp_st.baselines.turku_metrics import format_turku_table
+    from .evaluate import score_turku_classifier
+    from .pair_data import load_pair_frame
+    from .turku_classifier import TurkuClassifier
+    from .turku_metrics import format_turku_table
 
     if options.no_train:
         raise ValueError("the Turku classifier's heads start random: --no-train makes no sense here")

@@ -1,10 +1,8 @@
-"""``psp-st baseline sbert|cross-encoder|turku``: arguments -> one :mod:`psp_st.baselines` call each."""
+"""``python benchmarks/baselines_table.py sbert|cross-encoder|turku``: arguments -> one :mod:`.runner` call each."""
 
 from __future__ import annotations
 
 import argparse
-import shlex
-import sys
 from pathlib import Path
 
 LABELLED = "default: msrpc-train pawsx-en-dev pawsx-de-dev pawsx-fr-dev; turku-* sets are binarised: label >= 3"
@@ -34,12 +32,8 @@ def _common(parser: argparse.ArgumentParser, batch_size: int, learning_rate: flo
     parser.add_argument("--no-eval", action="store_true", help="train only")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "baseline", help="train and score transformer baselines (SBERT, CrossEncoder, Turku)"
-    )
-    commands = parser.add_subparsers(dest="baseline", metavar="BASELINE", required=True)
-
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add the three baseline runs (``sbert``, ``cross-encoder``, ``turku``) to ``commands``."""
     sbert = commands.add_parser("sbert", help="SBERT bi-encoder: MultipleNegativesRankingLoss + ContrastiveLoss")
     _common(sbert, batch_size=32, learning_rate=2e-5)
     sbert.add_argument(
@@ -70,14 +64,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     turku.set_defaults(func=lambda args: _run("run_turku", args, train_set=args.train, eval_set=args.eval_set))
 
 
-def _command() -> str | None:
-    """The command line recorded with the results (None when not run as ``psp-st baseline``)."""
-    return "psp-st " + shlex.join(sys.argv[1:]) if sys.argv[1:2] == ["baseline"] else None
-
-
 def _run(function: str, args: argparse.Namespace, **sets: object) -> int:
-    """Call ``psp_st.baselines.runner.<function>`` with the common options of ``args`` and the run's own sets."""
-    from psp_st.baselines import runner
+    """Call ``runner.<function>`` with the common options of ``args`` (the command line recorded is
+    ``args.command_line``) and the run's own sets."""
+    from . import runner
 
-    getattr(runner, function)(runner.RunOptions.pick(vars(args), command=_command()), **sets)
+    getattr(runner, function)(runner.RunOptions.pick(vars(args), command=args.command_line), **sets)
     return 0

@@ -79,7 +79,7 @@ class TurkuClassifier(nn.Module):
     Example:
         ::
 
-            from psp_st.baselines import TurkuClassifier
+            from . import TurkuClassifier
 
             model = TurkuClassifier.from_backbone("all-MiniLM-L6-v2")
             model.fit(["Hän lähti."], ["Hän meni pois."], ["4"], epochs=1)

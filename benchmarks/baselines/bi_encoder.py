@@ -64,13 +64,13 @@ def train_bi_encoder(
             ``MultipleNegativesRankingLoss``.
         labelled_sets: name -> ``Dataset`` with ``sentence1``, ``sentence2``, ``label`` (0/1), for
             ``ContrastiveLoss``.
-        loop: the training-loop options of :func:`~psp_st.baselines.trainer_run.timed_trainer_run` (``batch_size``
+        loop: the training-loop options of :func:`.trainer_run.timed_trainer_run` (``batch_size``
             32, ``learning_rate`` 2e-5, ``epochs`` 1, ``max_steps`` -1, ``warmup_ratio`` 0.1, ``seed`` 0, ...).
     """
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
     from sentence_transformers.sentence_transformer import losses
 
-    from psp_st.baselines.trainer_run import timed_trainer_run
+    from .trainer_run import timed_trainer_run
 
     pair_sets, labelled_sets = dict(pair_sets or {}), dict(labelled_sets or {})
     if not pair_sets and not labelled_sets:

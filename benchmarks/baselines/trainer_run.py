@@ -28,7 +28,7 @@ def timed_trainer_run(
     """Train ``model`` with ``trainer_class(args_class(...))`` in a scratch folder (no checkpoints), time the loop.
 
     The loop options (``batch_size`` to ``show_progress_bar``; ``max_steps=-1`` runs ``epochs``) are those that
-    :func:`~psp_st.baselines.train_bi_encoder` and :func:`~psp_st.baselines.train_cross_encoder` take as
+    :func:`.train_bi_encoder` and :func:`.train_cross_encoder` take as
     ``**loop``; ``extra_args`` go to ``args_class`` (e.g. the bi-encoder's batch samplers). Saves the model to
     ``output_dir`` when given and returns ``{"steps", "seconds", "loss"}``.
     """
