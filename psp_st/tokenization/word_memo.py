@@ -25,6 +25,7 @@ emptied when it reaches ``max_words`` (bounded memory on endless new vocabulary)
 
 from __future__ import annotations
 
+import gc
 import itertools
 import threading
 from collections.abc import Sequence
@@ -99,7 +100,7 @@ def _piece_tables(tokenizer: SentencePieceTokenizer) -> dict[str, Any]:
             encoded.append(None)
             continue
         encoded.append((bytes([BOUNDARY_BYTE]) if text.startswith("\u2581") else b"") + body.encode("utf-8"))
-    table = np.zeros((1 << max(4, (2 * vocab).bit_length()), 2), dtype=np.int64)
+    table = np.zeros(1 << max(4, (2 * vocab).bit_length()), dtype=np.int64)
     starts = np.zeros(vocab, dtype=np.int64)
     lengths = np.full(vocab, -1, dtype=np.int64)
     pool = bytearray()
@@ -178,8 +179,8 @@ class WordMemo:
         reason = unsupported_reason(tokenizer)
         if reason is not None:
             raise ValueError(f"the word memo cannot be exact for this sentencepiece model: {reason}")
-        if max_words < 1:
-            raise ValueError(f"max_words must be >= 1, got {max_words}")
+        if not 1 <= max_words < 1 << 31:
+            raise ValueError(f"max_words must be >= 1 and < 2**31 (the memo's 32-bit entries), got {max_words}")
         self.tokenizer = tokenizer
         self.max_words = max_words
         self._pieces = _piece_tables(tokenizer)
@@ -191,7 +192,7 @@ class WordMemo:
     # -- state --------------------------------------------------------------------------------------------
     def _clear(self, words: int = 1 << 14, pool_bytes: int = 1 << 17, ids: int = 1 << 16) -> None:
         """An empty memo (layout: :mod:`psp_st.tokenization.memo_kernels`)."""
-        self._table = np.zeros((1 << max(4, (2 * words).bit_length()), 2), dtype=np.int64)
+        self._table = np.zeros(1 << max(4, (2 * words).bit_length()), dtype=np.int64)
         self._records = np.zeros((words, 4), dtype=np.int64)
         self._word_pool = np.zeros(pool_bytes, dtype=np.uint8)
         self._id_pool = np.zeros(ids, dtype=np.int32)
@@ -217,10 +218,9 @@ class WordMemo:
         self._records = grown(self._records, count, count + words)
         self._word_pool = grown(self._word_pool, used_bytes, used_bytes + pool_bytes)
         self._id_pool = grown(self._id_pool, used_ids, used_ids + ids)
-        if 2 * (count + words) > len(self._table):
-            table = np.zeros((1 << (4 * (count + words)).bit_length(), 2), dtype=np.int64)
-            memo_kernels().rehash(table, self._table)
-            self._table = table
+        if 2 * (count + words) > len(self._table):  # a quarter to half full after growing
+            self._table = np.zeros(1 << (2 * (count + words)).bit_length(), dtype=np.int64)
+            memo_kernels().rehash(self._table, self._records, self._word_pool, count)
 
     def _vocabulary_words(self) -> list[bytes]:
         """The whole-word pieces (``▁word``) as memo keys: what a text of the model's language mostly holds."""
@@ -239,7 +239,20 @@ class WordMemo:
             return
         texts = [word.decode("utf-8") for word in words]
         processor = self.tokenizer.processor
-        ids = processor.encode(texts, out_type=int, num_threads=1)
+        # one list per word: with the collector on, a cold pass spent ~7% of its time in gen-0 collections of
+        # these acyclic lists (freed by reference counting below)
+        collect = gc.isenabled()
+        gc.disable()
+        try:
+            ids = processor.encode(texts, out_type=int, num_threads=1)
+            lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+            sp_offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=sp_offsets[1:])
+            sp_ids = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(sp_offsets[-1]))
+            del ids
+        finally:
+            if collect:
+                gc.enable()
         # a non-ASCII word is trusted only if sentencepiece's normalization leaves it as it is (idempotent)
         trusted = np.ones(len(words), dtype=np.bool_)
         unusual = [i for i, text in enumerate(texts) if not text.isascii()]
@@ -247,10 +260,6 @@ class WordMemo:
             normalized = processor.normalize([texts[i] for i in unusual])
             for i, text in zip(unusual, normalized, strict=True):
                 trusted[i] = text == "\u2581" + texts[i]
-        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
-        sp_offsets = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=sp_offsets[1:])
-        sp_ids = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(sp_offsets[-1]))
         joined = b"".join(words)
         word_offsets = np.zeros(len(words) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)), out=word_offsets[1:])

@@ -263,3 +263,24 @@ def test_huge_page_copy_is_an_equal_float32_copy(shape):
     assert not np.shares_memory(copy, weights)
     if hasattr(mmap, "MADV_HUGEPAGE") and copy.nbytes >= 2 << 20:
         assert copy.ctypes.data % (2 << 20) == 0
+
+
+def test_numba_kernel_sums_in_piece_order():
+    """Grouped passes (4 rows at a time, then the rest) give exactly the sequential float32 sum in piece order."""
+    import psp_st.inference.pooling as pooling
+
+    kernel = pooling._numba_kernel()
+    if kernel is None:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(0)
+    weights = (rng.standard_normal((50, 40)) * 10.0 ** rng.integers(-3, 4, (50, 1))).astype(np.float32)
+    lengths = np.array([0, 1, 3, 4, 5, 8, 11, 2])
+    flat = rng.integers(0, 50, int(lengths.sum()))
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    out = np.empty((len(lengths), 40), np.float32)
+    kernel(weights, flat, offsets, 7, False, out)
+    for i, (start, stop) in enumerate(zip(offsets[:-1], offsets[1:], strict=True)):
+        expected = weights[7].copy() if stop == start else np.zeros(40, np.float32)
+        for piece in flat[start:stop]:
+            expected = expected + weights[piece]
+        assert np.array_equal(out[i], expected / np.float32(max(stop - start, 1))), i

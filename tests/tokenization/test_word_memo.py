@@ -152,3 +152,34 @@ def test_model_with_user_defined_pieces_gets_no_memo():
     user_defined = SentencePieceTokenizer(proto.SerializeToString(), lowercase=False)
     assert unsupported_reason(user_defined) == "user-defined pieces"
     assert user_defined.word_memo() is None
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_adding_words_leaves_the_collector_as_it_was(sp_tokenizer, enabled):
+    import gc
+
+    from psp_st.tokenization.word_memo import WordMemo
+
+    memo = WordMemo(sp_tokenizer, prefill=False)
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        memo.encode_flat(["zebras graze quietly", "a new word: quux"])
+        assert gc.isenabled() is enabled and len(memo) > 0
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def test_growing_from_a_tiny_memo_rehashes_every_word(sp_tokenizer, caption_sentences):
+    """Table, records and pools all grow many times (keys recomputed from the stored words): still exact."""
+    from psp_st.tokenization.word_memo import WordMemo
+
+    memo = WordMemo(sp_tokenizer, prefill=False)
+    memo._clear(words=2, pool_bytes=4, ids=4)
+    texts = caption_sentences[:2000]
+    expected = sentencepiece_ids(sp_tokenizer, texts)
+    assert [ids for i in range(0, 2000, 50) for ids in memo_ids(memo, texts[i : i + 50])] == expected  # cold
+    words = len(memo)
+    assert words > 100 and len(memo._table) >= 2 * words
+    assert memo_ids(memo, texts) == expected
+    assert len(memo) == words  # the warm pass found every word (a lost key would be added again)
