@@ -7,14 +7,13 @@ __version__ = "0.1.0"
 import importlib
 from typing import Any
 
-__all__ = ["PSPEmbedding", "load", "SentencePieceTokenizer", "__version__", "train_tokenizer"]
+__all__ = ["PSPEmbedding", "load", "SentencePieceTokenizer", "__version__"]
 
 #: Imported on first use, so that the torch-free parts (psp_st.inference.engine) import without torch.
 _LAZY = {
     "load": "psp_st.hub.load",
     "PSPEmbedding": "psp_st.modules.psp",
     "SentencePieceTokenizer": "psp_st.tokenization.sentencepiece",
-    "train_tokenizer": "psp_st.tokenization",
 }
 
 

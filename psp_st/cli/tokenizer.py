@@ -40,13 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_train(args: argparse.Namespace) -> int:
     """Train on the given texts and report the vocabulary size and the share of texts with unknown pieces."""
-    from psp_st.tokenization import train_tokenizer
+    from psp_st.tokenization import SentencePieceTokenizer
     from psp_st.tokenization.corpus import read_texts
 
     texts = read_texts(args.input, args.column)
-    tokenizer = train_tokenizer(
+    tokenizer = SentencePieceTokenizer.train(
         texts,
-        args.output,
         vocab_size=args.vocab_size,
         character_coverage=args.character_coverage,
         lowercase=args.lowercase,
@@ -55,6 +54,7 @@ def run_train(args: argparse.Namespace) -> int:
         byte_fallback=args.byte_fallback,
         seed=args.seed,
     )
+    tokenizer.save(args.output)
     sample = texts[:50_000]
     print(
         f"wrote {args.output}: {tokenizer.vocab_size} pieces from {len(texts)} texts; "

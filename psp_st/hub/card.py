@@ -22,15 +22,6 @@ if TYPE_CHECKING:
 #: Placeholder ST writes into usage snippets when a card has no model id yet.
 ST_PLACEHOLDER = "sentence_transformers_model_id"
 
-#: The paper of the P-SP model itself (the losses' papers come from the losses, through the build record).
-PSP_CITATION = """@inproceedings{wieting-etal-2022-paraphrastic,
-    title = "Paraphrastic Representations at Scale",
-    author = "Wieting, John and Gimpel, Kevin and Neubig, Graham and Berg-Kirkpatrick, Taylor",
-    booktitle = "Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing: System Demonstrations",
-    year = "2022",
-    publisher = "Association for Computational Linguistics",
-}"""
-
 #: Display names of the evaluation suite's task keys.
 TASK_NAMES: dict[str, str] = {
     "stsb-dev": "STS Benchmark dev",
@@ -113,6 +104,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
     import yaml
 
     import psp_st
+    from psp_st.losses.margin import PSP_CITATION  # torch: only where a card is filled
 
     training = info.get("training") or {}
     evaluation = info.get("evaluation") or {}

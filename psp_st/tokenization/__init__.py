@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from psp_st.tokenization.morfessor import MorfessorSegmenter, MorfessorTokenizer
-from psp_st.tokenization.sentencepiece import SentencePieceTokenizer, train_tokenizer
+from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.store import load_tokenizer, save_tokenizer, train_tokenizer_of_kind
 from psp_st.tokenization.text_checks import check_texts
 from psp_st.tokenization.words import TrigramTokenizer, Vocabulary, WordTokenizer
@@ -18,6 +18,5 @@ __all__ = [
     "check_texts",
     "load_tokenizer",
     "save_tokenizer",
-    "train_tokenizer",
     "train_tokenizer_of_kind",
 ]

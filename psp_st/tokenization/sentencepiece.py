@@ -323,13 +323,3 @@ class SentencePieceTokenizer:
             )
         tokenizer.decoder = decoders.Metaspace(replacement="▁", prepend_scheme=prepend, split=False)
         return tokenizer
-
-
-def train_tokenizer(
-    texts: Iterable[str], output_path: str | os.PathLike | None = None, **options
-) -> SentencePieceTokenizer:
-    """Train a sentencepiece unigram model (see :meth:`SentencePieceTokenizer.train`) and optionally save it."""
-    tokenizer = SentencePieceTokenizer.train(texts, **options)
-    if output_path is not None:
-        tokenizer.save(output_path)
-    return tokenizer

@@ -15,12 +15,13 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
-from psp_st.arguments import check_keys
+from psp_st.arguments import check_int, check_keys, check_number
 from psp_st.training.arguments import MINING_DTYPES
 
 
 class Check(NamedTuple):
-    """What a recipe value must be: of ``kind``, ``> 0`` (``positive``), within ``[low, high]``, one of ``choices``."""
+    """What a recipe value must be: of ``kind``, ``> 0`` (``positive``), within ``[low, high]`` (ints: ``>= low``), one
+    of ``choices``. Numbers go through :func:`psp_st.arguments.check_int` / :func:`~psp_st.arguments.check_number`."""
 
     kind: type | tuple[type, ...]
     low: float | None = None
@@ -31,18 +32,20 @@ class Check(NamedTuple):
     def __call__(self, where: str, value: Any) -> None:
         if value is None:
             return
-        if self.kind in (int, float):
-            integer = self.kind is int
-            if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+        if self.kind in (int, float):  # the API's numeric checks; a recipe reports every bad value as ValueError
+            try:
+                if self.kind is int:
+                    check_int(where, value, None if self.low is None else int(self.low))
+                else:
+                    check_number(where, value, self.low, self.high)
+            except TypeError as error:
                 hint = " (YAML reads 1e-3 as text: write 1.0e-3)" if isinstance(value, str) else ""
-                raise ValueError(f"{where} must be {'an integer' if integer else 'a number'}, got {value!r}{hint}")
+                raise ValueError(f"{error}{hint}") from None
         elif not isinstance(value, self.kind):
             names = " or ".join(k.__name__ for k in (self.kind if isinstance(self.kind, tuple) else (self.kind,)))
             raise ValueError(f"{where} must be a {names}, got {value!r}")
         if self.positive and value <= 0:
             raise ValueError(f"{where} must be > 0, got {value!r}")
-        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
-            raise ValueError(f"{where} must be in [{self.low}, {self.high}], got {value!r}")
         if self.choices and value not in self.choices:
             raise ValueError(f"{where} must be one of {list(self.choices)}, got {value!r}")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from psp_st.tokenization import SentencePieceTokenizer, train_tokenizer
+from psp_st.tokenization import SentencePieceTokenizer
 from tests.conftest import data_path
 
 
@@ -55,11 +55,6 @@ def test_save_and_load_round_trip(sp_tokenizer, tmp_path):
     loaded = SentencePieceTokenizer.from_file(tmp_path / "sp.model")
     texts = ["a man rides a horse", "two kids play in 3 pools"]
     assert loaded.encode(texts) == sp_tokenizer.encode(texts)
-
-
-def test_train_tokenizer_writes_file(caption_sentences, tmp_path):
-    train_tokenizer(caption_sentences[:2000], tmp_path / "out.model", vocab_size=300)
-    assert SentencePieceTokenizer.from_file(tmp_path / "out.model").vocab_size <= 300
 
 
 def test_corrupt_model_file_is_a_clear_error(tmp_path):
