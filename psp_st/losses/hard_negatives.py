@@ -39,7 +39,7 @@ def mine_hardest_negatives(
 
     A row whose every candidate is guarded (languages included) falls back to "anything but the partner"; with a
     single pair the partner itself is returned. Similarities are computed in row chunks of ``chunk_size``, in
-    ``dtype`` (``torch.bfloat16``: faster on CPUs with AMX/AVX512-BF16, argmax exact up to bf16 rounding).
+    ``dtype`` (``torch.bfloat16`` is faster only on CPUs with native bf16 matmuls; argmax exact up to bf16 rounding).
     """
     if anchors.shape != positives.shape or anchors.ndim != 2:
         raise ValueError(

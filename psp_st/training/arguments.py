@@ -26,8 +26,9 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
             :class:`~psp_st.training.optimizer.SparseDenseAdam`; ``max_grad_norm`` then clips the global norm
             over sparse and dense gradients. Otherwise ST's default optimizer.
         mining_chunk_size: rows of the mining similarity matrix computed at once.
-        mining_dtype: dtype of the mining similarity matmul: ``"bfloat16"`` is several times faster on CPUs with
-            AMX/AVX512-BF16 (the argmax may then pick another near-tied negative); ``"float32"`` is exact.
+        mining_dtype: dtype of the mining similarity matmul. ``"float32"`` (default) is exact and fast everywhere;
+            ``"bfloat16"`` pays only on CPUs with native bf16 matmuls (AMX/AVX512-BF16): elsewhere torch emulates
+            it, several times slower (``benchmarks/mining_dtype.py``), and the argmax may pick a near-tied negative.
         encode_batch_size: sentences per no-grad forward when a mega-batch is embedded for mining.
         language_guard: mine with the ``lang`` column (the language of each pair's *first* sentence; the second
             side holds one language, English in X-English bitext; a missing value, e.g. an English paraphrase
@@ -42,7 +43,7 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
     text_guard: bool = field(default=True, metadata={"help": "Never a negative with the sentence's own text."})
     sparse_embeddings: bool = field(default=True, metadata={"help": "Sparse embedding gradients, SparseDenseAdam."})
     mining_chunk_size: int = field(default=4096, metadata={"help": "Rows of the mining matrix computed at once."})
-    mining_dtype: str = field(default="bfloat16", metadata={"help": f"Mining matmul dtype: {MINING_DTYPES}."})
+    mining_dtype: str = field(default="float32", metadata={"help": f"Mining matmul dtype: {MINING_DTYPES}."})
     encode_batch_size: int = field(default=4096, metadata={"help": "Sentences per no-grad mining forward."})
     language_guard: bool = field(default=False, metadata={"help": "Negatives of the partner's language (lang)."})
 

@@ -105,12 +105,12 @@ def test_recipe_sections_become_training_arguments():
             "name": "t",
             "seed": 5,
             "data": {"sources": ["x.parquet"]},
-            "megabatch": {"size": 7, "anneal": 3, "mining_dtype": "float32"},
+            "megabatch": {"size": 7, "anneal": 3, "mining_dtype": "bfloat16"},
             "trainer": {"learning_rate": 0.5},
         }
     )
     args = recipe.training_arguments("out", max_steps=9)
-    assert (args.megabatch_size, args.anneal, args.mining_dtype, args.seed) == (7, 3, "float32", 5)
+    assert (args.megabatch_size, args.anneal, args.mining_dtype, args.seed) == (7, 3, "bfloat16", 5)
     assert (args.learning_rate, args.max_steps, args.per_device_train_batch_size) == (0.5, 9, 128)
     mnrl = parse_recipe({"name": "t", "data": {"sources": ["x.parquet"]}, "loss": {"name": "mnrl"}})
     assert mnrl.training_arguments("out").megabatch_size is None
