@@ -1,0 +1,64 @@
+"""Teacher pass speed on a sample of a teacher cache's sentences: float32, max_seq_length 128, int8 dynamic.
+
+Each variant encodes the same random sample (batch 64) and is compared with the cached float32 vectors (cosine).
+
+    OMP_NUM_THREADS=1 python benchmarks/teacher_pass_speed.py --teacher-cache runs/teacher_cache --sentences 1500
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import time
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--teacher-cache", required=True)
+    parser.add_argument("--teacher", default="all-MiniLM-L6-v2")
+    parser.add_argument("--sentences", type=int, default=1500)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+
+    import numpy as np
+    import torch
+    from datasets import concatenate_datasets, load_from_disk
+
+    from psp_st.distillation.teacher_cache import cache_folder
+    from psp_st.mining.teacher import load_teacher
+
+    torch.set_num_threads(args.threads)
+    shards = sorted(cache_folder(args.teacher_cache, args.teacher).glob("shard-*"))
+    table = concatenate_datasets([load_from_disk(str(p)) for p in shards if not p.name.endswith(".tmp")])
+    sample = table.select(random.Random(0).sample(range(len(table)), args.sentences))
+    sentences = sample["sentence"]
+    cached = np.asarray(sample.with_format("numpy")["embedding"], dtype=np.float32)
+    teacher = load_teacher(args.teacher)
+    lengths = np.array([len(teacher.tokenizer(text)["input_ids"]) for text in sentences])
+    print(
+        f"max_seq_length {teacher.max_seq_length}; tokens mean {lengths.mean():.1f}, > 128: {(lengths > 128).mean():.3f}"
+    )
+
+    def run(name: str, model) -> None:
+        start = time.perf_counter()
+        vectors = model.encode(sentences, batch_size=64, convert_to_numpy=True)
+        seconds = time.perf_counter() - start
+        cosine = (vectors * cached).sum(1) / np.linalg.norm(vectors, axis=1) / np.linalg.norm(cached, axis=1)
+        print(
+            f"{name}: {len(sentences) / seconds:.1f} sentences/s, cosine to the cache min {cosine.min():.4f} "
+            f"mean {cosine.mean():.5f}",
+            flush=True,
+        )
+
+    run("float32", teacher)
+    teacher.max_seq_length = 128
+    run("float32, max_seq_length 128", teacher)
+    teacher.max_seq_length = 256
+    run("int8 dynamic", torch.ao.quantization.quantize_dynamic(teacher, {torch.nn.Linear}, dtype=torch.qint8))
+
+
+if __name__ == "__main__":
+    main()
