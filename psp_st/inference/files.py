@@ -38,9 +38,9 @@ def _aligned_bytes(size: int) -> np.ndarray:
 def _open_unbuffered(path: Path) -> int:
     """``path`` opened for writing past the page cache (``O_DIRECT``) where the OS and file system allow it.
 
-    A buffered write of a multi-GB output costs the kernel about as much CPU as the engine itself (on the
-    development VM: 8 s of system time per 4 GB, against 0.3 s with ``O_DIRECT``: benchmarks/results/
-    encode_speed_embed_2026-11-25.md), taken from the engine's core on a busy machine.
+    Copying a multi-GB output into the page cache costs the kernel a large share of the engine's own CPU time,
+    taken from the engine's core on a busy machine; a direct write costs almost none (measured in
+    benchmarks/results/encode_speed_embed_2026-11-25.md).
     """
     direct = getattr(os, "O_DIRECT", 0)
     if direct:
