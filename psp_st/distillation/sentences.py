@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.arguments import check_keys
+from psp_st.arguments import Check, check_keys
 from psp_st.data.filters import text_key
 from psp_st.data.sources import parse_exclude
 
@@ -38,9 +38,7 @@ def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillat
         raise ValueError(f"{where}.path is required (a file path or glob)")
     columns = entry.get("columns", ["sentence"])
     entry["columns"] = [columns] if isinstance(columns, str) else list(columns)
-    limit = entry.get("max_sentences")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-        raise ValueError(f"{where}.max_sentences must be a positive integer, got {limit!r}")
+    Check(int, positive=True)(f"{where}.max_sentences", entry.get("max_sentences"))
     entry["exclude"] = parse_exclude(entry.get("exclude"), where)
     return entry
 
