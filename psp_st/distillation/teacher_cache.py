@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_directory, atomic_write_json
 from psp_st.io.progress import progress_bar
 
@@ -139,8 +140,7 @@ def teacher_vectors(
     """
     from datasets import Dataset, concatenate_datasets
 
-    if shard_size < 1:
-        raise ValueError(f"shard_size must be >= 1, got {shard_size}")
+    check_int("shard_size", shard_size)
     sentences = list(sentences)
     bad = [i for i, text in enumerate(sentences) if not isinstance(text, str)]
     if bad:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from psp_st.arguments import check_int
 from psp_st.data.dedup import ExactDedup
 from psp_st.data.filters import (
     ExcludeTextsFilter,
@@ -94,16 +95,14 @@ class MiningConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.k < 1 or self.recall_k < 1 or self.recall_sample < 0:
-            raise ValueError(
-                f"need k >= 1, recall_k >= 1, recall_sample >= 0; got {self.k}, {self.recall_k}, {self.recall_sample}"
-            )
+        check_int("k", self.k)
+        check_int("recall_k", self.recall_k)
+        check_int("recall_sample", self.recall_sample, minimum=0)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {self.strategy!r}; use one of {STRATEGIES}")
         if not -1.0 <= self.min_cosine <= self.max_cosine <= 1.0:
             raise ValueError(f"need -1 <= min_cosine <= max_cosine <= 1, got {self.min_cosine}, {self.max_cosine}")
-        if self.chunk_rows < 1:
-            raise ValueError(f"chunk_rows must be >= 1, got {self.chunk_rows}")
+        check_int("chunk_rows", self.chunk_rows)
         object.__setattr__(self, "exclude", frozenset(text_key(text) for text in self.exclude))
         self.filters()  # validates the filter settings (and py3langid's language codes)
 
