@@ -237,7 +237,6 @@ def build_distillation(
         distil.teacher,
         distil.cache_dir,
         label="distillation sentences",
-        batch_size=distil.teacher_batch_size,
     )
     if timings is not None:
         timings["teacher_sentences_seconds"] = round(time.perf_counter() - start, 1)

@@ -60,11 +60,8 @@ class TokenizerSection:
 
     vocab_size: int = _option(50_000, int, positive=True)
     lowercase: bool = _option(True, bool)
-    input_sentence_size: int | None = _option(None, int, positive=True)
     character_coverage: float | None = _option(None, float, 0.9, 1.0)
     model_type: str | None = _option(None, str, choices=("unigram", "bpe"))
-    byte_fallback: bool | None = _option(None, bool)
-    max_sentence_length: int | None = _option(None, int, positive=True)
     #: Train on a language-balanced sample (:func:`psp_st.tokenization.multilingual.language_balanced_texts`)
     #: instead of every training sentence; ``None``: every sentence, as the pairs come.
     language_temperature: float | None = _option(None, float, 0.0, 1.0)
@@ -107,7 +104,6 @@ class DistillationSection:
     batch_size: int = _option(128, int, positive=True)
     lr: float | None = _option(None, float, positive=True)
     projection: bool = _option(True, bool)
-    teacher_batch_size: int = _option(64, int, positive=True)
 
 
 @dataclass
