@@ -78,8 +78,11 @@ class MegaBatchStream(IterableDataset):
         self.group_column = args.group_column if args.group_column in dataset.column_names else None
         self.mining_dtype = getattr(torch, args.mining_dtype)
         self.current_megabatch_size = schedule.size_at(0)
-        self._mined: dict[str, Any] | None = None
-        self._restored: dict[str, Any] | None = None
+        #: The negatives of the last mined mega-batch, saved with each checkpoint (``MINING_STATE_FILE``).
+        self.mined: dict[str, Any] | None = None
+        #: Negatives saved with the checkpoint a run resumes from, reused inside that mega-batch: mining again would
+        #: see weights that changed since, so reusing them keeps a resumed run bit-identical to an uninterrupted one.
+        self.restored: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         n = len(self.dataset)
@@ -109,26 +112,13 @@ class MegaBatchStream(IterableDataset):
             self.current_megabatch_size = end - start
             yield from self._megabatch(batches[start:end], skip=max(skip - start, 0), key=(epoch, start))
 
-    def mined_state(self) -> dict[str, Any] | None:
-        """The negatives of the last mined mega-batch (saved with a checkpoint, see :meth:`restore_mined`)."""
-        return self._mined
-
-    def restore_mined(self, state: dict[str, Any] | None) -> None:
-        """Reuse negatives saved with a checkpoint when resuming inside that mega-batch.
-
-        A checkpoint inside a mega-batch was taken after the model changed, so mining again would pick the
-        negatives with other weights than the uninterrupted run did; reusing the saved ones keeps a resumed run
-        bit-identical to an uninterrupted one.
-        """
-        self._restored = state
-
     def _negatives(self, key: tuple[int, int], rows: int, mine: Callable[[], tuple[torch.Tensor, torch.Tensor]]):
-        restored, self._restored = self._restored, None
+        restored, self.restored = self.restored, None
         if restored is not None and tuple(restored["key"]) == key and len(restored["anchor"]) == rows:
             pair = torch.as_tensor(restored["anchor"]), torch.as_tensor(restored["positive"])
         else:
             pair = mine()
-        self._mined = {"key": list(key), "anchor": pair[0].tolist(), "positive": pair[1].tolist()}
+        self.mined = {"key": list(key), "anchor": pair[0].tolist(), "positive": pair[1].tolist()}
         return pair
 
     def _megabatch(
@@ -298,14 +288,9 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             embed=self.embed_for_mining,
             global_step=lambda: self.state.global_step,
         )
-        self._stream.restore_mined(self._restored_mining)
-        self._restored_mining = None
+        self._stream.restored, self._restored_mining = self._restored_mining, None
         # batch_size=None: the stream yields finished batches; the trainer's resume skip drops the first ones
         return DataLoader(self._stream, batch_size=None, collate_fn=_identity, num_workers=0)
-
-    def mined_state(self) -> dict[str, Any] | None:
-        """The negatives of the mega-batch in progress (saved with each checkpoint by :class:`_MiningStateSaver`)."""
-        return self._stream.mined_state() if self._stream is not None else None
 
     @torch.no_grad()
     def embed_for_mining(self, features: dict[str, Any]) -> torch.Tensor:
@@ -421,7 +406,7 @@ class _MiningStateSaver(TrainerCallback):
         self.trainer = trainer
 
     def on_save(self, args, state, control, **kwargs):
-        mined = self.trainer.mined_state()
+        mined = self.trainer._stream.mined if self.trainer._stream is not None else None
         folder = os.path.join(args.output_dir or "", f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
         if mined is not None and args.should_save and os.path.isdir(folder):
             atomic_write_json(os.path.join(folder, MINING_STATE_FILE), mined)
