@@ -52,7 +52,7 @@ def distillation_sentences(
     """``[(label, sentences), ...]``, one per source entry (label = file stem or glob stem, for the cache); relative
     paths resolve in the data folder ``data_dir`` (:func:`psp_st.io.data_dir.resolve_data_files`)."""
     from psp_st.io.data_dir import resolve_data_files
-    from psp_st.mining.teacher import read_sentences
+    from psp_st.tokenization.corpus import read_texts
 
     evaluation = {text_key(text) for text in exclude}
     excluded = set(exclude)
@@ -62,7 +62,8 @@ def distillation_sentences(
         texts: list[str] = []
         for path in resolve_data_files(entry["path"], data_dir):
             for column in entry["columns"]:
-                texts.extend(read_sentences(path, column=column, exclude=entry["exclude"]))
+                stripped = (text.strip() for text in read_texts([path], [column], entry["exclude"]))
+                texts.extend(text for text in stripped if text)
         kept = candidates(texts, evaluation)
         stem = Path(entry["path"]).name.replace(".parquet", "").replace("*", "all")
         # sample first, then drop what an earlier entry chose: the sample stays nested across sizes (a larger
