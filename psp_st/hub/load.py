@@ -6,7 +6,6 @@ is caught here with a message that says what to do instead of an obscure error d
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -19,8 +18,8 @@ from psp_st.io.model_names import (
     read_build_record,
     resolve_model_name,
 )
-from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError
-from psp_st.modules.trusted import load_trusted, module_types, trusted_module_class
+from psp_st.modules.folder_format import ModelFolderError, check_format_version
+from psp_st.modules.trusted import load_trusted, module_entries, module_types, trusted_module_class
 
 logger = logging.getLogger(__name__)
 
@@ -50,17 +49,10 @@ def _read_build_info(path: Path) -> dict[str, Any] | None:
         raise ModelFolderError(
             f"{file} is not a valid JSON object: rebuild the folder with `psp-st build` or download it again."
         )
-    version = info.get("format_version")
-    if not isinstance(version, int):
-        raise ModelFolderError(
-            f"{file} has no integer 'format_version': the folder was written by a pre-release psp-st. "
-            f"Rebuild it with this psp-st (psp-st build {info.get('name', 'psp-en')} --output {path})."
-        )
-    if version > FORMAT_VERSION:
-        raise ModelFolderError(
-            f"{path} was built with format_version {version} (psp-st {info.get('psp_st_version', '?')}), but "
-            f"this psp-st reads up to {FORMAT_VERSION}. Upgrade psp-st: pip install -U psp-st"
-        )
+    name = info.get("name", "psp-en")
+    check_format_version(
+        info.get("format_version"), str(file), f"Rebuild it with this psp-st (psp-st build {name} --output {path})."
+    )
     return info
 
 
@@ -72,20 +64,11 @@ def check_model_folder(path: str | os.PathLike) -> None:
     recorded ``format_version`` and that every recorded file is present with its recorded size.
     """
     path = Path(path)
-    modules_file = path / "modules.json"
-    if not modules_file.is_file():
+    if not (path / "modules.json").is_file():
         raise ModelFolderError(
             f"{path} is not a Sentence-Transformers model folder (no modules.json): {_rebuild_hint(path)}."
         )
-    try:
-        modules = json.loads(modules_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelFolderError(f"{modules_file} is not valid JSON ({error}): {_rebuild_hint(path)}.") from error
-    if not isinstance(modules, list) or not all(isinstance(entry, dict) for entry in modules):
-        raise ModelFolderError(
-            f"{modules_file} must be a list of module entries (objects): the file is corrupt; {_rebuild_hint(path)}."
-        )
-    for entry in modules:
+    for entry in module_entries(path):
         module_dir = path / entry.get("path", "")
         if entry.get("type", "").startswith("psp_st.") and not module_dir.is_dir():
             raise ModelFolderError(

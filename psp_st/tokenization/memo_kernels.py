@@ -193,6 +193,20 @@ def find_piece(pieces, key, words, start, lo, hi):  # pragma: no cover - compile
     return -1
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def relax(work, s, e, piece, score):  # pragma: no cover - compiled
+    """Viterbi step: the edge ``s -> e`` labelled ``piece`` with ``score`` updates node ``e``'s best and second-best."""
+    best, second, back_pos, back_id, _ = work
+    via_best, via_second = best[s] + score, second[s] + score
+    if via_best > best[e]:
+        second[e] = max(best[e], via_second)
+        best[e] = via_best
+        back_pos[e] = s
+        back_id[e] = piece
+    else:
+        second[e] = max(second[e], via_best)
+
+
 @numba.njit(nogil=True, cache=True)
 def certify(words, start, stop, sp_ids, pieces, max_piece, unk_id, unk_score, work):  # pragma: no cover - compiled
     """Margin of ``▁word``'s best segmentation over the next one, or -1 if it is not sentencepiece's ``sp_ids``.
@@ -221,24 +235,9 @@ def certify(words, start, stop, sp_ids, pieces, max_piece, unk_id, unk_score, wo
                 continue
             if e == s + width:
                 single = True
-            via_best, via_second = best[s] + scores[piece], second[s] + scores[piece]
-            if via_best > best[e]:
-                second[e] = max(best[e], via_second)
-                best[e] = via_best
-                back_pos[e] = s
-                back_id[e] = piece
-            else:
-                second[e] = max(second[e], via_best)
+            relax(work, s, e, piece, scores[piece])
         if not single and s + width <= size:
-            e = s + width
-            via_best, via_second = best[s] + unk_score, second[s] + unk_score
-            if via_best > best[e]:
-                second[e] = max(best[e], via_second)
-                best[e] = via_best
-                back_pos[e] = s
-                back_id[e] = unk_id
-            else:
-                second[e] = max(second[e], via_best)
+            relax(work, s, s + width, unk_id, unk_score)
     if best[size] == -np.inf:
         return -1.0
     count = 0
