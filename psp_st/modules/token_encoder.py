@@ -1,4 +1,4 @@
-"""The base of the zoo encoders (WORD/TRIGRAM averaging, LSTM/BLSTM/GRAN): any psp-st tokenizer, saving/loading.
+"""The base of the token encoders (P-SP, WORD/TRIGRAM averaging, LSTM/BLSTM/GRAN): any psp-st tokenizer, saving/loading.
 
 Unknown words, trigrams and morphs map to ``<unk>``, whose vector is trained like any other (ParaNMT); unknown
 sentencepiece pieces are dropped, as in P-SP. A text with no known token (``""``, whitespace, only unknown words)
@@ -192,20 +192,7 @@ class TokenEncoder(PSPInputModule):
         lowercase = config.pop("lowercase", None)
         if kind is None:
             raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} names no tokenizer")
-        try:
-            files = tokenizer_files(kind)
-        except KeyError:
-            raise ModelFolderError(
-                f"{cls.__name__}: unknown tokenizer kind {kind!r} in {cls.config_file_name}"
-            ) from None
-        paths = [cls._require_file(model_name_or_path, name, f"{kind} tokenizer file", **hub_kwargs) for name in files]
-        directory = os.path.dirname(paths[0])
-        try:
-            tokenizer = load_tokenizer(kind, directory, lowercase=lowercase)
-        except (ValueError, FileNotFoundError) as error:
-            raise ModelFolderError(
-                f"{cls.__name__}: cannot read the {kind} tokenizer in {directory}: {error}"
-            ) from error
+        tokenizer, directory = cls._read_tokenizer(model_name_or_path, kind, lowercase, hub_kwargs)
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
         module = cls._construct(directory, tokenizer, **config)
         expected = {name: tuple(t.shape) for name, t in module.state_dict().items()}
@@ -218,6 +205,23 @@ class TokenEncoder(PSPInputModule):
             )
         module.load_state_dict(weights, strict=True)
         return module
+
+    @classmethod
+    def _read_tokenizer(cls, path: str, kind: str, lowercase: bool | None, hub_kwargs: dict) -> tuple[Any, str]:
+        """The ``kind`` tokenizer saved in the model folder (or Hub repo) ``path``, and the local folder holding it."""
+        try:
+            files = tokenizer_files(kind)
+        except KeyError:
+            raise ModelFolderError(
+                f"{cls.__name__}: unknown tokenizer kind {kind!r} in {cls.config_file_name}"
+            ) from None
+        paths = [cls._require_file(path, name, f"{kind} tokenizer file", **hub_kwargs) for name in files]
+        try:
+            return load_tokenizer(kind, os.path.dirname(paths[0]), lowercase=lowercase), os.path.dirname(paths[0])
+        except (ValueError, FileNotFoundError) as error:
+            raise ModelFolderError(
+                f"{cls.__name__}: cannot read the {kind} tokenizer {', '.join(paths)}: {error}"
+            ) from error
 
     def __repr__(self) -> str:
         return (
