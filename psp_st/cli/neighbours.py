@@ -32,13 +32,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Cosine similarity of each query to every distinct candidate; prints one markdown table per query."""
+    from psp_st.arguments import check_int
     from psp_st.cli._model import open_model
     from psp_st.evaluation.agreement import nearest_neighbours, neighbour_table_markdown
     from psp_st.evaluation.embeddings import EmbeddingCache
     from psp_st.tokenization.corpus import read_texts
 
-    if args.top_k < 1:
-        raise ValueError(f"--top-k must be >= 1, got {args.top_k}")
+    check_int("--top-k", args.top_k)
     if args.gold is not None and len(args.gold) != len(args.query):
         raise ValueError(f"{len(args.gold)} --gold sentences for {len(args.query)} --query sentences")
     columns = [column.strip() for column in args.columns.split(",") if column.strip()] if args.parquet else None

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from psp_st.arguments import check_int
 from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs
 from psp_st.evaluation.correlation import as_scores
 from psp_st.evaluation.embeddings import EmbeddingCache, cosine_matrix, cosine_pairs
@@ -91,8 +92,7 @@ def nearest_neighbours(
 
     ``exclude[i]`` (usually the query text itself) is skipped for query ``i``.
     """
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    k = check_int("k", k)
     results = []
     for row, similarities in enumerate(cosine_matrix(query_embeddings, candidate_embeddings)):
         order = [

@@ -77,7 +77,8 @@ class SuiteTask:
     group: str
     build: Callable[[EmbeddingCache], Any]
     headline: dict[str, tuple[str, float]] = field(default_factory=dict)
-    plot: Callable[[Any], tuple[str, list[dict[str, Any]]]] | None = None
+    #: plot the evaluator's ``stats`` (score-level agreement) when the suite writes into a folder
+    plot: bool = False
 
 
 def _sts(name: str, load: Callable[[], Any]) -> SuiteTask:
@@ -166,7 +167,7 @@ def _agreement(
         "Human-score agreement",
         lambda cache: ScoreAgreementEvaluator(loader(), level=level, score_column=score_column, cache=cache),
         {"separation": ("mean cosine top level - bottom level", 1.0)},
-        plot=lambda evaluator: (name, evaluator.stats),
+        plot=True,
     )
 
 
@@ -314,10 +315,9 @@ def run_suite(
         for key, (label, scale) in task.headline.items():
             if key in metrics:
                 summary.append({"group": task.group, "task": task.name, "metric": label, "value": metrics[key] * scale})
-        if task.plot is not None and out_dir is not None:
-            title, stats = task.plot(evaluator)
-            path = Path(out_dir) / f"agreement_{title.replace('/', '_')}.png"
-            plots.append(plot_score_levels(title, stats, path, title=f"{model_name}: {title}"))
+        if task.plot and out_dir is not None:
+            path = Path(out_dir) / f"agreement_{task.name.replace('/', '_')}.png"
+            plots.append(plot_score_levels(task.name, evaluator.stats, path, title=f"{model_name}: {task.name}"))
     neighbours = neighbour_tables(cache, data_dir) if suite == "full" else []
     return {
         "model": model_name,

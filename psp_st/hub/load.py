@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from psp_st.arguments import check_int
 from psp_st.io.model_names import (
     BUILD_INFO_FILE,
     PRETRAINED,
@@ -115,7 +116,8 @@ def _hub_unreachable(error: BaseException) -> bool:
     return False
 
 
-def _looks_like_hub_id(name: str) -> bool:
+def looks_like_hub_id(name: str) -> bool:
+    """Whether ``name`` is a valid Hub repo id (``NAME`` or ``ORG/NAME``), not a path."""
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
     if name.startswith((".", "/", "~")) or os.sep in name.replace("/", "", 1) or name.count("/") > 1:
@@ -176,7 +178,7 @@ def model_folder(name: str | os.PathLike, **kwargs: Any) -> Path:
 
 def _from_hub(name: str, resolved: str, fetch: Any, **kwargs: Any) -> Any:
     """``fetch(resolved, **kwargs)`` for a Hub id; the one-line "not found" error when it is none or unreachable."""
-    if not _looks_like_hub_id(resolved):
+    if not looks_like_hub_id(resolved):
         raise _not_found(name, resolved, None)
     try:
         return fetch(resolved, **kwargs)
@@ -237,8 +239,7 @@ def set_threads(model: Any, threads: int | None) -> Any:
     """Run this process's torch and ``model``'s tokenizers on ``threads`` threads (None: unchanged); returns it."""
     if threads is None:
         return model
-    if threads < 1:
-        raise ValueError(f"threads must be >= 1, got {threads}")
+    threads = check_int("threads", threads)
     import torch
 
     torch.set_num_threads(threads)
