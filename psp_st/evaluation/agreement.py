@@ -116,6 +116,22 @@ def neighbour_table_markdown(query: str, neighbours: Sequence[tuple[str, float]]
     return "\n".join(lines)
 
 
+def neighbour_tables(
+    cache: EmbeddingCache,
+    queries: Sequence[str],
+    candidates: Sequence[str],
+    k: int = 10,
+    golds: Sequence[str] | None = None,
+) -> list[str]:
+    """One :func:`neighbour_table_markdown` per query: its ``k`` nearest ``candidates`` (itself excluded), embedded
+    through ``cache``; ``golds[i]``, when given, is query ``i``'s annotated paraphrase."""
+    found = nearest_neighbours(cache.encode(queries), cache.encode(candidates), candidates, k=k, exclude=queries)
+    return [
+        neighbour_table_markdown(query, rows, gold=golds[index] if golds else None)
+        for index, (query, rows) in enumerate(zip(queries, found, strict=True))
+    ]
+
+
 class ScoreAgreementEvaluator(CachedEmbeddingEvaluator):
     """Cosine similarity of each pair, summarised per human score level (mean, std, count).
 

@@ -212,16 +212,10 @@ class PSPEmbedding(TokenEncoder):
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
         if "embedding.weight" not in weights:
             raise ModelFolderError(f"{cls.__name__}: weights file has no 'embedding.weight' (found: {sorted(weights)})")
-        expected = (tokenizer.vocab_size, config.get("embedding_dim", weights["embedding.weight"].shape[-1]))
-        if not isinstance(expected[1], int) or isinstance(expected[1], bool):
-            raise ModelFolderError(
-                f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path}: embedding_dim must "
-                f"be an integer, got {expected[1]!r}"
-            )
         cls._check_shape(
             "embedding.weight",
             weights["embedding.weight"],
-            expected,
+            (tokenizer.vocab_size, config.get("embedding_dim", weights["embedding.weight"].shape[-1])),
             f"{tokenizer.vocab_size} sentencepiece pieces x embedding_dim",
         )
         return cls._construct(model_name_or_path, tokenizer, embedding_weights=weights["embedding.weight"], **config)
