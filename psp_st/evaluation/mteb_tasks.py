@@ -82,7 +82,7 @@ def _local_task(
     license: str = "not specified",
     eval_splits: tuple[str, ...] = ("test",),
     **attributes: Any,
-) -> type:
+) -> type[Any]:
     """MTEB's ``base`` task named ``<official>.local`` whose ``load_data`` reads ``files`` (local dataset keys).
 
     ``attributes`` become class attributes (``min_score``, ``renames``, a ``load`` override); MTEB's metadata

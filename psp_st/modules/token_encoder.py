@@ -67,7 +67,7 @@ class TokenEncoder(PSPInputModule):
         self,
         tokenizer: Any,
         embedding_dim: int = 300,
-        embedding_weights: torch.Tensor | None = None,
+        embedding_weights: np.ndarray | torch.Tensor | None = None,
         max_seq_length: int | None | str = "default",
         scramble: float = 0.0,
         **kwargs: Any,
