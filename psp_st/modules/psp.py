@@ -62,6 +62,7 @@ class PSPEmbedding(TokenEncoder):
     #: The dtypes :attr:`weights_dtype` may name.
     weights_dtypes: tuple[str, ...] = ("float32", "float16")
     teacher_embedding_dim = 384
+    draw_default_init = False
     tokenizer: SentencePieceTokenizer  # satisfies base.py's IdTokenizer protocol
 
     def __init__(

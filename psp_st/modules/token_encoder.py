@@ -62,6 +62,9 @@ class TokenEncoder(PSPInputModule):
     default_tokenizer: ClassVar[str] = "words"
     #: the largest ``max_seq_length`` accepted (recurrent encoders unroll one step per token)
     max_seq_length_limit: ClassVar[int | None] = None
+    #: draw ``nn.Embedding``'s own random init before the given or initial vectors replace it: the zoo's seeded
+    #: runs depend on that random stream (their later layers are drawn after it); P-SP never drew it
+    draw_default_init: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -92,7 +95,8 @@ class TokenEncoder(PSPInputModule):
         self.scramble = scramble
         self.embedding_dim = embedding_dim
         vocab_size = tokenizer.vocab_size
-        self.embedding = nn.Embedding(vocab_size + 1, embedding_dim, padding_idx=vocab_size)
+        table = None if self.draw_default_init else torch.empty(vocab_size + 1, embedding_dim)
+        self.embedding = nn.Embedding(vocab_size + 1, embedding_dim, padding_idx=vocab_size, _weight=table)
         with torch.no_grad():
             if embedding_weights is not None:
                 weights = torch.as_tensor(embedding_weights, dtype=torch.float32)
