@@ -221,7 +221,7 @@ def recipe(args: argparse.Namespace, init_folder: Path) -> dict:
             "anneal": 150,
             "text_guard": True,
             "sparse_embeddings": True,
-            "mining_dtype": "bfloat16",
+            "mining_dtype": args.mining_dtype,
             **({"language_guard": True} if args.language_guard else {}),
         },
         "trainer": {
@@ -395,6 +395,7 @@ def run(args: argparse.Namespace) -> None:
                 "max_steps",
                 "language_guard",
                 "cross_distillation",
+                "mining_dtype",
             )
         },
         **evaluate(run_dir / "train" / "final"),
@@ -456,6 +457,12 @@ def main() -> None:
     probe.add_argument("--lr", type=float, default=0.05)
     probe.add_argument("--megabatch", type=int, default=100)
     probe.add_argument("--max-steps", type=int, default=None)
+    probe.add_argument(
+        "--mining-dtype",
+        choices=("float32", "bfloat16"),
+        default="float32",
+        help="mega-batch mining precision (the probes before the float32 default ran bfloat16: mining_dtype.md)",
+    )
     probe.add_argument(
         "--language-guard", action="store_true", help="negatives of the language of the sentence they stand in for"
     )
