@@ -377,16 +377,20 @@ def run(args: argparse.Namespace) -> None:
 
 def table(log: Path) -> None:
     print(
-        "| probe | vocab | T | en pairs | epochs | init | distil | lang guard | FLORES err (mean / x->en / en->x) "
+        "| probe | vocab | T | en pairs | epochs | init | distil | cross distil | lang guard | mining "
+        "| FLORES err (mean / x->en / en->x) "
         "| STS-B dev | Tatoeba deu / fra err | STS-B test | steps | train s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for line in log.read_text().splitlines():
         r = json.loads(line)
         s = r["settings"]
+        # cross-lingual distillation: pairs per language (teacher_column sources), or the old in-driver total
+        cross = f"{s['cross_per_language']}/lang" if s.get("cross_per_language") else s.get("cross_distillation") or "-"
         print(
             f"| {r['name']} | {r['vocab_size']} | {s['temperature']} | {s['english_pairs']} | {s['epochs']} "
-            f"| {s['init']}-{s['dim']} | {s['distillation_weight']} | {'yes' if s.get('language_guard') else 'no'} "
+            f"| {s['init']}-{s['dim']} | {s['distillation_weight']} | {cross} | {'yes' if s.get('language_guard') else 'no'} "
+            f"| {s.get('mining_dtype', 'bfloat16')} "
             f"| **{r['flores_mean_error']:.2f}** / {r['flores_x2en_error']:.2f} / {r['flores_en2x_error']:.2f} "
             f"| **{r['stsb_dev']:.2f}** | {r['tatoeba_deu_error']:.1f} / {r['tatoeba_fra_error']:.1f} "
             f"| {r['stsb_test']:.2f} | {r['steps']} | {r['train_seconds']:.0f} |"
