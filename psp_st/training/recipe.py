@@ -233,11 +233,14 @@ def build_distillation(
     folder = data_dir or default_data_dir()
     parts = distillation_sentences(distil.sources, seed=seed, exclude=evaluation_sentences(folder), data_dir=folder)
     dataset = teacher_vectors(
-        [text for _, texts in parts for text in texts],
+        [text for _, _, teachers in parts for text in teachers],
         distil.teacher,
         distil.cache_dir,
         label="distillation sentences",
     )
+    students = [text for _, texts, _ in parts for text in texts]
+    if students != dataset["sentence"]:  # teacher_column rows: the student reads the text, not its translation
+        dataset = dataset.remove_columns("sentence").add_column("sentence", students)
     if timings is not None:
         timings["teacher_sentences_seconds"] = round(time.perf_counter() - start, 1)
     loss = TeacherDistillationLoss(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from psp_st.arguments import Check, check_keys
+from psp_st.distillation import parse_source
 from psp_st.training.arguments import MEGABATCH_CHECKS
 
 
@@ -259,4 +260,6 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     )
     if recipe.distillation.weight > 0 and not recipe.distillation.sources:
         raise ValueError("recipe: distillation.weight > 0 needs distillation.sources (the sentences to distil on)")
+    for number, source in enumerate(recipe.distillation.sources):  # a bad entry fails here, not after the pairs
+        parse_source(source, f"recipe: distillation.sources[{number}]")
     return recipe

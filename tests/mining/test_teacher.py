@@ -28,7 +28,7 @@ def test_distillation_source_exclude_drops_the_rows_of_a_value(tmp_path):
     )
     frame.to_parquet(path)
     entry = {"path": str(path), "exclude": {"source": "dev"}}
-    [(_, sentences)] = distillation_sentences([entry])
+    [(_, sentences, _)] = distillation_sentences([entry])
     assert sentences == frame.sentence[frame.source != "dev"].tolist()  # a null value is not excluded
     with pytest.raises(ValueError, match=r"exclude\.source must be a value or a list of values"):
         distillation_sentences([{"path": str(path), "exclude": {"source": 3}}])
