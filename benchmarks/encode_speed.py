@@ -17,12 +17,13 @@ what to compare); the table reports the best and the median round. Systems:
 
 It also checks that the engine, the previous embed, the release root and ``trainable/`` give the same vectors on
 the whole corpus, and with ``--cli-lines N`` times ``psp-st embed`` on N lines (corpus sentences repeated into a
-temporary file) with its peak RSS. With ``--baseline DIR`` (a checkout of an earlier psp-st, e.g. ``main``) the
+temporary file) with its peak RSS, each run followed by the engine alone on the same lines (``--cli-only``: only
+that, ``--repeats`` rounds). With ``--baseline DIR`` (a checkout of an earlier psp-st, e.g. ``main``) the
 torch-free worker and ``psp-st embed`` also run from that checkout in the same run, so the table shows the previous
 engine beside the new one. Writes ``benchmarks/results/<--results>.md`` and ``.json`` (default ``encode_speed``).
 
     python benchmarks/encode_speed.py --model ../models/psp-en-v1 [--sentences 100000] [--threads 1 2]
-        [--repeats 3] [--cli-lines 1000000] [--baseline ../main] [--results encode_speed]
+        [--repeats 3] [--cli-lines 1000000 [--cli-only]] [--baseline ../main] [--results encode_speed]
 """
 
 from __future__ import annotations
@@ -254,73 +255,127 @@ def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str, checkou
     return json.loads(output.strip().splitlines()[-1])
 
 
-def cli_run(args: argparse.Namespace, lines: int, checkout: Path = REPO) -> dict:
-    """``psp-st embed`` (1 thread, psp_st from ``checkout``) on ``lines`` corpus sentences repeated into
-    a temporary file: wall time, CPU time, peak RSS."""
-    sentences = corpus(args.data_dir, None)
-    with tempfile.TemporaryDirectory(prefix="psp_st_cli_") as folder:
-        source, target = Path(folder) / "lines.txt", Path(folder) / "vectors.npy"
-        with open(source, "w", encoding="utf-8") as handle:
-            for index in range(lines):
-                handle.write(sentences[index % len(sentences)].replace("\n", " ") + "\n")
-        command = [
-            sys.executable,
-            "-m",
-            "psp_st",
-            "embed",
-            "--model",
-            str(args.model),
-            "--input",
-            str(source),
-            "--output",
-            str(target),
-            "--threads",
-            "1",
-            "--no-progress",
-        ]
-        env = {
-            **os.environ,
-            "HF_HUB_OFFLINE": "1",
-            "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1",
-            "PYTHONPATH": str(checkout) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-        }
-        # a fresh parent, so that RUSAGE_CHILDREN's peak is the CLI's alone (not an earlier worker's)
-        measure = (
-            "import resource, subprocess, sys, time; start = time.perf_counter(); "
-            "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
-            "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
-            "print(time.perf_counter() - start, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)"
-        )
+def cli_round(args: argparse.Namespace, source: Path, checkout: Path) -> dict:
+    """``psp-st embed`` (1 thread, psp_st from ``checkout``) on ``source`` (wall time, CPU time, peak RSS), then
+    the engine alone on the same lines in a fresh process of the same checkout."""
+    target = source.with_name("vectors.npy")
+    command = [
+        sys.executable,
+        "-m",
+        "psp_st",
+        "embed",
+        "--model",
+        str(args.model),
+        "--input",
+        str(source),
+        "--output",
+        str(target),
+        "--threads",
+        "1",
+        "--no-progress",
+    ]
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONPATH": str(checkout) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    }
+    # a fresh parent, so that RUSAGE_CHILDREN's peak is the CLI's alone (not an earlier worker's)
+    measure = (
+        "import resource, subprocess, sys, time; start = time.perf_counter(); "
+        "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+        "usage = resource.getrusage(resource.RUSAGE_CHILDREN); "
+        "print(time.perf_counter() - start, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)"
+    )
 
-        def python(*argv: str) -> str:
-            return subprocess.run(
-                [sys.executable, *argv], env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=checkout
-            ).stdout
+    def python(*argv: str) -> str:
+        return subprocess.run(
+            [sys.executable, *argv], env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=checkout
+        ).stdout
 
-        output = python("-c", measure, *command)
-        seconds, peak_kib, cpu_seconds = float(output.split()[0]), int(output.split()[1]), float(output.split()[2])
-        # the engine alone on the same lines (a fresh process, cold memo, the CLI's chunks): what is left is the CLI's
-        same_lines = (
-            "import sys, time, numpy as np; from psp_st.inference import load_engine; "
-            "from psp_st.io.lines import iter_line_blocks; engine = load_engine(sys.argv[1], threads=1); "
-            "out = np.empty((16384, engine.dim), np.float32); start, cpu = time.perf_counter(), time.process_time()\n"
-            "for _, texts in iter_line_blocks(sys.argv[2], 16384): engine.encode(texts, out=out[: len(texts)])\n"
-            "print(time.perf_counter() - start, time.process_time() - cpu)"
-        )
-        output = python("-c", same_lines, str(args.model), str(source))
-        engine_seconds, engine_cpu = (float(value) for value in output.split()[-2:])
+    output = python("-c", measure, *command).split()
+    target.unlink()
+    # the engine alone on the same lines (a fresh process, cold memo, the CLI's chunks): what is left is the CLI's
+    same_lines = (
+        "import sys, time, numpy as np; from psp_st.inference import load_engine; "
+        "from psp_st.io.lines import iter_line_blocks; start, cpu = time.perf_counter(), time.process_time(); "
+        "engine = load_engine(sys.argv[1], threads=1); out = np.empty((16384, engine.dim), np.float32)\n"
+        "for _, texts in iter_line_blocks(sys.argv[2], 16384): engine.encode(texts, out=out[: len(texts)])\n"
+        "print(time.perf_counter() - start, time.process_time() - cpu)"
+    )
+    engine_seconds, engine_cpu = (
+        float(value) for value in python("-c", same_lines, str(args.model), str(source)).split()[-2:]
+    )
     return {
-        "engine_same_lines_per_second": lines / engine_seconds,
-        "engine_same_lines_per_cpu_second": lines / engine_cpu,
-        "lines": lines,
-        "seconds": seconds,
-        "lines_per_second": lines / seconds,
-        "cpu_seconds": cpu_seconds,
-        "lines_per_cpu_second": lines / cpu_seconds,
-        "peak_rss_mib": peak_kib / 1024,
+        "seconds": float(output[0]),
+        "cpu_seconds": float(output[2]),
+        "peak_rss_mib": int(output[1]) / 1024,
+        "engine_seconds": engine_seconds,
+        "engine_cpu_seconds": engine_cpu,
+        "wall_ratio": engine_seconds / float(output[0]),
+        "cpu_ratio": engine_cpu / float(output[2]),
         "command": "psp-st " + shlex.join(command[3:]),
     }
+
+
+def cli_rounds(args: argparse.Namespace, checkouts: dict[str, Path]) -> dict[str, dict]:
+    """:func:`cli_round` of every checkout on ``--cli-lines`` corpus sentences repeated into a temporary file,
+    ``--repeats`` rounds interleaved checkout after checkout (the machine may be shared: each ratio compares two
+    processes run one right after the other)."""
+    sentences = corpus(args.data_dir, None)
+    results: dict[str, dict] = {label: {"lines": args.cli_lines, "rounds": []} for label in checkouts}
+    with tempfile.TemporaryDirectory(prefix="psp_st_cli_") as folder:
+        source = Path(folder) / "lines.txt"
+        with open(source, "w", encoding="utf-8") as handle:
+            for index in range(args.cli_lines):
+                handle.write(sentences[index % len(sentences)].replace("\n", " ") + "\n")
+        for _ in range(args.repeats):
+            for label, checkout in checkouts.items():
+                results[label]["rounds"].append(cli_round(args, source, checkout))
+                print(json.dumps({label: results[label]["rounds"][-1]}), file=sys.stderr, flush=True)
+    for result in results.values():
+        rounds = result["rounds"]
+        result["command"] = rounds[0]["command"]
+        for key in ("seconds", "cpu_seconds", "peak_rss_mib", "wall_ratio", "cpu_ratio"):
+            result[key] = statistics.median(r[key] for r in rounds)
+        result["lines_per_second"] = args.cli_lines / min(r["seconds"] for r in rounds)
+    return results
+
+
+def cli_markdown(clis: dict[str, dict], engines: dict[str, dict] | None) -> list[str]:
+    """The ``psp-st embed`` rounds of every checkout: a table, and the median ratios to the engine alone."""
+    lines = []
+    for label, cli in clis.items():
+        lines += [
+            "",
+            f"`{cli['command']}` ({label}; 1 thread, a process without torch) on {cli['lines']:,} lines, "
+            "and right after each, the engine alone on the same lines (a fresh process timed from load_engine on: "
+            "cold memo, the CLI's 16,384-line chunks, reading included, no output). The CLI's times include "
+            "interpreter start-up, reading, writing and the rename; CPU time is user + system of all its threads.",
+            "",
+            "| round | embed wall s | embed CPU s | embed peak RSS MiB | engine alone wall s | engine alone CPU s "
+            "| embed / engine speed, wall | embed / engine speed, CPU time |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for number, r in enumerate(cli["rounds"], start=1):
+            lines.append(
+                f"| {number} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {r['peak_rss_mib']:,.0f} | "
+                f"{r['engine_seconds']:.1f} | {r['engine_cpu_seconds']:.1f} | {r['wall_ratio']:.0%} | "
+                f"{r['cpu_ratio']:.0%} |"
+            )
+        lines += [
+            "",
+            f"- median over rounds: `psp-st embed` at {cli['wall_ratio']:.0%} (wall) and {cli['cpu_ratio']:.0%} "
+            f"(CPU time) of the engine alone's speed; peak RSS {cli['peak_rss_mib']:,.0f} MiB.",
+        ]
+        if engines is not None:
+            engine = engines[label]
+            lines.append(
+                f"- best round {cli['lines_per_second']:,.0f} lines/s = {cli['lines_per_second'] / engine['best']:.0%} "
+                "of the same checkout's torch-free engine's best 1-thread round above (warm memo)."
+            )
+    return lines
 
 
 def write_results(all_results: dict[int, dict], clis: dict[str, dict], command: str) -> str:
@@ -402,23 +457,8 @@ def write_results(all_results: dict[int, dict], clis: dict[str, dict], command: 
             f"sentencepiece-alone CPU-time rate: {new['cpu_best'] / own:.2f}x (this) vs "
             f"{old['cpu_best'] / own_baseline:.2f}x (baseline)."
         )
-    for label, cli in clis.items():
-        engine = speed_one[TORCH_FREE + ("" if label == "this checkout" else BASELINE)]
-        rate = cli["lines_per_second"]
-        lines += [
-            "",
-            f"`{cli['command']}` ({label}; 1 thread, a process without torch) on {cli['lines']:,} lines: "
-            f"{cli['seconds']:.1f} s wall (start-up, reading, writing included), {rate:,.0f} lines/s = "
-            f"{rate / engine['best']:.0%} of the same checkout's torch-free engine's best 1-thread round above; "
-            f"CPU time (user + system, both of its threads) {cli['cpu_seconds']:.1f} s, "
-            f"{cli['lines_per_cpu_second']:,.0f} lines per CPU second = "
-            f"{cli['lines_per_cpu_second'] / engine['cpu_best']:.0%} of that engine's best CPU-time rate; peak RSS "
-            f"{cli['peak_rss_mib']:,.0f} MiB. The engine alone on the same lines (a fresh process, timed from load_engine on: cold memo, the "
-            f"CLI's 16,384-line chunks, reading included, no output): {cli['engine_same_lines_per_second']:,.0f} "
-            f"lines/s, {cli['engine_same_lines_per_cpu_second']:,.0f} per CPU second; the CLI reaches "
-            f"{rate / cli['engine_same_lines_per_second']:.0%} (wall) and "
-            f"{cli['lines_per_cpu_second'] / cli['engine_same_lines_per_cpu_second']:.0%} (CPU time) of it.",
-        ]
+    engines = {label: speed_one[TORCH_FREE + ("" if label == "this checkout" else BASELINE)] for label in clis}
+    lines += cli_markdown(clis, engines)
     return "\n".join(lines) + "\n"
 
 
@@ -431,6 +471,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--cli-lines", type=int, default=0, help="also time `psp-st embed` on this many lines")
     parser.add_argument("--baseline", type=Path, help="also run the torch-free engine and the CLI from this checkout")
+    parser.add_argument(
+        "--cli-only", action="store_true", help="only the `psp-st embed` rounds (needs --cli-lines), no system table"
+    )
     parser.add_argument("--results", default="encode_speed", help="file stem in benchmarks/results/")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--torch-free-worker", action="store_true", help=argparse.SUPPRESS)
@@ -440,6 +483,27 @@ def main() -> None:
         print(json.dumps(worker(args) if args.worker else torch_free_worker(args)))
         return
     command = "python benchmarks/encode_speed.py " + shlex.join(sys.argv[1:])
+    checkouts = {"this checkout": REPO} | (
+        {} if args.baseline is None else {"baseline checkout": args.baseline.resolve()}
+    )
+    if args.cli_only:
+        if not args.cli_lines:
+            parser.error("--cli-only needs --cli-lines N")
+        clis = cli_rounds(args, checkouts)
+        markdown = (
+            "\n".join(
+                [
+                    "# `psp-st embed` against the engine alone, same lines, same run",
+                    "",
+                    f"Command: `{command}`",
+                    *cli_markdown(clis, None),
+                ]
+            )
+            + "\n"
+        )
+        write_files(args.results, markdown, {"command": command, "cli": clis})
+        print(markdown)
+        return
     all_results = {}
     for threads in args.threads:
         results = run_in_subprocess(args, threads, "worker")
@@ -455,18 +519,17 @@ def main() -> None:
         results["model"] = str(args.model)
         all_results[threads] = results
         print(json.dumps({threads: {k: v["best"] for k, v in results["speed"].items()}}), file=sys.stderr, flush=True)
-    clis = {}
-    if args.cli_lines:
-        clis["this checkout"] = cli_run(args, args.cli_lines)
-        if args.baseline is not None:
-            clis["baseline checkout"] = cli_run(args, args.cli_lines, checkout=args.baseline.resolve())
+    clis = cli_rounds(args, checkouts) if args.cli_lines else {}
     markdown = write_results(all_results, clis, command)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{args.results}.md").write_text(markdown, encoding="utf-8")
-    (RESULTS / f"{args.results}.json").write_text(
-        json.dumps({"command": command, "threads": all_results, "cli": clis}, indent=2) + "\n", encoding="utf-8"
-    )
+    write_files(args.results, markdown, {"command": command, "threads": all_results, "cli": clis})
     print(markdown)
+
+
+def write_files(stem: str, markdown: str, raw: dict) -> None:
+    """``benchmarks/results/<stem>.md`` and ``.json``."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{stem}.md").write_text(markdown, encoding="utf-8")
+    (RESULTS / f"{stem}.json").write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

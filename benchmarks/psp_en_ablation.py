@@ -88,19 +88,12 @@ BASE_RECIPE = REPO / "benchmarks" / "recipes" / "psp-en-v2.yaml"
 
 def evaluate(model) -> dict[str, float]:
     """STS-B dev/test Spearman, SICK-R dev Spearman and test Pearson/Spearman (x100) and the selection score."""
-    from psp_st.training.recipe import sts_evaluator
+    from psp_st.evaluation import STSEvaluator, load_local
 
-    out = {}
-    for name, path in (
-        ("stsb_dev", "sts/stsbenchmark/dev.parquet"),
-        ("stsb_test", "sts/stsbenchmark/test.parquet"),
-        ("sick_dev", "sts/sick/dev.parquet"),
-        ("sick_test", "sts/sick/test.parquet"),
-    ):
-        scores = sts_evaluator(path, name)(model)
-        out[f"{name}_spearman"] = round(100 * scores[f"{name}_spearman_cosine"], 2)
-        if name == "sick_test":
-            out["sick_test_pearson"] = round(100 * scores[f"{name}_pearson_cosine"], 2)
+    keys = {"stsb_dev": "stsb-dev", "stsb_test": "stsb-test", "sick_dev": "sick-dev", "sick_test": "sick-test"}
+    scores = STSEvaluator({name: load_local(key) for name, key in keys.items()})(model)
+    out = {f"{name}_spearman": round(100 * scores[f"{name}_spearman"], 2) for name in keys}
+    out["sick_test_pearson"] = round(100 * scores["sick_test_pearson"], 2)
     out["selection"] = round((out["stsb_dev_spearman"] + out["sick_dev_spearman"]) / 2, 2)
     return out
 

@@ -221,7 +221,7 @@ def recipe(args: argparse.Namespace, init_folder: Path) -> dict:
             "anneal": 150,
             "text_guard": True,
             "sparse_embeddings": True,
-            "mining_dtype": "bfloat16",
+            "mining_dtype": args.mining_dtype,
             **({"language_guard": True} if args.language_guard else {}),
         },
         "trainer": {
@@ -246,6 +246,16 @@ def recipe(args: argparse.Namespace, init_folder: Path) -> dict:
             "lr": 0.001,
             "sources": [{**source, "path": source["path"].format(data=args.data)} for source in DISTILLATION_SOURCES],
         }
+        if args.cross_per_language:  # Reimers & Gurevych 2020: student(x) ~ teacher(en) and student(en) ~ teacher(en)
+            config["distillation"]["sources"] += [
+                {
+                    "path": str(args.data / f"bitext-{lang}.parquet"),
+                    "columns": ["sentence1", "sentence2"],
+                    "teacher_column": "sentence2",
+                    "max_sentences": args.cross_per_language,
+                }
+                for lang in LANGS
+            ]
     return config
 
 
@@ -273,86 +283,41 @@ def evaluate(model_folder: Path) -> dict:
     return out
 
 
-def cross_lingual_sample(data: Path, pairs: int, temperature: float, seed: int) -> tuple[list[str], list[str]]:
-    """``pairs`` bitext pairs (foreign, English), split over the languages by temperature, seeded."""
-    import pandas as pd
-
-    from psp_st.tokenization.multilingual import temperature_sample
-
-    frames = {lang: pd.read_parquet(data / f"bitext-{lang}.parquet") for lang in LANGS}
-    rows = {lang: [f"{lang}\x00{i}" for i in range(len(frame))] for lang, frame in frames.items()}
-    picked = temperature_sample(rows, temperature, total=pairs, seed=seed)
-    foreign, english = [], []
-    for lang, keys in picked.items():
-        frame = frames[lang]
-        for key in dict.fromkeys(keys):  # a pair once, even when the sample repeats a small language
-            row = frame.iloc[int(key.split("\x00")[1])]
-            foreign.append(row.sentence1)
-            english.append(row.sentence2)
-    return foreign, english
-
-
 def train_in_process(recipe_file: Path, output: Path, args: argparse.Namespace) -> None:
     """The recipe path (``train_from_config``, in this process) with what the recipe cannot say yet.
 
     ``--language-guard``: the converted probe files have no ``lang`` column, so the pairs get one here: the
     language of the bitext file whose foreign side holds the first sentence, else ``en`` (an English paraphrase
     pair); the recipe sets ``megabatch.language_guard: true`` (MegaBatchTrainer's language guard).
-    ``--cross-distillation N``: N bitext pairs join the distillation sentences as (foreign sentence, teacher
-    vector of its English translation), multilingual knowledge distillation (Reimers & Gurevych 2020) with the
-    recipe's TeacherDistillationLoss; the teacher vectors come from the recipe's teacher cache.
     """
     import pandas as pd
 
     import psp_st.training.recipe as recipe_module
 
-    originals = (recipe_module.load_recipe_pairs, recipe_module.build_distillation)
+    original = recipe_module.load_recipe_pairs
     lookup: dict[str, str] = {}
     for lang in LANGS:
         lookup.update(dict.fromkeys(pd.read_parquet(args.data / f"bitext-{lang}.parquet").sentence1, lang))
 
     def with_languages(data_cfg, seed, counts=None, data_dir=None):
-        dataset = originals[0](data_cfg, seed, counts=counts, data_dir=data_dir)
+        dataset = original(data_cfg, seed, counts=counts, data_dir=data_dir)
         if "lang" in dataset.column_names:
             return dataset
         return dataset.add_column("lang", [lookup.get(text, "en") for text in dataset["sentence1"]])
 
-    def with_cross_lingual(config, model, seed, timings=None, data_dir=None):
-        from datasets import Dataset, concatenate_datasets
-
-        from psp_st.distillation import teacher_vectors
-        from psp_st.training.auxiliary import AuxiliaryObjective
-
-        auxiliary = originals[1](config, model, seed, timings, data_dir=data_dir)
-        foreign, english = cross_lingual_sample(args.data, args.cross_distillation, args.temperature, seed)
-        distil = config["distillation"]
-        vectors = teacher_vectors(english, distil["teacher"], distil["cache_dir"], label="bitext English sides")
-        cross = Dataset.from_dict({"sentence": foreign, "embedding": vectors.with_format("numpy")["embedding"]})
-        english_rows = Dataset.from_dict(
-            {"sentence": auxiliary.texts, "embedding": auxiliary.labels.numpy()}, features=cross.features
-        )
-        return AuxiliaryObjective(
-            concatenate_datasets([english_rows, cross]),
-            auxiliary.loss,
-            weight=auxiliary.weight,
-            batch_size=auxiliary.batch_size,
-            seed=seed,
-            lr=auxiliary.lr,
-        )
-
     if args.language_guard:
         recipe_module.load_recipe_pairs = with_languages
-    if args.cross_distillation:
-        recipe_module.build_distillation = with_cross_lingual
     try:
         recipe_module.train_from_config(recipe_file, output_dir=output, max_steps=args.max_steps, overwrite=True)
     finally:
-        recipe_module.load_recipe_pairs, recipe_module.build_distillation = originals
+        recipe_module.load_recipe_pairs = original
 
 
 def run(args: argparse.Namespace) -> None:
     import yaml
 
+    if args.cross_per_language and not args.distillation_weight:
+        raise SystemExit("--cross-per-language needs --distillation-weight > 0 (it joins the distillation term)")
     run_dir = args.runs / args.name
     temperature = args.tokenizer_temperature or args.temperature
     init_key = f"init-v{args.vocab}-t{temperature}-{args.init}{args.dim}-e{args.tokenizer_english_pairs}"
@@ -367,9 +332,7 @@ def run(args: argparse.Namespace) -> None:
     if args.max_steps:
         train += ["--max-steps", str(args.max_steps)]
     train_start = time.perf_counter()
-    if args.language_guard or args.cross_distillation:
-        if args.cross_distillation and not args.distillation_weight:
-            raise SystemExit("--cross-distillation needs --distillation-weight > 0 (it joins the distillation term)")
+    if args.language_guard:
         train_in_process(recipe_file, run_dir / "train", args)
     else:
         subprocess.run([*train, "--overwrite"], check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
@@ -394,7 +357,8 @@ def run(args: argparse.Namespace) -> None:
                 "megabatch",
                 "max_steps",
                 "language_guard",
-                "cross_distillation",
+                "cross_per_language",
+                "mining_dtype",
             )
         },
         **evaluate(run_dir / "train" / "final"),
@@ -413,16 +377,20 @@ def run(args: argparse.Namespace) -> None:
 
 def table(log: Path) -> None:
     print(
-        "| probe | vocab | T | en pairs | epochs | init | distil | lang guard | FLORES err (mean / x->en / en->x) "
+        "| probe | vocab | T | en pairs | epochs | init | distil | cross distil | lang guard | mining "
+        "| FLORES err (mean / x->en / en->x) "
         "| STS-B dev | Tatoeba deu / fra err | STS-B test | steps | train s |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for line in log.read_text().splitlines():
         r = json.loads(line)
         s = r["settings"]
+        # cross-lingual distillation: pairs per language (teacher_column sources), or the old in-driver total
+        cross = f"{s['cross_per_language']}/lang" if s.get("cross_per_language") else s.get("cross_distillation") or "-"
         print(
             f"| {r['name']} | {r['vocab_size']} | {s['temperature']} | {s['english_pairs']} | {s['epochs']} "
-            f"| {s['init']}-{s['dim']} | {s['distillation_weight']} | {'yes' if s.get('language_guard') else 'no'} "
+            f"| {s['init']}-{s['dim']} | {s['distillation_weight']} | {cross} | {'yes' if s.get('language_guard') else 'no'} "
+            f"| {s.get('mining_dtype', 'bfloat16')} "
             f"| **{r['flores_mean_error']:.2f}** / {r['flores_x2en_error']:.2f} / {r['flores_en2x_error']:.2f} "
             f"| **{r['stsb_dev']:.2f}** | {r['tatoeba_deu_error']:.1f} / {r['tatoeba_fra_error']:.1f} "
             f"| {r['stsb_test']:.2f} | {r['steps']} | {r['train_seconds']:.0f} |"
@@ -457,13 +425,20 @@ def main() -> None:
     probe.add_argument("--megabatch", type=int, default=100)
     probe.add_argument("--max-steps", type=int, default=None)
     probe.add_argument(
+        "--mining-dtype",
+        choices=("float32", "bfloat16"),
+        default="float32",
+        help="mega-batch mining precision (the probes before the float32 default ran bfloat16: mining_dtype.md)",
+    )
+    probe.add_argument(
         "--language-guard", action="store_true", help="negatives of the language of the sentence they stand in for"
     )
     probe.add_argument(
-        "--cross-distillation",
+        "--cross-per-language",
         type=int,
         default=0,
-        help="bitext pairs distilled cross-lingually (foreign sentence -> teacher vector of its English side)",
+        help="bitext pairs per language distilled cross-lingually (foreign and English sentence -> teacher vector "
+        "of the English side: a teacher_column distillation source per bitext file)",
     )
     probe.add_argument("--seed", type=int, default=42)
     probe.add_argument("--log", type=Path, default=LOG)

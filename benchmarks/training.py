@@ -39,7 +39,8 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(args.threads)
-    from psp_st.training.recipe import load_config, sts_evaluator, train_from_config
+    from psp_st.evaluation import STSEvaluator, load_local
+    from psp_st.training.recipe import load_config, train_from_config
 
     config = load_config(args.config)
     for item in args.set:
@@ -55,8 +56,8 @@ def main() -> None:
         metrics = json.loads((Path(args.output) / "train_metrics.json").read_text())
         train_seconds = metrics["train_runtime"]
         pairs = metrics["global_step"] * config.get("trainer", {}).get("per_device_train_batch_size", 128)
-    dev = sts_evaluator("sts/stsbenchmark/dev.parquet", "sts-dev")(model)["sts-dev_spearman_cosine"]
-    test = sts_evaluator("sts/stsbenchmark/test.parquet", "sts-test")(model)["sts-test_spearman_cosine"]
+    scores = STSEvaluator({name: load_local(name) for name in ("stsb-dev", "stsb-test")})(model)
+    dev, test = scores["stsb-dev_spearman"], scores["stsb-test_spearman"]
     record = {
         "config": args.config,
         "overrides": args.set,

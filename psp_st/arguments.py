@@ -10,6 +10,7 @@ import difflib
 import math
 from collections.abc import Iterable, Mapping
 from numbers import Integral, Real
+from typing import Any, NamedTuple
 
 
 def check_int(name: str, value: object, minimum: int | None = 1) -> int:
@@ -44,3 +45,34 @@ def check_keys(where: str, mapping: Mapping[str, object], known: Iterable[str]) 
             close = difflib.get_close_matches(str(key), known, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise ValueError(f"{prefix}{key} is not a known key{hint}; known: {', '.join(known)}")
+
+
+class Check(NamedTuple):
+    """What a recipe value or training argument must be: of ``kind``, ``> 0`` (``positive``), within ``[low, high]``
+    (ints: ``>= low``), one of ``choices``; None passes. Numbers go through :func:`check_int` / :func:`check_number`."""
+
+    kind: type | tuple[type, ...]
+    low: float | None = None
+    high: float | None = None
+    positive: bool = False
+    choices: tuple[Any, ...] = ()
+
+    def __call__(self, where: str, value: Any) -> None:
+        if value is None:
+            return
+        if self.kind in (int, float):  # the API's numeric checks; a recipe reports every bad value as ValueError
+            try:
+                if self.kind is int:
+                    check_int(where, value, None if self.low is None else int(self.low))
+                else:
+                    check_number(where, value, self.low, self.high)
+            except TypeError as error:
+                hint = " (YAML reads 1e-3 as text: write 1.0e-3)" if isinstance(value, str) else ""
+                raise ValueError(f"{error}{hint}") from None
+        elif not isinstance(value, self.kind):
+            names = " or ".join(k.__name__ for k in (self.kind if isinstance(self.kind, tuple) else (self.kind,)))
+            raise ValueError(f"{where} must be a {names}, got {value!r}")
+        if self.positive and value <= 0:
+            raise ValueError(f"{where} must be > 0, got {value!r}")
+        if self.choices and value not in self.choices:
+            raise ValueError(f"{where} must be one of {list(self.choices)}, got {value!r}")

@@ -21,15 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from psp_st.evaluation.turku_labels import (
-    BASE_LABELS,
-    FLAGGED_BASE,
-    MINOR_CLASSES,
-    STYLE_CLASSES,
-    SUBSUMPTION_CLASSES,
-    TurkuLabel,
-    parse_labels,
-)
+from psp_st.evaluation.turku_labels import BASE_LABELS, FLAGGED_BASE, TurkuLabel, parse_labels
 from psp_st.io.atomic import atomic_directory
 
 if TYPE_CHECKING:
@@ -37,6 +29,11 @@ if TYPE_CHECKING:
 
 #: Version of the folder layout written by :meth:`TurkuClassifier.save`.
 TURKU_FORMAT_VERSION = 1
+#: Classes of the subsumption head ("" = no flag), the style head and the minor-deviation head (trained on
+#: base label FLAGGED_BASE only).
+SUBSUMPTION_CLASSES: tuple[str, ...] = ("", "<", ">")
+STYLE_CLASSES: tuple[str, ...] = ("", "s")
+MINOR_CLASSES: tuple[str, ...] = ("", "i")
 #: The heads in output order, with their classes.
 HEADS: dict[str, tuple[str, ...]] = {
     "base": BASE_LABELS,

@@ -48,7 +48,9 @@ def turku_scores(gold: Sequence[object], predicted: Sequence[object]) -> dict[st
     }
 
     classes: dict[str, dict[str, float]] = {}
-    merged_gold, merged_pred = [g.merged for g in gold_labels], [p.merged for p in pred_labels]
+    # base label merged with the subsumption flag (``4<``): the classes of the paper's Table 4
+    merged_gold = [g.base + g.subsumption for g in gold_labels]
+    merged_pred = [q.base + q.subsumption for q in pred_labels]
     names = sorted(set(merged_gold) | set(merged_pred))
     p, r, f, s = _prf(merged_gold, merged_pred, None, labels=names)
     for i, name in enumerate(names):

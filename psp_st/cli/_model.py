@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from psp_st.arguments import check_int
+
 
 def open_model(name: str, threads: int | None = None, engine: bool = False):
     """The model ``name`` for a CLI command; with ``engine``, a P-SP model (a release folder, a PSPEmbedding
     folder, a psp-st short name) opens as psp-st's inference engine (:func:`psp_st.inference.load_engine`)."""
-    if threads is not None and threads < 1:
-        raise ValueError(f"--threads must be >= 1, got {threads}")
+    if threads is not None:
+        check_int("--threads", threads)
     if engine:
         from pathlib import Path
 

@@ -55,10 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
     from psp_st.hub.build import RECIPE_SUITE, build
-    from psp_st.io.model_names import BUILD_INFO_FILE
+    from psp_st.io.model_names import read_build_record
 
     folder = build(
         args.name,
@@ -72,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         dtype=args.dtype,
     )
-    info = json.loads((folder / BUILD_INFO_FILE).read_text(encoding="utf-8"))
+    info = read_build_record(folder) or {}
     print(f"built {info['name']} in {folder} (training {info['training']['seconds'] / 60:.1f} min)")
     for key, value in (info.get("evaluation") or {}).get("metrics", {}).items():
         print(f"  {key:<50} {value:.4f}")

@@ -39,11 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the quick, full or xling suite, print a summary table, and write results.json, report.md and the plots
     into --out. Every number comes from this run; the command line is recorded in the report."""
+    from psp_st.arguments import check_int
     from psp_st.cli._model import open_model
     from psp_st.evaluation import run_suite, summary_markdown, write_report
 
-    if args.batch_size < 1:
-        raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
+    check_int("--batch-size", args.batch_size)
     model = open_model(args.model, args.threads)
     result = run_suite(
         model,

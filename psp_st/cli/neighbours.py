@@ -32,13 +32,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Cosine similarity of each query to every distinct candidate; prints one markdown table per query."""
+    from psp_st.arguments import check_int
     from psp_st.cli._model import open_model
-    from psp_st.evaluation.agreement import nearest_neighbours, neighbour_table_markdown
+    from psp_st.evaluation.agreement import neighbour_tables
     from psp_st.evaluation.embeddings import EmbeddingCache
     from psp_st.tokenization.corpus import read_texts
 
-    if args.top_k < 1:
-        raise ValueError(f"--top-k must be >= 1, got {args.top_k}")
+    check_int("--top-k", args.top_k)
     if args.gold is not None and len(args.gold) != len(args.query):
         raise ValueError(f"{len(args.gold)} --gold sentences for {len(args.query)} --query sentences")
     columns = [column.strip() for column in args.columns.split(",") if column.strip()] if args.parquet else None
@@ -48,10 +48,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"no candidate sentences in {args.candidates or args.parquet}")
     model = open_model(args.model, args.threads, engine=True)
     cache = EmbeddingCache(model, show_progress_bar=len(candidates) > 10_000 and not args.no_progress)
-    found = nearest_neighbours(
-        cache.encode(args.query), cache.encode(candidates), candidates, k=args.top_k, exclude=args.query
-    )
-    for index, (query, rows) in enumerate(zip(args.query, found, strict=True)):
-        print(neighbour_table_markdown(query, rows, gold=args.gold[index] if args.gold else None))
+    for table in neighbour_tables(cache, args.query, candidates, args.top_k, args.gold):
+        print(table)
         print()
     return 0

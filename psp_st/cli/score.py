@@ -17,7 +17,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--header", action="store_true", help="the first line is a header")
     parser.add_argument("--chunk-size", type=int, default=50_000, help="pairs scored per chunk (RAM bound)")
     parser.add_argument("--threads", type=int, default=None, help="torch/sentencepiece threads (default: all)")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=run)
 

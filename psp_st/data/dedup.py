@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,17 +33,13 @@ def pair_hash(text1: str, text2: str, symmetric: bool = False) -> int:
 
 
 def _stream_unique(source: Any, symmetric: bool, counter: FilterCount | None) -> Iterator[dict]:
-    seen: set[int] = set()
+    unique = ExactDedup(symmetric)  # a fresh memory on every pass over the stream
     for row in source:
-        key = pair_hash(row["sentence1"], row["sentence2"], symmetric)
-        if key in seen:
-            if counter is not None:
-                counter.dropped += 1
-            continue
-        seen.add(key)
+        kept = unique.keep({"sentence1": [row["sentence1"]], "sentence2": [row["sentence2"]]})
         if counter is not None:
-            counter.kept += 1
-        yield row
+            counter.update(kept)
+        if kept[0]:
+            yield row
 
 
 @dataclass(frozen=True)
@@ -52,7 +48,17 @@ class ExactDedup:
 
     symmetric: bool = False
     batch_size: int = 10_000
+    seen: set[int] = field(default_factory=set, compare=False, repr=False)
     name: ClassVar[str] = "dedup"
+
+    def keep(self, batch: dict[str, list]) -> list[bool]:
+        """Batched predicate with a memory (streams, ``psp-st mine``): a pair is kept the first time any batch has it."""
+        verdict = []
+        for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True):
+            key = pair_hash(a, b, self.symmetric)
+            verdict.append(key not in self.seen)
+            self.seen.add(key)
+        return verdict
 
     def first_occurrences(self, dataset: Any) -> np.ndarray:
         """Boolean mask over the rows of a ``Dataset``: True at the first occurrence of each pair."""

@@ -253,6 +253,29 @@ class ExcludeFilter(PairFilter):
         return [value not in self.values for value in batch[self.column]]
 
 
+@dataclass(frozen=True)
+class IdenticalFilter(PairFilter):
+    """Drop pairs whose sides are equal up to case and punctuation (equal :func:`text_key`), or have no word."""
+
+    name: ClassVar[str] = "identical"
+
+    def keep(self, batch: dict[str, list]) -> list[bool]:
+        pairs = zip(map(text_key, batch["sentence1"]), map(text_key, batch["sentence2"]), strict=True)
+        return [a != b and bool(a) and bool(b) for a, b in pairs]
+
+
+@dataclass(frozen=True)
+class ExcludeTextsFilter(PairFilter):
+    """Drop pairs with a side whose :func:`text_key` is one of ``keys`` (e.g. evaluation sentences' keys)."""
+
+    keys: frozenset[str]
+    name: ClassVar[str] = "excluded"
+
+    def keep(self, batch: dict[str, list]) -> list[bool]:
+        pairs = zip(batch["sentence1"], batch["sentence2"], strict=True)
+        return [text_key(a) not in self.keys and text_key(b) not in self.keys for a, b in pairs]
+
+
 def keep_by_mask(batch: dict[str, list], indices: list[int], keep: Any) -> list[bool]:
     """Batched ``filter(..., with_indices=True)`` predicate: keep the rows whose ``keep[index]`` is True."""
     import numpy as np

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.arguments import check_keys
+from psp_st.arguments import Check, check_keys
 
 logger = logging.getLogger(__name__)
 
@@ -54,10 +54,8 @@ class PairSource:
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise ValueError(f"{where}.path is required (a file path or glob), got {path!r}")
         cap, weight = entry.get("max_pairs"), entry.get("weight")
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-            raise ValueError(f"{where}.max_pairs must be a positive integer, got {cap!r}")
-        if weight is not None and (isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0):
-            raise ValueError(f"{where}.weight must be a number > 0, got {weight!r}")
+        Check(int, positive=True)(f"{where}.max_pairs", cap)
+        Check(float, positive=True)(f"{where}.weight", weight)
         columns = dict(entry.get("columns") or {})
         check_keys(f"{where}.columns", columns, SOURCE_OUTPUTS)
         exclude = parse_exclude(entry.get("exclude"), where)

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from psp_st.io.atomic import atomic_directory, atomic_write_bytes
+from psp_st.arguments import check_int
+from psp_st.io.atomic import atomic_directory, atomic_write_json
 from psp_st.io.progress import progress_bar
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def _check_meta(folder: Path, teacher_name: str) -> None:
         return
     folder.mkdir(parents=True, exist_ok=True)
     meta = {"format_version": FORMAT_VERSION, "teacher": str(teacher_name), "key": "sentence text"}
-    atomic_write_bytes(meta_path, json.dumps(meta, indent=2).encode())
+    atomic_write_json(meta_path, meta)
 
 
 @contextlib.contextmanager
@@ -94,6 +95,24 @@ def _quiet_datasets() -> Iterator[None]:
 
 def _shards(folder: Path) -> list[Path]:
     return sorted(path for path in folder.glob("shard-*") if path.is_dir() and not path.name.endswith(".tmp"))
+
+
+def _read_shards(folder: Path) -> tuple[list[Any], dict[str, int]]:
+    """The complete shards of ``folder`` (memory-mapped) and each cached sentence's row in their concatenation."""
+    from datasets import load_from_disk
+
+    shards: list[Any] = []
+    row_of: dict[str, int] = {}
+    offset = 0
+    for path in _shards(folder):
+        try:
+            shards.append(load_from_disk(str(path)))
+        except Exception as error:  # a shard is only ever renamed into place complete: this is damage
+            raise ValueError(f"teacher cache shard {path} is unreadable ({error}); delete it and run again") from error
+        for row, text in enumerate(shards[-1]["sentence"]):
+            row_of.setdefault(text, offset + row)
+        offset += len(shards[-1])
+    return shards, row_of
 
 
 def teacher_vectors(
@@ -119,10 +138,9 @@ def teacher_vectors(
         batch_size: teacher batch size.
         show_progress_bar: a tqdm bar over the sentences to encode.
     """
-    from datasets import Dataset, concatenate_datasets, load_from_disk
+    from datasets import Dataset, concatenate_datasets
 
-    if shard_size < 1:
-        raise ValueError(f"shard_size must be >= 1, got {shard_size}")
+    check_int("shard_size", shard_size)
     sentences = list(sentences)
     bad = [i for i, text in enumerate(sentences) if not isinstance(text, str)]
     if bad:
@@ -130,36 +148,11 @@ def teacher_vectors(
     folder = cache_folder(cache_dir, teacher_name)
     _check_meta(folder, teacher_name)
 
-    def read(paths: list[Path]) -> list[Any]:
-        parts = []
-        for path in paths:
-            try:
-                parts.append(load_from_disk(str(path)))
-            except Exception as error:  # a shard is only ever renamed into place complete: this is damage
-                raise ValueError(
-                    f"teacher cache shard {path} is unreadable ({error}); delete it and run again"
-                ) from error
-        return parts
-
-    known = _shards(folder)
-    shards = read(known)
-    row_of: dict[str, int] = {}
-    offset = 0
-
-    def index(parts: list[Any]) -> None:
-        nonlocal offset
-        for shard in parts:
-            for row, text in enumerate(shard["sentence"]):
-                row_of.setdefault(text, offset + row)
-            offset += len(shard)
-
-    index(shards)
+    shards, row_of = _read_shards(folder)
     missing = list(dict.fromkeys(text for text in sentences if text not in row_of))
     if missing:
         _encode_missing(missing, folder, teacher_name, label, teacher, shard_size, batch_size, show_progress_bar)
-        new = read([path for path in _shards(folder) if path not in set(known)])
-        index(new)
-        shards += new
+        shards, row_of = _read_shards(folder)
     if not sentences:
         return Dataset.from_dict({"sentence": [], "embedding": []})
     table = concatenate_datasets(shards)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from psp_st.arguments import check_int
 from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs
 from psp_st.evaluation.correlation import as_scores
 from psp_st.evaluation.embeddings import EmbeddingCache, cosine_matrix, cosine_pairs
@@ -91,8 +92,7 @@ def nearest_neighbours(
 
     ``exclude[i]`` (usually the query text itself) is skipped for query ``i``.
     """
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    k = check_int("k", k)
     results = []
     for row, similarities in enumerate(cosine_matrix(query_embeddings, candidate_embeddings)):
         order = [
@@ -114,6 +114,22 @@ def neighbour_table_markdown(query: str, neighbours: Sequence[tuple[str, float]]
         shown = text.replace("|", "\\|")
         lines.append(f"| {rank} | {cosine:.3f} | {'**' + shown + '**' if text == gold else shown} |")
     return "\n".join(lines)
+
+
+def neighbour_tables(
+    cache: EmbeddingCache,
+    queries: Sequence[str],
+    candidates: Sequence[str],
+    k: int = 10,
+    golds: Sequence[str] | None = None,
+) -> list[str]:
+    """One :func:`neighbour_table_markdown` per query: its ``k`` nearest ``candidates`` (itself excluded), embedded
+    through ``cache``; ``golds[i]``, when given, is query ``i``'s annotated paraphrase."""
+    found = nearest_neighbours(cache.encode(queries), cache.encode(candidates), candidates, k=k, exclude=queries)
+    return [
+        neighbour_table_markdown(query, rows, gold=golds[index] if golds else None)
+        for index, (query, rows) in enumerate(zip(queries, found, strict=True))
+    ]
 
 
 class ScoreAgreementEvaluator(CachedEmbeddingEvaluator):

@@ -139,24 +139,13 @@ def flores_languages(data_dir: str | os.PathLike | None = None) -> list[str]:
     return found
 
 
-def load_sts_folder(path: str | os.PathLike, subset_column: str = "subset") -> dict[str, Any]:
-    """Held-out STS years stored locally, as ``{subset: Dataset}``.
-
-    ``path`` is either a folder of ``<subset>.parquet`` files (e.g. ``sts2012/MSRpar.parquet``) or one
-    Parquet file with a ``subset`` column. Each needs ``sentence1``, ``sentence2``, ``score``.
-    """
-    path = Path(path)
-    if path.is_dir():
-        files = sorted(path.glob("*.parquet"))
-        if not files:
-            raise FileNotFoundError(f"{path} holds no .parquet files (expected one file per STS subset)")
-        return {file.stem: load_table(file, STS_COLUMNS, STS_COLUMNS[:2]) for file in files}
-    dataset = load_table(path, (*STS_COLUMNS, subset_column), STS_COLUMNS[:2])
-    subsets = list(dataset[subset_column])
-    return {
-        name: dataset.select([row for row, value in enumerate(subsets) if value == name])
-        for name in sorted(set(subsets))
-    }
+def load_sts_folder(path: str | os.PathLike) -> dict[str, Any]:
+    """Held-out STS years stored locally: a folder of ``<subset>.parquet`` files (e.g. ``sts2012/MSRpar.parquet``),
+    each with ``sentence1``, ``sentence2``, ``score``, as ``{subset: Dataset}``."""
+    files = sorted(Path(path).glob("*.parquet"))
+    if not files:
+        raise FileNotFoundError(f"{path} holds no .parquet files (expected one file per STS subset)")
+    return {file.stem: load_table(file, STS_COLUMNS, STS_COLUMNS[:2]) for file in files}
 
 
 # -- Opusparcus ----------------------------------------------------------------------------------------------

@@ -28,44 +28,12 @@ except ImportError as error:  # pragma: no cover - mteb ships with the eval extr
 
 from psp_st.evaluation.loaders import BITEXT_LANGS, PAWSX_LANGS, load_flores, load_local
 
-_COMMON: dict[str, Any] = {
-    "category": "t2t",
-    "modalities": ["text"],
-    "date": ("2012-01-01", "2017-12-31"),
-    "domains": ["Written"],
-    "task_subtypes": [],
-    "annotations_creators": "human-annotated",
-    "dialect": [],
-    "sample_creation": "found",
-    "bibtex_citation": "",
+#: MTEB's task type and main score of each abstract task psp-st has local twins of.
+_KINDS: dict[type, tuple[TaskType, str]] = {
+    AbsTaskSTS: ("STS", "cosine_spearman"),
+    AbsTaskPairClassification: ("PairClassification", "max_ap"),
+    AbsTaskBitextMining: ("BitextMining", "f1"),
 }
-
-
-def _metadata(
-    name: str,
-    description: str,
-    task_type: TaskType,
-    main_score: str,
-    eval_langs: Any,
-    reference: str,
-    license: str = "not specified",
-    eval_splits: tuple[str, ...] = ("test",),
-    adapted_from: str | None = None,
-) -> TaskMetadata:
-    return TaskMetadata(
-        name=name,
-        description=description,
-        reference=reference,
-        type=task_type,
-        main_score=main_score,
-        eval_splits=list(eval_splits),
-        eval_langs=eval_langs,
-        license=license,
-        # MTEB requires a dataset reference; these tasks never call load_dataset with it
-        dataset={"path": f"local/{name}", "revision": "local"},
-        adapted_from=[adapted_from] if adapted_from else None,
-        **_COMMON,
-    )
 
 
 class _LocalData:
@@ -104,135 +72,66 @@ class _LocalData:
         return dataset.rename_columns(self.renames) if self.renames else dataset
 
 
-class STSBenchmarkLocal(_LocalData, AbsTaskSTS):
-    """MTEB's ``STSBenchmark`` on the local STS Benchmark files (scores 0-5)."""
+def _local_task(
+    official: str,
+    base: type,
+    files: dict[str | None, dict[str, str]],
+    description: str,
+    eval_langs: Any,
+    reference: str,
+    license: str = "not specified",
+    eval_splits: tuple[str, ...] = ("test",),
+    **attributes: Any,
+) -> type[Any]:
+    """MTEB's ``base`` task named ``<official>.local`` whose ``load_data`` reads ``files`` (local dataset keys).
 
-    min_score = 0
-    max_score = 5
-    files = {None: {"validation": "stsb-dev", "test": "stsb-test"}}
-    metadata = _metadata(
-        "STSBenchmark.local",
-        "STS Benchmark (Cer et al., 2017) read from local Parquet files.",
-        "STS",
-        "cosine_spearman",
-        ["eng-Latn"],
-        "https://aclanthology.org/S17-2001",
-        license="cc-by-sa-4.0",
-        adapted_from="STSBenchmark",
+    ``attributes`` become class attributes (``min_score``, ``renames``, a ``load`` override); MTEB's metadata
+    needs a dataset reference, which these tasks never pass to ``load_dataset``.
+    """
+    task_type, main_score = _KINDS[base]
+    metadata = TaskMetadata(
+        name=f"{official}.local",
+        description=f"{description} read from local files.",
+        reference=reference,
+        type=task_type,
+        main_score=main_score,
+        eval_splits=list(eval_splits),
+        eval_langs=eval_langs,
+        license=license,
+        dataset={"path": f"local/{official}.local", "revision": "local"},
+        adapted_from=None if official == "MSRPC" else [official],  # MSRPC is no MTEB task
+        category="t2t",
+        modalities=["text"],
+        date=("2012-01-01", "2017-12-31"),
+        domains=["Written"],
+        task_subtypes=[],
+        annotations_creators="human-annotated",
+        dialect=[],
+        sample_creation="found",
+        bibtex_citation="",
     )
+    doc = f"MTEB's ``{official}`` on the local files: {description}."
+    body = {"__doc__": doc, "__module__": __name__, "files": files, "metadata": metadata, **attributes}
+    return type(f"{official.replace('-', '')}Local", (_LocalData, base), body)
 
 
-class SICKRLocal(_LocalData, AbsTaskSTS):
-    """MTEB's ``SICK-R`` on the local SICK files (relatedness on a 1-5 scale)."""
-
-    min_score = 1
-    max_score = 5
-    files = {None: {"test": "sick-test"}}
-    metadata = _metadata(
-        "SICK-R.local",
-        "SICK relatedness (Marelli et al., 2014) read from local Parquet files.",
-        "STS",
-        "cosine_spearman",
-        ["eng-Latn"],
-        "https://aclanthology.org/L14-1314",
-        license="cc-by-nc-sa-3.0",
-        adapted_from="SICK-R",
-    )
-
-
-class STS17Local(_LocalData, AbsTaskSTS):
-    """MTEB's ``STS17`` English-English track on the local file (the other tracks are held out here)."""
-
-    min_score = 0
-    max_score = 5
-    files = {"en-en": {"test": "sts17-en-en"}}
-    metadata = _metadata(
-        "STS17.local",
-        "SemEval-2017 STS track 5 (en-en) read from a local Parquet file.",
-        "STS",
-        "cosine_spearman",
-        {"en-en": ["eng-Latn", "eng-Latn"]},
-        "https://aclanthology.org/S17-2001",
-        license="cc-by-sa-4.0",
-        adapted_from="STS17",
-    )
-
-
-class MSRPCLocal(_LocalData, AbsTaskPairClassification):
-    """Microsoft Research Paraphrase Corpus test set as an MTEB pair-classification task."""
-
-    files = {None: {"test": "msrpc-test"}}
-    renames = {"label": "labels"}
-    metadata = _metadata(
-        "MSRPC.local",
-        "MSR Paraphrase Corpus (Dolan & Brockett, 2005), local test file.",
-        "PairClassification",
-        "max_ap",
-        ["eng-Latn"],
-        "https://aclanthology.org/I05-5002",
-    )
-
-
-#: MTEB language-script code of each PAWS-X language (the languages themselves: ``loaders.PAWSX_LANGS``).
-PAWSX_CODES = {
-    "de": "deu-Latn",
-    "en": "eng-Latn",
-    "es": "spa-Latn",
-    "fr": "fra-Latn",
-    "ja": "jpn-Jpan",
-    "ko": "kor-Hang",
-    "zh": "cmn-Hans",
-}
-
-
-class PawsXLocal(_LocalData, AbsTaskPairClassification):
-    """MTEB's ``PawsXPairClassification`` on the local PAWS-X files (7 languages)."""
-
-    files = {lang: {"test": f"pawsx-{lang}-test", "validation": f"pawsx-{lang}-dev"} for lang in PAWSX_LANGS}
-    renames = {"label": "labels"}
-    metadata = _metadata(
-        "PawsXPairClassification.local",
-        "PAWS-X (Yang et al., 2019) read from local files.",
-        "PairClassification",
-        "max_ap",
-        {lang: [PAWSX_CODES[lang]] for lang in PAWSX_LANGS},
-        "https://aclanthology.org/D19-1382",
-        eval_splits=("test", "validation"),
-        adapted_from="PawsXPairClassification",
-    )
-
-
-class TatoebaLocal(_LocalData, AbsTaskBitextMining):
-    """MTEB's ``Tatoeba`` bitext mining on the local LASER v1 test sets (deu-eng, fra-eng)."""
-
-    files = {f"{lang}-eng": {"test": f"tatoeba-{lang}"} for lang in ("deu", "fra")}
-    renames = {"source": "sentence1", "target": "sentence2"}
-    metadata = _metadata(
-        "Tatoeba.local",
-        "Tatoeba (LASER v1 test sets) read from local Parquet files.",
-        "BitextMining",
-        "f1",
-        {"deu-eng": ["deu-Latn", "eng-Latn"], "fra-eng": ["fra-Latn", "eng-Latn"]},
-        "https://github.com/facebookresearch/LASER",
-        license="cc-by-2.0",
-        adapted_from="Tatoeba",
-    )
-
-
-#: FLORES-200 code (language_Script) of each bitext language (the languages: ``loaders.BITEXT_LANGS``).
+#: FLORES-200 code (language_Script) of each bitext and PAWS-X language (MTEB writes them ``lang-Script``).
 FLORES_CODES = {
     "ar": "arb_Arab",
     "cs": "ces_Latn",
     "de": "deu_Latn",
+    "en": "eng_Latn",
     "es": "spa_Latn",
     "fi": "fin_Latn",
     "fr": "fra_Latn",
+    "ja": "jpn_Jpan",
+    "ko": "kor_Hang",
     "ru": "rus_Cyrl",
     "sv": "swe_Latn",
     "tr": "tur_Latn",
     "zh": "zho_Hans",
 }
-_ENGLISH = "eng_Latn"
+_ENGLISH = FLORES_CODES["en"]
 #: ``{subset: [lang-Script, lang-Script]}``, both directions per language, named like the official task's.
 _FLORES_SUBSETS = {
     f"{first}-{second}": [first.replace("_", "-"), second.replace("_", "-")]
@@ -241,46 +140,99 @@ _FLORES_SUBSETS = {
 }
 
 
-class FloresLocal(_LocalData, AbsTaskBitextMining):
-    """MTEB's ``FloresBitextMining`` (X-English pairs only) on the FLORES-200 devtest rows of the local bitext
-    files, both directions (``deu_Latn-eng_Latn`` retrieves English for German sentences, ``eng_Latn-deu_Latn``
-    the reverse). These rows are the cross-lingual *dev* set of psp-st's recipes (dropped from training).
-    Narrow the languages with ``task.filter_languages(...)``; a language whose file is absent is an error."""
+def _load_flores(task: Any, key: str) -> Any:
+    """One FLORES subset (``deu_Latn-eng_Latn``: German ``sentence1``, English ``sentence2``; the reverse too)."""
+    first, second = key.split("-")
+    foreign = first if first != _ENGLISH else second
+    lang = next(lang for lang, code in FLORES_CODES.items() if code == foreign)
+    columns = ("sentence1", "sentence2") if first == foreign else ("sentence2", "sentence1")
+    return load_flores(lang, task.data_dir).rename_columns(dict(zip(("source", "target"), columns, strict=True)))
 
-    files = {subset: {"devtest": subset} for subset in _FLORES_SUBSETS}
-    metadata = _metadata(
-        "FloresBitextMining.local",
-        "FLORES-200 devtest X-English pairs read from the local bitext files.",
-        "BitextMining",
-        "f1",
+
+_STS_PAPER = "https://aclanthology.org/S17-2001"
+_TASKS = [
+    _local_task(
+        "STSBenchmark",
+        AbsTaskSTS,
+        {None: {"validation": "stsb-dev", "test": "stsb-test"}},
+        "STS Benchmark (Cer et al., 2017), scores 0-5",
+        ["eng-Latn"],
+        _STS_PAPER,
+        license="cc-by-sa-4.0",
+        min_score=0,
+        max_score=5,
+    ),
+    _local_task(
+        "SICK-R",
+        AbsTaskSTS,
+        {None: {"test": "sick-test"}},
+        "SICK relatedness (Marelli et al., 2014), scores 1-5",
+        ["eng-Latn"],
+        "https://aclanthology.org/L14-1314",
+        license="cc-by-nc-sa-3.0",
+        min_score=1,
+        max_score=5,
+    ),
+    _local_task(
+        "STS17",
+        AbsTaskSTS,
+        {"en-en": {"test": "sts17-en-en"}},
+        "SemEval-2017 STS track 5, en-en (the other tracks are held out here)",
+        {"en-en": ["eng-Latn", "eng-Latn"]},
+        _STS_PAPER,
+        license="cc-by-sa-4.0",
+        min_score=0,
+        max_score=5,
+    ),
+    _local_task(
+        "MSRPC",
+        AbsTaskPairClassification,
+        {None: {"test": "msrpc-test"}},
+        "MSR Paraphrase Corpus (Dolan & Brockett, 2005), test set",
+        ["eng-Latn"],
+        "https://aclanthology.org/I05-5002",
+        renames={"label": "labels"},
+    ),
+    _local_task(
+        "PawsXPairClassification",
+        AbsTaskPairClassification,
+        {lang: {"test": f"pawsx-{lang}-test", "validation": f"pawsx-{lang}-dev"} for lang in PAWSX_LANGS},
+        "PAWS-X (Yang et al., 2019), 7 languages",
+        {lang: [FLORES_CODES[lang].replace("_", "-").replace("zho", "cmn")] for lang in PAWSX_LANGS},  # MTEB: cmn
+        "https://aclanthology.org/D19-1382",
+        eval_splits=("test", "validation"),
+        renames={"label": "labels"},
+    ),
+    _local_task(
+        "Tatoeba",
+        AbsTaskBitextMining,
+        {f"{lang}-eng": {"test": f"tatoeba-{lang}"} for lang in ("deu", "fra")},
+        "Tatoeba bitext mining, LASER v1 test sets deu-eng and fra-eng",
+        {"deu-eng": ["deu-Latn", "eng-Latn"], "fra-eng": ["fra-Latn", "eng-Latn"]},
+        "https://github.com/facebookresearch/LASER",
+        license="cc-by-2.0",
+        renames={"source": "sentence1", "target": "sentence2"},
+    ),
+    # X-English pairs only, both directions; these rows are the cross-lingual *dev* set of psp-st's recipes
+    # (dropped from training). Narrow the languages with ``task.filter_languages(...)``.
+    _local_task(
+        "FloresBitextMining",
+        AbsTaskBitextMining,
+        {subset: {"devtest": subset} for subset in _FLORES_SUBSETS},
+        "FLORES-200 devtest X-English pairs of the bitext files",
         _FLORES_SUBSETS,
         "https://huggingface.co/datasets/facebook/flores",
         license="cc-by-sa-4.0",
         eval_splits=("devtest",),
-        adapted_from="FloresBitextMining",
-    )
-
-    def load(self, key: str) -> Any:
-        first, second = key.split("-")
-        foreign = first if first != _ENGLISH else second
-        lang = next(lang for lang, code in FLORES_CODES.items() if code == foreign)
-        columns = ("sentence1", "sentence2") if first == foreign else ("sentence2", "sentence1")
-        return load_flores(lang, self.data_dir).rename_columns(dict(zip(("source", "target"), columns, strict=True)))
-
-
+        load=_load_flores,
+    ),
+]
 #: Local task class by official MTEB task name.
-LOCAL_TASKS: dict[str, type] = {
-    "STSBenchmark": STSBenchmarkLocal,
-    "SICK-R": SICKRLocal,
-    "STS17": STS17Local,
-    "MSRPC": MSRPCLocal,
-    "PawsXPairClassification": PawsXLocal,
-    "Tatoeba": TatoebaLocal,
-    "FloresBitextMining": FloresLocal,
-}
+LOCAL_TASKS: dict[str, type] = {task.metadata.name.removesuffix(".local"): task for task in _TASKS}
+STSBenchmarkLocal = LOCAL_TASKS["STSBenchmark"]
 
 #: Official MTEB names of the local tasks (MSRPC is not an MTEB task, so it has no online twin here).
-OFFICIAL_NAMES = ["STSBenchmark", "SICK-R", "STS17", "PawsXPairClassification", "Tatoeba", "FloresBitextMining"]
+OFFICIAL_NAMES = [name for name in LOCAL_TASKS if name != "MSRPC"]
 #: The MTEB tasks of the ``xling`` suite (cross-lingual models and their English retention).
 XLING_TASKS = ["FloresBitextMining", "Tatoeba", "PawsXPairClassification", "STS17", "STSBenchmark"]
 

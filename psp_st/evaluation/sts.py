@@ -8,10 +8,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from psp_st.evaluation.base import CachedEmbeddingEvaluator
+from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs
 from psp_st.evaluation.correlation import correlations
 from psp_st.evaluation.embeddings import EmbeddingCache, cosine_pairs
-from psp_st.evaluation.loaders import STS_COLUMNS, check_columns
 
 
 def wieting_means(
@@ -86,12 +85,11 @@ class STSEvaluator(CachedEmbeddingEvaluator):
         self.subsets: dict[str, tuple[list[str], list[str], np.ndarray]] = {}
         for subset, data in subsets.items():
             source = getattr(getattr(data, "info", None), "description", None) or subset
-            check_columns(data, STS_COLUMNS, f"STS subset {subset!r} ({source})", STS_COLUMNS[:2])
+            first, second, scores = read_pairs(data, "score", f"STS subset {subset!r} ({source})")
             try:
-                scores = np.asarray(data["score"], dtype=np.float64)
+                self.subsets[subset] = (first, second, np.asarray(scores, dtype=np.float64))
             except (TypeError, ValueError) as error:
                 raise ValueError(f"STS subset {subset!r} ({source}): column 'score' is not numeric ({error})") from None
-            self.subsets[subset] = (list(data["sentence1"]), list(data["sentence2"]), scores)
         self.groups = {group: list(names) for group, names in (groups or {}).items()}
         for group, names in self.groups.items():
             unknown = [n for n in names if n not in self.subsets]

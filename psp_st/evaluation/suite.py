@@ -27,8 +27,7 @@ from psp_st.data.loaders import load_table
 from psp_st.evaluation.agreement import (
     ScoreAgreementEvaluator,
     exact_level,
-    nearest_neighbours,
-    neighbour_table_markdown,
+    neighbour_tables,
     plot_score_levels,
     sts_bucket,
 )
@@ -77,7 +76,8 @@ class SuiteTask:
     group: str
     build: Callable[[EmbeddingCache], Any]
     headline: dict[str, tuple[str, float]] = field(default_factory=dict)
-    plot: Callable[[Any], tuple[str, list[dict[str, Any]]]] | None = None
+    #: plot the evaluator's ``stats`` (score-level agreement) when the suite writes into a folder
+    plot: bool = False
 
 
 def _sts(name: str, load: Callable[[], Any]) -> SuiteTask:
@@ -166,7 +166,7 @@ def _agreement(
         "Human-score agreement",
         lambda cache: ScoreAgreementEvaluator(loader(), level=level, score_column=score_column, cache=cache),
         {"separation": ("mean cosine top level - bottom level", 1.0)},
-        plot=lambda evaluator: (name, evaluator.stats),
+        plot=True,
     )
 
 
@@ -250,19 +250,14 @@ def suite_tasks(
     return tasks, skipped
 
 
-def neighbour_tables(model_cache: EmbeddingCache, data_dir: Path, queries: int = 2, k: int = 10) -> list[str]:
+def stsb_neighbour_tables(cache: EmbeddingCache, data_dir: Path, queries: int = 2, k: int = 10) -> list[str]:
     """Nearest-neighbour tables (Opusparcus Tables 4-5 style) for the first STSb-test pairs scored 5."""
     data = load_local("stsb-test", data_dir)
-    candidates = list(dict.fromkeys([*data["sentence1"], *data["sentence2"]]))
     picked = [row for row in data if row["score"] >= 5.0][:queries]
-    query_texts = [row["sentence1"] for row in picked]
-    found = nearest_neighbours(
-        model_cache.encode(query_texts), model_cache.encode(candidates), candidates, k=k, exclude=query_texts
+    candidates = list(dict.fromkeys([*data["sentence1"], *data["sentence2"]]))
+    return neighbour_tables(
+        cache, [row["sentence1"] for row in picked], candidates, k, [row["sentence2"] for row in picked]
     )
-    return [
-        neighbour_table_markdown(row["sentence1"], rows, gold=row["sentence2"])
-        for row, rows in zip(picked, found, strict=True)
-    ]
 
 
 def run_suite(
@@ -314,11 +309,10 @@ def run_suite(
         for key, (label, scale) in task.headline.items():
             if key in metrics:
                 summary.append({"group": task.group, "task": task.name, "metric": label, "value": metrics[key] * scale})
-        if task.plot is not None and out_dir is not None:
-            title, stats = task.plot(evaluator)
-            path = Path(out_dir) / f"agreement_{title.replace('/', '_')}.png"
-            plots.append(plot_score_levels(title, stats, path, title=f"{model_name}: {title}"))
-    neighbours = neighbour_tables(cache, data_dir) if suite == "full" else []
+        if task.plot and out_dir is not None:
+            path = Path(out_dir) / f"agreement_{task.name.replace('/', '_')}.png"
+            plots.append(plot_score_levels(task.name, evaluator.stats, path, title=f"{model_name}: {task.name}"))
+    neighbours = stsb_neighbour_tables(cache, data_dir) if suite == "full" else []
     return {
         "model": model_name,
         "suite": suite,

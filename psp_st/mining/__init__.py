@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from psp_st.mining.teacher import load_teacher, read_sentences
+from psp_st.mining.teacher import load_teacher
 
-__all__ = ["load_teacher", "read_sentences"]
+__all__ = ["load_teacher"]

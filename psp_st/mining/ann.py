@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_path
 from psp_st.mining.shards import ShardedVectors
 
@@ -61,10 +62,10 @@ class IndexSpec:
     def __post_init__(self) -> None:
         if self.kind not in INDEX_KINDS:
             raise ValueError(f"unknown index kind {self.kind!r}; use one of {INDEX_KINDS}")
-        if self.nprobe < 1 or self.exact_below < 0:
-            raise ValueError(f"nprobe must be >= 1 and exact_below >= 0, got {self.nprobe}, {self.exact_below}")
-        if self.pca is not None and self.pca < 1:
-            raise ValueError(f"pca must be a positive dimension, got {self.pca}")
+        check_int("nprobe", self.nprobe)
+        check_int("exact_below", self.exact_below, minimum=0)
+        if self.pca is not None:
+            check_int("pca", self.pca)
 
     def resolve(self, n: int) -> str:
         """The concrete kind for ``n`` vectors."""

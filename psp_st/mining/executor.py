@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from psp_st.arguments import check_int
+
 logger = logging.getLogger(__name__)
 
 #: The value of ``--ray`` given without an address: start a local Ray instance.
@@ -32,8 +34,8 @@ class Execution:
     threads: int = 1
 
     def __post_init__(self) -> None:
-        if self.workers < 1 or self.threads < 1:
-            raise ValueError(f"workers and threads must be >= 1, got {self.workers} and {self.threads}")
+        check_int("workers", self.workers)
+        check_int("threads", self.threads)
 
 
 def set_worker_threads(threads: int) -> None:

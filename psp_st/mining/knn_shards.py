@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from psp_st.arguments import check_int
 from psp_st.mining.ann import exact_similarities, load_index, search
 from psp_st.mining.executor import Execution, run_tasks
 from psp_st.mining.shards import PLAN_FILE, Shard, ShardedVectors, ShardStore, read_manifest, sha256_file
@@ -87,8 +88,7 @@ def knn_shards(
 ) -> dict[str, Any]:
     """Search every query vector of the embedding folder ``queries`` against the index of the embedding folder
     ``targets``; returns the manifest."""
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    check_int("k", k)
     execution = execution or Execution()
     shards = vector_shards(queries)
     settings = {"k": k, "exclude_self": exclude_self, "nprobe": nprobe, "ef_search": ef_search}

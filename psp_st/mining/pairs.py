@@ -19,9 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.data.dedup import pair_hash
+from psp_st.arguments import check_int
+from psp_st.data.dedup import ExactDedup
 from psp_st.data.filters import (
+    ExcludeTextsFilter,
     FilterCount,
+    IdenticalFilter,
     LengthRatioFilter,
     TrigramOverlapFilter,
     length_ratio,
@@ -92,30 +95,28 @@ class MiningConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.k < 1 or self.recall_k < 1 or self.recall_sample < 0:
-            raise ValueError(
-                f"need k >= 1, recall_k >= 1, recall_sample >= 0; got {self.k}, {self.recall_k}, {self.recall_sample}"
-            )
+        check_int("k", self.k)
+        check_int("recall_k", self.recall_k)
+        check_int("recall_sample", self.recall_sample, minimum=0)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {self.strategy!r}; use one of {STRATEGIES}")
         if not -1.0 <= self.min_cosine <= self.max_cosine <= 1.0:
             raise ValueError(f"need -1 <= min_cosine <= max_cosine <= 1, got {self.min_cosine}, {self.max_cosine}")
-        if self.chunk_rows < 1:
-            raise ValueError(f"chunk_rows must be >= 1, got {self.chunk_rows}")
+        check_int("chunk_rows", self.chunk_rows)
         object.__setattr__(self, "exclude", frozenset(text_key(text) for text in self.exclude))
         self.filters()  # validates the filter settings (and py3langid's language codes)
 
     def filters(self, monolingual: bool = True) -> list[Any]:
         """The text filters in the order applied (cheap first), each with ``name`` and ``keep(batch)``."""
-        steps: list[Any] = [_NotIdentical()]
+        steps: list[Any] = [IdenticalFilter()]
         if self.exclude:
-            steps.append(_NotExcluded(self.exclude))
+            steps.append(ExcludeTextsFilter(self.exclude))
         if self.max_length_ratio is not None:
             steps.append(LengthRatioFilter(self.max_length_ratio))
         if self.max_trigram_overlap is not None:
             steps.append(TrigramOverlapFilter(self.max_trigram_overlap))
         if self.dedup:
-            steps.append(_Dedup(symmetric=monolingual))
+            steps.append(ExactDedup(symmetric=monolingual))
         if self.languages is not None:
             from psp_st.data.language import LanguageFilter, language_codes
 
@@ -394,45 +395,6 @@ def _filter_chunk(batch: dict[str, list[str]], filters: list[Any], counters: dic
         counters[step.name].update(verdict)
         mask[index] = verdict
     return np.flatnonzero(mask)
-
-
-class _NotIdentical:
-    """Drop pairs whose sides are equal up to case and punctuation (or empty)."""
-
-    name = "identical"
-
-    def keep(self, batch: dict[str, list[str]]) -> list[bool]:
-        pairs = zip(map(text_key, batch["sentence1"]), map(text_key, batch["sentence2"]), strict=True)
-        return [a != b and bool(a) and bool(b) for a, b in pairs]
-
-
-@dataclass(frozen=True)
-class _NotExcluded:
-    """Drop pairs with a side in ``texts`` (:func:`~psp_st.data.filters.text_key`s, e.g. evaluation sentences)."""
-
-    texts: frozenset[str]
-    name = "excluded"
-
-    def keep(self, batch: dict[str, list[str]]) -> list[bool]:
-        pairs = zip(batch["sentence1"], batch["sentence2"], strict=True)
-        return [text_key(a) not in self.texts and text_key(b) not in self.texts for a, b in pairs]
-
-
-@dataclass
-class _Dedup:
-    """Exact text-pair dedup (order-free when ``symmetric``) against every pair kept so far; first one kept."""
-
-    symmetric: bool
-    seen: set[int] = field(default_factory=set)
-    name = "dedup"
-
-    def keep(self, batch: dict[str, list[str]]) -> list[bool]:
-        verdict = []
-        for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True):
-            key = pair_hash(a, b, symmetric=self.symmetric)
-            verdict.append(key not in self.seen)
-            self.seen.add(key)
-        return verdict
 
 
 def _pair_table(

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_path, atomic_write_json
 from psp_st.io.data_dir import resolve_data_files
 from psp_st.io.lines import line_offsets, read_line_range
@@ -55,17 +56,11 @@ class Shard:
 
 
 def input_files(spec: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
-    """The files of an input: one file, a folder (its ``*.parquet`` or else its text files, sorted) or a glob
-    (:func:`psp_st.io.data_dir.resolve_data_files`: a relative path not found here is looked up in the data folder)."""
-    if not isinstance(spec, (str, os.PathLike)):
-        return [path for item in spec for path in input_files(item)]
-    path = Path(spec)
-    if path.is_dir():
-        found = sorted(path.glob("*.parquet")) or sorted(p for p in path.iterdir() if p.suffix in TEXT_SUFFIXES)
-        if not found:
-            raise FileNotFoundError(f"input folder {path} holds no .parquet or text ({', '.join(TEXT_SUFFIXES)}) files")
-        return found
-    return [Path(name) for name in resolve_data_files(spec)]
+    """The files of an input: files, folders (their ``.parquet`` and text files) or globs, as
+    :func:`psp_st.io.data_dir.resolve_data_files` finds them (relative paths also in the data folder)."""
+    return [
+        Path(name) for name in resolve_data_files(spec, keep=lambda name: name.endswith((".parquet", *TEXT_SUFFIXES)))
+    ]
 
 
 def _parquet_rows(path: Path, column: str) -> int:
@@ -84,8 +79,7 @@ def plan_shards(files: Sequence[Path], shard_rows: int, column: str = "sentence"
     A text file's rows are its lines (an empty line is a row, so rows stay aligned with line numbers); a Parquet
     file's rows are the values of ``column`` (a null is read as the empty text).
     """
-    if shard_rows < 1:
-        raise ValueError(f"rows per shard must be >= 1, got {shard_rows}")
+    check_int("shard_rows", shard_rows)
     shards: list[Shard] = []
     row = 0
     for path in files:

@@ -1,4 +1,4 @@
-"""The teacher encoder and the sentences mining and distillation read: corpus files and evaluation text.
+"""The teacher encoder, and the evaluation sentences mining and distillation leave out (decontamination).
 
 Mining pairs with the teacher is ``psp-st mine`` (:mod:`psp_st.mining.pairs`; its default model is the teacher,
 with exact search below 100k sentences).
@@ -7,7 +7,6 @@ with exact search below 100k sentences).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,17 +22,6 @@ def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransf
     from psp_st.io.model_names import resolve_model_name
 
     return SentenceTransformer(resolve_model_name(name), device=device)
-
-
-def read_sentences(
-    path: str | os.PathLike, column: str = "sentence", exclude: Mapping[str, Sequence[str]] | None = None
-) -> list[str]:
-    """The stripped, non-blank sentences of a text file or of ``column`` of a tabular file
-    (:func:`psp_st.tokenization.corpus.read_texts`, with its ``exclude``)."""
-    from psp_st.tokenization.corpus import read_texts
-
-    texts = (text.strip() for text in read_texts([path], [column], exclude))
-    return [text for text in texts if text]
 
 
 def evaluation_sentences(data_dir: str | os.PathLike) -> set[str]:

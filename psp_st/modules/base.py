@@ -20,7 +20,7 @@ from safetensors.torch import save_file as save_safetensors_file
 from sentence_transformers.base.modules.input_module import InputModule
 
 from psp_st.io.atomic import apply_umask
-from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError
+from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError, check_format_version
 from psp_st.modules.teacher_init import teacher_token_vectors
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.store import tokenizer_kind
@@ -217,22 +217,11 @@ class PSPInputModule(InputModule):
                 f"{cls.__name__}: {path} must hold a JSON object, got {type(config).__name__}: "
                 "the file is corrupt; re-save the model or download it again."
             )
-        version = config.pop("format_version", None)
-        if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
-            raise ModelFolderError(
-                f"{cls.__name__}: {path} has a non-integer format_version {version!r}: the file is "
-                "corrupt; re-save the model or download it again."
-            )
-        if version is None:
-            raise ModelFolderError(
-                f"{cls.__name__}: {path} has no 'format_version': it was written by a pre-release psp-st. "
-                "Re-save it with the psp-st version that wrote it, or retrain it with this one."
-            )
-        if version > FORMAT_VERSION:
-            raise ModelFolderError(
-                f"{cls.__name__}: {path} has format_version {version}, but this psp-st reads up to "
-                f"{FORMAT_VERSION}. Upgrade psp-st: pip install -U psp-st"
-            )
+        check_format_version(
+            config.pop("format_version", None),
+            f"{cls.__name__}: {path}",
+            "Re-save it with the psp-st version that wrote it, or retrain it with this one.",
+        )
         return config
 
     @classmethod

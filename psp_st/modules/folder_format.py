@@ -9,3 +9,19 @@ FORMAT_VERSION = 1
 
 class ModelFolderError(ValueError):
     """A model folder is incomplete, corrupt, or was written by an incompatible psp-st version."""
+
+
+def check_format_version(version: object, where: str, redo: str) -> int:
+    """``version`` if this psp-st reads it; else :class:`ModelFolderError` naming ``where`` (``redo``: how to
+    rewrite a folder without a version)."""
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ModelFolderError(
+            f"{where} has no integer 'format_version' (got {version!r}): the file is corrupt or was written by a "
+            f"pre-release psp-st. {redo}"
+        )
+    if version > FORMAT_VERSION:
+        raise ModelFolderError(
+            f"{where} has format_version {version}, but this psp-st reads up to {FORMAT_VERSION}. "
+            "Upgrade psp-st: pip install -U psp-st"
+        )
+    return version

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,10 +16,12 @@ from psp_st.arguments import check_int
 from psp_st.io.atomic import apply_umask
 from psp_st.modules.base import ModelFolderError, PSPInputModule
 from psp_st.modules.sparse_mean import bag_mean
+from psp_st.modules.token_encoder import TokenEncoder
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
+from psp_st.tokenization.store import save_tokenizer
 
 
-class PSPEmbedding(PSPInputModule):
+class PSPEmbedding(TokenEncoder):
     """Sentence embedding = mean of the embeddings of the sentence's sentencepiece pieces.
 
     Unknown-piece semantics follow the paper: pieces the sentencepiece model maps to ``<unk>`` are dropped
@@ -60,8 +61,8 @@ class PSPEmbedding(PSPInputModule):
     ]
     #: The dtypes :attr:`weights_dtype` may name.
     weights_dtypes: tuple[str, ...] = ("float32", "float16")
-    tokenizer_file_name: str = "sentencepiece.model"
     teacher_embedding_dim = 384
+    draw_default_init = False
     tokenizer: SentencePieceTokenizer  # satisfies base.py's IdTokenizer protocol
 
     def __init__(
@@ -76,44 +77,31 @@ class PSPEmbedding(PSPInputModule):
         weights_dtype: str = "float32",
         **kwargs: Any,
     ) -> None:
-        super().__init__()
         if weights_dtype not in self.weights_dtypes:
             raise ValueError(f"weights_dtype must be one of {', '.join(self.weights_dtypes)}, got {weights_dtype!r}")
-        self.weights_dtype = weights_dtype
         if not isinstance(tokenizer, SentencePieceTokenizer):
             tokenizer = SentencePieceTokenizer.from_file(tokenizer)
         if lowercase is not None and lowercase != tokenizer.lowercase:
             tokenizer = SentencePieceTokenizer(
                 tokenizer.model_proto, lowercase=lowercase, num_threads=tokenizer.num_threads
             )
-        if max_seq_length is not None and max_seq_length < 1:
-            raise ValueError(f"max_seq_length must be >= 1 or None, got {max_seq_length}")
         for name, value in (("dropout", dropout), ("word_dropout", word_dropout)):
             if not 0.0 <= value < 1.0:
                 raise ValueError(f"{name} must be in [0, 1), got {value}")
-        self.tokenizer = tokenizer
-        self.max_seq_length = max_seq_length
+        if embedding_weights is not None:  # the vector size is the weights'
+            embedding_dim = int(np.shape(embedding_weights)[-1])
+        super().__init__(tokenizer, embedding_dim, embedding_weights, max_seq_length)
+        self.weights_dtype = weights_dtype
         self.dropout = dropout
         self.word_dropout = word_dropout
 
-        vocab_size = tokenizer.vocab_size
-        if embedding_weights is None:
-            weights = torch.randn(vocab_size, embedding_dim)
-        else:
-            weights = torch.as_tensor(
-                np.asarray(embedding_weights) if not torch.is_tensor(embedding_weights) else embedding_weights,
-                dtype=torch.float32,
-            )
-            if weights.shape[0] != vocab_size:
-                raise ValueError(
-                    f"embedding_weights has {weights.shape[0]} rows, the tokenizer has {vocab_size} pieces"
-                )
-            embedding_dim = weights.shape[1]
-        padding = torch.zeros(1, embedding_dim)
-        self.embedding = nn.Embedding.from_pretrained(
-            torch.cat([weights, padding]), freeze=False, padding_idx=vocab_size
-        )
-        self.embedding_dim = embedding_dim
+    @classmethod
+    def check_tokenizer_kind(cls, kind: str) -> None:
+        if kind != "sentencepiece":
+            raise ValueError(f"{cls.__name__} averages sentencepiece pieces, not {kind}")
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return PSPInputModule.get_config_dict(self)  # the tokenizer kind is implied (and never saved here)
 
     @property
     def lowercase(self) -> bool:
@@ -121,7 +109,7 @@ class PSPEmbedding(PSPInputModule):
 
     # -- alternative constructors -------------------------------------------------------------------------
     @classmethod
-    def from_texts(
+    def from_texts(  # type: ignore[override]  # a sentencepiece vocabulary size instead of min_count/max_size
         cls,
         texts: Iterable[str],
         vocab_size: int = 50_000,
@@ -149,25 +137,15 @@ class PSPEmbedding(PSPInputModule):
         return cls(tokenizer, embedding_weights=weights, **module_options)
 
     # -- Sentence-Transformers interface -----------------------------------------------------------------
-    def encode_flat(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        return self.tokenizer.encode_flat(texts, max_length=self.max_seq_length, drop_unknown=True)
-
-    def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        input_ids = self.padded_ids(features)
-        weight = self.embedding.weight
-        if self.training and (self.word_dropout > 0 or self.dropout > 0):
-            mask = input_ids != self.pad_id
-            if self.word_dropout > 0:
-                mask = self._drop_words(mask)
-            tokens = F.embedding(input_ids, weight, padding_idx=self.pad_id, sparse=self.embedding.sparse)
-            tokens = F.dropout(tokens, self.dropout, training=True)
-            mask_f = mask.unsqueeze(-1).to(tokens.dtype)
-            embedding = (tokens * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
-        else:
-            embedding = bag_mean(input_ids, self.embedding, self.pad_id)
-        features["token_embeddings"] = None
-        features["sentence_embedding"] = embedding
-        return features
+    def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if not (self.training and (self.word_dropout > 0 or self.dropout > 0)):
+            return bag_mean(input_ids, self.embedding, self.pad_id)
+        if self.word_dropout > 0:
+            mask = self._drop_words(mask)
+        tokens = F.embedding(input_ids, self.embedding.weight, padding_idx=self.pad_id, sparse=self.embedding.sparse)
+        tokens = F.dropout(tokens, self.dropout, training=True)
+        mask_f = mask.unsqueeze(-1).to(tokens.dtype)
+        return (tokens * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
 
     def _drop_words(self, mask: torch.Tensor) -> torch.Tensor:
         keep = (torch.rand(mask.shape, device=mask.device) >= self.word_dropout) & mask
@@ -223,7 +201,7 @@ class PSPEmbedding(PSPInputModule):
         output_path = self._start_save(output_path)
         weights = self._export_weights()
         self._save_weights({"embedding.weight": weights}, os.path.join(output_path, self.weights_file_name))
-        self.tokenizer.save(Path(output_path) / self.tokenizer_file_name)
+        save_tokenizer(self.tokenizer, output_path)
 
     @classmethod
     def load(  # type: ignore[override]  # ST's named hub options arrive in **kwargs (see _hub_kwargs)
@@ -231,26 +209,14 @@ class PSPEmbedding(PSPInputModule):
     ) -> PSPEmbedding:
         hub_kwargs = cls._hub_kwargs(**kwargs)
         config = cls._load_checked_config(model_name_or_path, **hub_kwargs)
-        tokenizer_path = cls._require_file(
-            model_name_or_path, cls.tokenizer_file_name, "sentencepiece model", **hub_kwargs
-        )
-        try:
-            tokenizer = SentencePieceTokenizer.from_file(tokenizer_path)
-        except ValueError as error:
-            raise type(error)(f"{cls.__name__}: {tokenizer_path}: {error}") from error
+        tokenizer, _ = cls._read_tokenizer(model_name_or_path, "sentencepiece", None, hub_kwargs)
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
         if "embedding.weight" not in weights:
             raise ModelFolderError(f"{cls.__name__}: weights file has no 'embedding.weight' (found: {sorted(weights)})")
-        expected = (tokenizer.vocab_size, config.get("embedding_dim", weights["embedding.weight"].shape[-1]))
-        if not isinstance(expected[1], int) or isinstance(expected[1], bool):
-            raise ModelFolderError(
-                f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path}: embedding_dim must "
-                f"be an integer, got {expected[1]!r}"
-            )
         cls._check_shape(
             "embedding.weight",
             weights["embedding.weight"],
-            expected,
+            (tokenizer.vocab_size, config.get("embedding_dim", weights["embedding.weight"].shape[-1])),
             f"{tokenizer.vocab_size} sentencepiece pieces x embedding_dim",
         )
         return cls._construct(model_name_or_path, tokenizer, embedding_weights=weights["embedding.weight"], **config)

@@ -56,6 +56,16 @@ class _RecurrentEncoder(TokenEncoder):
     default_max_seq_length: ClassVar[int | None] = RECURRENT_MAX_SEQ_LENGTH
     max_seq_length_limit: ClassVar[int | None] = RECURRENT_MAX_SEQ_LENGTH_LIMIT
 
+    def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        packed = PackedTokens.from_mask(mask)
+        if packed.rows.numel() == 0:
+            return self.embedding.weight.new_zeros(input_ids.shape[0], self.get_sentence_embedding_dimension())
+        return self.pool_packed(self.embedding(packed.gather(input_ids)), packed, len(input_ids))
+
+    def pool_packed(self, tokens: torch.Tensor, packed: PackedTokens, rows: int) -> torch.Tensor:
+        """Sentence vectors ``(rows, dim)`` from the packed token vectors ``(tokens, dim)`` (real tokens only)."""
+        raise NotImplementedError
+
 
 class LSTMAveraging(_RecurrentEncoder):
     """LSTM / BLSTM averaging: the sentence vector pools the LSTM hidden states (ParaNMT section 4).
@@ -102,11 +112,8 @@ class LSTMAveraging(_RecurrentEncoder):
     def get_sentence_embedding_dimension(self) -> int:
         return 2 * self.hidden_size if self.bidirectional and self.combine == "concat" else self.hidden_size
 
-    def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        packed = PackedTokens.from_mask(mask)
-        if packed.rows.numel() == 0:
-            return self.embedding.weight.new_zeros(input_ids.shape[0], self.get_sentence_embedding_dimension())
-        states = run_lstm(self.lstm, self.embedding(packed.gather(input_ids)), packed)
+    def pool_packed(self, tokens: torch.Tensor, packed: PackedTokens, rows: int) -> torch.Tensor:
+        states = run_lstm(self.lstm, tokens, packed)
         pooled = packed.mean(states) if self.pooling == "mean" else packed.max(states)
         if self.bidirectional and self.combine == "sum":
             forward, backward = pooled.split(self.hidden_size, dim=-1)
@@ -179,24 +186,17 @@ class GRAN(_RecurrentEncoder):
         else:
             nn.init.normal_(weight)
 
-    def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        packed = PackedTokens.from_mask(mask)
-        if packed.rows.numel() == 0:
-            return self.embedding.weight.new_zeros(input_ids.shape[0], self.embedding_dim)
-        tokens = self.embedding(packed.gather(input_ids))  # (tokens, dim): real tokens only, time-major
+    def pool_packed(self, tokens: torch.Tensor, packed: PackedTokens, rows: int) -> torch.Tensor:
         inputs = tokens
         dropping = self.training and self.dropout > 0
         if dropping:  # one mask per sequence, reused at every step
-            inputs = (
-                tokens
-                * variational_dropout_mask((len(input_ids), self.embedding_dim), self.dropout, tokens)[packed.rows]
-            )
+            inputs = tokens * variational_dropout_mask((rows, self.embedding_dim), self.dropout, tokens)[packed.rows]
         if self.gate == "lstm":
             states = run_lstm(self.lstm, inputs, packed)
         else:
             keep = None
             if dropping:
-                keep = variational_dropout_mask((len(input_ids), self.hidden_size), self.dropout, inputs)[packed.order]
+                keep = variational_dropout_mask((rows, self.hidden_size), self.dropout, inputs)[packed.order]
             states = sjoblom_gru(
                 self.gru_input(inputs),
                 self.gru_recurrent_rz.weight,

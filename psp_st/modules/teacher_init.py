@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from psp_st.arguments import check_int
+
 
 def distilled_piece_vectors(vectors: np.ndarray, embedding_dim: int, seed: int = 42) -> np.ndarray:
     """Teacher token vectors ``(n, t)`` -> ``(n, embedding_dim)`` float32: PCA, then per-column standardisation.
@@ -46,8 +48,7 @@ def teacher_token_vectors(
     :func:`distilled_piece_vectors` (PCA, each component standardised: the scale of the ``N(0, 1)`` init the
     learning rates are tuned for). Arguments as in :meth:`~psp_st.modules.base.PSPInputModule.from_teacher`;
     ``label`` names the texts in the cache's progress and log."""
-    if embedding_dim < 1:
-        raise ValueError(f"embedding_dim must be >= 1, got {embedding_dim}")
+    embedding_dim = check_int("embedding_dim", embedding_dim)
     texts = list(texts)
     if isinstance(teacher, str):
         teacher_name = teacher_name or teacher

@@ -1,4 +1,4 @@
-"""The base of the zoo encoders (WORD/TRIGRAM averaging, LSTM/BLSTM/GRAN): any psp-st tokenizer, saving/loading.
+"""The base of the token encoders (P-SP, WORD/TRIGRAM averaging, LSTM/BLSTM/GRAN): any psp-st tokenizer, saving/loading.
 
 Unknown words, trigrams and morphs map to ``<unk>``, whose vector is trained like any other (ParaNMT); unknown
 sentencepiece pieces are dropped, as in P-SP. A text with no known token (``""``, whitespace, only unknown words)
@@ -62,12 +62,15 @@ class TokenEncoder(PSPInputModule):
     default_tokenizer: ClassVar[str] = "words"
     #: the largest ``max_seq_length`` accepted (recurrent encoders unroll one step per token)
     max_seq_length_limit: ClassVar[int | None] = None
+    #: draw ``nn.Embedding``'s own random init before the given or initial vectors replace it: the zoo's seeded
+    #: runs depend on that random stream (their later layers are drawn after it); P-SP never drew it
+    draw_default_init: ClassVar[bool] = True
 
     def __init__(
         self,
         tokenizer: Any,
         embedding_dim: int = 300,
-        embedding_weights: torch.Tensor | None = None,
+        embedding_weights: np.ndarray | torch.Tensor | None = None,
         max_seq_length: int | None | str = "default",
         scramble: float = 0.0,
         **kwargs: Any,
@@ -92,7 +95,8 @@ class TokenEncoder(PSPInputModule):
         self.scramble = scramble
         self.embedding_dim = embedding_dim
         vocab_size = tokenizer.vocab_size
-        self.embedding = nn.Embedding(vocab_size + 1, embedding_dim, padding_idx=vocab_size)
+        table = None if self.draw_default_init else torch.empty(vocab_size + 1, embedding_dim)
+        self.embedding = nn.Embedding(vocab_size + 1, embedding_dim, padding_idx=vocab_size, _weight=table)
         with torch.no_grad():
             if embedding_weights is not None:
                 weights = torch.as_tensor(embedding_weights, dtype=torch.float32)
@@ -192,20 +196,7 @@ class TokenEncoder(PSPInputModule):
         lowercase = config.pop("lowercase", None)
         if kind is None:
             raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} names no tokenizer")
-        try:
-            files = tokenizer_files(kind)
-        except KeyError:
-            raise ModelFolderError(
-                f"{cls.__name__}: unknown tokenizer kind {kind!r} in {cls.config_file_name}"
-            ) from None
-        paths = [cls._require_file(model_name_or_path, name, f"{kind} tokenizer file", **hub_kwargs) for name in files]
-        directory = os.path.dirname(paths[0])
-        try:
-            tokenizer = load_tokenizer(kind, directory, lowercase=lowercase)
-        except (ValueError, FileNotFoundError) as error:
-            raise ModelFolderError(
-                f"{cls.__name__}: cannot read the {kind} tokenizer in {directory}: {error}"
-            ) from error
+        tokenizer, directory = cls._read_tokenizer(model_name_or_path, kind, lowercase, hub_kwargs)
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
         module = cls._construct(directory, tokenizer, **config)
         expected = {name: tuple(t.shape) for name, t in module.state_dict().items()}
@@ -218,6 +209,23 @@ class TokenEncoder(PSPInputModule):
             )
         module.load_state_dict(weights, strict=True)
         return module
+
+    @classmethod
+    def _read_tokenizer(cls, path: str, kind: str, lowercase: bool | None, hub_kwargs: dict) -> tuple[Any, str]:
+        """The ``kind`` tokenizer saved in the model folder (or Hub repo) ``path``, and the local folder holding it."""
+        try:
+            files = tokenizer_files(kind)
+        except KeyError:
+            raise ModelFolderError(
+                f"{cls.__name__}: unknown tokenizer kind {kind!r} in {cls.config_file_name}"
+            ) from None
+        paths = [cls._require_file(path, name, f"{kind} tokenizer file", **hub_kwargs) for name in files]
+        try:
+            return load_tokenizer(kind, os.path.dirname(paths[0]), lowercase=lowercase), os.path.dirname(paths[0])
+        except (ValueError, FileNotFoundError) as error:
+            raise ModelFolderError(
+                f"{cls.__name__}: cannot read the {kind} tokenizer {', '.join(paths)}: {error}"
+            ) from error
 
     def __repr__(self) -> str:
         return (

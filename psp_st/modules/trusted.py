@@ -64,18 +64,28 @@ def trusted_module_classes() -> dict[str, type]:
     return {path: cls for path, cls in classes.items() if cls is not None}
 
 
-def module_types(folder: str | os.PathLike) -> list[str]:
-    """The ``type`` of every module in ``folder/modules.json`` (empty if the file is absent)."""
+def module_entries(folder: str | os.PathLike) -> list[dict[str, Any]]:
+    """The entries of ``folder/modules.json`` (empty if the file is absent), checked to be a list of objects."""
     modules_file = Path(folder) / "modules.json"
     if not modules_file.is_file():
         return []
     try:
         entries = json.loads(modules_file.read_text(encoding="utf-8"))
-        return [str(entry.get("type", "")) for entry in entries]
-    except (json.JSONDecodeError, AttributeError, TypeError) as error:
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError
         raise ModelFolderError(
-            f"{modules_file} is not a valid modules.json ({error}): re-save the model or download it again."
+            f"{modules_file} is not valid JSON ({error}): re-save the model or download it again."
         ) from error
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+        raise ModelFolderError(
+            f"{modules_file} must be a list of module entries (objects): the file is corrupt; re-save the model or "
+            "download it again."
+        )
+    return entries
+
+
+def module_types(folder: str | os.PathLike) -> list[str]:
+    """The ``type`` of every module in ``folder/modules.json`` (empty if the file is absent)."""
+    return [str(entry.get("type", "")) for entry in module_entries(folder)]
 
 
 def check_no_code(folder: str | os.PathLike) -> None:

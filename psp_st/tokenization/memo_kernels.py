@@ -47,7 +47,8 @@ ENTRY = np.int64(0xFFFFFFFF)
 
 @numba.njit(nogil=True, cache=True)
 def find(table, records, word_pool, key, text, start, stop, lower):  # pragma: no cover - compiled
-    """Entry of the word ``text[start:stop]`` (``key``: its FNV-1a hash, folded bytes), or -1."""
+    """Entry of the bytes ``text[start:stop]`` (``key``: their FNV-1a hash, folded bytes), or -1: of a memo word, or,
+    with the piece table's ``(table, records, pool)``, of a piece."""
     mask = len(table) - 1
     slot = key & mask
     tag = key & TAG
@@ -164,33 +165,18 @@ def scan(
     return used, missing
 
 
-@numba.njit(nogil=True, cache=True)
-def piece_at(words, start, k):  # pragma: no cover - compiled
-    """Byte ``k`` of ``▁ + word`` (``▁`` as :data:`BOUNDARY_BYTE`)."""
-    return BOUNDARY_BYTE if k == 0 else np.int64(words[start + k - 1])
-
-
-@numba.njit(nogil=True, cache=True)
-def find_piece(pieces, key, words, start, lo, hi):  # pragma: no cover - compiled
-    """Id of the piece ``(▁ + word)[lo:hi]`` (``key``: its FNV-1a hash), or -1."""
-    table, pool, piece_start, piece_len = pieces[0], pieces[1], pieces[2], pieces[3]
-    mask = len(table) - 1
-    slot = key & mask
-    tag = key & TAG
-    while table[slot] != 0:
-        if table[slot] & TAG == tag:
-            piece = (table[slot] & ENTRY) - 1
-            if piece_len[piece] == hi - lo:
-                base = piece_start[piece]
-                same = True
-                for k in range(lo, hi):
-                    if pool[base + k - lo] != piece_at(words, start, k):
-                        same = False
-                        break
-                if same:
-                    return piece
-        slot = (slot + 1) & mask
-    return -1
+@numba.njit(nogil=True, cache=True, inline="always")
+def relax(work, s, e, piece, score):  # pragma: no cover - compiled
+    """Viterbi step: the edge ``s -> e`` labelled ``piece`` with ``score`` updates node ``e``'s best and second-best."""
+    best, second, back_pos, back_id = work[0], work[1], work[2], work[3]
+    via_best, via_second = best[s] + score, second[s] + score
+    if via_best > best[e]:
+        second[e] = max(best[e], via_second)
+        best[e] = via_best
+        back_pos[e] = s
+        back_id[e] = piece
+    else:
+        second[e] = max(second[e], via_best)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -200,45 +186,32 @@ def certify(words, start, stop, sp_ids, pieces, max_piece, unk_id, unk_score, wo
     One lattice node per UTF-8 character (``▁`` is one byte here), as sentencepiece builds it: every piece
     starting at the character, and an unknown node (one character, ``unk_score``) where no one-character piece is.
     """
-    best, second, back_pos, back_id, path = work
-    scores = pieces[4]
+    best, second, back_pos, back_id, path, lattice = work
+    table, records, pool, scores = pieces
     size = stop - start + 1  # bytes of ▁word
+    lattice[0] = BOUNDARY_BYTE
+    lattice[1:size] = words[start:stop]
     for e in range(size + 1):
         best[e] = -np.inf
         second[e] = -np.inf
     best[0] = 0.0
     for s in range(size):
-        lead = piece_at(words, start, s)
+        lead = lattice[s]
         if best[s] == -np.inf or 128 <= lead < 192:  # no node starts inside a UTF-8 character
             continue
         width = 1 if lead < 128 else (2 if lead < 224 else (3 if lead < 240 else 4))
         key = FNV_OFFSET
         single = False
         for e in range(s + 1, min(size, s + max_piece) + 1):
-            key = (key ^ piece_at(words, start, e - 1)) * FNV_PRIME
-            piece = find_piece(pieces, key if key != 0 else 1, words, start, s, e)
+            key = (key ^ np.int64(lattice[e - 1])) * FNV_PRIME
+            piece = find(table, records, pool, key if key != 0 else 1, lattice, s, e, False)
             if piece < 0:
                 continue
             if e == s + width:
                 single = True
-            via_best, via_second = best[s] + scores[piece], second[s] + scores[piece]
-            if via_best > best[e]:
-                second[e] = max(best[e], via_second)
-                best[e] = via_best
-                back_pos[e] = s
-                back_id[e] = piece
-            else:
-                second[e] = max(second[e], via_best)
+            relax(work, s, e, piece, scores[piece])
         if not single and s + width <= size:
-            e = s + width
-            via_best, via_second = best[s] + unk_score, second[s] + unk_score
-            if via_best > best[e]:
-                second[e] = max(best[e], via_second)
-                best[e] = via_best
-                back_pos[e] = s
-                back_id[e] = unk_id
-            else:
-                second[e] = max(second[e], via_best)
+            relax(work, s, s + width, unk_id, unk_score)
     if best[size] == -np.inf:
         return -1.0
     count = 0
@@ -282,6 +255,7 @@ def insert(
         np.empty(size, np.int64),
         np.empty(size, np.int64),
         np.empty(size, np.int64),
+        np.empty(size, np.uint8),  # the lattice's bytes: ▁ (BOUNDARY_BYTE) + word
     )
     for i in range(len(word_offsets) - 1):
         start, stop = word_offsets[i], word_offsets[i + 1]

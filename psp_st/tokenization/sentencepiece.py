@@ -15,6 +15,7 @@ import random
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import sentencepiece as spm
@@ -50,6 +51,10 @@ class SentencePieceTokenizer:
         num_threads: threads sentencepiece uses to encode a list (``1`` for single-thread benchmarks,
             ``-1`` for all cores).
     """
+
+    kind: ClassVar[str] = "sentencepiece"
+    #: the file a model folder holds it in
+    files: ClassVar[tuple[str, ...]] = ("sentencepiece.model",)
 
     def __init__(self, model_proto: bytes, lowercase: bool = True, num_threads: int = -1) -> None:
         self.model_proto = bytes(model_proto)

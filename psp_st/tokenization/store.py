@@ -13,27 +13,23 @@ from psp_st.tokenization.morfessor import MorfessorTokenizer
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.words import TrigramTokenizer, WordTokenizer
 
-#: File a sentencepiece tokenizer is saved to (the same name PSPEmbedding uses).
-SENTENCEPIECE_FILE = "sentencepiece.model"
-_VOCABULARY_KINDS: dict[str, Any] = {
-    "words": WordTokenizer,
-    "trigrams": TrigramTokenizer,
-    "morfessor": MorfessorTokenizer,
+#: Tokenizer class by kind (the kind a token encoder records in its ``psp_config.json``).
+KINDS: dict[str, Any] = {
+    cls.kind: cls for cls in (WordTokenizer, TrigramTokenizer, MorfessorTokenizer, SentencePieceTokenizer)
 }
 
 
 def _vocabulary_class(kind: str) -> Any:
-    if kind not in _VOCABULARY_KINDS and kind != "sentencepiece":
+    """The vocabulary tokenizer class of ``kind``, ``None`` for sentencepiece (ValueError for an unknown kind)."""
+    if kind not in KINDS:
         raise ValueError(f"unknown tokenizer kind {kind!r} (expected words, trigrams, morfessor or sentencepiece)")
-    return _VOCABULARY_KINDS.get(kind)
+    return None if kind == SentencePieceTokenizer.kind else KINDS[kind]
 
 
 def tokenizer_kind(tokenizer: Any) -> str:
     """``"words"``, ``"trigrams"``, ``"morfessor"`` or ``"sentencepiece"``."""
-    if isinstance(tokenizer, SentencePieceTokenizer):
-        return "sentencepiece"
     kind = getattr(tokenizer, "kind", None)
-    if kind in _VOCABULARY_KINDS:
+    if kind in KINDS and isinstance(tokenizer, KINDS[kind]):
         return kind
     raise TypeError(
         f"unsupported tokenizer {type(tokenizer).__name__}: use WordTokenizer, TrigramTokenizer, MorfessorTokenizer "
@@ -43,15 +39,13 @@ def tokenizer_kind(tokenizer: Any) -> str:
 
 def tokenizer_files(kind: str) -> list[str]:
     """The files a tokenizer of ``kind`` writes into a model folder (``KeyError`` for an unknown kind)."""
-    if kind == "sentencepiece":
-        return [SENTENCEPIECE_FILE]
-    return list(_VOCABULARY_KINDS[kind].files)
+    return list(KINDS[kind].files)
 
 
 def save_tokenizer(tokenizer: Any, directory: str | os.PathLike) -> None:
     """Write ``tokenizer``'s files into ``directory``."""
     if tokenizer_kind(tokenizer) == "sentencepiece":
-        tokenizer.save(Path(directory) / SENTENCEPIECE_FILE)
+        tokenizer.save(Path(directory) / tokenizer.files[0])
     else:
         tokenizer.save(directory)
 
@@ -61,7 +55,7 @@ def load_tokenizer(kind: str, directory: str | os.PathLike, lowercase: bool | No
     cls = _vocabulary_class(kind)
     if cls is not None:
         return cls.load(directory)
-    tokenizer = SentencePieceTokenizer.from_file(Path(directory) / SENTENCEPIECE_FILE)
+    tokenizer = SentencePieceTokenizer.from_file(Path(directory) / SentencePieceTokenizer.files[0])
     if lowercase is not None:
         tokenizer.lowercase = lowercase
     return tokenizer

@@ -101,30 +101,19 @@ def _piece_tables(tokenizer: SentencePieceTokenizer) -> dict[str, Any]:
             continue
         encoded.append((bytes([BOUNDARY_BYTE]) if text.startswith("\u2581") else b"") + body.encode("utf-8"))
     table = np.zeros(1 << max(4, (2 * vocab).bit_length()), dtype=np.int64)
-    starts = np.zeros(vocab, dtype=np.int64)
-    lengths = np.full(vocab, -1, dtype=np.int64)
+    records = np.zeros((vocab, 4), dtype=np.int64)  # the memo's record layout: [pool start, 0, length, 0]
     pool = bytearray()
-    put = memo_kernels().put
+    kernels = memo_kernels()
     for index, data in enumerate(encoded):
-        if data is None:
-            continue
-        starts[index], lengths[index] = len(pool), len(data)
-        pool += data
-        put(table, _fnv(data), index)
+        if data is not None:
+            records[index, 0], records[index, 2] = len(pool), len(data)
+            pool += data
+            kernels.put(table, kernels.word_key(np.frombuffer(data, dtype=np.uint8), 0, len(data)), index)
     scale = 4.0 * 2.0**-24 * max(float(np.abs(scores[normal]).max()), abs(unk_score))
     return {
-        "arrays": (table, np.frombuffer(bytes(pool), dtype=np.uint8).astype(np.int64), starts, lengths, scores),
-        "model": (int(lengths.max(initial=1)), tokenizer.unk_id, tokenizer.word_boundary_id, unk_score, scale),
+        "arrays": (table, records, np.frombuffer(bytes(pool), dtype=np.uint8).copy(), scores),
+        "model": (int(records[:, 2].max(initial=1)), tokenizer.unk_id, tokenizer.word_boundary_id, unk_score, scale),
     }
-
-
-def _fnv(data: bytes) -> int:
-    """The kernels' key of ``data`` (:data:`FNV_OFFSET`, :data:`FNV_PRIME`), as a Python int in int64 range."""
-    key = int(FNV_OFFSET) & 0xFFFFFFFFFFFFFFFF
-    for byte in data:
-        key = ((key ^ byte) * int(FNV_PRIME)) & 0xFFFFFFFFFFFFFFFF
-    key = key - (1 << 64) if key >= 1 << 63 else key
-    return key or 1
 
 
 def memo_kernels():

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_path
 from psp_st.tokenization.text_checks import check_texts
 
@@ -57,8 +58,7 @@ class Vocabulary:
     @classmethod
     def from_counts(cls, counts: Counter, min_count: int = 1, max_size: int | None = None) -> Vocabulary:
         """Tokens seen at least ``min_count`` times, most frequent first, at most ``max_size`` (``<unk>`` included)."""
-        if min_count < 1:
-            raise ValueError(f"min_count must be >= 1, got {min_count}")
+        min_count = check_int("min_count", min_count)
         if max_size is not None and max_size < 2:
             raise ValueError(f"max_size must be >= 2 (<unk> and one token), got {max_size}")
         ranked = sorted(

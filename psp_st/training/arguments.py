@@ -6,8 +6,23 @@ from dataclasses import dataclass, field
 
 from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
+from psp_st.arguments import Check
+
 #: dtypes the mega-batch similarity matmul may run in.
 MINING_DTYPES = ("float32", "bfloat16", "float16")
+
+#: The checks of the mega-batch options (recipes set them in ``megabatch``, ``megabatch_size`` as ``size``).
+MEGABATCH_CHECKS = {
+    "megabatch_size": Check(int, low=0),
+    "anneal": Check(int, low=0),
+    "group_column": Check(str),
+    "text_guard": Check(bool),
+    "sparse_embeddings": Check(bool),
+    "mining_chunk_size": Check(int, positive=True),
+    "mining_dtype": Check(str, choices=MINING_DTYPES),
+    "encode_batch_size": Check(int, positive=True),
+    "language_guard": Check(bool),
+}
 
 
 @dataclass
@@ -49,11 +64,5 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name, minimum in (("megabatch_size", 0), ("anneal", 0), ("mining_chunk_size", 1), ("encode_batch_size", 1)):
-            value = getattr(self, name)
-            if name == "megabatch_size" and value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-        if self.mining_dtype not in MINING_DTYPES:
-            raise ValueError(f"mining_dtype must be one of {MINING_DTYPES}, got {self.mining_dtype!r}")
+        for name, check in MEGABATCH_CHECKS.items():
+            check(name, getattr(self, name))

@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader, IterableDataset
 from transformers import TrainerCallback
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoint
 
+from psp_st.io.atomic import atomic_write_json
 from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
 from psp_st.training.arguments import PSPTrainingArguments
 from psp_st.training.auxiliary import AuxiliaryObjective
@@ -42,7 +43,7 @@ class MegaBatchStream(IterableDataset):
     Per mega-batch of M mini-batches: fetch the rows (one Arrow ``take``), embed both sides with the current
     model in eval mode without gradient, mine for every pair the hardest opposite-side sentence of the whole
     mega-batch except its partner (and same-group / same-text sentences), then yield the M mini-batches one
-    by one, collated with the trainer's collator and two extra columns :data:`NEGATIVE_COLUMNS`.
+    by one: rows of the mega-batch's features, with two extra columns :data:`NEGATIVE_COLUMNS`.
 
     The data order is a pure function of ``(seed, epoch)`` and M of the global mini-batch index, so a resumed
     run sees the same batches: the stream asks ``global_step()`` where training stands when an epoch starts,
@@ -57,7 +58,6 @@ class MegaBatchStream(IterableDataset):
         schedule: MegaBatchSchedule,
         preprocess: Callable[[list[str]], dict[str, Any]],
         embed: Callable[[dict[str, Any]], torch.Tensor],
-        collate: Callable[[list[dict[str, Any]]], dict[str, Any]],
         global_step: Callable[[], int],
     ) -> None:
         super().__init__()
@@ -73,14 +73,16 @@ class MegaBatchStream(IterableDataset):
         self.schedule = schedule
         self.preprocess = preprocess
         self.embed = embed
-        self.collate = collate
         self.global_step = global_step
         self.batch_size = args.train_batch_size
         self.group_column = args.group_column if args.group_column in dataset.column_names else None
         self.mining_dtype = getattr(torch, args.mining_dtype)
         self.current_megabatch_size = schedule.size_at(0)
-        self._mined: dict[str, Any] | None = None
-        self._restored: dict[str, Any] | None = None
+        #: The negatives of the last mined mega-batch, saved with each checkpoint (``MINING_STATE_FILE``).
+        self.mined: dict[str, Any] | None = None
+        #: Negatives saved with the checkpoint a run resumes from, reused inside that mega-batch: mining again would
+        #: see weights that changed since, so reusing them keeps a resumed run bit-identical to an uninterrupted one.
+        self.restored: dict[str, Any] | None = None
 
     def __len__(self) -> int:
         n = len(self.dataset)
@@ -110,26 +112,13 @@ class MegaBatchStream(IterableDataset):
             self.current_megabatch_size = end - start
             yield from self._megabatch(batches[start:end], skip=max(skip - start, 0), key=(epoch, start))
 
-    def mined_state(self) -> dict[str, Any] | None:
-        """The negatives of the last mined mega-batch (saved with a checkpoint, see :meth:`restore_mined`)."""
-        return self._mined
-
-    def restore_mined(self, state: dict[str, Any] | None) -> None:
-        """Reuse negatives saved with a checkpoint when resuming inside that mega-batch.
-
-        A checkpoint inside a mega-batch was taken after the model changed, so mining again would pick the
-        negatives with other weights than the uninterrupted run did; reusing the saved ones keeps a resumed run
-        bit-identical to an uninterrupted one.
-        """
-        self._restored = state
-
     def _negatives(self, key: tuple[int, int], rows: int, mine: Callable[[], tuple[torch.Tensor, torch.Tensor]]):
-        restored, self._restored = self._restored, None
+        restored, self.restored = self.restored, None
         if restored is not None and tuple(restored["key"]) == key and len(restored["anchor"]) == rows:
             pair = torch.as_tensor(restored["anchor"]), torch.as_tensor(restored["positive"])
         else:
             pair = mine()
-        self._mined = {"key": list(key), "anchor": pair[0].tolist(), "positive": pair[1].tolist()}
+        self.mined = {"key": list(key), "anchor": pair[0].tolist(), "positive": pair[1].tolist()}
         return pair
 
     def _megabatch(
@@ -149,18 +138,18 @@ class MegaBatchStream(IterableDataset):
         if self.args.text_guard:
             anchor_ids, positive_ids = text_ids(first, second)
         # tokenize each side of the mega-batch once; mini-batches (and their negatives) are row selections
-        tokenized = [self.preprocess(first), self.preprocess(second)]
-        features = tokenized if all(_row_indexable(f, len(indices)) for f in tokenized) else None
+        features = [self.preprocess(first), self.preprocess(second)]
+        for side in features:
+            if not _row_indexable(side, len(indices)):
+                raise TypeError(
+                    "mega-batching takes mini-batches as rows of the mega-batch's features: the model's preprocess "
+                    f"must give one row per text (right-padded, with an attention_mask), got {sorted(side)}"
+                )
 
         def mine() -> tuple[torch.Tensor, torch.Tensor]:
-            embeddings = (
-                [self.embed(f) for f in features]
-                if features
-                else [self.embed(self.preprocess(t)) for t in (first, second)]
-            )
             return mine_hardest_negatives(
-                embeddings[0],
-                embeddings[1],
+                self.embed(features[0]),
+                self.embed(features[1]),
                 groups,
                 anchor_ids,
                 positive_ids,
@@ -170,6 +159,7 @@ class MegaBatchStream(IterableDataset):
             )
 
         negative_of_anchor, negative_of_positive = self._negatives(key, len(indices), mine)
+        columns = (self.columns[0], self.columns[1]) + NEGATIVE_COLUMNS
         offset = 0
         for number, batch in enumerate(batches):
             span = torch.arange(offset, offset + len(batch))
@@ -177,32 +167,17 @@ class MegaBatchStream(IterableDataset):
             if number < skip:  # trained before the checkpoint this run resumed from
                 yield None
                 continue
-            if features is not None:
-                columns = (self.columns[0], self.columns[1]) + NEGATIVE_COLUMNS
-                parts = (
-                    (features[0], span),
-                    (features[1], span),
-                    (features[1], negative_of_anchor[span]),
-                    (features[0], negative_of_positive[span]),
-                )
-                batch_inputs = {
-                    f"{column}_{key}": value
-                    for column, (feature, rows_) in zip(columns, parts, strict=True)
-                    for key, value in take_rows(feature, rows_).items()
-                }
-            else:  # features with no per-row layout: tokenize the texts again through the collator
-                batch_inputs = self.collate(
-                    [
-                        {
-                            self.columns[0]: first[i],
-                            self.columns[1]: second[i],
-                            NEGATIVE_COLUMNS[0]: second[negative_of_anchor[i]],
-                            NEGATIVE_COLUMNS[1]: first[negative_of_positive[i]],
-                        }
-                        for i in span.tolist()
-                    ]
-                )
-            yield batch_inputs
+            parts = (
+                (features[0], span),
+                (features[1], span),
+                (features[1], negative_of_anchor[span]),
+                (features[0], negative_of_positive[span]),
+            )
+            yield {
+                f"{column}_{key}": value
+                for column, (feature, rows_) in zip(columns, parts, strict=True)
+                for key, value in take_rows(feature, rows_).items()
+            }
 
     @staticmethod
     def _texts(rows: dict[str, list], column: str, indices: np.ndarray) -> list[str]:
@@ -311,17 +286,11 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             schedule=self.schedule,
             preprocess=self.model.preprocess,
             embed=self.embed_for_mining,
-            collate=self.data_collator,
             global_step=lambda: self.state.global_step,
         )
-        self._stream.restore_mined(self._restored_mining)
-        self._restored_mining = None
+        self._stream.restored, self._restored_mining = self._restored_mining, None
         # batch_size=None: the stream yields finished batches; the trainer's resume skip drops the first ones
         return DataLoader(self._stream, batch_size=None, collate_fn=_identity, num_workers=0)
-
-    def mined_state(self) -> dict[str, Any] | None:
-        """The negatives of the mega-batch in progress (saved with each checkpoint by :class:`_MiningStateSaver`)."""
-        return self._stream.mined_state() if self._stream is not None else None
 
     @torch.no_grad()
     def embed_for_mining(self, features: dict[str, Any]) -> torch.Tensor:
@@ -334,12 +303,9 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             chunks = []
             step = self.args.encode_batch_size
             for start in range(0, n, step):
-                rows = torch.arange(start, min(start + step, n))
-                chunk = take_rows(features, rows) if _row_indexable(features, n) else features
+                chunk = take_rows(features, torch.arange(start, min(start + step, n)))
                 chunk = {k: v.to(model.device) if isinstance(v, torch.Tensor) else v for k, v in chunk.items()}
                 chunks.append(model(chunk)["sentence_embedding"].float())
-                if chunk is features:
-                    break
             return torch.cat(chunks)
         finally:
             model.train(was_training)
@@ -440,11 +406,10 @@ class _MiningStateSaver(TrainerCallback):
         self.trainer = trainer
 
     def on_save(self, args, state, control, **kwargs):
-        mined = self.trainer.mined_state()
+        mined = self.trainer._stream.mined if self.trainer._stream is not None else None
         folder = os.path.join(args.output_dir or "", f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
         if mined is not None and args.should_save and os.path.isdir(folder):
-            with open(os.path.join(folder, MINING_STATE_FILE), "w", encoding="utf-8") as handle:
-                json.dump(mined, handle)
+            atomic_write_json(os.path.join(folder, MINING_STATE_FILE), mined)
         return control
 
 

@@ -199,9 +199,6 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
         weights = sif_weights(piece_counts(module.tokenizer, texts), model_cfg.init_sif)
         with torch.no_grad():
             module.embedding.weight[: module.vocab_size].mul_(torch.from_numpy(weights).float().unsqueeze(1))
-    if model_cfg.init_std != 1.0:
-        with torch.no_grad():
-            module.embedding.weight[: module.vocab_size].mul_(model_cfg.init_std)
     return SentenceTransformer(modules=[module], device="cpu")
 
 
@@ -209,21 +206,6 @@ def build_loss(config: Recipe | dict[str, Any], model):
     """The loss named in ``loss.name`` (:data:`psp_st.training.schema.LOSSES`) with the section's other keys."""
     recipe = _recipe(config)
     return loss_class(recipe.loss["name"])(model, **recipe.loss_options())
-
-
-def sts_evaluator(path: str | os.PathLike, name: str, data_dir: str | os.PathLike | None = None):
-    """ST's EmbeddingSimilarityEvaluator on an STS Parquet file (scores 0-5 scaled to 0-1); a relative ``path``
-    resolves in the data folder (:func:`psp_st.io.data_dir.resolve_data_files`)."""
-    from sentence_transformers.sentence_transformer.evaluation import EmbeddingSimilarityEvaluator
-
-    from psp_st.data.loaders import load_table
-
-    columns = ("sentence1", "sentence2", "score")
-    table = load_table(path, columns, columns[:2], data_dir=data_dir).data
-    scores = [score / 5.0 for score in table.column("score").to_pylist()]
-    return EmbeddingSimilarityEvaluator(
-        table.column("sentence1").to_pylist(), table.column("sentence2").to_pylist(), scores, name=name
-    )
 
 
 def build_distillation(
@@ -251,12 +233,14 @@ def build_distillation(
     folder = data_dir or default_data_dir()
     parts = distillation_sentences(distil.sources, seed=seed, exclude=evaluation_sentences(folder), data_dir=folder)
     dataset = teacher_vectors(
-        [text for _, texts in parts for text in texts],
+        [text for _, _, teachers in parts for text in teachers],
         distil.teacher,
         distil.cache_dir,
         label="distillation sentences",
-        batch_size=distil.teacher_batch_size,
     )
+    students = [text for _, texts, _ in parts for text in texts]
+    if students != dataset["sentence"]:  # teacher_column rows: the student reads the text, not its translation
+        dataset = dataset.remove_columns("sentence").add_column("sentence", students)
     if timings is not None:
         timings["teacher_sentences_seconds"] = round(time.perf_counter() - start, 1)
     loss = TeacherDistillationLoss(
@@ -326,8 +310,14 @@ def train_from_config(
         train_dataset = add_random_negatives(train_dataset, seed=seed)
     loss = build_loss(recipe, model)
     args = recipe.training_arguments(str(output_dir), max_steps=max_steps)
-    sts_dev = recipe.evaluation.sts_dev
-    evaluator = sts_evaluator(sts_dev, "sts-dev", data_dir=data_dir) if sts_dev else None
+    evaluator = None
+    if recipe.evaluation.sts_dev:  # STS file of the recipe, scored by the suite's STS evaluator
+        from psp_st.data.loaders import load_table
+        from psp_st.evaluation.loaders import STS_COLUMNS
+        from psp_st.evaluation.sts import STSEvaluator
+
+        dev = load_table(recipe.evaluation.sts_dev, STS_COLUMNS, STS_COLUMNS[:2], data_dir=data_dir)
+        evaluator = STSEvaluator({"sts-dev": dev})
 
     model.model_card_data.model_name = recipe.description or recipe.name
     trainer = MegaBatchTrainer(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from psp_st.arguments import check_int
+
 
 @dataclass(frozen=True)
 class MegaBatchSchedule:
@@ -19,10 +21,8 @@ class MegaBatchSchedule:
     anneal: int = 150
 
     def __post_init__(self) -> None:
-        if self.megabatch_size < 1:
-            raise ValueError(f"megabatch_size must be >= 1, got {self.megabatch_size}")
-        if self.anneal < 0:
-            raise ValueError(f"anneal must be >= 0, got {self.anneal}")
+        check_int("megabatch_size", self.megabatch_size)
+        check_int("anneal", self.anneal, minimum=0)
 
     def size_at(self, batch_index: int) -> int:
         """M for a mega-batch that starts at global mini-batch ``batch_index``."""

@@ -13,41 +13,11 @@ import importlib
 import inspect
 import math
 from dataclasses import dataclass, field, fields
-from typing import Any, NamedTuple
+from typing import Any
 
-from psp_st.arguments import check_int, check_keys, check_number
-from psp_st.training.arguments import MINING_DTYPES
-
-
-class Check(NamedTuple):
-    """What a recipe value must be: of ``kind``, ``> 0`` (``positive``), within ``[low, high]`` (ints: ``>= low``), one
-    of ``choices``. Numbers go through :func:`psp_st.arguments.check_int` / :func:`~psp_st.arguments.check_number`."""
-
-    kind: type | tuple[type, ...]
-    low: float | None = None
-    high: float | None = None
-    positive: bool = False
-    choices: tuple[Any, ...] = ()
-
-    def __call__(self, where: str, value: Any) -> None:
-        if value is None:
-            return
-        if self.kind in (int, float):  # the API's numeric checks; a recipe reports every bad value as ValueError
-            try:
-                if self.kind is int:
-                    check_int(where, value, None if self.low is None else int(self.low))
-                else:
-                    check_number(where, value, self.low, self.high)
-            except TypeError as error:
-                hint = " (YAML reads 1e-3 as text: write 1.0e-3)" if isinstance(value, str) else ""
-                raise ValueError(f"{error}{hint}") from None
-        elif not isinstance(value, self.kind):
-            names = " or ".join(k.__name__ for k in (self.kind if isinstance(self.kind, tuple) else (self.kind,)))
-            raise ValueError(f"{where} must be a {names}, got {value!r}")
-        if self.positive and value <= 0:
-            raise ValueError(f"{where} must be > 0, got {value!r}")
-        if self.choices and value not in self.choices:
-            raise ValueError(f"{where} must be one of {list(self.choices)}, got {value!r}")
+from psp_st.arguments import Check, check_keys
+from psp_st.distillation import parse_source
+from psp_st.training.arguments import MEGABATCH_CHECKS
 
 
 def _option(default: Any, *check: Any, **options: Any) -> Any:
@@ -91,11 +61,8 @@ class TokenizerSection:
 
     vocab_size: int = _option(50_000, int, positive=True)
     lowercase: bool = _option(True, bool)
-    input_sentence_size: int | None = _option(None, int, positive=True)
     character_coverage: float | None = _option(None, float, 0.9, 1.0)
     model_type: str | None = _option(None, str, choices=("unigram", "bpe"))
-    byte_fallback: bool | None = _option(None, bool)
-    max_sentence_length: int | None = _option(None, int, positive=True)
     #: Train on a language-balanced sample (:func:`psp_st.tokenization.multilingual.language_balanced_texts`)
     #: instead of every training sentence; ``None``: every sentence, as the pairs come.
     language_temperature: float | None = _option(None, float, 0.0, 1.0)
@@ -117,7 +84,6 @@ class ModelSection:
     word_dropout: float | None = _option(None, float, 0.0, 1.0)
     max_seq_length: int | None = _option(None, int, positive=True)
     init: str = _option("random", str, choices=("random", "teacher"))
-    init_std: float = _option(1.0, float, positive=True)
     init_sif: float | None = _option(None, float, positive=True)  # SIF a: piece rows x a/(a+p), mean 1
     init_from: str | None = _option(None, str)
 
@@ -139,7 +105,6 @@ class DistillationSection:
     batch_size: int = _option(128, int, positive=True)
     lr: float | None = _option(None, float, positive=True)
     projection: bool = _option(True, bool)
-    teacher_batch_size: int = _option(64, int, positive=True)
 
 
 @dataclass
@@ -165,19 +130,6 @@ LOSSES = {
     "margin": "psp_st.losses.ParaphraseMarginLoss",
     "contrastive": "psp_st.losses.CosineContrastiveLoss",
     "mnrl": "sentence_transformers.sentence_transformer.losses.MultipleNegativesRankingLoss",
-}
-
-#: ``megabatch`` key -> (:class:`~psp_st.training.PSPTrainingArguments` field, check).
-MEGABATCH_KEYS: dict[str, tuple[str, Check]] = {
-    "size": ("megabatch_size", Check(int, low=0)),
-    "anneal": ("anneal", Check(int, low=0)),
-    "group_column": ("group_column", Check(str)),
-    "text_guard": ("text_guard", Check(bool)),
-    "sparse_embeddings": ("sparse_embeddings", Check(bool)),
-    "mining_chunk_size": ("mining_chunk_size", Check(int, positive=True)),
-    "mining_dtype": ("mining_dtype", Check(str, choices=MINING_DTYPES)),
-    "encode_batch_size": ("encode_batch_size", Check(int, positive=True)),
-    "language_guard": ("language_guard", Check(bool)),
 }
 
 #: Defaults of the trainer section (any other SentenceTransformerTrainingArguments field may be set).
@@ -245,7 +197,7 @@ class Recipe:
         from psp_st.training.arguments import PSPTrainingArguments
 
         values = {**DEFAULT_TRAINER_ARGS, **self.trainer, "output_dir": output_dir, "seed": self.seed}
-        values.update({MEGABATCH_KEYS[key][0]: value for key, value in self.megabatch.items()})
+        values.update({("megabatch_size" if key == "size" else key): value for key, value in self.megabatch.items()})
         if self.loss["name"] != "margin":
             values["megabatch_size"] = None
         if max_steps is not None:
@@ -297,7 +249,9 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
         model=_section(ModelSection, config.get("model"), "recipe: model"),
         loss=loss,
         megabatch=_checked(
-            config.get("megabatch"), "recipe: megabatch", {k: c for k, (_, c) in MEGABATCH_KEYS.items()}
+            config.get("megabatch"),
+            "recipe: megabatch",
+            {k.removeprefix("megabatch_"): c for k, c in MEGABATCH_CHECKS.items()},
         ),
         trainer=_checked(config.get("trainer"), "recipe: trainer", trainer_keys),
         evaluation=_section(EvaluationSection, config.get("evaluation", {"sts_dev": STS_DEV}), "recipe: evaluation"),
@@ -306,4 +260,6 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     )
     if recipe.distillation.weight > 0 and not recipe.distillation.sources:
         raise ValueError("recipe: distillation.weight > 0 needs distillation.sources (the sentences to distil on)")
+    for number, source in enumerate(recipe.distillation.sources):  # a bad entry fails here, not after the pairs
+        parse_source(source, f"recipe: distillation.sources[{number}]")
     return recipe

@@ -139,8 +139,8 @@ def test_relative_paths_resolve_in_the_data_folder(write_parquet, tmp_path, cach
 @pytest.mark.parametrize(
     "entry, message",
     [
-        ({"path": "x.parquet", "max_pairs": 0}, r"data\.sources\[0\]\.max_pairs must be a positive integer"),
-        ({"path": "x.parquet", "weight": -1}, r"weight must be a number > 0"),
+        ({"path": "x.parquet", "max_pairs": 0}, r"data\.sources\[0\]\.max_pairs must be > 0"),
+        ({"path": "x.parquet", "weight": -1}, r"data\.sources\[0\]\.weight must be > 0"),
         (
             {"path": "x.parquet", "wieght": 3},
             r"data\.sources\[0\]\.wieght is not a known key \(did you mean weight\?\)",

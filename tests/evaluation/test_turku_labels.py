@@ -24,7 +24,7 @@ def test_parse_label_accepts_the_scheme(text, expected):
 
 def test_str_is_canonical_order():
     assert str(parse_label("4s>i")) == "4>is"
-    assert parse_label("4<s").merged == "4<"
+    assert parse_label("4<s").group == "4<>"
 
 
 @pytest.mark.parametrize("bad", ["5", "0", "4<>", "3i", "2>", "4x", "4ii", "", " ", "x4", None, 4.0, True])

@@ -51,7 +51,7 @@ def test_missing_psp_file_without_build_record_still_explains(release_copy):
 
     (release_copy / "psp_build.json").unlink()
     (release_copy / "trainable" / "sentencepiece.model").unlink()
-    with pytest.raises(ModelFolderError, match=r"sentencepiece model 'sentencepiece.model' is missing"):
+    with pytest.raises(ModelFolderError, match=r"sentencepiece tokenizer file 'sentencepiece.model' is missing"):
         load(release_copy, trainable=True)
 
 

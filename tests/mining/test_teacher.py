@@ -1,20 +1,20 @@
-"""The teacher's sentence reader and the `psp-st mine` command with the real teacher."""
+"""Distillation sources' columns and exclusion, and the `psp-st mine` command with the real teacher."""
 
 from __future__ import annotations
 
 import pytest
 
 
-def test_read_sentences_names_the_bad_column(tmp_path):
+def test_distillation_source_names_the_bad_column(tmp_path):
     import pandas as pd
 
-    from psp_st.mining.teacher import read_sentences
+    from psp_st.distillation import distillation_sentences
 
     path = tmp_path / "s.parquet"
-    pd.DataFrame({"text": ["a b c"]}).to_parquet(path)
+    pd.DataFrame({"text": [" a b c ", "  "]}).to_parquet(path)
     with pytest.raises(ValueError, match=r"s\.parquet: missing column\(s\) \['sentence'\]; it has \['text'\]"):
-        read_sentences(path)
-    assert read_sentences(path, column="text") == ["a b c"]
+        distillation_sentences([str(path)])
+    assert distillation_sentences([{"path": str(path), "columns": "text"}])[0][1] == ["a b c"]
 
 
 def test_distillation_source_exclude_drops_the_rows_of_a_value(tmp_path):
@@ -28,7 +28,7 @@ def test_distillation_source_exclude_drops_the_rows_of_a_value(tmp_path):
     )
     frame.to_parquet(path)
     entry = {"path": str(path), "exclude": {"source": "dev"}}
-    [(_, sentences)] = distillation_sentences([entry])
+    [(_, sentences, _)] = distillation_sentences([entry])
     assert sentences == frame.sentence[frame.source != "dev"].tolist()  # a null value is not excluded
     with pytest.raises(ValueError, match=r"exclude\.source must be a value or a list of values"):
         distillation_sentences([{"path": str(path), "exclude": {"source": 3}}])

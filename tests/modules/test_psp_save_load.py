@@ -45,7 +45,7 @@ def test_config_round_trips_options(sp_tokenizer, tmp_path):
     ("missing", "message"),
     [
         ("model.safetensors", "weights file 'model.safetensors' is missing"),
-        ("sentencepiece.model", "sentencepiece model 'sentencepiece.model' is missing"),
+        ("sentencepiece.model", "sentencepiece tokenizer file 'sentencepiece.model' is missing"),
         ("psp_config.json", "config file 'psp_config.json' is missing"),
     ],
 )

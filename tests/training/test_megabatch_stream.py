@@ -72,6 +72,19 @@ def test_bad_text_in_a_megabatch_names_row_and_column(make_trainer, psp_module):
     assert row
 
 
+def test_features_without_one_row_per_text_are_a_clear_error(make_trainer, caption_pairs, psp_module):
+    import pytest
+
+    stream = make_trainer(psp_module, caption_pairs, megabatch_size=2, anneal=0).get_train_dataloader().dataset
+    # the layout of ST's StaticEmbedding: flat token ids and per-text offsets (no row to select)
+    stream.preprocess = lambda texts: {
+        "input_ids": torch.arange(3 * len(texts)),
+        "offsets": 3 * torch.arange(len(texts)),
+    }
+    with pytest.raises(TypeError, match="one row per text"):
+        next(iter(stream))
+
+
 def test_lang_column_is_metadata_not_text(make_trainer, caption_pairs, psp_module):
     data = caption_pairs.add_column("lang", ["en"] * len(caption_pairs))  # bitext sources keep their language
     stream = make_trainer(psp_module, data, megabatch_size=2, anneal=0).get_train_dataloader().dataset
