@@ -10,7 +10,9 @@ what to compare); the table reports the best and the median round. Systems:
 * the engine (``psp_st.inference.load_engine(model).encode``; ``PSPEmbedding.embed`` runs the same code), its
   word memo warm (the warm-up call saw the same sentences);
 * the torch-free path: the engine in a process that never imports torch (its own subprocess); there also the
-  engine with a cold memo (a new engine each round: the first call on new text) and without the memo;
+  engine with a cold memo (a new engine each round: the first call on new text) and without the memo, and with
+  ``--float16-model`` the engine of that release (the same model saved with float16 weights, e.g. by
+  ``benchmarks/speed_model.py --from MODEL --dtype float16``: pooled straight from float16);
 * the previous ``PSPEmbedding.embed`` (its algorithm is kept below, only here, for this comparison);
 * ``SentenceTransformer.encode`` on the release root (ST's StaticEmbedding) and on ``trainable/`` (PSPEmbedding);
 * model2vec's ``StaticModel.encode`` on the model2vec export; all-MiniLM-L6-v2 (a 500-sentence subset).
@@ -24,6 +26,7 @@ engine beside the new one. Writes ``benchmarks/results/<--results>.md`` and ``.j
 
     python benchmarks/encode_speed.py --model ../models/psp-en-v1 [--sentences 100000] [--threads 1 2]
         [--repeats 3] [--cli-lines 1000000 [--cli-only]] [--baseline ../main] [--results encode_speed]
+        [--float16-model runs/speed-model1024-f16]
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ RESULTS = REPO / "benchmarks" / "results"
 SP_ALONE, ENGINE, TORCH_FREE = "sentencepiece alone (ceiling)", "psp-st engine", "psp-st engine, torch-free process"
 COLD = "psp-st engine, torch-free, cold memo (a new engine each round)"
 NO_MEMO = "psp-st engine, torch-free, no memo (sentencepiece on every text)"
+HALF = "psp-st engine, torch-free, float16 release weights (--float16-model)"
 PREVIOUS = "previous PSPEmbedding.embed (sentencepiece + torch embedding_bag)"
 ROOT, TRAINABLE = (
     "SentenceTransformer.encode, release root (ST StaticEmbedding)",
@@ -143,6 +147,10 @@ def torch_free_worker(args: argparse.Namespace) -> dict:
         COLD: (cold, len(sentences)),
         NO_MEMO: (lambda: plain.encode(sentences), len(sentences)),
     }
+    if args.float16_model:
+        half = load_engine(args.float16_model, threads=args.threads)
+        assert half.weights.dtype.name == "float16", "--float16-model: the engine widened the weights"
+        systems[HALF] = (lambda: half.encode(sentences), len(sentences))
     result = time_rounds(systems, args.repeats)
     assert "torch" not in sys.modules, "the torch-free path imported torch"
     return result
@@ -251,6 +259,8 @@ def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str, checkou
         "--repeats",
         str(args.repeats),
     ]
+    if args.float16_model and checkout == REPO:
+        command += ["--float16-model", str(args.float16_model)]
     output = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=checkout).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -420,6 +430,15 @@ def write_results(all_results: dict[int, dict], clis: dict[str, dict], command: 
             f"{speed[TORCH_FREE]['best'] / speed[SP_ALONE + ' (torch-free process)']['best']:.0%} of its own "
             "sentencepiece-alone rounds."
         )
+    for threads, results in all_results.items():
+        if HALF in results["speed"]:
+            half, full = results["speed"][HALF], results["speed"][TORCH_FREE]
+            lines.append(
+                f"- {threads} thread(s), torch-free engine, float16 / float32 release weights (same process, "
+                f"interleaved rounds): {half['best'] / full['best']:.2f}x (best wall), "
+                f"{half['median'] / full['median']:.2f}x (median wall), {half['cpu_best'] / full['cpu_best']:.2f}x "
+                "(best CPU time)."
+            )
     if 1 in all_results:
         speed = all_results[1]["speed"]
         lines.append(
@@ -475,6 +494,7 @@ def main() -> None:
         "--cli-only", action="store_true", help="only the `psp-st embed` rounds (needs --cli-lines), no system table"
     )
     parser.add_argument("--results", default="encode_speed", help="file stem in benchmarks/results/")
+    parser.add_argument("--float16-model", help="also time the torch-free engine on this float16 copy of --model")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--torch-free-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -508,8 +528,9 @@ def main() -> None:
     for threads in args.threads:
         results = run_in_subprocess(args, threads, "worker")
         free = run_in_subprocess(args, threads, "torch-free-worker")
-        for name in (TORCH_FREE, COLD, NO_MEMO):
-            results["speed"][name] = free[name]
+        for name in (TORCH_FREE, COLD, NO_MEMO, HALF):
+            if name in free:
+                results["speed"][name] = free[name]
         results["speed"][SP_ALONE + " (torch-free process)"] = free[SP_ALONE]
         if args.baseline is not None:
             free = run_in_subprocess(args, threads, "torch-free-worker", checkout=args.baseline.resolve())

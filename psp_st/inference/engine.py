@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from psp_st.inference.pooling import huge_page_copy, pool_mean
+from psp_st.inference.pooling import huge_page_copy, pool_mean, weights_dtype
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.text_checks import check_texts
 
@@ -52,7 +52,9 @@ class PSPEngine:
     """Sentence vector = mean of the vectors of its known sentencepiece pieces (numpy, no torch).
 
     Args:
-        weights: piece vectors ``(vocab_size, dim)``; float16 is widened to float32 once, here.
+        weights: piece vectors ``(vocab_size, dim)``: float32, or float16 (kept as float16 when the compiled
+            kernel pools from it, else widened to float32 once, here: the same vectors either way); other float
+            types become float32.
         tokenizer: the model's :class:`~psp_st.tokenization.SentencePieceTokenizer` (its ``lowercase`` applies).
         max_seq_length: keep at most this many known pieces per text (``None``: all).
         threads: batches embedded in parallel (``None``: every core this process may use).
@@ -74,8 +76,13 @@ class PSPEngine:
                 f"weights have shape {weights.shape}, expected ({tokenizer.vocab_size}, dim): one row "
                 "per sentencepiece piece"
             )
-        if weights.dtype != np.float32:
-            weights = weights.astype(np.float32)
+        if weights.dtype == np.float16 and not np.isfinite(weights).all():  # the float16 kernel assumes finite
+            raise ValueError(
+                "float16 weights with non-finite (NaN/inf) values: the model cannot give meaningful vectors"
+            )
+        dtype = weights_dtype(weights.dtype)
+        if weights.dtype != dtype:
+            weights = weights.astype(dtype)
         if max_seq_length is not None and max_seq_length < 1:
             raise ValueError(f"max_seq_length must be >= 1 or None, got {max_seq_length}")
         self.weights = weights
@@ -171,8 +178,9 @@ class PSPEngine:
                 f"{path}: weight '{WEIGHT_KEY}' has shape {matrix.shape}, expected "
                 f"({tokenizer.vocab_size}, {dim}): the folder mixes files from different models."
             )
-        # the engine owns these weights: float32 on 2 MiB pages for pooling (see pooling.huge_page_copy)
-        return cls(huge_page_copy(matrix), tokenizer, max_seq_length=config.get("max_seq_length"), threads=threads)
+        # the engine owns these weights: on 2 MiB pages for pooling (see pooling.huge_page_copy), float16 kept
+        pooled = huge_page_copy(matrix, weights_dtype(matrix.dtype))
+        return cls(pooled, tokenizer, max_seq_length=config.get("max_seq_length"), threads=threads)
 
     # -- encoding -----------------------------------------------------------------------------------------
     def token_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:

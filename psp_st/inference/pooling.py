@@ -10,6 +10,11 @@ a numpy version (gather length-sorted padded groups, sum) gives the same vectors
 Both compute, per row ``i`` with pieces ``flat[offsets[i]:offsets[i + 1]]``: the float32 mean of their weight
 rows in piece order, the ``empty_row`` weight row when the row has no piece, and then, with ``normalize``, the
 L2-normalized vector (``x / max(|x|, 1e-12)``, as ``torch.nn.functional.normalize``).
+
+Weights may be float32 or float16; float16 rows are widened to float32 element by element as they are read (the
+same vectors as widening the weights first, bit for bit). With the compiled kernel, pooling straight from float16
+halves the weight memory and the bytes read per piece, so an engine keeps a float16 release's weights as float16
+(:func:`weights_dtype`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 
 #: The compiled kernel once built, ``False`` once numba was found missing, ``None`` before the first look.
 _KERNEL: Callable[..., None] | Literal[False] | None = None
@@ -82,12 +88,15 @@ def pool_mean(
 ) -> np.ndarray:
     """Write the mean piece vector of each row into ``out`` (float32, ``(len(offsets) - 1, dim)``) and return it.
 
-    Runs the compiled kernel when numba is installed; else, in a process that has already imported torch
-    (never imported here), torch's ``embedding_bag`` (same summation order, so the same vectors); else numpy.
+    ``weights``: float32, or float16 that is finite (the kernel does not widen float16 infinities or NaN). Runs
+    the compiled kernel when numba is installed; else, in a process that has already imported torch (never
+    imported here), torch's ``embedding_bag`` (same summation order, so the same vectors); else numpy.
     """
     kernel = _numba_kernel()
-    if kernel is not None and weights.dtype == np.float32:
-        kernel(weights, flat, offsets, empty_row, bool(normalize), out)
+    if kernel is not None and weights.dtype in (np.float32, np.float16):
+        # numba has no float16 type on CPU: the kernel reads float16 as its uint16 bits and widens them itself
+        bits = weights.view(np.uint16) if weights.dtype == np.float16 else weights
+        kernel(bits, flat, offsets, empty_row, bool(normalize), out)
         return out
     torch = sys.modules.get("torch")
     if torch is not None and weights.dtype == np.float32:
@@ -99,8 +108,17 @@ def pool_mean(
     return out
 
 
-def huge_page_copy(weights: np.ndarray) -> np.ndarray:
-    """``weights`` as float32 in memory backed by 2 MiB pages where the OS offers them (Linux transparent huge
+def weights_dtype(dtype: npt.DTypeLike) -> np.dtype:
+    """The dtype an engine keeps weights of ``dtype`` in: float16 stays float16 when the compiled kernel pools
+    from it (half the memory and memory traffic, the same vectors); everything else becomes float32 (a float32
+    model is never rounded)."""
+    if np.dtype(dtype) == np.float16 and has_compiled_kernel():
+        return np.dtype(np.float16)
+    return np.dtype(np.float32)
+
+
+def huge_page_copy(weights: np.ndarray, dtype: npt.DTypeLike = np.float32) -> np.ndarray:
+    """``weights`` as ``dtype`` in memory backed by 2 MiB pages where the OS offers them (Linux transparent huge
     pages, ``madvise``), else an ordinary copy.
 
     At d=1024 every piece vector fills a whole 4 KiB page, so pooling's random row reads miss the TLB on
@@ -109,15 +127,16 @@ def huge_page_copy(weights: np.ndarray) -> np.ndarray:
     """
     import mmap
 
-    nbytes = weights.size * 4
+    dtype = np.dtype(dtype)
+    nbytes = weights.size * dtype.itemsize
     page = 2 << 20
     if not hasattr(mmap, "MADV_HUGEPAGE") or nbytes < page:
-        return np.array(weights, dtype=np.float32, order="C")
+        return np.array(weights, dtype=dtype, order="C")
     region = mmap.mmap(-1, (nbytes + 2 * page - 1) // page * page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     region.madvise(mmap.MADV_HUGEPAGE)
     raw = np.frombuffer(region, dtype=np.uint8)
     start = -raw.ctypes.data % page  # the array starts on a 2 MiB boundary
-    copy = raw[start : start + nbytes].view(np.float32).reshape(weights.shape)
+    copy = raw[start : start + nbytes].view(dtype).reshape(weights.shape)
     copy[...] = weights
     return copy
 

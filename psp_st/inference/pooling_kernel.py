@@ -1,10 +1,14 @@
 """The compiled (numba) mean-pooling kernel of :mod:`psp_st.inference.pooling`; imported only when numba is installed.
 
 Module level, so numba caches the machine code on disk (``cache=True``) and a new process loads it instead of
-compiling again.
+compiling again. One kernel for float32 weights and for float16 weights passed as their ``uint16`` bits (numba has
+no float16 type on CPU): each element is widened to float32 in registers (:func:`widen`), then summed in the same
+order, so the vectors are bit for bit those of widening the weights first, with half the memory traffic.
 """
 
 from __future__ import annotations
+
+import platform
 
 import numba
 import numpy as np
@@ -37,9 +41,51 @@ def prefetch(typingctx, array, row, col):  # pragma: no cover - compiled
     return numba.types.void(array, row, col), codegen
 
 
+def half_to_float(builder, bits, native: bool):  # pragma: no cover - runs inside numba's compiler
+    """LLVM IR: the float32 of the float16 whose bits are the i16 ``bits``, exact for every finite float16.
+
+    ``native``: LLVM's ``fpext half`` (one ``vcvtph2ps`` per 8 values with x86 F16C, ``fcvtl`` on ARM64). Else
+    branch-free integer code: sign bit to bit 31 and exponent + mantissa to float32 place (by sign-extending and
+    shifting), read as a float32 ``2**112`` times too small, times ``2**112`` (exact, sign kept, ``-0.0`` too; a
+    float16 subnormal passes a float32 subnormal, computed exactly since numpy and numba leave
+    denormals-are-zero off). Both read half the bytes of float32 weights; their pooling speed against float32:
+    ``benchmarks/results/encode_speed_f16_*.md``.
+    """
+    int32, float32 = ir.IntType(32), ir.FloatType()
+    if native:
+        return builder.fpext(builder.bitcast(bits, ir.HalfType()), float32)
+    shifted = builder.shl(builder.sext(bits, int32), ir.Constant(int32, 13))
+    placed = builder.and_(shifted, ir.Constant(int32, 0x8FFFE000))  # sign, exponent, mantissa; bits 28-30 cleared
+    return builder.fmul(builder.bitcast(placed, float32), ir.Constant(float32, 2.0**112))
+
+
+def native_half(context) -> bool:  # pragma: no cover - runs inside numba's compiler
+    """Whether numba's target converts float16 in hardware (x86 with F16C as numba compiles for it, ARM64); else
+    LLVM would call a runtime function that numba's JIT may not link."""
+    features = str(getattr(context.codegen(), "_tm_features", "")).split(",")
+    return "+f16c" in features or platform.machine().lower() in ("aarch64", "arm64")
+
+
+@intrinsic
+def widen(typingctx, value):  # pragma: no cover - compiled
+    """``widen(x)``: a float32 ``x`` unchanged; a uint16 ``x`` (float16 bits) as the float32 of the same value
+    (:func:`half_to_float`; the callers' float16 weights are checked finite)."""
+    if value == numba.types.float32:
+        return numba.types.float32(value), lambda context, builder, signature, args: args[0]
+    if value != numba.types.uint16:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return half_to_float(builder, args[0], native_half(context))
+
+    return numba.types.float32(value), codegen
+
+
 @numba.njit(nogil=True, cache=True)
 def pool_mean(weights, flat, offsets, empty_row, normalize, out):  # pragma: no cover - compiled
+    """``weights``: float32, or float16 as ``uint16`` bits (finite); see :func:`psp_st.inference.pooling.pool_mean`."""
     dim = weights.shape[1]
+    line = 64 // weights.itemsize  # elements per 64-byte cache line
     total = len(flat)
     for i in range(len(offsets) - 1):
         start = offsets[i]
@@ -48,7 +94,7 @@ def pool_mean(weights, flat, offsets, empty_row, normalize, out):  # pragma: no 
         if stop == start:
             row = weights[empty_row]
             for d in range(dim):
-                acc[d] = row[d]
+                acc[d] = widen(row[d])  # type: ignore[call-arg]
         else:
             for d in range(dim):
                 acc[d] = 0.0
@@ -56,17 +102,17 @@ def pool_mean(weights, flat, offsets, empty_row, normalize, out):  # pragma: no 
             while k < stop:
                 # the rows of the next group are cold (tokenization runs between batches): fetch them now
                 for ahead in range(k + GROUP, min(k + 2 * GROUP, total)):
-                    for d in range(0, dim, 16):  # one prefetch per 64-byte cache line
+                    for d in range(0, dim, line):  # one prefetch per cache line
                         prefetch(weights, flat[ahead], d)  # type: ignore[call-arg]  # numba supplies typingctx
                 if k + GROUP <= stop:  # four rows per pass: a quarter of the accumulator loads and stores
                     r0, r1, r2, r3 = weights[flat[k]], weights[flat[k + 1]], weights[flat[k + 2]], weights[flat[k + 3]]
                     for d in range(dim):
-                        acc[d] = (((acc[d] + r0[d]) + r1[d]) + r2[d]) + r3[d]
+                        acc[d] = (((acc[d] + widen(r0[d])) + widen(r1[d])) + widen(r2[d])) + widen(r3[d])  # type: ignore[call-arg]
                     k += GROUP
                 else:
                     row = weights[flat[k]]
                     for d in range(dim):
-                        acc[d] += row[d]
+                        acc[d] += widen(row[d])  # type: ignore[call-arg]
                     k += 1
             count = np.float32(stop - start)
             for d in range(dim):

@@ -197,6 +197,7 @@ def test_float16_release_is_half_size_and_within_tolerance(psp_module, tmp_path)
     from sentence_transformers import SentenceTransformer
 
     from psp_st.inference import load_engine
+    from psp_st.inference.pooling import has_compiled_kernel
 
     expected = psp_module.embed(TEXTS)
     folders = {}
@@ -213,7 +214,10 @@ def test_float16_release_is_half_size_and_within_tolerance(psp_module, tmp_path)
     np.testing.assert_allclose(SentenceTransformer(str(half), device="cpu").encode(TEXTS), expected, atol=2e-3 * scale)
     reloaded = SentenceTransformer(str(half / "trainable"), device="cpu", trust_remote_code=True)[0]
     assert reloaded.weights_dtype == "float16" and reloaded.embedding.weight.dtype.is_floating_point
-    np.testing.assert_array_equal(reloaded.embed(TEXTS), load_engine(half).encode(TEXTS))
+    engine = load_engine(half)  # pools from float16 with the compiled kernel, from float32 without
+    assert engine.weights.dtype == (np.float16 if has_compiled_kernel() else np.float32)
+    assert load_engine(folders["float32"]).weights.dtype == np.float32
+    np.testing.assert_array_equal(reloaded.embed(TEXTS), engine.encode(TEXTS))
 
 
 def test_bad_weights_dtype_is_refused(sp_tokenizer):
@@ -249,17 +253,18 @@ def test_pooling_backends_agree(psp_module, caption_sentences):
         np.testing.assert_allclose(vectors, out["torch"], atol=1e-6, err_msg=name)
 
 
-@pytest.mark.parametrize("shape", [(16, 8), (600, 1024)])
-def test_huge_page_copy_is_an_equal_float32_copy(shape):
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("shape", [(16, 8), (600, 1024), (1100, 1024)])
+def test_huge_page_copy_is_an_equal_copy(shape, dtype):
     """Small matrices get a plain copy; large ones (>= 2 MiB) start on a 2 MiB boundary where Linux offers it."""
     import mmap
 
     from psp_st.inference.pooling import huge_page_copy
 
     weights = np.random.default_rng(0).standard_normal(shape).astype(np.float16)
-    copy = huge_page_copy(weights)
-    assert copy.dtype == np.float32 and copy.flags.c_contiguous and copy.flags.writeable
-    np.testing.assert_array_equal(copy, weights.astype(np.float32))
+    copy = huge_page_copy(weights, dtype)
+    assert copy.dtype == dtype and copy.flags.c_contiguous and copy.flags.writeable
+    np.testing.assert_array_equal(copy, weights.astype(dtype))
     assert not np.shares_memory(copy, weights)
     if hasattr(mmap, "MADV_HUGEPAGE") and copy.nbytes >= 2 << 20:
         assert copy.ctypes.data % (2 << 20) == 0
