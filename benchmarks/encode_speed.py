@@ -50,6 +50,8 @@ SP_ALONE, ENGINE, TORCH_FREE = "sentencepiece alone (ceiling)", "psp-st engine",
 COLD = "psp-st engine, torch-free, cold memo (a new engine each round)"
 NO_MEMO = "psp-st engine, torch-free, no memo (sentencepiece on every text)"
 HALF = "psp-st engine, torch-free, float16 release weights (--float16-model)"
+SEGMENT = "engine's segmentation only (token_ids + offsets, warm memo; 1 thread)"
+POOL = "engine's pooling only (pool_mean on precomputed ids; 1 thread)"
 PREVIOUS = "previous PSPEmbedding.embed (sentencepiece + torch embedding_bag)"
 ROOT, TRAINABLE = (
     "SentenceTransformer.encode, release root (ST StaticEmbedding)",
@@ -151,9 +153,45 @@ def torch_free_worker(args: argparse.Namespace) -> dict:
         half = load_engine(args.float16_model, threads=args.threads)
         assert half.weights.dtype.name == "float16", "--float16-model: the engine widened the weights"
         systems[HALF] = (lambda: half.encode(sentences), len(sentences))
+    if args.threads == 1:  # the engine's time split into its two steps, on its own batches
+        systems.update(
+            engine_steps(engine, sentences, {"": engine} | ({" float16": half} if args.float16_model else {}))
+        )
     result = time_rounds(systems, args.repeats)
     assert "torch" not in sys.modules, "the torch-free path imported torch"
     return result
+
+
+def engine_steps(engine, sentences: list[str], pooled: dict) -> dict:
+    """Timed systems: the engine's segmentation alone, and its pooling alone (with each engine of ``pooled``,
+    same ids), on the batches ``encode`` makes at one thread."""
+    import numpy as np
+
+    from psp_st.inference.pooling import pool_mean
+
+    step = 8192  # PSPEngine.encode's default batch_size
+    batches = [sentences[start : start + step] for start in range(0, len(sentences), step)]
+
+    def segment() -> list:
+        ids = []
+        for batch in batches:
+            flat, lengths = engine.token_ids(batch)
+            offsets = np.zeros(len(batch) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=offsets[1:])
+            ids.append((flat, offsets))
+        return ids
+
+    ids = segment()
+    out = np.empty((step, engine.dim), dtype=np.float32)
+
+    def pool(other) -> None:
+        for flat, offsets in ids:
+            pool_mean(other.weights, flat, offsets, other.tokenizer.unk_id, False, out[: len(offsets) - 1])
+
+    systems = {SEGMENT: (segment, len(sentences))}
+    for label, other in pooled.items():
+        systems[f"{POOL}{label}"] = (lambda other=other: pool(other), len(sentences))
+    return systems
 
 
 def worker(args: argparse.Namespace) -> dict:
@@ -414,6 +452,9 @@ def write_results(all_results: dict[int, dict], clis: dict[str, dict], command: 
     for name in names:
         cells = []
         for threads, key, _ in columns:
+            if name not in all_results[threads]["speed"]:  # a 1-thread-only row
+                cells += ["-", "-"]
+                continue
             speed, engine = all_results[threads]["speed"][name], all_results[threads]["speed"][ENGINE]
             best, median = key + "best", key + "median"
             cells += [
@@ -439,6 +480,17 @@ def write_results(all_results: dict[int, dict], clis: dict[str, dict], command: 
                 f"{half['median'] / full['median']:.2f}x (median wall), {half['cpu_best'] / full['cpu_best']:.2f}x "
                 "(best CPU time)."
             )
+    if 1 in all_results and SEGMENT in all_results[1]["speed"]:
+        speed = all_results[1]["speed"]
+
+        def micros(name: str) -> str:  # CPU microseconds per sentence, best round
+            return f"{1e6 / speed[name]['cpu_best']:.2f} us" if name in speed else "-"
+
+        lines.append(
+            f"- 1 thread, CPU time per sentence (best rounds): torch-free engine {micros(TORCH_FREE)} (float16 "
+            f"weights: {micros(HALF)}); its segmentation alone {micros(SEGMENT)}, its pooling alone "
+            f"{micros(POOL)} (float16 weights: {micros(POOL + ' float16')})."
+        )
     if 1 in all_results:
         speed = all_results[1]["speed"]
         lines.append(
@@ -528,7 +580,7 @@ def main() -> None:
     for threads in args.threads:
         results = run_in_subprocess(args, threads, "worker")
         free = run_in_subprocess(args, threads, "torch-free-worker")
-        for name in (TORCH_FREE, COLD, NO_MEMO, HALF):
+        for name in (TORCH_FREE, COLD, NO_MEMO, HALF, SEGMENT, POOL, POOL + " float16"):
             if name in free:
                 results["speed"][name] = free[name]
         results["speed"][SP_ALONE + " (torch-free process)"] = free[SP_ALONE]
