@@ -48,8 +48,8 @@ def half_to_float(builder, bits, native: bool):  # pragma: no cover - runs insid
     branch-free integer code: sign bit to bit 31 and exponent + mantissa to float32 place (by sign-extending and
     shifting), read as a float32 ``2**112`` times too small, times ``2**112`` (exact, sign kept, ``-0.0`` too; a
     float16 subnormal passes a float32 subnormal, computed exactly since numpy and numba leave
-    denormals-are-zero off). Both read half the bytes of float32 weights; their pooling speed against float32:
-    ``benchmarks/results/encode_speed_f16_*.md``.
+    denormals-are-zero off). Both read half the bytes of float32 weights; pooling speed from float16 against
+    float32 on a CPU with F16C: ``benchmarks/results/encode_speed_f16_*.md``.
     """
     int32, float32 = ir.IntType(32), ir.FloatType()
     if native:
