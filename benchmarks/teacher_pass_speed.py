@@ -1,8 +1,11 @@
-"""Teacher pass speed on a sample of a teacher cache's sentences: float32, max_seq_length 128, int8 dynamic.
+"""Teacher pass speed on a sample of a teacher cache's sentences: batch sizes, max_seq_length 128, int8 dynamic.
 
-Each variant encodes the same random sample (batch 64) and is compared with the cached float32 vectors (cosine).
+Each variant encodes the same random sample and is compared with the cached float32 vectors (cosine). The batch
+sizes run first (float32); the other variants use batch 64.
 
     OMP_NUM_THREADS=1 python benchmarks/teacher_pass_speed.py --teacher-cache runs/teacher_cache --sentences 1500
+    OMP_NUM_THREADS=2 python benchmarks/teacher_pass_speed.py --teacher-cache runs/teacher_cache --sentences 3000 \
+        --threads 2 --batch-sizes 8 16 32 64 128 --batch-sizes-only
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ def main() -> None:
     parser.add_argument("--teacher", default="all-MiniLM-L6-v2")
     parser.add_argument("--sentences", type=int, default=1500)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--batch-sizes", type=int, nargs="*", default=[], help="float32 rows at these batch sizes")
+    parser.add_argument("--batch-sizes-only", action="store_true", help="skip the max_seq_length and int8 rows")
     args = parser.parse_args()
 
     import numpy as np
@@ -42,9 +47,9 @@ def main() -> None:
         f"max_seq_length {teacher.max_seq_length}; tokens mean {lengths.mean():.1f}, > 128: {(lengths > 128).mean():.3f}"
     )
 
-    def run(name: str, model) -> None:
+    def run(name: str, model, batch_size: int = 64) -> None:
         start = time.perf_counter()
-        vectors = model.encode(sentences, batch_size=64, convert_to_numpy=True)
+        vectors = model.encode(sentences, batch_size=batch_size, convert_to_numpy=True)
         seconds = time.perf_counter() - start
         cosine = (vectors * cached).sum(1) / np.linalg.norm(vectors, axis=1) / np.linalg.norm(cached, axis=1)
         print(
@@ -53,6 +58,10 @@ def main() -> None:
             flush=True,
         )
 
+    for batch_size in args.batch_sizes:
+        run(f"float32, batch {batch_size}, {args.threads} thread(s)", teacher, batch_size)
+    if args.batch_sizes_only:
+        return
     run("float32", teacher)
     teacher.max_seq_length = 128
     run("float32, max_seq_length 128", teacher)

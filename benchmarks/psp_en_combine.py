@@ -1,0 +1,106 @@
+"""psp-en: free combinations of trained models, each evaluated like an ablation row (round 6 of the ablation).
+
+* ``ensemble``: the cosine of each pair is the weighted mean of the models' cosines (``(1 - w)`` for the first
+  model, ``w`` shared by the others); with one tokenizer this is one static model of the concatenated, per-model
+  normalised vectors, so inference stays a single table lookup.
+* ``average``: the element-wise mean of the models' piece vectors (checkpoints of one run).
+* ``sif``: the first model's piece vectors times SIF's ``a / (a + p(piece))`` (piece frequencies of the
+  ``training_pairs/`` text), folded after training instead of at initialisation.
+
+Every model must share the first one's tokenizer (sentencepiece model). Numbers: STS-B dev/test and SICK-R dev
+Spearman, SICK-R test Pearson, and the selection score (mean of the two dev columns), x100.
+
+    python benchmarks/psp_en_combine.py ensemble --weights 0.3 0.5 0.7 MODEL MODEL [MODEL ...]
+    python benchmarks/psp_en_combine.py average MODEL MODEL [MODEL ...]
+    python benchmarks/psp_en_combine.py sif MODEL --a 0.01 0.001
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+#: (name, load_local key) of the evaluated sets.
+SETS = (("stsb_dev", "stsb-dev"), ("sick_dev", "sick-dev"), ("stsb_test", "stsb-test"), ("sick_test", "sick-test"))
+
+
+def scores(cosines: dict[str, object], gold: dict[str, object]) -> dict[str, float]:
+    """The ablation's numbers from per-set cosines."""
+    from scipy.stats import pearsonr, spearmanr
+
+    out = {f"{name}_spearman": round(100 * spearmanr(cosines[name], gold[name])[0], 2) for name, _ in SETS}
+    out["sick_test_pearson"] = round(100 * pearsonr(cosines["sick_test"], gold["sick_test"])[0], 2)
+    out["selection"] = round((out["stsb_dev_spearman"] + out["sick_dev_spearman"]) / 2, 2)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=("ensemble", "average", "sif"))
+    parser.add_argument("models", nargs="+", help="model folders (a release root, trainable/ or a checkpoint)")
+    parser.add_argument("--weights", type=float, nargs="+", default=[0.3, 0.5, 0.7], help="ensemble weights")
+    parser.add_argument("--a", type=float, nargs="+", default=[0.01, 0.003, 0.001], help="SIF constants")
+    parser.add_argument("--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR)")
+    args = parser.parse_args()
+
+    import numpy as np
+    import pandas as pd
+
+    from psp_st.distillation.piece_weights import piece_counts, sif_weights
+    from psp_st.evaluation import load_local
+    from psp_st.inference.engine import PSPEngine, load_engine
+    from psp_st.io.data_dir import default_data_dir
+
+    engines = [load_engine(path, threads=1) for path in args.models]
+    first = engines[0]
+    pairs = {name: load_local(key, args.data_dir) for name, key in SETS}
+    gold = {name: np.asarray(data["score"], dtype=np.float64) for name, data in pairs.items()}
+
+    def cosines(engine) -> dict[str, np.ndarray]:
+        return {
+            name: (
+                engine.encode(list(data["sentence1"]), normalize=True)
+                * engine.encode(list(data["sentence2"]), normalize=True)
+            ).sum(1)
+            for name, data in pairs.items()
+        }
+
+    def show(label: str, numbers: dict[str, float]) -> None:
+        print(f"| {label} | " + " | ".join(f"{numbers[key]:.2f}" for key in COLUMNS) + " |", flush=True)
+
+    print("| model | " + " | ".join(COLUMNS) + " |\n|---|" + "---|" * len(COLUMNS))
+    single = [cosines(engine) for engine in engines]
+    for path, result in zip(args.models, single, strict=True):
+        show(path, scores(result, gold))
+    if args.mode == "ensemble":
+        for weight in args.weights:
+            mixed = {
+                name: (1 - weight) * single[0][name] + weight * np.mean([c[name] for c in single[1:]], axis=0)
+                for name, _ in SETS
+            }
+            show(f"ensemble, weight {weight} on the others", scores(mixed, gold))
+    elif args.mode == "average":
+        mean = np.mean([engine.weights for engine in engines], axis=0)
+        show("mean of the piece vectors", scores(cosines(PSPEngine(mean, first.tokenizer, threads=1)), gold))
+    else:
+        folder = Path(args.data_dir or default_data_dir())
+        texts: list[str] = []
+        for path in sorted(glob.glob(str(folder / "training_pairs" / "*.parquet"))):
+            frame = pd.read_parquet(path, columns=["sentence1", "sentence2"])
+            texts += frame["sentence1"].tolist() + frame["sentence2"].tolist()
+        counts = piece_counts(first.tokenizer, texts)
+        for a in args.a:
+            weighted = first.weights * sif_weights(counts, a)[:, None].astype(np.float32)
+            show(f"SIF a = {a} after training", scores(cosines(PSPEngine(weighted, first.tokenizer, threads=1)), gold))
+
+
+COLUMNS = ("stsb_dev_spearman", "sick_dev_spearman", "selection", "stsb_test_spearman", "sick_test_pearson")
+
+if __name__ == "__main__":
+    main()
