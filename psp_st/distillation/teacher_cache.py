@@ -122,7 +122,7 @@ def teacher_vectors(
     label: str = "sentences",
     teacher: Any | None = None,
     shard_size: int = 4096,
-    batch_size: int = 64,
+    batch_size: int = 32,
     show_progress_bar: bool = True,
 ) -> datasets.Dataset:
     """Teacher vectors of ``sentences`` as a memory-mapped ``Dataset`` (``sentence``, ``embedding`` float32).
@@ -135,7 +135,8 @@ def teacher_vectors(
         teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``; loaded with
             :func:`psp_st.mining.teacher.load_teacher` only when a sentence is not cached yet.
         shard_size: new sentences per shard (the unit of resumption).
-        batch_size: teacher batch size.
+        batch_size: teacher batch size (the texts of a shard are encoded longest first, so a small batch wastes
+            little on padding: ``benchmarks/teacher_pass_speed.py --batch-sizes``).
         show_progress_bar: a tqdm bar over the sentences to encode.
     """
     from datasets import Dataset, concatenate_datasets
