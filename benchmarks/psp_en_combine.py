@@ -28,6 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 #: (name, load_local key) of the evaluated sets.
 SETS = (("stsb_dev", "stsb-dev"), ("sick_dev", "sick-dev"), ("stsb_test", "stsb-test"), ("sick_test", "sick-test"))
+#: Printed columns, in order.
+COLUMNS = ("stsb_dev_spearman", "sick_dev_spearman", "selection", "stsb_test_spearman", "sick_test_pearson")
 
 
 def scores(cosines: dict[str, object], gold: dict[str, object]) -> dict[str, float]:
@@ -99,8 +101,6 @@ def main() -> None:
             weighted = first.weights * sif_weights(counts, a)[:, None].astype(np.float32)
             show(f"SIF a = {a} after training", scores(cosines(PSPEngine(weighted, first.tokenizer, threads=1)), gold))
 
-
-COLUMNS = ("stsb_dev_spearman", "sick_dev_spearman", "selection", "stsb_test_spearman", "sick_test_pearson")
 
 if __name__ == "__main__":
     main()
