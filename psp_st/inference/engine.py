@@ -22,7 +22,6 @@ unknown characters) gets the ``<unk>`` vector, and ``max_seq_length`` keeps the 
 
 from __future__ import annotations
 
-import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -137,7 +136,7 @@ class PSPEngine:
         from safetensors import SafetensorError
         from safetensors.numpy import load_file
 
-        from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError
+        from psp_st.modules.folder_format import ModelFolderError, read_config
 
         path = Path(path)
         missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if not (path / name).is_file()]
@@ -146,16 +145,7 @@ class PSPEngine:
                 f"{path} is not a PSPEmbedding folder (missing {', '.join(missing)}): re-save the "
                 "model (model.save(path)) or download it again."
             )
-        try:
-            config = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise ModelFolderError(f"{path / CONFIG_FILE} is not valid JSON ({error}).") from error
-        version = config.get("format_version")
-        if not isinstance(version, int) or version > FORMAT_VERSION:
-            raise ModelFolderError(
-                f"{path / CONFIG_FILE}: format_version {version!r}, this psp-st reads 1.."
-                f"{FORMAT_VERSION}: upgrade psp-st (pip install -U psp-st) or re-save the model."
-            )
+        config = read_config(path / CONFIG_FILE, "PSPEngine")
         tokenizer = SentencePieceTokenizer.from_file(
             path / TOKENIZER_FILE, lowercase=config.get("lowercase", True), num_threads=1
         )

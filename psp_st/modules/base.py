@@ -8,7 +8,6 @@ load with a message that says which file is missing or wrong.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from typing import Any, ClassVar, Protocol
@@ -20,7 +19,7 @@ from safetensors.torch import save_file as save_safetensors_file
 from sentence_transformers.base.modules.input_module import InputModule
 
 from psp_st.io.atomic import apply_umask
-from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError, check_format_version
+from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError, read_config
 from psp_st.modules.teacher_init import teacher_token_vectors
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.store import tokenizer_kind
@@ -204,25 +203,7 @@ class PSPInputModule(InputModule):
     @classmethod
     def _load_checked_config(cls, model_name_or_path: str, **hub_kwargs) -> dict[str, Any]:
         path = cls._require_file(model_name_or_path, cls.config_file_name, "config file", **hub_kwargs)
-        try:
-            with open(path, encoding="utf-8") as handle:
-                config = json.load(handle)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise ModelFolderError(
-                f"{cls.__name__}: {path} is not valid JSON ({error}): the file is corrupt; re-save "
-                "the model or download it again."
-            ) from error
-        if not isinstance(config, dict):
-            raise ModelFolderError(
-                f"{cls.__name__}: {path} must hold a JSON object, got {type(config).__name__}: "
-                "the file is corrupt; re-save the model or download it again."
-            )
-        check_format_version(
-            config.pop("format_version", None),
-            f"{cls.__name__}: {path}",
-            "Re-save it with the psp-st version that wrote it, or retrain it with this one.",
-        )
-        return config
+        return read_config(path, cls.__name__)
 
     @classmethod
     def _load_checked_weights(cls, model_name_or_path: str, **hub_kwargs) -> dict[str, torch.Tensor]:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from sentence_transformers import SentenceTransformer
 
+from psp_st.inference.engine import PSPEngine
 from psp_st.modules import ModelFolderError
 from psp_st.modules.psp import PSPEmbedding
 
@@ -75,20 +76,26 @@ def test_corrupt_tokenizer_is_reported(saved):
         PSPEmbedding.load(str(saved))
 
 
-def test_newer_format_asks_to_upgrade(saved):
+#: The two readers of a PSPEmbedding folder: the torch module and the torch-free engine (one config check).
+READERS = [lambda path: PSPEmbedding.load(str(path)), PSPEngine.from_folder]
+
+
+@pytest.mark.parametrize("read", READERS, ids=["module", "engine"])
+def test_newer_format_asks_to_upgrade(saved, read):
     config = json.loads((saved / "psp_config.json").read_text())
     config["format_version"] = 99
     (saved / "psp_config.json").write_text(json.dumps(config))
     with pytest.raises(ModelFolderError, match="pip install -U psp-st"):
-        PSPEmbedding.load(str(saved))
+        read(saved)
 
 
-def test_pre_release_format_is_reported(saved):
+@pytest.mark.parametrize("read", READERS, ids=["module", "engine"])
+def test_pre_release_format_is_reported(saved, read):
     config = json.loads((saved / "psp_config.json").read_text())
     del config["format_version"]
     (saved / "psp_config.json").write_text(json.dumps(config))
     with pytest.raises(ModelFolderError, match="pre-release"):
-        PSPEmbedding.load(str(saved))
+        read(saved)
 
 
 def test_static_export_matches_on_known_pieces(psp_module, tmp_path):
