@@ -59,7 +59,6 @@ ROWS: dict[str, list[str]] = {
     "no-sentence-distillation": ["distillation.weight=0"],
     "no-teacher-init": ["model.init=random"],
     "no-teacher": ["distillation.weight=0", "model.init=random"],
-    "mse": ["distillation.metric=mse"],
     "distil-pool": [f"distillation.sources={json.dumps(DISTIL_POOL)}"],
     "distil-pool-pairs60k": [
         "distillation.sources=" + json.dumps(DISTIL_POOL[:-1] + [{**DISTIL_POOL[-1], "max_sentences": 60000}])

@@ -241,7 +241,6 @@ def recipe(args: argparse.Namespace, init_folder: Path) -> dict:
             "teacher": "all-MiniLM-L6-v2",
             "cache_dir": str(REPO / "runs" / "teacher_cache"),
             "weight": args.distillation_weight,
-            "metric": "cosine",
             "batch_size": 128,
             "lr": 0.001,
             "sources": [{**source, "path": source["path"].format(data=args.data)} for source in DISTILLATION_SOURCES],

@@ -243,13 +243,7 @@ def build_distillation(
         dataset = dataset.remove_columns("sentence").add_column("sentence", students)
     if timings is not None:
         timings["teacher_sentences_seconds"] = round(time.perf_counter() - start, 1)
-    loss = TeacherDistillationLoss(
-        model,
-        teacher_dim=len(dataset[0]["embedding"]),
-        metric=distil.metric,
-        projection=distil.projection,
-        seed=seed,
-    )
+    loss = TeacherDistillationLoss(model, teacher_dim=len(dataset[0]["embedding"]), seed=seed)
     return AuxiliaryObjective(
         dataset, loss, weight=distil.weight, batch_size=distil.batch_size, seed=seed, lr=distil.lr
     )

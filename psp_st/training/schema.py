@@ -101,10 +101,8 @@ class DistillationSection:
     cache_dir: str = _option("runs/teacher_cache", str)
     sources: list = _option([], list)
     weight: float = _option(0.0, float, low=0.0)
-    metric: str = _option("cosine", str, choices=("cosine", "mse", "similarity"))
     batch_size: int = _option(128, int, positive=True)
     lr: float | None = _option(None, float, positive=True)
-    projection: bool = _option(True, bool)
 
 
 @dataclass

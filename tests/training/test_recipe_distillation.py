@@ -67,7 +67,7 @@ def test_distilled_recipe_trains_and_reuses_the_teacher_cache(files, data_dir, t
     assert stub.encoded > 40  # the pieces and the 40 sentences
     metrics = json.loads((tmp_path / "run1" / "train_metrics.json").read_text())
     assert metrics["pairs_per_source"] == {str(files / "pairs.parquet"): 60}
-    assert metrics["distillation"]["sentences"] == 40 and metrics["distillation"]["metric"] == "cosine"
+    assert metrics["distillation"]["sentences"] == 40 and metrics["distillation"]["teacher_dim"] == 6
     assert {
         "data_seconds",
         "tokenizer_seconds",
