@@ -35,7 +35,6 @@ class PSPEmbedding(TokenEncoder):
         embedding_weights: initial piece vectors ``(vocab_size, embedding_dim)``; random ``N(0, 1)`` if None.
         max_seq_length: keep at most this many known pieces per text (``None``: no limit).
         dropout: dropout on piece vectors while training (the paper tunes 0, 0.1, 0.3).
-        word_dropout: while training, drop each piece with this probability (at least one piece stays).
         lowercase: lower-case inputs; ``None`` keeps the tokenizer's setting (default ``True`` when trained
             with :meth:`from_texts`).
         weights_dtype: ``"float32"`` or ``"float16"``: the dtype the weights are saved and exported in (half the
@@ -55,7 +54,6 @@ class PSPEmbedding(TokenEncoder):
         "embedding_dim",
         "max_seq_length",
         "dropout",
-        "word_dropout",
         "lowercase",
         "weights_dtype",
     ]
@@ -72,7 +70,6 @@ class PSPEmbedding(TokenEncoder):
         embedding_weights: np.ndarray | torch.Tensor | None = None,
         max_seq_length: int | None = None,
         dropout: float = 0.0,
-        word_dropout: float = 0.0,
         lowercase: bool | None = None,
         weights_dtype: str = "float32",
         **kwargs: Any,
@@ -85,15 +82,13 @@ class PSPEmbedding(TokenEncoder):
             tokenizer = SentencePieceTokenizer(
                 tokenizer.model_proto, lowercase=lowercase, num_threads=tokenizer.num_threads
             )
-        for name, value in (("dropout", dropout), ("word_dropout", word_dropout)):
-            if not 0.0 <= value < 1.0:
-                raise ValueError(f"{name} must be in [0, 1), got {value}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         if embedding_weights is not None:  # the vector size is the weights'
             embedding_dim = int(np.shape(embedding_weights)[-1])
         super().__init__(tokenizer, embedding_dim, embedding_weights, max_seq_length)
         self.weights_dtype = weights_dtype
         self.dropout = dropout
-        self.word_dropout = word_dropout
 
     @classmethod
     def check_tokenizer_kind(cls, kind: str) -> None:
@@ -121,11 +116,11 @@ class PSPEmbedding(TokenEncoder):
     ) -> PSPEmbedding:
         """Train a sentencepiece unigram model on ``texts`` and return a fresh (untrained) module.
 
-        ``options`` go to :class:`PSPEmbedding` when they are its arguments (``max_seq_length``, ``dropout``,
-        ``word_dropout``) and to :meth:`SentencePieceTokenizer.train` otherwise.
+        ``options`` go to :class:`PSPEmbedding` when they are its arguments (``max_seq_length``, ``dropout``) and
+        to :meth:`SentencePieceTokenizer.train` otherwise.
         """
         embedding_dim = check_int("embedding_dim", embedding_dim)
-        module_keys = {"max_seq_length", "dropout", "word_dropout"}
+        module_keys = {"max_seq_length", "dropout"}
         module_options = {key: options.pop(key) for key in list(options) if key in module_keys}
         if character_coverage is not None:
             options["character_coverage"] = character_coverage
@@ -138,21 +133,12 @@ class PSPEmbedding(TokenEncoder):
 
     # -- Sentence-Transformers interface -----------------------------------------------------------------
     def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        if not (self.training and (self.word_dropout > 0 or self.dropout > 0)):
+        if not (self.training and self.dropout > 0):
             return bag_mean(input_ids, self.embedding, self.pad_id)
-        if self.word_dropout > 0:
-            mask = self._drop_words(mask)
         tokens = F.embedding(input_ids, self.embedding.weight, padding_idx=self.pad_id, sparse=self.embedding.sparse)
         tokens = F.dropout(tokens, self.dropout, training=True)
         mask_f = mask.unsqueeze(-1).to(tokens.dtype)
         return (tokens * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
-
-    def _drop_words(self, mask: torch.Tensor) -> torch.Tensor:
-        keep = (torch.rand(mask.shape, device=mask.device) >= self.word_dropout) & mask
-        # never drop every piece of a text: fall back to its first piece
-        empty = ~keep.any(dim=1)
-        keep[empty, 0] = mask[empty, 0]
-        return keep
 
     # -- fast path ----------------------------------------------------------------------------------------
     def embed(

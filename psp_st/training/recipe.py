@@ -144,11 +144,10 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
     if model_cfg.init_from:
         # start from an existing model folder (its tokenizer and weights), e.g. a cached initial model
         model = load_trusted(model_cfg.init_from)
-        options = model_cfg.module_options()
+        dropout = model_cfg.dropout
         for module in model.modules():
-            for key in ("dropout", "word_dropout"):
-                if key in options and hasattr(module, key) and not isinstance(getattr(module, key), nn.Module):
-                    setattr(module, key, float(options[key]))
+            if dropout is not None and hasattr(module, "dropout") and not isinstance(module.dropout, nn.Module):
+                module.dropout = float(dropout)
         return model
     if recipe.tokenizer.language_temperature is not None:
         from psp_st.tokenization.multilingual import language_balanced_texts
@@ -190,7 +189,6 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
             teacher_name=distil.teacher,
             max_seq_length=module.max_seq_length,
             dropout=module.dropout,
-            word_dropout=module.word_dropout,
         )
         timings["teacher_pieces_seconds"] = round(time.perf_counter() - start, 1)
     if model_cfg.init_sif is not None:

@@ -81,15 +81,14 @@ class ModelSection:
     type: str = _option("psp", str, choices=("psp",))
     embedding_dim: int = _option(1024, int, positive=True)
     dropout: float | None = _option(None, float, 0.0, 1.0)  # None: the module's default, or init_from's own
-    word_dropout: float | None = _option(None, float, 0.0, 1.0)
     max_seq_length: int | None = _option(None, int, positive=True)
     init: str = _option("random", str, choices=("random", "teacher"))
     init_sif: float | None = _option(None, float, positive=True)  # SIF a: piece rows x a/(a+p), mean 1
     init_from: str | None = _option(None, str)
 
     def module_options(self) -> dict[str, Any]:
-        """The module options the recipe sets (``dropout``, ``word_dropout``, ``max_seq_length``)."""
-        names = ("dropout", "word_dropout", "max_seq_length")
+        """The module options the recipe sets (``dropout``, ``max_seq_length``)."""
+        names = ("dropout", "max_seq_length")
         return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
 

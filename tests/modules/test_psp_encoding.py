@@ -64,13 +64,15 @@ def test_mixed_length_batch_equals_one_by_one(psp_module):
     np.testing.assert_allclose(together, alone, rtol=1e-6)
 
 
-def test_word_dropout_keeps_at_least_one_piece(sp_tokenizer):
+def test_dropout_acts_only_while_training(sp_tokenizer):
     from psp_st.modules.psp import PSPEmbedding
 
-    module = PSPEmbedding(sp_tokenizer, embedding_dim=8, word_dropout=0.99, dropout=0.1).train()
-    features = module.preprocess(["a dog", "x", "a man rides a bike"] * 50)
-    out = module(features)["sentence_embedding"]
-    assert torch.isfinite(out).all() and (out.abs().sum(1) > 0).all()
+    module = PSPEmbedding(sp_tokenizer, embedding_dim=8, dropout=0.5)
+    features = module.preprocess(["a dog", "a man rides a bike"])
+    trained = module.train()(dict(features))["sentence_embedding"]
+    evaluated = module.eval()(dict(features))["sentence_embedding"]
+    assert torch.isfinite(trained).all() and not torch.allclose(trained, evaluated)
+    np.testing.assert_allclose(evaluated.detach().numpy(), module.embed(["a dog", "a man rides a bike"]), rtol=1e-5)
 
 
 def test_normalize_option_gives_unit_vectors(psp_module):
@@ -106,7 +108,7 @@ def test_emoji_and_mixed_scripts_are_finite(psp_module):
     assert np.isfinite(vectors).all()
 
 
-@pytest.mark.parametrize(("option", "value"), [("dropout", 1.0), ("word_dropout", -0.1), ("max_seq_length", 0)])
+@pytest.mark.parametrize(("option", "value"), [("dropout", 1.0), ("dropout", -0.1), ("max_seq_length", 0)])
 def test_invalid_options_are_value_errors(sp_tokenizer, option, value):
     from psp_st.modules.psp import PSPEmbedding
 

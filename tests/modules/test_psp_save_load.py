@@ -76,6 +76,12 @@ def test_corrupt_tokenizer_is_reported(saved):
         PSPEmbedding.load(str(saved))
 
 
+def test_folder_with_the_removed_word_dropout_option_still_loads(saved):
+    config = json.loads((saved / "psp_config.json").read_text())
+    (saved / "psp_config.json").write_text(json.dumps({**config, "word_dropout": 0.0}))  # written before its removal
+    assert PSPEmbedding.load(str(saved)).dropout == config["dropout"]
+
+
 #: The two readers of a PSPEmbedding folder: the torch module and the torch-free engine (one config check).
 READERS = [lambda path: PSPEmbedding.load(str(path)), PSPEngine.from_folder]
 

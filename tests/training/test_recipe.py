@@ -139,3 +139,18 @@ def test_packaged_recipes_are_real_files_that_load_by_name(tmp_path, monkeypatch
         recipe = parse_recipe(load_config(path.stem))  # every key known, every value checked
         for source in recipe.data.sources:
             PairSource.parse(source, recipe.data.filters)  # columns, exclusion and filter names too
+
+
+def test_init_from_starts_from_the_saved_model_with_the_recipe_dropout(pairs_file, data_dir, tmp_path):
+    import numpy as np
+
+    from psp_st.modules.trusted import load_trusted
+    from psp_st.training.recipe import build_model, load_recipe_pairs
+
+    config = recipe(pairs_file, data_dir)
+    first = build_model(config, load_recipe_pairs(config["data"], seed=0), seed=0)
+    first.save(str(tmp_path / "initial"))
+    config["model"] = {"init_from": str(tmp_path / "initial"), "dropout": 0.3}
+    second = build_model(config, None, seed=1)  # init_from needs no pairs: nothing is trained or drawn
+    assert second[0].dropout == 0.3 and load_trusted(tmp_path / "initial")[0].dropout == 0.0
+    np.testing.assert_array_equal(second.encode(["a dog runs"]), first.encode(["a dog runs"]))
