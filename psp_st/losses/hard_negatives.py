@@ -15,7 +15,6 @@ def mine_hardest_negatives(
     chunk_size: int = 4096,
     dtype: torch.dtype = torch.float32,
     anchor_languages: torch.Tensor | None = None,
-    positive_languages: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """For every pair ``(s_i, t_i)`` pick the most similar sentence of the *opposite side*.
 
@@ -25,9 +24,9 @@ def mine_hardest_negatives(
     * ``positive_negative[i] = argmax_j cos(t_i, s_j)`` over anchors ``j != i`` (the ``s'``).
 
     Opposite-side mining keeps bilingual (X-English) training valid: a negative comes from the side of the sentence
-    it stands in for. When a side mixes languages, pass ``anchor_languages`` / ``positive_languages`` (integer
-    codes per pair) and a negative also has that sentence's language (``anchor_negative[i]`` among positives of
-    ``positive_languages[i]``, ``positive_negative[i]`` among anchors of ``anchor_languages[i]``).
+    it stands in for. When the first side mixes languages (X-English bitext: the second side is English), pass
+    ``anchor_languages`` (an integer code per pair) and the negative of ``t_i`` also has the language of ``s_i``
+    (``positive_negative[i]`` among anchors of ``anchor_languages[i]``).
 
     False-negative guards (both optional):
 
@@ -52,13 +51,10 @@ def mine_hardest_negatives(
         groups = torch.as_tensor(groups, device=device).view(-1)
         if groups.numel() != n:
             raise ValueError(f"groups has {groups.numel()} entries for {n} pairs")
-    languages = []
-    for name, codes in (("anchor_languages", anchor_languages), ("positive_languages", positive_languages)):
-        if codes is not None:
-            codes = torch.as_tensor(codes, device=device).view(-1)
-            if codes.numel() != n:
-                raise ValueError(f"{name} has {codes.numel()} entries for {n} pairs")
-        languages.append(codes)
+    if anchor_languages is not None:
+        anchor_languages = torch.as_tensor(anchor_languages, device=device).view(-1)
+        if anchor_languages.numel() != n:
+            raise ValueError(f"anchor_languages has {anchor_languages.numel()} entries for {n} pairs")
     with torch.no_grad():
         a = F.normalize(anchors.detach().float(), dim=-1).to(dtype)
         p = F.normalize(positives.detach().float(), dim=-1).to(dtype)
@@ -68,8 +64,8 @@ def mine_hardest_negatives(
             rows = torch.arange(start, min(start + chunk_size, n), device=device)
             local = torch.arange(len(rows), device=device)
             for queries, candidates, query_ids, partner_ids, candidate_languages, out in (
-                (a, p, anchor_text_ids, positive_text_ids, languages[1], anchor_negative),
-                (p, a, positive_text_ids, anchor_text_ids, languages[0], positive_negative),
+                (a, p, anchor_text_ids, positive_text_ids, None, anchor_negative),
+                (p, a, positive_text_ids, anchor_text_ids, anchor_languages, positive_negative),
             ):
                 scores = (queries[rows] @ candidates.T).float()
                 guard = None
