@@ -12,7 +12,11 @@ what to compare); the table reports the best and the median round. Systems:
 * the torch-free path: the engine in a process that never imports torch (its own subprocess); there also the
   engine with a cold memo (a new engine each round: the first call on new text) and without the memo, and with
   ``--float16-model`` the engine of that release (the same model saved with float16 weights, e.g. by
-  ``benchmarks/speed_model.py --from MODEL --dtype float16``: pooled straight from float16);
+  ``benchmarks/speed_model.py --from MODEL --dtype float16``: pooled straight from float16); the engine writing
+  into one reused output buffer (``encode(out=...)``, as ``psp-st embed`` does) next to the same engine returning a
+  fresh array, and the cost of a fresh filled ``(n, dim)`` array alone (the memory the operating system hands over
+  for the result: on a virtual machine that returns freed memory to its host, far from free); with ``--release``
+  the engine of a real release (e.g. psp-en at its own dimension);
 * the previous ``PSPEmbedding.embed`` (its algorithm is kept below, only here, for this comparison);
 * ``SentenceTransformer.encode`` on the release root (ST's StaticEmbedding) and on ``trainable/`` (PSPEmbedding);
 * model2vec's ``StaticModel.encode`` on the model2vec export; all-MiniLM-L6-v2 (a 500-sentence subset).
@@ -26,7 +30,7 @@ engine beside the new one. Writes ``benchmarks/results/<--results>.md`` and ``.j
 
     python benchmarks/encode_speed.py --model ../models/psp-en-v1 [--sentences 100000] [--threads 1 2]
         [--repeats 3] [--cli-lines 1000000 [--cli-only]] [--baseline ../main] [--results encode_speed]
-        [--float16-model runs/speed-model1024-f16]
+        [--float16-model runs/speed-model1024-f16] [--release psp-en]
 """
 
 from __future__ import annotations
@@ -50,6 +54,10 @@ SP_ALONE, ENGINE, TORCH_FREE = "sentencepiece alone (ceiling)", "psp-st engine",
 COLD = "psp-st engine, torch-free, cold memo (a new engine each round)"
 NO_MEMO = "psp-st engine, torch-free, no memo (sentencepiece on every text)"
 HALF = "psp-st engine, torch-free, float16 release weights (--float16-model)"
+REUSED = "psp-st engine, torch-free, into a reused output buffer (encode(out=...), as psp-st embed writes)"
+REUSED_HALF = REUSED + ", float16 release weights"
+RELEASE = "psp-st engine, torch-free: --release"
+FRESH = "fresh output memory"  # not a timed system: fresh_memory_cost's record
 SEGMENT = "engine's segmentation only (token_ids + offsets, warm memo; 1 thread)"
 POOL = "engine's pooling only (pool_mean on precomputed ids; 1 thread)"
 PREVIOUS = "previous PSPEmbedding.embed (sentencepiece + torch embedding_bag)"
@@ -127,7 +135,14 @@ def fresh_release(release: Path) -> Path:
     return folder
 
 
+def release_row(args: argparse.Namespace, engine) -> str:
+    """The table row of ``--release``'s engine (its name, dimension and weights dtype)."""
+    return f"{RELEASE} {args.release} (d={engine.dim}, {engine.weights.dtype.name} weights)"
+
+
 def torch_free_worker(args: argparse.Namespace) -> dict:
+    import numpy as np
+
     from psp_st.inference import PSPEngine, load_engine
     from psp_st.tokenization import SentencePieceTokenizer
 
@@ -149,17 +164,44 @@ def torch_free_worker(args: argparse.Namespace) -> dict:
         COLD: (cold, len(sentences)),
         NO_MEMO: (lambda: plain.encode(sentences), len(sentences)),
     }
+    buffer = np.empty((len(sentences), engine.dim), dtype=np.float32)
+    systems[REUSED] = (lambda: engine.encode(sentences, out=buffer), len(sentences))
     if args.float16_model:
         half = load_engine(args.float16_model, threads=args.threads)
         assert half.weights.dtype.name == "float16", "--float16-model: the engine widened the weights"
         systems[HALF] = (lambda: half.encode(sentences), len(sentences))
+        systems[REUSED_HALF] = (lambda: half.encode(sentences, out=buffer), len(sentences))
+    if args.release:
+        release = load_engine(args.release, threads=args.threads)
+        systems[release_row(args, release)] = (lambda: release.encode(sentences), len(sentences))
     if args.threads == 1:  # the engine's time split into its two steps, on its own batches
         systems.update(
             engine_steps(engine, sentences, {"": engine} | ({" float16": half} if args.float16_model else {}))
         )
     result = time_rounds(systems, args.repeats)
     assert "torch" not in sys.modules, "the torch-free path imported torch"
+    result[FRESH] = fresh_memory_cost(len(sentences), engine.dim)
     return result
+
+
+def fresh_memory_cost(rows: int, dim: int, pause: float = 5.0) -> dict[str, float]:
+    """CPU microseconds per row to fill a new ``(rows, dim)`` float32 array (what an ``encode`` that returns a
+    fresh array pays for its result alone): right after an array of the same size was freed, and ``pause`` seconds
+    after (time for a virtual machine's free page reporting to hand the freed memory back to its host)."""
+    import numpy as np
+
+    def fill() -> float:
+        start = time.process_time()
+        np.empty((rows, dim), dtype=np.float32).fill(1.0)
+        return (time.process_time() - start) / rows * 1e6
+
+    fill()
+    right_after = min(fill() for _ in range(3))
+    after_pause = []
+    for _ in range(3):
+        time.sleep(pause)
+        after_pause.append(fill())
+    return {"right_after_free_us": right_after, "after_pause_us": min(after_pause), "pause_s": pause}
 
 
 def engine_steps(engine, sentences: list[str], pooled: dict) -> dict:
@@ -299,6 +341,8 @@ def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str, checkou
     ]
     if args.float16_model and checkout == REPO:
         command += ["--float16-model", str(args.float16_model)]
+    if args.release and checkout == REPO:
+        command += ["--release", str(args.release)]
     output = subprocess.run(command, env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=checkout).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -437,7 +481,7 @@ def write_results(all_results: dict[int, dict], clis: dict[str, dict], command: 
         f"{first['sentences']:,} sentences of `{CORPUS}` (all-MiniLM-L6-v2: the first {MINILM_SENTENCES}), tokenization "
         f"included; {platform.machine()}, {os.cpu_count()} cores, numba kernel: {first['numba_kernel']}. "
         "Each cell: sentences/s, best round (median round); ratio = engine / system in the same round kind. "
-        "The machine was shared with other jobs: compare the ratios, not the absolute numbers. The CPU-time "
+        "Where the machine is shared with other jobs, compare the ratios, not the absolute numbers. The CPU-time "
         "column divides by the process's CPU seconds instead of wall seconds (one thread: what a core of its own "
         "would give, insensitive to other jobs taking turns on the core).",
         "",
@@ -489,7 +533,18 @@ def write_results(all_results: dict[int, dict], clis: dict[str, dict], command: 
         lines.append(
             f"- 1 thread, CPU time per sentence (best rounds): torch-free engine {micros(TORCH_FREE)} (float16 "
             f"weights: {micros(HALF)}); its segmentation alone {micros(SEGMENT)}, its pooling alone "
-            f"{micros(POOL)} (float16 weights: {micros(POOL + ' float16')})."
+            f"{micros(POOL)} (float16 weights: {micros(POOL + ' float16')}); the engine into a reused buffer "
+            f"{micros(REUSED)} (float16 weights: {micros(REUSED_HALF)})."
+        )
+    if 1 in all_results and FRESH in all_results[1]:
+        fresh = all_results[1][FRESH]
+        lines.append(
+            f"- Fresh output memory (what `encode` returning a new array pays for its result alone, one row = "
+            f"{first['dim'] * 4:,} bytes): filling a new float32 array costs {fresh['right_after_free_us']:.2f} us "
+            f"per row right after an array of the same size was freed, {fresh['after_pause_us']:.2f} us per row "
+            f"{fresh['pause_s']:.0f} s after (best of 3; on a virtual machine whose free page reporting returns freed "
+            "memory to the host, new memory costs a host page fault per 4 KiB page). Writing into a reused buffer "
+            "(`out=`, as `psp-st embed` does) never pays it."
         )
     if 1 in all_results:
         speed = all_results[1]["speed"]
@@ -547,6 +602,7 @@ def main() -> None:
     )
     parser.add_argument("--results", default="encode_speed", help="file stem in benchmarks/results/")
     parser.add_argument("--float16-model", help="also time the torch-free engine on this float16 copy of --model")
+    parser.add_argument("--release", help="also time the torch-free engine on this release (folder or short name)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--torch-free-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -580,8 +636,9 @@ def main() -> None:
     for threads in args.threads:
         results = run_in_subprocess(args, threads, "worker")
         free = run_in_subprocess(args, threads, "torch-free-worker")
-        for name in (TORCH_FREE, COLD, NO_MEMO, HALF, SEGMENT, POOL, POOL + " float16"):
-            if name in free:
+        results[FRESH] = free.pop(FRESH)
+        for name in free:
+            if name != SP_ALONE:
                 results["speed"][name] = free[name]
         results["speed"][SP_ALONE + " (torch-free process)"] = free[SP_ALONE]
         if args.baseline is not None:
