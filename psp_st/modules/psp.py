@@ -72,7 +72,6 @@ class PSPEmbedding(TokenEncoder):
         dropout: float = 0.0,
         lowercase: bool | None = None,
         weights_dtype: str = "float32",
-        **kwargs: Any,
     ) -> None:
         if weights_dtype not in self.weights_dtypes:
             raise ValueError(f"weights_dtype must be one of {', '.join(self.weights_dtypes)}, got {weights_dtype!r}")
@@ -195,6 +194,7 @@ class PSPEmbedding(TokenEncoder):
     ) -> PSPEmbedding:
         hub_kwargs = cls._hub_kwargs(**kwargs)
         config = cls._load_checked_config(model_name_or_path, **hub_kwargs)
+        config.pop("word_dropout", None)  # a training-only option that earlier versions saved (removed: lost on dev)
         tokenizer, _ = cls._read_tokenizer(model_name_or_path, "sentencepiece", None, hub_kwargs)
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
         if "embedding.weight" not in weights:

@@ -133,3 +133,10 @@ def test_mnrl_with_hard_negative_column_uses_the_mask(psp_model):
     merged = merge_feature_batches([short, long])
     vectors = module(merged)["sentence_embedding"]
     torch.testing.assert_close(vectors[0], module(short)["sentence_embedding"][0])
+
+
+def test_misspelt_option_is_refused(sp_tokenizer):
+    from psp_st.modules.psp import PSPEmbedding
+
+    with pytest.raises(TypeError, match="dropuot"):
+        PSPEmbedding(sp_tokenizer, embedding_dim=8, dropuot=0.3)
