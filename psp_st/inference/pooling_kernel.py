@@ -87,8 +87,8 @@ def pool_mean(weights, flat, offsets, empty_row, normalize, out):  # pragma: no 
     dim = weights.shape[1]
     line = 64 // weights.itemsize  # elements per 64-byte cache line
     total = len(flat)
-    # sums go to one reused row that stays in L1; each output row is written once, at the end (writing the sums
-    # into the output row itself measured 4-6% slower: every pass then touches a row of a large, cold buffer)
+    # sums go to one reused row that stays in L1; each output row is written once, at the end (summing into the
+    # output row itself was slower: every pass then touches a row of a large, cold buffer)
     acc = np.empty(dim, dtype=np.float32)
     for i in range(len(offsets) - 1):
         start = offsets[i]
