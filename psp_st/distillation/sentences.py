@@ -73,11 +73,13 @@ def distillation_sentences(
     seed: int = 0,
     exclude: Iterable[str] = (),
     data_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
 ) -> list[tuple[str, list[str], list[str]]]:
     """``[(label, sentences, teacher_texts), ...]``, one per source entry (label = file stem or glob stem, for the
     cache; ``teacher_texts[i]`` is the text whose teacher vector ``sentences[i]`` learns: itself, or its
     ``teacher_column`` text); relative paths resolve in the data folder ``data_dir``
-    (:func:`psp_st.io.data_dir.resolve_data_files`)."""
+    (:func:`psp_st.io.data_dir.resolve_data_files`). ``cache_dir``: datasets' cache for the ``teacher_column``
+    pairs (:func:`psp_st.data.load_training_pairs`); the training pairs' cache reuses their filter results."""
     from psp_st.data.sources import load_training_pairs
     from psp_st.io.data_dir import resolve_data_files
     from psp_st.tokenization.corpus import read_texts
@@ -90,7 +92,9 @@ def distillation_sentences(
         texts: list[str] = []
         teacher_of: dict[str, str] = {}
         if entry["teacher_column"]:
-            pairs = load_training_pairs([entry["pairs"]], seed=seed, shared_sentence_groups=False, data_dir=data_dir)
+            pairs = load_training_pairs(
+                [entry["pairs"]], seed=seed, shared_sentence_groups=False, data_dir=data_dir, cache_dir=cache_dir
+            )
             for student, english in zip(pairs["sentence1"], pairs["sentence2"], strict=True):
                 teacher_of.setdefault(student, english)
             texts = list(teacher_of)

@@ -54,7 +54,7 @@ def _read_columns(path: Path, columns: Sequence[str] | None, exclude: Mapping[st
         dataset = dataset.filter(keep, input_columns=name, batched=True)
     texts: list[str] = []
     for column in columns:
-        for row, value in enumerate(dataset[column]):
+        for row, value in enumerate(dataset[column][:]):  # one list per column: iterating the column reads row by row
             if value is None:
                 continue  # a missing cell holds no text
             if not isinstance(value, str):

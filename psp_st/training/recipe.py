@@ -218,7 +218,8 @@ def build_distillation(
     Teacher vectors come from :func:`psp_st.distillation.teacher_vectors` (cached per sentence; the teacher is
     loaded only when a sentence is missing). ``timings`` receives ``teacher_sentences_seconds``.
     """
-    distil = _recipe(config).distillation
+    recipe = _recipe(config)
+    distil = recipe.distillation
     if not distil.weight:
         return None
     from psp_st.distillation import distillation_sentences, teacher_vectors
@@ -229,7 +230,14 @@ def build_distillation(
 
     start = time.perf_counter()
     folder = data_dir or default_data_dir()
-    parts = distillation_sentences(distil.sources, seed=seed, exclude=evaluation_sentences(folder), data_dir=folder)
+    cache = recipe.data.cache_dir  # the training pairs' datasets cache: bitext sources reuse their filter results
+    parts = distillation_sentences(
+        distil.sources,
+        seed=seed,
+        exclude=evaluation_sentences(folder),
+        data_dir=folder,
+        cache_dir=None if cache is None else Path(cache) / "datasets",
+    )
     dataset = teacher_vectors(
         [text for _, _, teachers in parts for text in teachers],
         distil.teacher,

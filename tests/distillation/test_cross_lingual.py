@@ -56,6 +56,24 @@ def test_teacher_column_applies_the_pair_exclusion_and_filters(bitext):
     assert sentences == [FOREIGN[i] for i in kept] and teachers == [ENGLISH[i] for i in kept]
 
 
+def test_teacher_column_pairs_reuse_the_training_pairs_filter_results(bitext, tmp_path, monkeypatch):
+    import psp_st.data.filters as filters_module
+    from psp_st.data import load_training_pairs
+    from psp_st.distillation import distillation_sentences
+
+    calls = []
+    mean_length = filters_module.mean_length
+    monkeypatch.setattr(filters_module, "mean_length", lambda a, b: calls.append(a) or mean_length(a, b))
+    filters = {"length": {"max": 3}}
+    cache = tmp_path / "datasets"
+    pairs = {"path": str(bitext), "columns": {"sentence1": "source", "sentence2": "target"}, "filters": filters}
+    load_training_pairs([pairs], cache_dir=cache)  # the data stage of a build, with the recipe's cache
+    assert len(calls) == len(FOREIGN)
+    [(_, sentences, teachers)] = distillation_sentences([entry(bitext, filters=filters)], cache_dir=cache)
+    assert len(calls) == len(FOREIGN)  # the length filter ran once: its result came from the cache
+    assert sentences == FOREIGN[:3] and teachers == ENGLISH[:3]  # "das Haus am See" is 4 words
+
+
 def test_teacher_column_in_columns_adds_the_english_side_of_each_sampled_pair(bitext):
     from psp_st.distillation import distillation_sentences
 
