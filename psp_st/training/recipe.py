@@ -109,7 +109,7 @@ def load_recipe_pairs(
         filters=data.filters,
         counts=found,
         data_dir=data_dir,
-        cache_dir=None if data.cache_dir is None else Path(data.cache_dir) / "datasets",
+        cache_dir=datasets_cache(data),
     )
     if counts is not None:
         counts.update(found)
@@ -118,6 +118,11 @@ def load_recipe_pairs(
         (cache / PAIR_COUNTS_FILE).write_text(json.dumps(found, indent=2))
         dataset = load_from_disk(str(cache))
     return dataset
+
+
+def datasets_cache(data: DataSection) -> Path | None:
+    """Where datasets keeps the Arrow copies and filter results of a recipe's pair files (``data.cache_dir``)."""
+    return None if data.cache_dir is None else Path(data.cache_dir) / "datasets"
 
 
 def _recipe(config: Recipe | dict[str, Any]) -> Recipe:
@@ -230,13 +235,12 @@ def build_distillation(
 
     start = time.perf_counter()
     folder = data_dir or default_data_dir()
-    cache = recipe.data.cache_dir  # the training pairs' datasets cache: bitext sources reuse their filter results
-    parts = distillation_sentences(
+    parts = distillation_sentences(  # in the training pairs' datasets cache: bitext sources reuse their filter results
         distil.sources,
         seed=seed,
         exclude=evaluation_sentences(folder),
         data_dir=folder,
-        cache_dir=None if cache is None else Path(cache) / "datasets",
+        cache_dir=datasets_cache(recipe.data),
     )
     dataset = teacher_vectors(
         [text for _, _, teachers in parts for text in teachers],
