@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import torch
 import torch.nn.functional as F
 from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
@@ -43,6 +44,8 @@ class ParaphraseMarginLoss(nn.Module):
         model: nn.Module,
         margin: float = 0.4,
         symmetric: bool = True,
+        in_batch_weight: float = 0.0,
+        in_batch_scale: float = 20.0,
     ) -> None:
         """Margin loss with hardest negatives: a paraphrase must beat its hardest non-paraphrase by ``margin``.
 
@@ -52,6 +55,11 @@ class ParaphraseMarginLoss(nn.Module):
             loss = relu(margin - cos(s, t) + cos(s, t')) + relu(margin - cos(s, t) + cos(t, s'))
 
         averaged over the batch; ``symmetric=False`` keeps only the first term (the P-SP objective, eq. 1).
+        ``in_batch_weight > 0`` adds that weight times an in-batch softmax term over the mini-batch's pairs
+        (MultipleNegativesRankingLoss in both directions: cross-entropy over ``in_batch_scale * cos(s_i, t_j)``
+        with the partner as target, averaged over ``s -> t`` and ``t -> s``; pairs of one group are not each
+        other's candidates). Written here, not ST's ``MultipleNegativesRankingLoss``, because that loss has no
+        group mask.
 
         Negatives are mined in the batch (two columns: the most similar opposite-side sentence but the partner,
         :func:`~psp_st.losses.hard_negatives.mine_hardest_negatives`) or given as two more columns (mined over a
@@ -64,6 +72,8 @@ class ParaphraseMarginLoss(nn.Module):
             model: the SentenceTransformer being trained (any encoder).
             margin: the margin delta (0.4 in both papers).
             symmetric: also use the negative of the second sentence (the second term above).
+            in_batch_weight: weight of the in-batch softmax term (0: none, the papers' loss).
+            in_batch_scale: its cosine scale (ST's default, 20).
 
         References:
             - Wieting & Gimpel, ParaNMT-50M (ACL 2018), section 4: https://aclanthology.org/P18-1042/
@@ -82,9 +92,15 @@ class ParaphraseMarginLoss(nn.Module):
         super().__init__()
         if margin < 0:
             raise ValueError(f"margin must be >= 0, got {margin}")
+        if in_batch_weight < 0 or in_batch_scale <= 0:
+            raise ValueError(
+                f"in_batch_weight must be >= 0 and in_batch_scale > 0, got {in_batch_weight} and {in_batch_scale}"
+            )
         self.model = model
         self.margin = margin
         self.symmetric = symmetric
+        self.in_batch_weight = in_batch_weight
+        self.in_batch_scale = in_batch_scale
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
         features = list(sentence_features)
@@ -111,10 +127,24 @@ class ParaphraseMarginLoss(nn.Module):
         losses = F.relu(self.margin - positive_score + F.cosine_similarity(anchors, anchor_negatives))
         if self.symmetric:
             losses = losses + F.relu(self.margin - positive_score + F.cosine_similarity(positives, positive_negatives))
-        return losses.mean()
+        if not self.in_batch_weight:
+            return losses.mean()
+        return losses.mean() + self.in_batch_weight * self._in_batch_softmax(anchors, positives, groups)
+
+    def _in_batch_softmax(self, anchors: Tensor, positives: Tensor, groups: Tensor | None) -> Tensor:
+        """MultipleNegativesRankingLoss over the mini-batch, both directions, same-group candidates masked."""
+        scores = self.in_batch_scale * (F.normalize(anchors, dim=-1) @ F.normalize(positives, dim=-1).T)
+        if groups is not None:
+            same = (groups[:, None] == groups[None, :]) & (groups[:, None] >= 0)
+            scores = scores.masked_fill(same.fill_diagonal_(False), float("-inf"))
+        target = torch.arange(len(anchors), device=anchors.device)
+        return (F.cross_entropy(scores, target) + F.cross_entropy(scores.T, target)) / 2
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"margin": self.margin, "symmetric": self.symmetric}
+        config: dict[str, Any] = {"margin": self.margin, "symmetric": self.symmetric}
+        if self.in_batch_weight:
+            config.update(in_batch_weight=self.in_batch_weight, in_batch_scale=self.in_batch_scale)
+        return config
 
     @property
     def citation(self) -> str:

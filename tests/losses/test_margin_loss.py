@@ -55,4 +55,40 @@ def test_wrong_number_of_columns_is_a_clear_error(psp_model):
 def test_config_and_citation():
     loss = ParaphraseMarginLoss(model=None, margin=0.3, symmetric=False)
     assert loss.get_config_dict() == {"margin": 0.3, "symmetric": False}
+    with_term = ParaphraseMarginLoss(model=None, in_batch_weight=0.1).get_config_dict()
+    assert with_term == {"margin": 0.4, "symmetric": True, "in_batch_weight": 0.1, "in_batch_scale": 20.0}
     assert "wieting-gimpel-2018-paranmt" in loss.citation and "wieting-etal-2022-paraphrastic" in loss.citation
+
+
+def test_in_batch_term_matches_sentence_transformers_mnrl():
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    torch.manual_seed(0)
+    s, t, t_neg, s_neg = (torch.randn(6, 4) for _ in range(4))
+    plain = ParaphraseMarginLoss(model=None).compute_loss_from_embeddings([s, t, t_neg, s_neg])
+    mnrl = MultipleNegativesRankingLoss(
+        model=None, scale=20.0, directions=("query_to_doc", "doc_to_query"), partition_mode="per_direction"
+    ).compute_loss_from_embeddings([s, t], None)
+    loss = ParaphraseMarginLoss(model=None, in_batch_weight=0.1)
+    assert torch.allclose(loss.compute_loss_from_embeddings([s, t, t_neg, s_neg]), plain + 0.1 * mnrl, atol=1e-6)
+
+
+def test_in_batch_term_masks_pairs_of_one_group():
+    s = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.9, 0.1]])
+    t = torch.tensor([[1.0, 0.1], [0.1, 1.0], [0.9, 0.2]])
+    loss = ParaphraseMarginLoss(model=None, margin=0.0, in_batch_weight=1.0)
+    # pairs 0 and 2 are near-copies: as each other's candidates they dominate the softmax; one group masks them
+    free = loss._in_batch_softmax(s, t, None)
+    grouped = loss._in_batch_softmax(s, t, torch.tensor([7, -1, 7]))
+    scores = 20.0 * F.normalize(s, dim=-1) @ F.normalize(t, dim=-1).T
+    scores[0, 2] = scores[2, 0] = float("-inf")
+    target = torch.arange(3)
+    expected = (F.cross_entropy(scores, target) + F.cross_entropy(scores.T, target)) / 2
+    assert torch.allclose(grouped, expected)
+    assert grouped < free
+
+
+@pytest.mark.parametrize("options", [{"in_batch_weight": -0.1}, {"in_batch_scale": 0.0}])
+def test_bad_in_batch_options_are_clear_errors(options):
+    with pytest.raises(ValueError, match="in_batch"):
+        ParaphraseMarginLoss(model=None, **options)
