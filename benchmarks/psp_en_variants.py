@@ -9,9 +9,6 @@ Two ideas the package does not implement, tried by wrapping the recipe pipeline 
   of their two pieces (``mean``).
 - ``self-filter``: drop the ``--drop`` fraction of training pairs that a trained model (``--scorer``, e.g. the
   psp-en release) finds least similar (cosine), i.e. the noisiest caption pairs, and train on the rest.
-- ``mnrl-term``: the margin loss plus ``--mnrl-weight`` x an in-batch softmax term (MultipleNegativesRankingLoss:
-  cross-entropy over ``--mnrl-scale`` x cosine of each anchor with every positive of the batch, both directions,
-  pairs of one sentence group masked), one objective instead of the two runs round 6 ensembled.
 
 Run from a folder whose ``runs/teacher_cache`` holds the psp-en teacher vectors (a psp-en build's work folder), with
 ``PSP_ST_DATA_DIR`` set; everything after ``--`` goes to ``psp_en_ablation.py``::
@@ -20,8 +17,6 @@ Run from a folder whose ``runs/teacher_cache`` holds the psp-en teacher vectors 
         --log benchmarks/results/psp_en_v7_runs.jsonl
     OMP_NUM_THREADS=1 python benchmarks/psp_en_variants.py self-filter --drop 0.05 --scorer psp-en -- --row v3 \\
         --tag=-self-filter05 --log benchmarks/results/psp_en_v7_runs.jsonl
-    OMP_NUM_THREADS=1 python benchmarks/psp_en_variants.py mnrl-term --mnrl-weight 0.3 -- --row v3 --tag=-mnrl03 \\
-        --log benchmarks/results/psp_en_v8_runs.jsonl
 """
 
 from __future__ import annotations
@@ -132,49 +127,21 @@ def use_self_filter(drop: float, scorer: str) -> None:
     recipe.load_recipe_pairs = load_filtered
 
 
-def use_mnrl_term(weight: float, scale: float) -> None:
-    import torch
-    import torch.nn.functional as F
-
-    from psp_st.losses.margin import ParaphraseMarginLoss
-
-    margin_loss = ParaphraseMarginLoss.compute_loss_from_embeddings
-
-    def with_mnrl(self, embeddings, labels=None):
-        loss = margin_loss(self, embeddings, labels)
-        anchors, positives = F.normalize(embeddings[0], dim=-1), F.normalize(embeddings[1], dim=-1)
-        scores = scale * anchors @ positives.T
-        if labels is not None and labels.numel() == len(anchors):
-            groups = labels.view(-1).long()
-            same = (groups[:, None] == groups[None, :]) & (groups[:, None] >= 0)
-            scores = scores.masked_fill(same & ~torch.eye(len(anchors), dtype=torch.bool), float("-inf"))
-        target = torch.arange(len(anchors))
-        in_batch = (F.cross_entropy(scores, target) + F.cross_entropy(scores.T, target)) / 2
-        return loss + weight * in_batch
-
-    ParaphraseMarginLoss.compute_loss_from_embeddings = with_mnrl
-    print(f"mnrl-term: margin loss + {weight} x in-batch softmax (scale {scale})")
-
-
 def main() -> None:
     split = sys.argv.index("--") if "--" in sys.argv else len(sys.argv)
     own, harness = sys.argv[1:split], sys.argv[split + 1 :]
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("variant", choices=["bigrams", "self-filter", "mnrl-term"])
+    parser.add_argument("variant", choices=["bigrams", "self-filter"])
     parser.add_argument("--bigrams", type=int, default=30_000, help="bigram vocabulary size")
     parser.add_argument("--bigram-min", type=int, default=3, help="minimum count of a kept bigram")
     parser.add_argument("--bigram-init", choices=["zero", "mean"], default="zero")
     parser.add_argument("--drop", type=float, default=0.05, help="fraction of pairs dropped")
     parser.add_argument("--scorer", default="psp-en", help="the model that scores the pairs (a folder)")
-    parser.add_argument("--mnrl-weight", type=float, default=0.3, help="weight of the in-batch softmax term")
-    parser.add_argument("--mnrl-scale", type=float, default=20.0, help="its cosine scale (ST's default: 20)")
     args = parser.parse_args(own)
     if args.variant == "bigrams":
         use_bigrams(args.bigrams, args.bigram_min, args.bigram_init)
-    elif args.variant == "self-filter":
-        use_self_filter(args.drop, args.scorer)
     else:
-        use_mnrl_term(args.mnrl_weight, args.mnrl_scale)
+        use_self_filter(args.drop, args.scorer)
     sys.argv = [sys.argv[0], *harness]
     psp_en_ablation.main()
 

@@ -148,4 +148,8 @@ class ParaphraseMarginLoss(nn.Module):
 
     @property
     def citation(self) -> str:
-        return CITATION
+        if not self.in_batch_weight:
+            return CITATION
+        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+        return CITATION + "\n" + MultipleNegativesRankingLoss(model=None).citation.strip() + "\n"

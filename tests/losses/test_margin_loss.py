@@ -57,6 +57,11 @@ def test_config_and_citation():
     assert loss.get_config_dict() == {"margin": 0.3, "symmetric": False}
     with_term = ParaphraseMarginLoss(model=None, in_batch_weight=0.1).get_config_dict()
     assert with_term == {"margin": 0.4, "symmetric": True, "in_batch_weight": 0.1, "in_batch_scale": 20.0}
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+
+    in_batch_citation = MultipleNegativesRankingLoss(model=None).citation.strip()
+    assert in_batch_citation not in loss.citation
+    assert in_batch_citation in ParaphraseMarginLoss(model=None, in_batch_weight=0.1).citation
     assert "wieting-gimpel-2018-paranmt" in loss.citation and "wieting-etal-2022-paraphrastic" in loss.citation
 
 
