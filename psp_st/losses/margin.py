@@ -152,4 +152,5 @@ class ParaphraseMarginLoss(nn.Module):
             return CITATION
         from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-        return CITATION + "\n" + MultipleNegativesRankingLoss(model=None).citation.strip() + "\n"
+        in_batch = MultipleNegativesRankingLoss(self.model)  # type: ignore[arg-type]  # only its citation is read
+        return CITATION + "\n" + in_batch.citation.strip() + "\n"
