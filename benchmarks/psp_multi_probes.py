@@ -215,7 +215,12 @@ def recipe(args: argparse.Namespace, init_folder: Path) -> dict:
         "seed": args.seed,
         "data": {"sources": sources, "shared_sentence_groups": True},
         "model": {"type": "psp", "init_from": str(init_folder)},
-        "loss": {"name": "margin", "margin": 0.4, "symmetric": True},
+        "loss": {
+            "name": "margin",
+            "margin": 0.4,
+            "symmetric": True,
+            **({"in_batch_weight": args.in_batch_weight} if args.in_batch_weight else {}),
+        },
         "megabatch": {
             "size": args.megabatch,
             "anneal": 150,
@@ -438,6 +443,9 @@ def main() -> None:
         default=0,
         help="bitext pairs per language distilled cross-lingually (foreign and English sentence -> teacher vector "
         "of the English side: a teacher_column distillation source per bitext file)",
+    )
+    probe.add_argument(
+        "--in-batch-weight", type=float, default=0.0, help="weight of the margin loss's in-batch softmax term"
     )
     probe.add_argument("--seed", type=int, default=42)
     probe.add_argument("--log", type=Path, default=LOG)

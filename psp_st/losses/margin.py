@@ -57,8 +57,9 @@ class ParaphraseMarginLoss(nn.Module):
         averaged over the batch; ``symmetric=False`` keeps only the first term (the P-SP objective, eq. 1).
         ``in_batch_weight > 0`` adds that weight times an in-batch softmax term over the mini-batch's pairs
         (MultipleNegativesRankingLoss in both directions: cross-entropy over ``in_batch_scale * cos(s_i, t_j)``
-        with the partner as target, averaged over ``s -> t`` and ``t -> s``; pairs of one group are not each
-        other's candidates). Written here, not ST's ``MultipleNegativesRankingLoss``, because that loss has no
+        with the partner as target, averaged over ``s -> t`` and ``t -> s``; with group labels, pairs of one group
+        are not each other's candidates; the mega-batch trainer's mini-batches carry no labels, so there every
+        other pair is one). Written here, not ST's ``MultipleNegativesRankingLoss``, because that loss has no
         group mask.
 
         Negatives are mined in the batch (two columns: the most similar opposite-side sentence but the partner,
