@@ -6,6 +6,11 @@ import torch
 import torch.nn.functional as F
 
 
+def same_group(row_groups: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
+    """``[i, j]``: pair ``i`` of ``row_groups`` and pair ``j`` of ``groups`` share a group id (``-1``: no group)."""
+    return (row_groups.unsqueeze(1) == groups.unsqueeze(0)) & (row_groups.unsqueeze(1) >= 0)
+
+
 def mine_hardest_negatives(
     anchors: torch.Tensor,
     positives: torch.Tensor,
@@ -70,8 +75,7 @@ def mine_hardest_negatives(
                 scores = (queries[rows] @ candidates.T).float()
                 guard = None
                 if groups is not None:
-                    row_groups = groups[rows].unsqueeze(1)
-                    guard = (row_groups == groups.unsqueeze(0)) & (row_groups >= 0)
+                    guard = same_group(groups[rows], groups)
                 if query_ids is not None and partner_ids is not None:
                     candidate_ids = partner_ids.to(device).unsqueeze(0)  # candidates are the partners' side
                     same_text = (candidate_ids == query_ids.to(device)[rows].unsqueeze(1)) | (

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
 
-from psp_st.losses.hard_negatives import mine_hardest_negatives
+from psp_st.losses.hard_negatives import mine_hardest_negatives, same_group
 
 #: BibTeX of the P-SP paper (annealed mega-batching; the P-SP model itself). The one copy: model cards cite from here.
 PSP_CITATION = """@inproceedings{wieting-etal-2022-paraphrastic,
@@ -128,16 +128,16 @@ class ParaphraseMarginLoss(nn.Module):
         losses = F.relu(self.margin - positive_score + F.cosine_similarity(anchors, anchor_negatives))
         if self.symmetric:
             losses = losses + F.relu(self.margin - positive_score + F.cosine_similarity(positives, positive_negatives))
-        if not self.in_batch_weight:
-            return losses.mean()
-        return losses.mean() + self.in_batch_weight * self._in_batch_softmax(anchors, positives, groups)
+        loss = losses.mean()
+        if self.in_batch_weight:
+            loss = loss + self.in_batch_weight * self._in_batch_softmax(anchors, positives, groups)
+        return loss
 
     def _in_batch_softmax(self, anchors: Tensor, positives: Tensor, groups: Tensor | None) -> Tensor:
         """MultipleNegativesRankingLoss over the mini-batch, both directions, same-group candidates masked."""
         scores = self.in_batch_scale * (F.normalize(anchors, dim=-1) @ F.normalize(positives, dim=-1).T)
         if groups is not None:
-            same = (groups[:, None] == groups[None, :]) & (groups[:, None] >= 0)
-            scores = scores.masked_fill(same.fill_diagonal_(False), float("-inf"))
+            scores = scores.masked_fill(same_group(groups, groups).fill_diagonal_(False), float("-inf"))
         target = torch.arange(len(anchors), device=anchors.device)
         return (F.cross_entropy(scores, target) + F.cross_entropy(scores.T, target)) / 2
 
