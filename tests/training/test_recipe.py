@@ -86,6 +86,7 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ({"model": {"init": "zeros"}}, r"recipe: model\.init must be one of \['random', 'teacher'\]"),
         ({"distillation": {"wieght": 1}}, r"recipe: distillation\.wieght is not a known key \(did you mean weight"),
         ({"distillation": {"weight": 1}}, r"needs distillation\.sources"),
+        ({"distillation": {"max_words": 0}}, r"recipe: distillation\.max_words must be > 0"),
         ({"megabatch": {"mining_dtype": "int8"}}, r"recipe: megabatch\.mining_dtype must be one of"),
         ({"release": {"dtype": "int8"}}, r"recipe: release\.dtype must be one of"),
     ],
