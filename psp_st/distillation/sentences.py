@@ -115,10 +115,10 @@ def distillation_sentences(
         chosen = [text for text in chosen if text not in excluded]
         if entry["teacher_column"] in entry["columns"]:  # each chosen pair's teacher side learns its own vector too
             chosen += candidates([teacher_of[text] for text in chosen], evaluation | set(map(text_key, excluded)))
-        logger.info("distillation source %s: %d sentences (%d candidates)", entry["path"], len(chosen), len(kept))
-        excluded.update(chosen)  # a later entry never repeats a chosen sentence
+        excluded.update(chosen)  # a later entry never repeats a chosen sentence, kept or not
         if max_words is not None:
             chosen = [text for text in chosen if len(text.split()) <= max_words]
+        logger.info("distillation source %s: %d sentences (%d candidates)", entry["path"], len(chosen), len(kept))
         out.append((f"{number:02d}-{stem}", chosen, [teacher_of.get(text, text) for text in chosen]))
     return out
 
