@@ -8,8 +8,8 @@ sizes run first (float32); the other variants use batch 64.
         --threads 2 --batch-sizes 8 16 32 64 128 --batch-sizes-only
 
 ``--shards 6`` times the build's own pass instead: whole cached shards (4,096 sentences each) in cache order, batch
-32, the same call the teacher cache makes. Run it twice in a day to see how far this machine's speed drifts (the
-README's build time depends on it):
+32, the same call the teacher cache makes. Run it on the same cache at two times to see how far this machine's
+speed drifts (the README's build time depends on it; the README's figures are shard 6 of a psp-en v4 build's cache):
 
     OMP_NUM_THREADS=2 python benchmarks/teacher_pass_speed.py --teacher-cache runs/teacher_cache --threads 2 --shards 6
 
