@@ -45,12 +45,16 @@ def main() -> None:
         options = {}
         if "cache_dir" in inspect.signature(distillation_sentences).parameters:  # what a build passes since 9603e16
             options["cache_dir"] = os.path.join(cache, "datasets")
-        if config.get("distillation", {}).get("max_words") is not None:  # a recipe key since psp-en v5
-            options["max_words"] = config["distillation"]["max_words"]
+        distillation = config.get("distillation", {})
+        if distillation.get("max_words") is not None:  # a recipe key since psp-en v5
+            options["max_words"] = distillation["max_words"]
         start = time.perf_counter()
-        sources = config.get("distillation", {}).get("sources", [])
         parts = distillation_sentences(
-            sources, seed=seed, exclude=evaluation_sentences(data_dir), data_dir=data_dir, **options
+            distillation.get("sources", []),
+            seed=seed,
+            exclude=evaluation_sentences(data_dir),
+            data_dir=data_dir,
+            **options,
         )
         sentences_seconds = time.perf_counter() - start
     record = {

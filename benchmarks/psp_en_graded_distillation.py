@@ -31,15 +31,14 @@ ABLATION = Path(__file__).resolve().parent / "psp_en_ablation.py"
 
 
 def nearest(labels: torch.Tensor, k: int) -> np.ndarray:
-    """The ``k`` nearest rows of every row by cosine (itself excluded), exact, in blocks of 2,048 rows."""
-    unit = torch.nn.functional.normalize(labels, dim=-1)
-    out = np.empty((len(unit), k), dtype=np.int64)
-    for start in range(0, len(unit), 2048):
-        sims = unit[start : start + 2048] @ unit.T
-        rows = torch.arange(sims.shape[0])
-        sims[rows, rows + start] = -2.0
-        out[start : start + 2048] = sims.topk(k, dim=1).indices.numpy()
-    return out
+    """The ``k`` nearest rows of every row by cosine (itself excluded), exact: a FAISS flat index searched through
+    :func:`psp_st.mining.ann.search`, the miner's self-exclusion."""
+    from psp_st.mining.ann import import_faiss, search
+
+    unit = np.ascontiguousarray(torch.nn.functional.normalize(labels, dim=-1).numpy(), dtype=np.float32)
+    index = import_faiss().IndexFlatIP(unit.shape[1])
+    index.add(unit)
+    return search(index, unit, k, exclude=np.arange(len(unit)))[1]
 
 
 def pearson_of_cosines(student: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
