@@ -85,6 +85,7 @@ def load_recipe_pairs(
     from datasets import load_from_disk
 
     from psp_st.data.sources import load_training_pairs
+    from psp_st.io.atomic import atomic_directory
     from psp_st.io.data_dir import default_data_dir
 
     if isinstance(data, dict):
@@ -114,8 +115,11 @@ def load_recipe_pairs(
     if counts is not None:
         counts.update(found)
     if cache is not None:
-        dataset.save_to_disk(str(cache))
-        (cache / PAIR_COUNTS_FILE).write_text(json.dumps(found, indent=2))
+        # Written beside the cache and renamed into place: a run that memory-maps the cache while another run with
+        # the same recipe and seed writes it never sees its files rewritten in place (that was a SIGBUS).
+        with atomic_directory(cache) as temporary:
+            dataset.save_to_disk(str(temporary))
+            (temporary / PAIR_COUNTS_FILE).write_text(json.dumps(found, indent=2))
         dataset = load_from_disk(str(cache))
     return dataset
 

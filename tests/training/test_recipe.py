@@ -155,3 +155,31 @@ def test_init_from_starts_from_the_saved_model_with_the_recipe_dropout(pairs_fil
     second = build_model(config, None, seed=1)  # init_from needs no pairs: nothing is trained or drawn
     assert second[0].dropout == 0.3 and load_trusted(tmp_path / "initial")[0].dropout == 0.0
     np.testing.assert_array_equal(second.encode(["a dog runs"]), first.encode(["a dog runs"]))
+
+
+def test_pair_cache_appears_whole_and_is_reused(pairs_file, tmp_path, monkeypatch):
+    """The Arrow cache of a recipe's pairs is written beside its final folder and renamed into place, so a run
+    memory-mapping it never sees it rewritten by another run of the same recipe; a second call reads it back."""
+    from datasets import Dataset
+
+    from psp_st.training.recipe import PAIR_COUNTS_FILE, load_recipe_pairs
+
+    data = {"sources": [str(pairs_file)], "cache_dir": str(tmp_path / "cache")}
+    save = Dataset.save_to_disk
+    seen: list[tuple[str, list[str]]] = []
+
+    def recording_save(self, path, *args, **kwargs):
+        seen.append((path, sorted(p.name for p in (tmp_path / "cache").glob("pairs-*"))))
+        return save(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(Dataset, "save_to_disk", recording_save)
+    counts: dict[str, int] = {}
+    first = load_recipe_pairs(data, seed=0, counts=counts)
+    (target,) = (tmp_path / "cache").glob("pairs-*")
+    assert len(seen) == 1 and seen[0][1] == [] and not seen[0][0].startswith(str(target))
+    assert (target / PAIR_COUNTS_FILE).is_file() and not list((tmp_path / "cache").glob(".pairs-*"))
+
+    again: dict[str, int] = {}
+    second = load_recipe_pairs(data, seed=0, counts=again)
+    assert len(seen) == 1  # memory-mapped, not written again
+    assert again == counts and second["sentence1"] == first["sentence1"]
