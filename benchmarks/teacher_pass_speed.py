@@ -15,6 +15,14 @@ speed drifts (the README's build time depends on it; the README's figures are sh
 
 ``--pool 2`` adds a row for Sentence-Transformers' multi-process pool (2 processes x 1 thread, chunks of 256
 sentences, longest first) next to the one-process rows, to see whether processes beat threads on this CPU.
+
+``--onnx DIR`` adds a row for ONNX Runtime running the teacher's transformer (exported to ``DIR/teacher.onnx`` with
+torch's TorchScript-based exporter, graph optimisations on; mean pooling and normalisation as the teacher's own
+modules do), batch 32, the texts longest first like the teacher's ``encode`` (needs ``pip install onnx
+onnxruntime``):
+
+    OMP_NUM_THREADS=2 python benchmarks/teacher_pass_speed.py --teacher-cache runs/teacher_cache --sentences 3000 \
+        --threads 2 --batch-sizes 32 --batch-sizes-only --onnx runs/onnx
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ def main() -> None:
     parser.add_argument("--batch-sizes-only", action="store_true", help="skip the max_seq_length and int8 rows")
     parser.add_argument("--shards", type=int, nargs="*", default=[], help="time whole cached shards (batch 32) only")
     parser.add_argument("--pool", type=int, default=0, help="also time a pool of this many 1-thread processes")
+    parser.add_argument("--onnx", default=None, help="also time ONNX Runtime (the export goes to this folder)")
     args = parser.parse_args()
 
     import numpy as np
@@ -90,6 +99,8 @@ def main() -> None:
         teacher.encode(sentences[:64], batch_size=32, pool=pool)  # the workers load torch and the model first
         run(f"float32, batch 32, pool of {args.pool} x 1 thread", teacher, 32, pool=pool, chunk_size=256)
         teacher.stop_multi_process_pool(pool)
+    if args.onnx:
+        run(f"onnxruntime, batch 32, {args.threads} thread(s)", OnnxTeacher(teacher, args.onnx, args.threads), 32)
     if args.batch_sizes_only:
         return
     run("float32", teacher)
@@ -97,6 +108,68 @@ def main() -> None:
     run("float32, max_seq_length 128", teacher)
     teacher.max_seq_length = 256
     run("int8 dynamic", torch.ao.quantization.quantize_dynamic(teacher, {torch.nn.Linear}, dtype=torch.qint8))
+
+
+class OnnxTeacher:
+    """The teacher's transformer in ONNX Runtime, with the teacher's mean pooling and normalisation."""
+
+    def __init__(self, teacher, folder: str, threads: int) -> None:
+        import onnxruntime
+        import torch
+
+        self.tokenizer, self.max_length = teacher.tokenizer, teacher.max_seq_length
+        path = os.path.join(folder, "teacher.onnx")
+        if not os.path.exists(path):
+            os.makedirs(folder, exist_ok=True)
+            transformer = teacher[0].auto_model.eval()
+
+            class Hidden(torch.nn.Module):  # keyword arguments: BertModel's positional order changes across versions
+                def __init__(self) -> None:
+                    super().__init__()
+                    self.transformer = transformer
+
+                def forward(self, input_ids, attention_mask, token_type_ids):
+                    return self.transformer(
+                        input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+                    ).last_hidden_state
+
+            names = ["input_ids", "attention_mask", "token_type_ids"]
+            example = self.tokenizer(["an example", "another example sentence"], padding=True, return_tensors="pt")
+            with torch.no_grad():
+                torch.onnx.export(
+                    Hidden(),
+                    tuple(example[name] for name in names),
+                    path,
+                    input_names=names,
+                    output_names=["hidden"],
+                    dynamic_axes={name: {0: "batch", 1: "tokens"} for name in [*names, "hidden"]},
+                    opset_version=17,
+                    dynamo=False,
+                )
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        self.session = onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+    def encode(self, sentences, batch_size: int = 32, **_):
+        import numpy as np
+
+        order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
+        out = np.zeros((len(sentences), self.session.get_outputs()[0].shape[-1] or 384), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            batch = self.tokenizer(
+                [sentences[i] for i in rows],
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="np",
+            )
+            feeds = {name: batch[name].astype(np.int64) for name in ("input_ids", "attention_mask", "token_type_ids")}
+            hidden = self.session.run(None, feeds)[0]
+            mask = feeds["attention_mask"][..., None].astype(np.float32)
+            mean = (hidden * mask).sum(1) / mask.sum(1)
+            out[rows] = mean / np.linalg.norm(mean, axis=1, keepdims=True)
+        return out
 
 
 if __name__ == "__main__":
