@@ -118,6 +118,7 @@ class OnnxTeacher:
         import torch
 
         self.tokenizer, self.max_length = teacher.tokenizer, teacher.max_seq_length
+        self.dim = teacher.get_sentence_embedding_dimension()
         path = os.path.join(folder, "teacher.onnx")
         if not os.path.exists(path):
             os.makedirs(folder, exist_ok=True)
@@ -154,7 +155,7 @@ class OnnxTeacher:
         import numpy as np
 
         order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
-        out = np.zeros((len(sentences), self.session.get_outputs()[0].shape[-1] or 384), dtype=np.float32)
+        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         for start in range(0, len(order), batch_size):
             rows = order[start : start + batch_size]
             batch = self.tokenizer(
