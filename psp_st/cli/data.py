@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         pairs = load_opusparcus(source, cache_dir=args.cache_dir)
     else:
         pairs = load_pairs(source, format=args.format, columns=_columns(args.column), cache_dir=args.cache_dir)
-    pairs, validation = validate_pairs(pairs, on_error=args.on_error)
+    pairs, validation = validate_pairs(pairs, on_error=args.on_error, source=" ".join(args.source))
     print(validation)
     pairs, report = apply_filters(pairs, _filters(args.filters), num_proc=args.num_proc)
     print(report)

@@ -13,7 +13,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "embed", help="embed a text file into a .npy array (streamed, low RAM)", description=run.__doc__
     )
     parser.add_argument("--model", required=True, help="model folder, psp-st short name (psp-en) or Hub id")
-    parser.add_argument("--input", required=True, help="UTF-8 text file, one sentence per line")
+    parser.add_argument(
+        "--input", required=True, help="UTF-8 text file, one sentence per line (Parquet: with --shard-rows)"
+    )
     parser.add_argument("--output", required=True, help="output .npy file (shape: lines x dim)")
     parser.add_argument("--float16", action="store_true", help="store float16 (half the size)")
     parser.add_argument("--normalize", action="store_true", help="L2-normalize the vectors")
@@ -34,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.io.output_policy import check_output
 
     check_output(args.output, inputs=[args.input, args.model], overwrite=args.overwrite)
+    if args.input.lower().endswith(".parquet"):
+        raise ValueError(f"--input {args.input} is Parquet: pass --shard-rows N (and --column) to embed a column")
     model = open_model(args.model, args.threads, engine=True)
     rows, dim = embed_file(
         model,

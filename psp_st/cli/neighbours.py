@@ -34,13 +34,15 @@ def run(args: argparse.Namespace) -> int:
     """Cosine similarity of each query to every distinct candidate; prints one markdown table per query."""
     from psp_st.arguments import check_int
     from psp_st.cli._model import open_model
+    from psp_st.data.loaders import read_texts
     from psp_st.evaluation.agreement import neighbour_tables
     from psp_st.evaluation.embeddings import EmbeddingCache
-    from psp_st.tokenization.corpus import read_texts
 
     check_int("--top-k", args.top_k)
     if args.gold is not None and len(args.gold) != len(args.query):
         raise ValueError(f"{len(args.gold)} --gold sentences for {len(args.query)} --query sentences")
+    if args.parquet and not args.parquet.lower().endswith(".parquet"):
+        raise ValueError(f"--parquet {args.parquet} is not a .parquet file; give a text file with --candidates")
     columns = [column.strip() for column in args.columns.split(",") if column.strip()] if args.parquet else None
     texts = read_texts([args.candidates or args.parquet], columns)
     candidates = list(dict.fromkeys(text for text in texts if text.strip()))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from psp_st.io.output_policy import OVERWRITE_HELP
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("tokenizer", help="train sentencepiece tokenizers")
@@ -13,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--input",
         required=True,
         nargs="+",
-        help="text files (one sentence per line) or Parquet/JSONL/CSV files with --column",
+        help="text files (one sentence per line) or Parquet/JSONL/TSV files (see --column)",
     )
     train.add_argument(
         "--column",
@@ -35,14 +37,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--model-type", choices=["unigram", "bpe"], default="unigram")
     train.add_argument("--byte-fallback", action="store_true", help="unknown characters become byte pieces")
     train.add_argument("--seed", type=int, default=42)
+    train.add_argument("--threads", type=int, default=None, help="sentencepiece training threads (default: all)")
+    train.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     train.set_defaults(func=run_train)
 
 
 def run_train(args: argparse.Namespace) -> int:
     """Train on the given texts and report the vocabulary size and the share of texts with unknown pieces."""
+    from psp_st.data.loaders import read_texts
+    from psp_st.io.output_policy import check_output
     from psp_st.tokenization import SentencePieceTokenizer
-    from psp_st.tokenization.corpus import read_texts
 
+    check_output(args.output, inputs=args.input, overwrite=args.overwrite)
     texts = read_texts(args.input, args.column)
     tokenizer = SentencePieceTokenizer.train(
         texts,
@@ -53,6 +59,7 @@ def run_train(args: argparse.Namespace) -> int:
         model_type=args.model_type,
         byte_fallback=args.byte_fallback,
         seed=args.seed,
+        num_threads=args.threads,
     )
     tokenizer.save(args.output)
     sample = texts[:50_000]

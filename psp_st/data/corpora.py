@@ -32,7 +32,8 @@ def _opusparcus_split(files: Sequence[str]) -> str:
         match = re.search(r"(train|dev|test)", Path(path).name)
         if match is None:
             raise ValueError(
-                f"cannot tell the Opusparcus split of {path!r} from its name; pass split='train', 'dev' or 'test'"
+                f"cannot tell the Opusparcus split of {path!r} from its name: it must contain 'train', 'dev' or "
+                "'test' (Python: or pass split=...)"
             )
         splits.add(match.group(1))
     if len(splits) > 1:
@@ -111,7 +112,7 @@ def load_opusparcus(
         if len(outside):
             raise ValueError(
                 f"Opusparcus dev/test annotation scores must be in {list(OPUSPARCUS_ANNOTATION_RANGE)}; row "
-                f"{int(outside[0])} of {list(files)} has {scores[outside[0]]}. Is this a training (ranked) file? "
+                f"{int(outside[0]) + 1} of {list(files)} has {scores[outside[0]]}. Is this a training (ranked) file? "
                 "Pass split='train'"
             )
     return dataset

@@ -7,13 +7,23 @@ RAM: rows are read from disk batch by batch while training.
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NoReturn
 
-from psp_st.data.text_files import TEXT_COLUMNS, BadLineError, TextLayout, generate_pairs, open_text
+from psp_st.data.text_files import (
+    TEXT_COLUMNS,
+    BadLineError,
+    TextLayout,
+    generate_pairs,
+    jsonl_rows,
+    text_lines,
+    tsv_rows,
+)
 from psp_st.io.data_dir import resolve_data_files
+from psp_st.io.lines import iter_lines
 
 PASSTHROUGH_COLUMNS: tuple[str, ...] = ("group_id", "score", "lang")
 """Optional columns kept (when present) next to ``sentence1`` / ``sentence2``."""
@@ -52,7 +62,12 @@ def local_files(source: Source, data_dir: str | os.PathLike | None = None) -> li
         return resolve_data_files(source, data_dir, keep=_known_suffix)
     except FileNotFoundError:
         text = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
-        if isinstance(source, str) and _HUB_ID.match(text) and not text.startswith((".", "/")):
+        if (
+            isinstance(source, str)
+            and _HUB_ID.match(text)
+            and not text.startswith((".", "/"))
+            and not _known_suffix(text)
+        ):
             return None
         raise
 
@@ -172,13 +187,32 @@ def _load_hub(name: str, columns, split: str, streaming: bool, cache_dir, keep_c
     return _rename(dataset, _output_mapping(available, columns, keep_columns, f"Hub dataset {name!r}"))
 
 
-def _load_parquet(files: list[str], columns, split: str, streaming: bool, cache_dir, keep_columns):
+def parquet_schema(path: str, text_columns: Sequence[str] = ()):
+    """The Arrow schema of a Parquet file with rows whose ``text_columns`` hold strings; errors name the file."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.read_metadata(path)
+    except (pa.ArrowException, OSError) as error:
+        raise ValueError(f"{path}: not a readable Parquet file ({error})") from None
+    if metadata.num_rows == 0:
+        raise ValueError(f"{path}: no rows")
+    schema = metadata.schema.to_arrow_schema()
+    for name in text_columns:
+        kind = schema.field(name).type if name in schema.names else None
+        if kind is not None and not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            raise ValueError(f"{path}: column {name!r} holds {kind}, expected strings")
+    return schema
+
+
+def _load_parquet(files: list[str], columns, split: str, streaming: bool, cache_dir, keep_columns):
     from datasets import load_dataset
 
     mapping: dict[str, str] | None = None
     for path in files:
-        file_mapping = _output_mapping(pq.read_schema(path).names, columns, keep_columns, path)
+        names = parquet_schema(path, [columns.get(name, name) for name in TEXT_COLUMNS]).names
+        file_mapping = _output_mapping(names, columns, keep_columns, path)
         if mapping is not None and file_mapping != mapping:
             raise ValueError(
                 f"{path}: columns {file_mapping} differ from the first file's {mapping}; load the files separately"
@@ -214,14 +248,13 @@ def load_table(
     column is null or not a string. Sentence *pairs* in any format load with :func:`load_pairs`.
     """
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
     from datasets import load_dataset
 
     files = resolve_data_files(source, data_dir, keep=lambda name: infer_format(name) == "parquet")
     for path in files:
         if infer_format(path) != "parquet":
             raise ValueError(f"{path}: load_table reads Parquet files; load text pairs with load_pairs")
-        names = pq.read_schema(path).names
+        names = parquet_schema(path, text_columns).names
         missing = [column for column in columns if column not in names]
         if missing:
             raise ValueError(f"{path}: missing column(s) {missing}; it has {names}")
@@ -232,44 +265,38 @@ def load_table(
         cache_dir=None if cache_dir is None else os.fspath(cache_dir),
     )
     where = files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
-    if len(dataset) == 0:
-        raise ValueError(f"{where}: no rows")
     for column in text_columns:
-        values = dataset.data.column(column)
-        if not (values.type == "string" or values.type == "large_string"):
-            raise ValueError(f"{where}: column {column!r} holds {values.type}, expected strings")
-        nulls = pc.is_null(values).to_numpy(zero_copy_only=False)
+        nulls = pc.is_null(dataset.data.column(column)).to_numpy(zero_copy_only=False)
         if nulls.any():
             raise ValueError(
-                f"{where}: column {column!r} row {int(nulls.argmax())} is null (missing), expected a string"
+                f"{where}: column {column!r} row {int(nulls.argmax()) + 1} is null (missing), expected a string"
             )
     return dataset
 
 
-def _first_line(path: str) -> str | None:
-    with open_text(path) as handle:
-        for line in handle:
-            if line.strip():
-                return line.rstrip("\r\n")
-    return None
+def _header(path: str, file_format: str) -> list[str]:
+    """The column names of a Parquet file, of a JSONL file's first object or in a TSV file's first line."""
+    if file_format == "parquet":
+        return parquet_schema(path).names
+    first = next((line for _, line in text_lines(path) if line.strip()), None)
+    if first is None:
+        raise ValueError(f"{path}: file is empty")
+    if file_format == "tsv":
+        return first.split("\t")
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: first line is not valid JSON ({error.msg})") from None
+    if not isinstance(record, dict):
+        raise ValueError(f"{path}: first line is a JSON {type(record).__name__}, expected an object")
+    return list(record)
 
 
 def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines: str, keep_columns) -> TextLayout:
-    first = _first_line(path)
-    if first is None:
-        raise ValueError(f"{path}: file is empty")
+    fields = _header(path, file_format)
     if file_format == "jsonl":
-        import json
-
-        try:
-            record = json.loads(first)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: first line is not valid JSON ({error.msg})") from None
-        if not isinstance(record, dict):
-            raise ValueError(f"{path}: first line is a JSON {type(record).__name__}, expected an object")
-        mapping = _output_mapping(list(record), columns, keep_columns, f"{path}:1")
+        mapping = _output_mapping(fields, columns, keep_columns, f"{path}:1")
         return TextLayout(fields=mapping, on_bad_lines=on_bad_lines)
-    fields = first.split("\t")
     by_position = any(isinstance(value, int) for value in columns.values())
     if tsv_header is None:
         wanted = [columns.get(name, name) for name in TEXT_COLUMNS]
@@ -280,7 +307,7 @@ def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines:
         mapping = _output_mapping(fields, columns, keep_columns, f"{path}:1 (header)")
         return TextLayout(fields=mapping, header=True, on_bad_lines=on_bad_lines)
     if columns and not by_position:
-        raise ValueError(f"{path} has no header line (first line: {first[:80]!r}); give columns as 0-based positions")
+        raise ValueError(f"{path} has no header line (first line: {fields[:4]}); give columns as 0-based positions")
     if columns:
         positions = dict(columns)  # TextLayout refuses positions without sentence1 and sentence2
     else:
@@ -322,3 +349,64 @@ def _load_text(files: list[str], file_format: str, layout: TextLayout, split: st
         if isinstance(cause, BadLineError):  # datasets wraps it; surface our file:line message
             raise BadLineError(cause.path, cause.line_number, cause.reason) from None
         raise
+
+
+DEFAULT_TEXT_COLUMNS = (("sentence1", "sentence2"), ("sentence",), ("text",))
+_TABLE_SUFFIXES = (".parquet", ".jsonl", ".json", ".ndjson", ".tsv")
+
+
+def read_texts(
+    paths: Sequence[str | os.PathLike],
+    columns: Sequence[str] | None = None,
+    exclude: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
+    """All texts of ``paths``, column by column: the lines of text files, or the ``columns`` (default: ``sentence1``
+    and ``sentence2``, else ``sentence``, else ``text``) of Parquet/JSONL/TSV files, read as :func:`load_pairs` reads
+    them (errors name the file and line or row). Null cells are skipped; ``exclude`` (tables only): ``{column:
+    values}`` skips the rows whose column holds one of the values (e.g. a corpus's dev rows)."""
+    texts: list[str] = []
+    skip = {name: set(values) for name, values in (exclude or {}).items()}
+    for path in (os.fspath(name) for name in paths):
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"input file not found: {path}")
+        if not path.lower().endswith(_TABLE_SUFFIXES):
+            if path.lower().endswith(".csv"):
+                raise ValueError(f"{path}: CSV is not read; save it as TSV (with a header line), JSONL or Parquet")
+            if exclude:
+                raise ValueError(f"{path}: exclude needs a Parquet, JSONL or TSV table with the columns {sorted(skip)}")
+            texts.extend(text for _, text in iter_lines(path))
+            continue
+        file_format = infer_format(path)
+        names = _header(path, file_format)
+        wanted = columns or next((group for group in DEFAULT_TEXT_COLUMNS if set(group) <= set(names)), None)
+        if wanted is None:
+            raise ValueError(f"{path}: no text column found among {names}; pass --column NAME")
+        needed = [*wanted, *skip]
+        if file_format == "parquet":
+            table = load_table(path, needed)
+            values = [table[column][:] for column in needed]  # one list per column, not one row at a time
+            rows: Iterator[tuple[str, dict]] = (
+                (f"{path}: row {number}", dict(zip(needed, row, strict=True)))
+                for number, row in enumerate(zip(*values, strict=True), start=1)
+            )
+        else:
+            reader = jsonl_rows if file_format == "jsonl" else tsv_rows
+            rows = (
+                (f"{path}:{number}", row) if isinstance(row, dict) else _bad_line(path, number, row)
+                for number, row in reader(path, {name: name for name in needed}, True)
+            )
+        found: dict[str, list[str]] = {column: [] for column in wanted}
+        for where, row in rows:
+            if any(row[name] in banned for name, banned in skip.items()):
+                continue
+            for column in wanted:
+                if row[column] is not None and not isinstance(row[column], str):
+                    raise ValueError(f"{where}: column {column!r}: non-string ({type(row[column]).__name__})")
+                if row[column] is not None:
+                    found[column].append(row[column])
+        texts.extend(text for column in wanted for text in found[column])
+    return texts
+
+
+def _bad_line(path: str, number: int, reason: str) -> NoReturn:
+    raise BadLineError(path, number, reason)

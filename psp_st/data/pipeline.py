@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from psp_st.arguments import check_keys
+from psp_st.arguments import check_int, check_keys
 from psp_st.data.dedup import ExactDedup
 from psp_st.data.filters import (
     FilterCount,
@@ -143,6 +143,8 @@ def apply_filters(
         pairs, report = apply_filters(load_pairs("pairs.parquet"), {"length": [3, 30], "trigram_overlap": 0.7})
         print(report)
     """
+    if num_proc is not None:
+        check_int("num_proc (--num-proc)", num_proc)
     streaming = is_streaming(dataset)
     report = FilterReport(total=None if streaming else len(dataset), streaming=streaming)
     for name, value in _entries(config or {}):

@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 TEXT_COLUMNS = ("sentence1", "sentence2")
 
-_OPENERS: dict[str, Callable[..., IO[str]]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_OPENERS: dict[str, Callable[..., IO[Any]]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 class BadLineError(ValueError):
@@ -38,12 +38,16 @@ class BadLineError(ValueError):
         self.reason = reason
 
 
-def open_text(path: str) -> IO[str]:
-    """Open a UTF-8 text file, transparently decompressing ``.gz``, ``.bz2`` and ``.xz``."""
-    opener = _OPENERS.get(os.path.splitext(path)[1].lower())
-    if opener is None:
-        return open(path, encoding="utf-8", newline="")
-    return opener(path, "rt", encoding="utf-8", newline="")
+def text_lines(path: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a UTF-8 text file (``.gz``, ``.bz2``, ``.xz`` decompressed), line ends removed;
+    a line that is not UTF-8 raises :class:`BadLineError`."""
+    with _OPENERS.get(os.path.splitext(path)[1].lower(), open)(path, "rb") as handle:
+        for line_number, data in enumerate(handle, start=1):
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise BadLineError(path, line_number, f"line is not valid UTF-8 ({error.reason})") from None
+            yield line_number, line.rstrip("\r\n")
 
 
 @dataclass(frozen=True)
@@ -114,56 +118,55 @@ def _convert(raw: Mapping[str, object], path: str, line_number: int) -> dict[str
 _Line = tuple[int, dict[str, object] | str]
 
 
-def _tsv_rows(path: str, layout: TextLayout) -> Iterator[_Line]:
-    with open_text(path) as handle:
-        positions: dict[str, int] | None = None
-        expected: int | None = None
-        for line_number, line in enumerate(handle, start=1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            parts = line.split("\t")
-            if layout.header and positions is None:
-                names = {name: index for index, name in enumerate(parts)}
-                missing = [str(key) for key in layout.fields.values() if key not in names]
-                if missing:
-                    raise BadLineError(path, line_number, f"header {parts} lacks column(s) {missing}")
-                positions = {column: names[str(key)] for column, key in layout.fields.items()}
-                expected = len(parts)
-                continue
-            if positions is None:
-                positions = {column: int(key) for column, key in layout.fields.items()}
-            if expected is None:
-                expected = len(parts)
-                needed = max(positions.values()) + 1
-                if expected < needed:
-                    raise BadLineError(
-                        path, line_number, f"expected at least {needed} tab-separated fields, got {expected}"
-                    )
-            if len(parts) != expected:
-                yield line_number, f"expected {expected} tab-separated fields (as on the first line), got {len(parts)}"
-                continue
-            yield line_number, {column: parts[index] for column, index in positions.items()}
-
-
-def _jsonl_rows(path: str, layout: TextLayout) -> Iterator[_Line]:
-    with open_text(path) as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                yield line_number, f"invalid JSON ({error.msg} at column {error.colno})"
-                continue
-            if not isinstance(record, dict):
-                yield line_number, f"expected a JSON object, got {type(record).__name__}"
-                continue
-            missing = [str(key) for key in layout.fields.values() if key not in record]
+def tsv_rows(path: str, fields: Mapping[str, int | str], header: bool = False) -> Iterator[_Line]:
+    """The ``fields`` (output name -> position, or header name with ``header``) of each non-blank line."""
+    positions: dict[str, int] | None = None
+    expected: int | None = None
+    for line_number, line in text_lines(path):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if header and positions is None:
+            names = {name: index for index, name in enumerate(parts)}
+            missing = [str(key) for key in fields.values() if key not in names]
             if missing:
-                yield line_number, f"missing key(s) {missing}; the line has {sorted(record)}"
-                continue
-            yield line_number, {column: record[key] for column, key in layout.fields.items()}
+                raise BadLineError(path, line_number, f"header {parts} lacks column(s) {missing}")
+            positions = {column: names[str(key)] for column, key in fields.items()}
+            expected = len(parts)
+            continue
+        if positions is None:
+            positions = {column: int(key) for column, key in fields.items()}
+        if expected is None:
+            expected = len(parts)
+            needed = max(positions.values()) + 1
+            if expected < needed:
+                raise BadLineError(
+                    path, line_number, f"expected at least {needed} tab-separated fields, got {expected}"
+                )
+        if len(parts) != expected:
+            yield line_number, f"expected {expected} tab-separated fields (as on the first line), got {len(parts)}"
+            continue
+        yield line_number, {column: parts[index] for column, index in positions.items()}
+
+
+def jsonl_rows(path: str, fields: Mapping[str, int | str], header: bool = False) -> Iterator[_Line]:
+    """The ``fields`` (output name -> key) of each non-blank line; ``header`` is unused."""
+    for line_number, line in text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            yield line_number, f"invalid JSON ({error.msg} at column {error.colno})"
+            continue
+        if not isinstance(record, dict):
+            yield line_number, f"expected a JSON object, got {type(record).__name__}"
+            continue
+        missing = [str(key) for key in fields.values() if key not in record]
+        if missing:
+            yield line_number, f"missing key(s) {missing}; the line has {sorted(record)}"
+            continue
+        yield line_number, {column: record[key] for column, key in fields.items()}
 
 
 def generate_pairs(
@@ -175,11 +178,11 @@ def generate_pairs(
     lists so that datasets can shard them across processes or DataLoader workers.
     """
     del stamps
-    reader = _tsv_rows if file_format == "tsv" else _jsonl_rows
+    reader = tsv_rows if file_format == "tsv" else jsonl_rows
     for path in files:
         skipped = 0
         examples: list[str] = []
-        for line_number, raw in reader(path, layout):
+        for line_number, raw in reader(path, layout.fields, layout.header):
             try:
                 if isinstance(raw, str):
                     raise BadLineError(path, line_number, raw)

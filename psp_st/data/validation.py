@@ -80,7 +80,11 @@ def check_schema(dataset: Any, columns: Sequence[str] = TEXT_COLUMNS, score_colu
 
 def _message(index: int, column: str, reason: str, row: dict[str, Any] | None = None) -> str:
     value = "" if row is None or column not in row else f" (value {row[column]!r:.60})"
-    return f"row {index}: column {column!r}: {reason}{value}"
+    return f"row {index + 1}: column {column!r}: {reason}{value}"
+
+
+def _bad_pair(where: str, message: str) -> ValueError:
+    return ValueError(f"bad training pair: {where}{message}; fix the data or pass on_error='skip' (--on-error skip)")
 
 
 def _bad_rows_arrow(table: Any, columns: Sequence[str], score_column: str | None) -> np.ndarray:
@@ -103,8 +107,11 @@ def _bad_rows_arrow(table: Any, columns: Sequence[str], score_column: str | None
 class _StreamCheck:
     """Per-row check for streaming datasets: raises or counts (runs in the iterating process)."""
 
-    def __init__(self, columns: Sequence[str], score_column: str | None, skip: bool, report: ValidationReport) -> None:
+    def __init__(
+        self, columns: Sequence[str], score_column: str | None, skip: bool, report: ValidationReport, where: str
+    ) -> None:
         self.columns, self.score_column, self.skip, self.report = tuple(columns), score_column, skip, report
+        self.where = where
 
     def __call__(self, row: dict[str, Any], index: int) -> bool:
         problem = row_problem(row, self.columns, self.score_column)
@@ -112,7 +119,7 @@ class _StreamCheck:
             return True
         message = _message(index, *problem, row)
         if not self.skip:
-            raise ValueError(f"bad training pair: {message}; fix the data or pass on_error='skip'")
+            raise _bad_pair(self.where, message)
         self.report.add(message, problem[1])
         return False
 
@@ -124,6 +131,7 @@ def validate_pairs(
     score_column: str | None = "score",
     on_error: str = "raise",
     batch_size: int = 10_000,
+    source: str | None = None,
 ):
     """Check every row of a pair dataset; return ``(dataset, ValidationReport)``.
 
@@ -136,6 +144,7 @@ def validate_pairs(
         on_error: ``"raise"``: ValueError naming the first bad row and column; ``"skip"``: drop bad rows and
             count them in the report (the returned dataset is then a filtered view).
         batch_size: Arrow batch size of the check pass.
+        source: the data's file name(s), named in errors (rows count from 1).
 
     A missing column or a column of the wrong type always raises (ValueError / TypeError naming the column),
     whatever ``on_error`` says: no row of such a dataset is usable.
@@ -148,10 +157,11 @@ def validate_pairs(
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     check_schema(dataset, columns, score_column)
+    where = f"{source}: " if source else ""
     skip = on_error == "skip"
     if is_streaming(dataset):
         report = ValidationReport(streaming=True)
-        return dataset.filter(_StreamCheck(columns, score_column, skip, report), with_indices=True), report
+        return dataset.filter(_StreamCheck(columns, score_column, skip, report, where), with_indices=True), report
 
     report = ValidationReport(total=len(dataset))
     keep: np.ndarray | None = None
@@ -164,7 +174,7 @@ def validate_pairs(
             column, reason = row_problem(row, columns, score_column) or (columns[0], "bad value")
             message = _message(offset + int(position), column, reason, row)
             if not skip:
-                raise ValueError(f"bad training pair: {message}; fix the data or pass on_error='skip'")
+                raise _bad_pair(where, message)
             if keep is None:
                 keep = np.ones(len(dataset), dtype=bool)
             keep[offset + int(position)] = False

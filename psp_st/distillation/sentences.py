@@ -84,9 +84,9 @@ def distillation_sentences(
     ``max_words``: drop sampled sentences of more than this many whitespace words (after sampling, so the kept
     sentences are a subset of the uncapped sample and reuse its cached teacher vectors; long sentences cost the
     teacher pass most per sentence)."""
+    from psp_st.data.loaders import read_texts
     from psp_st.data.sources import load_training_pairs
     from psp_st.io.data_dir import resolve_data_files
-    from psp_st.tokenization.corpus import read_texts
 
     evaluation = {text_key(text) for text in exclude}
     excluded = set(exclude)

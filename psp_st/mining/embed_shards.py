@@ -57,9 +57,10 @@ def embed_shards(
     shards are kept, the others are computed. The outputs do not depend on ``execution`` (local or Ray).
     """
     execution = execution or Execution()
-    shards = plan_shards(input_files(inputs), shard_rows, column=column)
-    if not shards:
-        raise ValueError(f"{inputs}: no rows to embed")
+    files = input_files(inputs)
+    # an empty input gives an empty result (one shard of 0 rows), as `psp-st embed` without shards does
+    empty = Shard(0, str(files[0]), 0, 0, 0, column=column if files[0].suffix == ".parquet" else None)
+    shards = plan_shards(files, shard_rows, column=column) or [empty]
     settings = {"model": str(model), "normalize": normalize, "float16": float16}
     job = {"kind": "embed", **settings, "column": column, "shard_rows": shard_rows}
     store = ShardStore(folder, ".npy")

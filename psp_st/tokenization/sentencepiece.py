@@ -12,6 +12,7 @@ import itertools
 import logging
 import os
 import random
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -87,6 +88,7 @@ class SentencePieceTokenizer:
         byte_fallback: bool = False,
         seed: int = 42,
         max_sentence_length: int = 4192,
+        num_threads: int | None = None,
         **trainer_options,
     ) -> SentencePieceTokenizer:
         """Train a sentencepiece model on ``texts``.
@@ -102,6 +104,7 @@ class SentencePieceTokenizer:
             byte_fallback: decompose unknown characters into UTF-8 byte pieces instead of ``<unk>``.
             seed: seed of sentencepiece's sentence sampling, for reproducible vocabularies.
             max_sentence_length: longer training sentences (in bytes) are skipped by sentencepiece.
+            num_threads: sentencepiece's training threads (default: every core).
             **trainer_options: passed to ``sentencepiece.SentencePieceTrainer.train``.
         """
         if isinstance(texts, (str, bytes)):
@@ -115,6 +118,7 @@ class SentencePieceTokenizer:
         )
         input_sentence_size = check_int("input_sentence_size", input_sentence_size, minimum=0)
         seed = check_int("seed", seed, minimum=0)
+        num_threads = check_int("num_threads", (os.cpu_count() or 1) if num_threads is None else num_threads)
 
         count = 0
         bad_input: TypeError | None = None
@@ -152,7 +156,7 @@ class SentencePieceTokenizer:
                 input_sentence_size=input_sentence_size,
                 shuffle_input_sentence=True,
                 max_sentence_length=max_sentence_length,
-                num_threads=os.cpu_count() or 1,
+                num_threads=num_threads,
                 minloglevel=2,
                 **trainer_options,
             )
@@ -161,6 +165,12 @@ class SentencePieceTokenizer:
                 raise bad_input from None
             if count == 0:
                 raise ValueError("cannot train a sentencepiece model: no non-empty training text") from error
+            needed = re.search(r"smaller than required_chars\. \d+ vs (\d+)", str(error))
+            if needed:
+                raise ValueError(
+                    f"vocab_size (--vocab-size) {vocab_size} is below the {needed[1]} pieces the training text's "
+                    f"characters need: use at least {needed[1]}, or a lower character_coverage"
+                ) from None
             raise
         finally:
             bar.close()

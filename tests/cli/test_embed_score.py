@@ -181,6 +181,8 @@ def test_tokenizer_train_command(tmp_path, caption_sentences, capsys):
                 str(tmp_path / "sp.model"),
                 "--vocab-size",
                 "400",
+                "--threads",
+                "1",
             ]
         )
         == 0
@@ -206,3 +208,30 @@ def test_tokenizer_train_reports_missing_column(tmp_path, capsys):
         ]
     )
     assert code == 2 and "missing column(s) ['text']" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("t.jsonl", '{"text": "a dog"}\nnot json\n', "t.jsonl:2: invalid JSON"),
+        (
+            "t.jsonl",
+            '{"sentence1": "a", "sentence2": "b"}\n{"sentence1": "c"}\n',
+            "t.jsonl:2: missing key(s) ['sentence2']",
+        ),
+        ("t.tsv", "text\tid\na dog\t1\nstray\n", "t.tsv:3: expected 2 tab-separated fields"),
+        ("t.csv", "text\na dog\n", "t.csv: CSV is not read"),
+    ],
+)
+def test_tokenizer_train_reads_tables_like_psp_st_data(tmp_path, capsys, name, content, message):
+    (tmp_path / name).write_text(content, encoding="utf-8")
+    code = main(["tokenizer", "train", "--input", str(tmp_path / name), "--output", str(tmp_path / "sp.model")])
+    assert code == 2 and message in capsys.readouterr().err
+
+
+def test_embed_parquet_input_needs_shard_rows(model_dir, tmp_path, capsys):
+    import pandas as pd
+
+    pd.DataFrame({"sentence": ["a dog runs"]}).to_parquet(tmp_path / "in.parquet")
+    code = main(["embed", "--model", str(model_dir), "--input", str(tmp_path / "in.parquet"), "--output", "o.npy"])
+    assert code == 2 and "is Parquet: pass --shard-rows" in capsys.readouterr().err

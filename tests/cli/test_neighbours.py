@@ -14,3 +14,9 @@ def test_parquet_candidates_are_the_distinct_texts_of_the_columns(psp_model_dir,
     assert main([*args, "--parquet", str(tmp_path / "pairs.parquet")]) == 0
     printed = capsys.readouterr().out
     assert printed.count("\n| ") == 3  # header + "a dog runs" + "a cat sleeps": distinct, the query excluded
+
+
+def test_parquet_option_refuses_a_text_file(psp_model_dir, tmp_path, capsys):
+    (tmp_path / "lines.txt").write_text("a dog runs\n", encoding="utf-8")
+    args = ["neighbours", "--model", str(psp_model_dir), "--query", "a dog", "--parquet", str(tmp_path / "lines.txt")]
+    assert main(args) == 2 and "is not a .parquet file" in capsys.readouterr().err

@@ -69,3 +69,8 @@ def test_language_config_for_bitext(pairs_dataset):
     kept, report = apply_filters(bitext, {"language": {"sentence1": "fr", "sentence2": "en"}})
     assert kept["sentence1"][:] == ["Je voudrais un café, s'il vous plaît."]
     assert (report.steps[0].kept, report.steps[0].dropped) == (1, 1)
+
+
+def test_num_proc_must_be_positive(pairs):
+    with pytest.raises(ValueError, match=r"num_proc \(--num-proc\) must be >= 1, got 0"):
+        apply_filters(pairs, CONFIG, num_proc=0)

@@ -28,7 +28,7 @@ def _with_bad_row(pairs_dataset, change):
 @pytest.mark.parametrize(("change", "column", "reason"), BAD_ROWS)
 def test_bad_row_raises_naming_row_and_column(pairs_dataset, change, column, reason):
     pairs = _with_bad_row(pairs_dataset, change)
-    with pytest.raises(ValueError, match=rf"row 1: column '{column}': {reason}.*on_error='skip'"):
+    with pytest.raises(ValueError, match=rf"row 2: column '{column}': {reason}.*on_error='skip'"):
         validate_pairs(pairs)
 
 
@@ -38,14 +38,14 @@ def test_bad_row_is_skipped_and_counted(pairs_dataset, change, column, reason):
     kept, report = validate_pairs(pairs, on_error="skip")
     assert len(kept) == 2
     assert report.skipped == 1 and report.reasons == {reason: 1}
-    assert f"row 1: column '{column}'" in str(report)
+    assert f"row 2: column '{column}'" in str(report)
 
 
 @pytest.mark.parametrize(("change", "column", "reason"), BAD_ROWS)
 def test_bad_row_in_a_stream_raises_naming_row(pairs_dataset, change, column, reason):
     stream = _with_bad_row(pairs_dataset, change).to_iterable_dataset()
     checked, _ = validate_pairs(stream)
-    with pytest.raises(ValueError, match=rf"row 1: column '{column}': {reason}"):
+    with pytest.raises(ValueError, match=rf"row 2: column '{column}': {reason}"):
         list(checked)
 
 
@@ -64,7 +64,7 @@ def test_non_string_value_in_a_stream_is_named(pairs_dataset):
         yield dict(GOOD, sentence1=12)
 
     checked, _ = validate_pairs(IterableDataset.from_generator(rows))
-    with pytest.raises(ValueError, match=r"row 1: column 'sentence1': non-string \(int\)"):
+    with pytest.raises(ValueError, match=r"row 2: column 'sentence1': non-string \(int\)"):
         list(checked)
 
 
@@ -94,7 +94,7 @@ def test_clean_dataset_is_returned_unchanged(pairs_dataset):
 
 def test_null_in_parquet_is_named_by_row(write_parquet, cache_dir):
     path = write_parquet("p.parquet", {"sentence1": ["a b", "c d", "e f"], "sentence2": ["g h", None, "i j"]})
-    with pytest.raises(ValueError, match="row 1: column 'sentence2': missing value"):
+    with pytest.raises(ValueError, match="row 2: column 'sentence2': missing value"):
         validate_pairs(load_pairs(path, cache_dir=cache_dir))
 
 
@@ -124,3 +124,39 @@ def test_skipped_lines_are_counted_in_the_log(fixture_path, cache_dir, caplog):
         pairs = load_pairs(fixture_path("bad_fields.tsv"), on_bad_lines="skip", cache_dir=cache_dir)
     assert len(pairs) == 2
     assert "skipped 1 malformed line(s)" in caplog.text and "bad_fields.tsv:2" in caplog.text
+
+
+def test_parquet_without_rows_is_named(write_parquet, cache_dir):
+    import pyarrow as pa
+
+    path = write_parquet(
+        "empty.parquet", {"sentence1": pa.array([], pa.string()), "sentence2": pa.array([], pa.string())}
+    )
+    with pytest.raises(ValueError, match=r"empty\.parquet: no rows"):
+        load_pairs(path, cache_dir=cache_dir)
+
+
+def test_non_utf8_jsonl_line_is_named(tmp_path, cache_dir):
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b'{"sentence1": "a", "sentence2": "b"}\n{"sentence1": "\xff", "sentence2": "b"}\n')
+    with pytest.raises(BadLineError, match=r"p\.jsonl:2: line is not valid UTF-8"):
+        load_pairs(path, cache_dir=cache_dir)
+
+
+def test_file_that_is_not_parquet_is_named(tmp_path):
+    path = tmp_path / "fake.parquet"
+    path.write_text("sentence1\tsentence2\n")
+    with pytest.raises(ValueError, match=r"fake\.parquet: not a readable Parquet file"):
+        load_pairs(path)
+
+
+def test_int_column_in_parquet_names_the_file(write_parquet):
+    path = write_parquet("ints.parquet", {"sentence1": [1, 2], "sentence2": ["a", "b"]})
+    with pytest.raises(ValueError, match=r"ints\.parquet: column 'sentence1' holds int64, expected strings"):
+        load_pairs(path)
+
+
+def test_bad_row_names_the_source(pairs_dataset):
+    pairs = _with_bad_row(pairs_dataset, {"sentence1": ""})
+    with pytest.raises(ValueError, match=r"p\.parquet: row 2: column 'sentence1': empty.*--on-error skip"):
+        validate_pairs(pairs, source="p.parquet")

@@ -31,3 +31,11 @@ def test_data_command_reports_bad_line(fixture_path, cache_dir, capsys):
     code = main(["data", str(fixture_path("empty_side.tsv")), "--cache-dir", cache_dir])
     assert code == 2
     assert "empty_side.tsv:2: column 'sentence2': empty" in capsys.readouterr().err
+
+
+def test_data_command_names_the_file_and_row_of_a_null(tmp_path, cache_dir, capsys):
+    import pandas as pd
+
+    pd.DataFrame({"sentence1": ["a b", "c d"], "sentence2": ["e f", None]}).to_parquet(tmp_path / "null.parquet")
+    assert main(["data", str(tmp_path / "null.parquet"), "--cache-dir", cache_dir]) == 2
+    assert "null.parquet: row 2: column 'sentence2': missing value" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import shutil
 
 import pytest
 
@@ -41,8 +42,14 @@ def test_opusparcus_dev_keeps_annotation(fixture_path, cache_dir):
 
 
 def test_opusparcus_dev_scores_outside_1_to_4_raise(fixture_path, cache_dir):
-    with pytest.raises(ValueError, match=r"annotation scores must be in \[1.0, 4.0\]; row 0"):
+    with pytest.raises(ValueError, match=r"annotation scores must be in \[1.0, 4.0\]; row 1"):
         load_opusparcus(fixture_path("en-train.txt"), split="dev", cache_dir=cache_dir)
+
+
+def test_opusparcus_split_not_in_the_name_says_how_to_name_it(fixture_path, tmp_path):
+    shutil.copy(fixture_path("en-dev.txt"), tmp_path / "pairs.tsv")
+    with pytest.raises(ValueError, match="it must contain 'train', 'dev' or 'test'"):
+        load_opusparcus(tmp_path / "pairs.tsv")
 
 
 def test_opusparcus_top_n_on_dev_is_refused(fixture_path):

@@ -145,3 +145,9 @@ def test_streaming_parquet_uses_row_groups_as_shards(tmp_path, cache_dir):
     )
     shuffled = [row["sentence1"] for row in stream.shuffle(seed=0, buffer_size=4)]
     assert sorted(shuffled) == sorted(table.column("src").to_pylist()) and shuffled != table.column("src").to_pylist()
+
+
+def test_missing_local_file_with_a_hub_like_name_is_not_looked_up_on_the_hub(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no data file matches 'in/nope.jsonl'"):
+        load_pairs("in/nope.jsonl", data_dir=tmp_path)

@@ -26,7 +26,7 @@ def test_split_without_a_needed_column_names_file_and_column(tmp_path):
 def test_null_sentence_names_the_row(tmp_path):
     path = tmp_path / "pairs.parquet"
     pd.DataFrame({"sentence1": ["a", None], "sentence2": ["b", "c"], "label": [1, 0]}).to_parquet(path)
-    with pytest.raises(ValueError, match=r"pairs\.parquet: column 'sentence1' row 1 is null \(missing\)"):
+    with pytest.raises(ValueError, match=r"pairs\.parquet: column 'sentence1' row 2 is null \(missing\)"):
         load_table(path, ["sentence1", "sentence2", "label"], ["sentence1", "sentence2"])
 
 

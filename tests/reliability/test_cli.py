@@ -326,3 +326,15 @@ def test_corrupt_tokenizer_json_of_a_static_export_is_one_line(saved_model, text
     (static / "tokenizer.json").write_text("{bad")
     assert _embed(static, text_file, tmp_path / "o.npy") == EXIT_ERROR
     assert "cannot load the model" in _one_error_line(capsys)
+
+
+def test_tokenizer_train_refuses_its_input_and_an_existing_output(text_file, tmp_path, capsys):
+    before = text_file.read_bytes()
+    args = ["tokenizer", "train", "--input", str(text_file), "--vocab-size", "20", "--threads", "1", "--output"]
+    assert main([*args, str(text_file), "--overwrite"]) == EXIT_ERROR
+    assert "is the input" in _one_error_line(capsys) and text_file.read_bytes() == before
+    out = tmp_path / "sp.model"
+    out.write_bytes(b"precious")
+    assert main([*args, str(out)]) == EXIT_ERROR
+    assert "already exists: pass --overwrite" in _one_error_line(capsys) and out.read_bytes() == b"precious"
+    assert main([*args, str(out), "--overwrite"]) == 0 and out.read_bytes() != b"precious"

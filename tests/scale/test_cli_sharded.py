@@ -64,3 +64,11 @@ def test_mine_output_must_be_parquet(psp_model_dir, caption_file, tmp_path, caps
         == 2
     )
     assert "must end in .parquet" in capsys.readouterr().err
+
+
+def test_embed_of_an_empty_file_gives_zero_rows_with_and_without_shard_rows(psp_model_dir, tmp_path, capsys):
+    (tmp_path / "empty.txt").write_text("")
+    args = ["embed", "--model", str(psp_model_dir), "--input", str(tmp_path / "empty.txt"), "--output"]
+    assert main([*args, str(tmp_path / "e.npy")]) == 0
+    assert main([*args, str(tmp_path / "shards"), "--shard-rows", "10"]) == 0
+    assert np.load(tmp_path / "e.npy").shape == np.load(tmp_path / "shards" / "part-00000.npy").shape == (0, 32)

@@ -69,3 +69,8 @@ def test_hf_conversion_gives_identical_ids_on_real_text(sp_tokenizer):
     hf = sp_tokenizer.to_hf_tokenizer()
     hf_ids = [encoding.ids for encoding in hf.encode_batch(texts, add_special_tokens=False)]
     assert hf_ids == sp_tokenizer.encode(texts)
+
+
+def test_too_small_vocabulary_says_the_size_needed():
+    with pytest.raises(ValueError, match=r"vocab_size \(--vocab-size\) 8 is below the 14 pieces .* use at least 14"):
+        SentencePieceTokenizer.train(["abcdefghij"], vocab_size=8, num_threads=1)
