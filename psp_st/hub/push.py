@@ -18,8 +18,9 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from psp_st.hub.load import check_model_folder, looks_like_hub_id
-from psp_st.io.model_names import BUILD_INFO_FILE
+from psp_st.hub.load import check_model_folder, load, looks_like_hub_id
+from psp_st.io.atomic import atomic_directory
+from psp_st.io.model_names import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER
 from psp_st.modules.trusted import load_trusted
 
 logger = logging.getLogger(__name__)
@@ -100,7 +101,9 @@ def _refresh_cards(staged: Path, repo_id: str) -> None:
 def stage_upload(folder: str | os.PathLike, repo_id: str, out: str | os.PathLike) -> list[str]:
     """Write into ``out`` exactly the files a push of ``folder`` to ``repo_id`` uploads; return their paths.
 
-    ``out`` must not exist or be an empty folder (nothing else may end up in the upload).
+    ``out`` must not exist or be an empty folder (nothing else may end up in the upload). ``folder`` is loaded
+    first, each form as :func:`psp_st.load` loads it (finite weights, a readable tokenizer and config: errors name
+    the file in ``folder``), build record or not; ``out`` is written atomically (nothing is left on failure).
     """
     folder, out = Path(folder), Path(out)
     check_repo_id(repo_id)
@@ -109,12 +112,16 @@ def stage_upload(folder: str | os.PathLike, repo_id: str, out: str | os.PathLike
         raise ValueError(f"the dry-run folder {out} must be outside the model folder {folder}")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ValueError(f"dry-run folder {out} exists and is not empty; pass a new folder")
-    out.mkdir(parents=True, exist_ok=True)
-    for relative in upload_files(folder):
-        target = out / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(folder / relative, target)
-    _refresh_cards(out, repo_id)
+    files = upload_files(folder)
+    load(folder.resolve())  # an absolute path: never taken for a short name
+    if (folder / TRAINABLE_SUBFOLDER).is_dir():
+        load(folder.resolve(), trainable=True)
+    with atomic_directory(out) as staged:
+        for relative in files:
+            target = staged / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(folder / relative, target)
+        _refresh_cards(staged, repo_id)
     return upload_files(out)
 
 

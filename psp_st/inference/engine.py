@@ -136,7 +136,7 @@ class PSPEngine:
         from safetensors import SafetensorError
         from safetensors.numpy import load_file
 
-        from psp_st.modules.folder_format import ModelFolderError, read_config
+        from psp_st.modules.folder_format import ModelFolderError, check_psp_config, read_config
 
         path = Path(path)
         missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if not (path / name).is_file()]
@@ -145,10 +145,15 @@ class PSPEngine:
                 f"{path} is not a PSPEmbedding folder (missing {', '.join(missing)}): re-save the "
                 "model (model.save(path)) or download it again."
             )
-        config = read_config(path / CONFIG_FILE, "PSPEngine")
-        tokenizer = SentencePieceTokenizer.from_file(
-            path / TOKENIZER_FILE, lowercase=config.get("lowercase", True), num_threads=1
-        )
+        config = read_config(path / CONFIG_FILE, "PSPEngine", check_psp_config)
+        try:  # lowercase None: the tokenizer's default, as PSPEmbedding
+            lowercase = config.get("lowercase") is not False
+            tokenizer = SentencePieceTokenizer.from_file(path / TOKENIZER_FILE, lowercase=lowercase, num_threads=1)
+        except ValueError as error:
+            raise ModelFolderError(
+                f"cannot read the sentencepiece tokenizer {path / TOKENIZER_FILE}: {error}; the file is corrupt: "
+                "re-save the model or download it again."
+            ) from error
         try:
             weights = load_file(path / WEIGHTS_FILE)
         except (SafetensorError, OSError) as error:
@@ -273,14 +278,15 @@ def load_engine(name_or_path: str | os.PathLike, threads: int | None = None, **h
         hub_kwargs: ``revision``, ``cache_folder``, ``token``, ``local_files_only`` for a Hub download.
 
     Raises:
-        ModelFolderError: the folder is incomplete, too new, or holds no P-SP model (e.g. a transformer).
+        ModelFolderError: the folder is incomplete, too new, carries code, or holds no P-SP model.
         ModelNotFoundError: the name resolves to no folder and no reachable Hub id.
     """
     from psp_st.hub.load import TRAINABLE_SUBFOLDER, check_model_folder, model_folder
     from psp_st.modules.folder_format import ModelFolderError
-    from psp_st.modules.trusted import module_types
+    from psp_st.modules.trusted import check_no_code, module_types
 
     path = model_folder(name_or_path, **hub_kwargs)
+    check_no_code(path, import_classes=False)  # what psp_st.load refuses, the engine refuses too
     if (path / "modules.json").is_file():
         check_model_folder(path)
     if (path / TRAINABLE_SUBFOLDER / CONFIG_FILE).is_file():

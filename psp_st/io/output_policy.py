@@ -1,5 +1,5 @@
 """The one overwrite policy every command that writes an output follows (build, train, tokenizer, embed, score, data,
-mine).
+mine; the Python exports, with ``overwrite=True`` for ``--overwrite``).
 
 * An output that already exists is refused unless the user passed ``--overwrite`` (an output folder counts as
   existing when it is not empty). A folder that ``ours`` recognises (``psp-st build``'s own release folder of the
@@ -37,6 +37,7 @@ def check_output(
     folder: bool = False,
     ours: Callable[[Path], bool] | None = None,
     option: str = "--output",
+    flag: str = "--overwrite",
 ) -> Path:
     """Apply the overwrite policy to ``path`` before any work starts; return it as a ``Path``.
 
@@ -48,6 +49,7 @@ def check_output(
         ours: for a folder output, says whether an existing non-empty folder is psp-st's own output of the same
             job (then it may be replaced without ``--overwrite``).
         option: the option name used in messages.
+        flag: how the caller says "overwrite" (a Python API: ``overwrite=True``), used in messages.
 
     Raises:
         OutputExistsError: the output exists (and may not be replaced) or is one of the inputs.
@@ -80,11 +82,11 @@ def check_output(
         if overwrite or not any(path.iterdir()) or (ours is not None and ours(path)):
             return path
         raise OutputExistsError(
-            f"{option} {path} is a folder that is not empty: pass --overwrite to write into it "
+            f"{option} {path} is a folder that is not empty: pass {flag} to write into it "
             "(files psp-st does not write there are kept), or choose a new folder"
         )
     if path.is_dir():
         raise IsADirectoryError(f"{option} {path} is a folder: give a file path")
     if overwrite:
         return path
-    raise OutputExistsError(f"{option} {path} already exists: pass --overwrite to replace it, or choose a new path")
+    raise OutputExistsError(f"{option} {path} already exists: pass {flag} to replace it, or choose a new path")

@@ -9,7 +9,7 @@ load with a message that says which file is missing or wrong.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -201,9 +201,11 @@ class PSPInputModule(InputModule):
         return path
 
     @classmethod
-    def _load_checked_config(cls, model_name_or_path: str, **hub_kwargs) -> dict[str, Any]:
+    def _load_checked_config(
+        cls, model_name_or_path: str, check: Callable[[dict], None] | None = None, **hub_kwargs
+    ) -> dict[str, Any]:
         path = cls._require_file(model_name_or_path, cls.config_file_name, "config file", **hub_kwargs)
-        return read_config(path, cls.__name__)
+        return read_config(path, cls.__name__, check)
 
     @classmethod
     def _load_checked_weights(cls, model_name_or_path: str, **hub_kwargs) -> dict[str, torch.Tensor]:

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Mapping
+from typing import Any
 
 #: Version of the on-disk layout written by psp-st modules; bumped on incompatible changes.
 FORMAT_VERSION = 1
+#: The dtypes a PSPEmbedding's weights may be saved in.
+PSP_WEIGHTS_DTYPES = ("float32", "float16")
 
 
 class ModelFolderError(ValueError):
@@ -30,9 +34,30 @@ def check_format_version(version: object, where: str, redo: str) -> int:
     return version
 
 
-def read_config(path: str | os.PathLike, owner: str) -> dict:
-    """The JSON object in the config file ``path``, its ``format_version`` checked and removed; a corrupt file or an
-    unreadable version is a :class:`ModelFolderError` naming ``owner`` and ``path``."""
+def check_psp_config(config: Mapping[str, Any]) -> None:
+    """The one check of a PSPEmbedding config (its constructor's arguments, ``psp_config.json`` for the module and
+    the torch-free engine): ``TypeError``/``ValueError`` naming the key and the bad value."""
+    from psp_st.arguments import check_int, check_keys, check_number
+
+    keys = ("embedding_dim", "max_seq_length", "dropout", "lowercase", "weights_dtype")
+    check_keys("config:", config, [*keys, "word_dropout"])  # word_dropout: saved by earlier versions, ignored
+    for key in ("embedding_dim", "max_seq_length"):
+        if config.get(key) is not None:
+            check_int(key, config[key])
+    if config.get("dropout") is not None and check_number("dropout", config["dropout"], 0.0, 1.0) == 1:
+        raise ValueError("dropout must be in [0, 1), got 1")
+    if config.get("lowercase") is not None and not isinstance(config["lowercase"], bool):
+        raise TypeError(f"lowercase must be true or false, got {config['lowercase']!r}")
+    if config.get("weights_dtype", "float32") not in PSP_WEIGHTS_DTYPES:
+        raise ValueError(
+            f"weights_dtype must be one of {', '.join(PSP_WEIGHTS_DTYPES)}, got {config['weights_dtype']!r}"
+        )
+
+
+def read_config(path: str | os.PathLike, owner: str, check: Callable[[dict], None] | None = None) -> dict:
+    """The JSON object in the config file ``path``, its ``format_version`` checked and removed, its values checked by
+    ``check``; a corrupt file, an unreadable version or a bad value is a :class:`ModelFolderError` naming ``owner``
+    and ``path``."""
     try:
         with open(path, encoding="utf-8") as handle:
             config = json.load(handle)
@@ -50,4 +75,9 @@ def read_config(path: str | os.PathLike, owner: str) -> dict:
         f"{owner}: {path}",
         "Re-save it with the psp-st version that wrote it, or retrain it with this one.",
     )
+    try:
+        if check is not None:
+            check(config)
+    except (TypeError, ValueError) as error:
+        raise ModelFolderError(f"{owner}: {path} is invalid: {error}; fix the value or re-save the model.") from error
     return config

@@ -14,7 +14,9 @@ from torch import nn
 
 from psp_st.arguments import check_int
 from psp_st.io.atomic import apply_umask
+from psp_st.io.output_policy import check_output
 from psp_st.modules.base import ModelFolderError, PSPInputModule
+from psp_st.modules.folder_format import PSP_WEIGHTS_DTYPES, check_psp_config
 from psp_st.modules.sparse_mean import bag_mean
 from psp_st.modules.token_encoder import TokenEncoder
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
@@ -58,7 +60,7 @@ class PSPEmbedding(TokenEncoder):
         "weights_dtype",
     ]
     #: The dtypes :attr:`weights_dtype` may name.
-    weights_dtypes: tuple[str, ...] = ("float32", "float16")
+    weights_dtypes: tuple[str, ...] = PSP_WEIGHTS_DTYPES
     teacher_embedding_dim = 384
     draw_default_init = False
     tokenizer: SentencePieceTokenizer  # satisfies base.py's IdTokenizer protocol
@@ -73,16 +75,14 @@ class PSPEmbedding(TokenEncoder):
         lowercase: bool | None = None,
         weights_dtype: str = "float32",
     ) -> None:
-        if weights_dtype not in self.weights_dtypes:
-            raise ValueError(f"weights_dtype must be one of {', '.join(self.weights_dtypes)}, got {weights_dtype!r}")
+        options = {"max_seq_length": max_seq_length, "dropout": dropout, "lowercase": lowercase}
+        check_psp_config({**options, "embedding_dim": embedding_dim, "weights_dtype": weights_dtype})
         if not isinstance(tokenizer, SentencePieceTokenizer):
             tokenizer = SentencePieceTokenizer.from_file(tokenizer)
         if lowercase is not None and lowercase != tokenizer.lowercase:
             tokenizer = SentencePieceTokenizer(
                 tokenizer.model_proto, lowercase=lowercase, num_threads=tokenizer.num_threads
             )
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         if embedding_weights is not None:  # the vector size is the weights'
             embedding_dim = int(np.shape(embedding_weights)[-1])
         super().__init__(tokenizer, embedding_dim, embedding_weights, max_seq_length)
@@ -193,7 +193,7 @@ class PSPEmbedding(TokenEncoder):
         cls, model_name_or_path: str, **kwargs: Any
     ) -> PSPEmbedding:
         hub_kwargs = cls._hub_kwargs(**kwargs)
-        config = cls._load_checked_config(model_name_or_path, **hub_kwargs)
+        config = cls._load_checked_config(model_name_or_path, check=check_psp_config, **hub_kwargs)
         config.pop("word_dropout", None)  # a training-only option that earlier versions saved (removed: lost on dev)
         tokenizer, _ = cls._read_tokenizer(model_name_or_path, "sentencepiece", None, hub_kwargs)
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
@@ -223,13 +223,16 @@ class PSPEmbedding(TokenEncoder):
         weights = self._export_weights()
         return StaticEmbedding(self.tokenizer.to_hf_tokenizer(drop_unknown=True), embedding_weights=weights)
 
-    def export_static(self, path: str | os.PathLike, normalize: bool = False) -> None:
+    def export_static(self, path: str | os.PathLike, normalize: bool = False, overwrite: bool = False) -> None:
         """Write a model folder that ``SentenceTransformer(path)`` loads with no flag and without psp-st.
 
         See :meth:`to_static_embedding` for how close its outputs are. ``normalize`` appends ST's ``Normalize``.
+        An existing non-empty ``path`` is refused unless ``overwrite`` (:mod:`psp_st.io.output_policy`).
         """
         from sentence_transformers import SentenceTransformer
         from sentence_transformers.sentence_transformer.modules import Normalize
+
+        check_output(path, overwrite=overwrite, folder=True, option="export_static:", flag="overwrite=True")
 
         modules: list[nn.Module] = [self.to_static_embedding()]
         if normalize:
@@ -237,15 +240,17 @@ class PSPEmbedding(TokenEncoder):
         SentenceTransformer(modules=modules, device="cpu").save(str(path))
         apply_umask(path)  # ST's safetensors writer leaves the weights 0600
 
-    def export_model2vec(self, path: str | os.PathLike, normalize: bool = False) -> None:
+    def export_model2vec(self, path: str | os.PathLike, normalize: bool = False, overwrite: bool = False) -> None:
         """Write model2vec's own folder format: ``model2vec.StaticModel.from_pretrained(path)`` loads it.
 
         The same tokenizer and vectors as :meth:`to_static_embedding` (``pip install model2vec``); ``max_length``
-        is saved as ``None`` (no truncation); ``normalize`` is model2vec's output normalization.
+        is saved as ``None`` (no truncation); ``normalize`` is model2vec's output normalization. An existing
+        non-empty ``path`` is refused unless ``overwrite``.
         """
         from psp_st.io.extras import require
 
         StaticModel = require("model2vec", "export_model2vec").StaticModel
+        check_output(path, overwrite=overwrite, folder=True, option="export_model2vec:", flag="overwrite=True")
 
         weights = self._export_weights().numpy()
         model = StaticModel(

@@ -88,8 +88,9 @@ def module_types(folder: str | os.PathLike) -> list[str]:
     return [str(entry.get("type", "")) for entry in module_entries(folder)]
 
 
-def check_no_code(folder: str | os.PathLike) -> None:
-    """Refuse a model folder that carries ``.py`` files or names a class outside the trusted set.
+def check_no_code(folder: str | os.PathLike, import_classes: bool = True) -> None:
+    """Refuse a model folder that carries ``.py`` files or names a class outside the trusted set (with
+    ``import_classes=False``, for the torch-free engine that imports no class: the allow-list, not imported).
 
     Raises:
         ModelFolderError: naming the file or class, and saying that ``trust_remote_code=True`` is the user's call.
@@ -102,7 +103,9 @@ def check_no_code(folder: str | os.PathLike) -> None:
             "folder with code unless you pass trust_remote_code=True (only if you trust whoever wrote it)."
         )
     for class_path in module_types(folder):
-        if class_path.startswith("sentence_transformers."):
+        if class_path.startswith("sentence_transformers.") or (
+            not import_classes and class_path in TRUSTED_MODULE_CLASSES
+        ):
             continue
         if trusted_module_class(class_path) is None:
             raise ModelFolderError(

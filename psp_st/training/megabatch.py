@@ -6,6 +6,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,40 @@ NEGATIVE_COLUMNS = ("anchor_negative", "positive_negative")
 
 #: Columns of a training set that are neither text nor group (kept for the record, never fed to the model).
 METADATA_COLUMNS = ("lang",)
+
+
+def read_checkpoint_state(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
+    """Check the state files a resume reads from ``checkpoint`` (its JSON and ``torch.load`` files) and return its
+    mined negatives (``None``: none saved); a damaged file is a ``ValueError`` naming it and the checkpoint to
+    resume from instead."""
+    from transformers.trainer_pt_utils import safe_globals
+
+    folder = Path(checkpoint)
+    mining = None
+    for file in sorted(folder.iterdir()):
+        try:
+            if file.name in ("trainer_state.json", MINING_STATE_FILE):
+                state = json.loads(file.read_text(encoding="utf-8"))
+                mining = state if file.name == MINING_STATE_FILE else mining
+            elif file.suffix in (".pt", ".pth"):
+                with safe_globals():
+                    torch.load(file, map_location="cpu", weights_only=True, mmap=True)
+        except Exception as error:  # torch, pickle and json raise many types; the file is what matters
+            current = folder.name.rpartition("-")[2]
+            steps = [p.name.rpartition("-")[2] for p in folder.parent.glob(f"{PREFIX_CHECKPOINT_DIR}-*")]
+            earlier = sorted(int(n) for n in steps if n.isdigit() and current.isdigit() and int(n) < int(current))
+            hint = (
+                f"delete (or move away) {folder} and --resume continues from "
+                f"{folder.parent / f'{PREFIX_CHECKPOINT_DIR}-{earlier[-1]}'}"
+                if earlier
+                else "there is no earlier checkpoint: train again without --resume (with --overwrite)"
+            )
+            detail = " ".join(str(error).split())[:200]
+            raise ValueError(
+                f"{file} is unreadable ({type(error).__name__}: {detail}): the checkpoint is damaged (an "
+                f"interrupted save, or a file the trainer did not write); {hint}"
+            ) from error
+    return mining
 
 
 class MegaBatchStream(IterableDataset):
@@ -328,10 +363,8 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         checkpoint = resume_from_checkpoint
         if checkpoint is True:
             checkpoint = get_last_checkpoint(self.args.output_dir or "")
-        file = os.path.join(checkpoint, MINING_STATE_FILE) if isinstance(checkpoint, str) else None
-        if file is not None and os.path.isfile(file):
-            with open(file, encoding="utf-8") as handle:
-                self._restored_mining = json.load(handle)
+        if isinstance(checkpoint, str):
+            self._restored_mining = read_checkpoint_state(checkpoint)
         output = super().train(resume_from_checkpoint, *args, **kwargs)
         name = first_non_finite_parameter(self.model)
         if name is not None:

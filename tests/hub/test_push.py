@@ -113,3 +113,66 @@ def test_token_is_redacted_from_hub_errors_and_logs(release, monkeypatch, caplog
         push(release, "org/psp-en", token=SECRET)
     assert SECRET not in str(error.value) and "***" in str(error.value)
     assert SECRET not in caplog.text
+
+
+def _break(folder, relative, data=None):
+    """Replace ``folder/relative`` by same-size junk (``data``: by these bytes), so the build record's sizes match."""
+    file = folder / relative
+    size = file.stat().st_size
+    file.write_bytes((data or b"\x07junk") * size)
+    with open(file, "r+b") as handle:
+        handle.truncate(size)
+    return file
+
+
+def test_dry_run_refuses_nan_weights_without_build_record(release_copy, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    from psp_st.hub.push import push
+    from psp_st.modules.base import ModelFolderError
+
+    (release_copy / "psp_build.json").unlink()  # e.g. a psp-st train output
+    file = release_copy / "trainable" / "model.safetensors"
+    weights = load_file(str(file))
+    weights["embedding.weight"][0, 0] = float("nan")
+    save_file(weights, str(file))
+    with pytest.raises(ModelFolderError, match=rf"{file}: tensor 'embedding\.weight' has 1 non-finite"):
+        push(release_copy, "org/name", dry_run=tmp_path / "out")
+
+
+@pytest.mark.parametrize("record", [True, False])
+def test_dry_run_refuses_a_garbage_tokenizer_naming_the_source(release_copy, tmp_path, record):
+    from psp_st.hub.push import push
+    from psp_st.modules.base import ModelFolderError
+
+    if not record:
+        (release_copy / "psp_build.json").unlink()
+    file = _break(release_copy, "trainable/sentencepiece.model")
+    with pytest.raises(ModelFolderError, match=rf"sentencepiece tokenizer {file}"):
+        push(release_copy, "org/name", dry_run=tmp_path / "out")
+
+
+def test_dry_run_refuses_a_bad_config_value_with_build_record(release_copy, tmp_path):
+    from psp_st.hub.push import push
+    from psp_st.modules.base import ModelFolderError
+
+    config = release_copy / "trainable" / "psp_config.json"
+    config.write_text(config.read_text().replace('"lowercase": true', '"lowercase": "tr"'))  # same size
+    with pytest.raises(ModelFolderError, match="lowercase must be true or false"):
+        push(release_copy, "org/name", dry_run=tmp_path / "out")
+
+
+def test_failed_dry_run_leaves_no_folder_behind(release_copy, tmp_path, monkeypatch):
+    import importlib
+
+    push_module = importlib.import_module("psp_st.hub.push")  # psp_st.hub.push is also the function
+
+    def fail(staged, repo_id):
+        assert any(staged.iterdir())  # the files were being copied
+        raise RuntimeError("card rendering failed")
+
+    monkeypatch.setattr(push_module, "_refresh_cards", fail)
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError):
+        push_module.push(release_copy, "org/name", dry_run=out)
+    assert not out.exists() and list(tmp_path.iterdir()) == [release_copy]

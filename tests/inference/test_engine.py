@@ -289,3 +289,40 @@ def test_numba_kernel_sums_in_piece_order():
         for piece in flat[start:stop]:
             expected = expected + weights[piece]
         assert np.array_equal(out[i], expected / np.float32(max(stop - start, 1))), i
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("lowercase", "tr"), ("weights_dtype", "int8xxxx"), ("dropout", 9.0), ("embedding_dim", "384"), ("foo", 1)],
+)
+def test_engine_and_module_refuse_the_same_bad_config(release_folder, key, value):
+    import json
+
+    from psp_st.inference import load_engine
+    from psp_st.modules.folder_format import ModelFolderError
+    from psp_st.modules.psp import PSPEmbedding
+
+    file = release_folder / "trainable" / "psp_config.json"
+    file.write_text(json.dumps({**json.loads(file.read_text()), key: value}))
+    for load in (load_engine, lambda path: PSPEmbedding.load(str(path / "trainable"))):
+        with pytest.raises(ModelFolderError, match=rf"psp_config\.json is invalid: .*{key}"):
+            load(release_folder)
+
+
+def test_garbage_sentencepiece_model_names_the_file(release_folder):
+    from psp_st.inference import load_engine
+    from psp_st.modules.folder_format import ModelFolderError
+
+    model = release_folder / "trainable" / "sentencepiece.model"
+    model.write_bytes(b"\x07garbage" * 100)
+    with pytest.raises(ModelFolderError, match=rf"{model}: Not a valid sentencepiece model"):
+        load_engine(release_folder)
+
+
+def test_engine_refuses_a_folder_with_python_code_like_psp_st_load(release_folder):
+    from psp_st.inference import load_engine
+    from psp_st.modules.folder_format import ModelFolderError
+
+    (release_folder / "trainable" / "evil.py").write_text("print('PWNED')\n")
+    with pytest.raises(ModelFolderError, match=r"carries Python code \(trainable/evil\.py\)"):
+        load_engine(release_folder)

@@ -128,3 +128,17 @@ def test_static_export_loads_without_psp_st(psp_module, tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "(1, 32) 1.0"
+
+
+@pytest.mark.parametrize("export", ["export_static", "export_model2vec"])
+def test_export_refuses_a_non_empty_folder_unless_overwrite(psp_module, tmp_path, export):
+    from psp_st.io.output_policy import OutputExistsError
+
+    if export == "export_model2vec":
+        pytest.importorskip("model2vec")
+    (tmp_path / "note.txt").write_text("the user's file")
+    with pytest.raises(OutputExistsError, match=r"not empty: pass overwrite=True"):
+        getattr(psp_module, export)(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["note.txt"]
+    getattr(psp_module, export)(tmp_path / "out")
+    getattr(psp_module, export)(tmp_path / "out", overwrite=True)

@@ -129,3 +129,36 @@ def test_last_good_checkpoint_loads(make_trainer, caption_pairs, sp_tokenizer, t
         trainer.train()
     model = load(tmp_path / "run" / "checkpoint-1")
     assert np.isfinite(model.encode(["a dog"])).all()
+
+
+class _Payload:
+    def __reduce__(self):
+        import os
+
+        return (os.system, ("true",))
+
+
+def _truncate(file):
+    with open(file, "r+b") as handle:
+        handle.truncate(100)
+
+
+@pytest.mark.parametrize(
+    ("name", "damage"),
+    [
+        ("optimizer.pt", _truncate),
+        ("rng_state.pth", lambda file: torch.save(_Payload(), file)),
+        ("trainer_state.json", lambda file: file.write_text("{junk")),
+        ("megabatch_negatives.json", lambda file: file.write_text("{junk")),
+    ],
+)
+def test_resume_from_a_damaged_checkpoint_names_the_file_and_the_earlier_one(
+    make_trainer, caption_pairs, sp_tokenizer, tmp_path, name, damage
+):
+    trainer = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, TrainerCallback(), save_steps=4)
+    trainer.train()
+    file = tmp_path / "run" / "checkpoint-12" / name
+    damage(file)
+    resumed = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, TrainerCallback(), save_steps=4)
+    with pytest.raises(ValueError, match=rf"{file} is unreadable .*continues from {tmp_path / 'run'}/checkpoint-8$"):
+        resumed.train(resume_from_checkpoint=True)
