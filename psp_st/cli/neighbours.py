@@ -33,9 +33,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Cosine similarity of each query to every distinct candidate; prints one markdown table per query."""
     from psp_st.arguments import check_int
-    from psp_st.cli._model import open_model
     from psp_st.evaluation.agreement import neighbour_tables
     from psp_st.evaluation.embeddings import EmbeddingCache
+    from psp_st.hub.load import open_model
     from psp_st.tokenization.corpus import read_texts
 
     check_int("--top-k", args.top_k)

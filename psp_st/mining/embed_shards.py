@@ -17,15 +17,15 @@ logger = logging.getLogger(__name__)
 
 
 class EmbedWorker:
-    """Shard worker: one model per process (:func:`psp_st.hub.load`: any model name); ``run`` embeds one shard into
-    ``part-NNNNN.npy``."""
+    """Shard worker: one model per process (:func:`psp_st.hub.load.open_model`: the engine for a P-SP model, the
+    same vectors as ``psp-st embed``); ``run`` embeds one shard into ``part-NNNNN.npy``."""
 
     def __init__(
         self, model: str, folder: str, normalize: bool = False, float16: bool = False, threads: int | None = None
     ) -> None:
-        from psp_st.hub.load import load, set_threads
+        from psp_st.hub.load import open_model
 
-        self.model = set_threads(load(model), threads)
+        self.model = open_model(model, threads, engine=True)
         self.store = ShardStore(folder, ".npy")
         self.normalize = normalize
         self.dtype = np.float16 if float16 else np.float32

@@ -64,3 +64,22 @@ def test_mine_output_must_be_parquet(psp_model_dir, caption_file, tmp_path, caps
         == 2
     )
     assert "must end in .parquet" in capsys.readouterr().err
+
+
+def test_sharded_embed_gives_the_streamed_vectors_for_texts_with_no_known_piece(psp_model, tmp_path, capsys):
+    from psp_st.hub.release import write_release
+    from psp_st.modules.folder_format import FORMAT_VERSION
+
+    release = tmp_path / "release"
+    write_release(
+        psp_model, release, {"name": "psp-test", "format_version": FORMAT_VERSION}, suite=None
+    )  # root: ST StaticEmbedding (zeros for these)
+    texts = tmp_path / "odd.txt"
+    texts.write_text("a man plays a guitar\n\n   \n\t\n😀😀😀\n你好世界\n🏳️‍🌈\n", encoding="utf-8")
+    common = ["embed", "--model", str(release), "--input", str(texts), "--threads", "1", "--output"]
+    assert main([*common, str(tmp_path / "streamed.npy")]) == 0
+    assert main([*common, str(tmp_path / "sharded"), "--shard-rows", "3"]) == 0
+    streamed = np.load(tmp_path / "streamed.npy")
+    sharded = np.concatenate([np.load(path) for path in sorted((tmp_path / "sharded").glob("part-*.npy"))])
+    np.testing.assert_array_equal(sharded, streamed)
+    assert np.abs(streamed[1:]).max(axis=1).min() > 0  # the <unk> vector, not zeros
