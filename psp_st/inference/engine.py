@@ -225,9 +225,11 @@ class PSPEngine:
             out = np.empty((len(texts), self.dim), dtype=dtype)
         elif out.shape != (len(texts), self.dim) or out.dtype != dtype or not out.flags.c_contiguous:
             raise ValueError(
-                f"out must be a C-contiguous {dtype} array of shape {(len(texts), self.dim)}, got "
-                f"{out.dtype} {out.shape}"
+                f"out must be a C-contiguous {dtype} array of shape {(len(texts), self.dim)}, got {out.dtype} "
+                f"{out.shape}{'' if out.flags.c_contiguous else ' (not C-contiguous)'}"
             )
+        elif not out.flags.writeable:
+            raise ValueError("out is read-only: pass a writeable array (or none)")
         if not texts:
             return out
         threads = self.threads
