@@ -13,6 +13,7 @@ import numpy as np
 
 from psp_st.arguments import check_int
 from psp_st.inference.encode import encode_texts
+from psp_st.inference.finite import NonFiniteOutputError, check_finite
 from psp_st.io.atomic import atomic_path, reserve_space
 from psp_st.io.lines import count_lines, iter_line_blocks
 
@@ -123,10 +124,14 @@ def embed_file(
                         previous.result()  # this buffer's last chunk is on disk: the buffer is free again
                     end = head + len(texts) * row_bytes
                     rows = buffer[head:end].view(dtype).reshape(len(texts), dim)
-                    if isinstance(model, PSPEngine):
-                        model.encode(texts, normalize=normalize, dtype=dtype, out=rows)
-                    else:
+                    if not isinstance(model, PSPEngine):
                         rows[...] = encode_texts(model, texts, normalize=normalize, dtype=dtype)
+                    else:
+                        try:
+                            model.encode(texts, normalize=normalize, dtype=dtype, out=rows)
+                        except NonFiniteOutputError:  # rows are filled: name the row of the whole output
+                            check_finite(rows, start=block[0] - 1)
+                            raise
                     buffer[:head] = carry
                     aligned = end - end % _ALIGN
                     carry = buffer[aligned:end].copy()

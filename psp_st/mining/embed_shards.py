@@ -36,9 +36,12 @@ class EmbedWorker:
         if record is not None:
             return record
         from psp_st.inference import encode_texts
+        from psp_st.inference.finite import check_finite
 
         vectors = encode_texts(self.model, read_shard_texts(shard), normalize=self.normalize)
-        return self.store.write(shard, vectors=vectors.astype(self.dtype, copy=False))
+        with np.errstate(over="ignore"):  # a float16 overflow is refused naming its row
+            vectors = check_finite(vectors.astype(self.dtype, copy=False), start=shard.row)
+        return self.store.write(shard, vectors=vectors)
 
 
 def embed_shards(

@@ -83,3 +83,16 @@ def test_sharded_embed_gives_the_streamed_vectors_for_texts_with_no_known_piece(
     sharded = np.concatenate([np.load(path) for path in sorted((tmp_path / "sharded").glob("part-*.npy"))])
     np.testing.assert_array_equal(sharded, streamed)
     assert np.abs(streamed[1:]).max(axis=1).min() > 0  # the <unk> vector, not zeros
+
+
+def test_sharded_float16_overflow_is_refused_naming_the_row(psp_model, psp_module, tmp_path, capsys):
+    import torch
+
+    with torch.no_grad():  # every piece but <unk> beyond float16's range (65504)
+        weight = psp_module.embedding.weight
+        weight[torch.arange(len(weight)) != psp_module.tokenizer.unk_id] *= 1e6
+    psp_model.save(str(tmp_path / "big"))
+    (tmp_path / "in.txt").write_text("\n\na dog\n", encoding="utf-8")
+    args = ["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "v"), "--shard-rows", "2", "--float16"]
+    assert main(["embed", "--model", str(tmp_path / "big"), *args]) == 2
+    assert "(first: row 2)" in capsys.readouterr().err
