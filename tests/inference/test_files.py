@@ -115,3 +115,13 @@ def test_float16_overflow_is_refused_naming_the_row(engine, tmp_path):
         embed_file(engine, path, tmp_path / "out.npy", chunk_size=1, float16=True)
     assert not (tmp_path / "out.npy").exists()
     embed_file(engine, path, tmp_path / "out.npy", chunk_size=1)  # float32 works
+
+
+def test_score_warns_once_about_pairs_with_no_known_piece(engine, tmp_path, caplog):
+    from psp_st.inference import score_file
+
+    path = tmp_path / "pairs.tsv"
+    path.write_text("😀😀\t你好世界\na dog runs\ta dog runs\n\ta cat\n", encoding="utf-8")
+    score_file(engine, path, tmp_path / "out.tsv", show_progress_bar=False)
+    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert len(warnings) == 1 and "2 of 3 pairs have a side with no known piece" in warnings[0]
