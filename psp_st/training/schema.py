@@ -238,8 +238,8 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     for key, parameter in parameters.items():  # a parameter with a bool or number default takes one of its kind
         default = parameter.default
         if key not in ("self", "model"):
-            number = isinstance(default, (int, float)) and not isinstance(default, bool)
-            checks[key] = Check(bool) if isinstance(default, bool) else Check(float) if number else None
+            numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
+            checks[key] = Check(bool) if isinstance(default, bool) else Check(float) if numeric else None
     loss = _checked(loss, "recipe: loss", checks)
     trainer_keys = {item.name: TRAINER_CHECKS.get(item.name) for item in fields(SentenceTransformerTrainingArguments)}
     recipe = Recipe(
