@@ -3,7 +3,8 @@
 Each command lives in its own module of this package and exposes ``register(subparsers)``, which adds its
 parser and sets ``func`` (called with the parsed arguments, returns an exit code). Commands import heavy
 libraries inside ``func`` so that ``psp-st --help`` stays fast (no torch import). Every command takes
-``--no-progress`` (all progress bars off, :mod:`psp_st.io.progress`); output is quiet unless ``-v``.
+``--no-progress`` (all progress bars off, :mod:`psp_st.io.progress`; off too when stderr is no terminal); output is
+quiet unless ``-v``.
 """
 
 from __future__ import annotations
@@ -104,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     from psp_st.io.progress import progress_bars_disabled
 
+    if hasattr(args, "no_progress") and not sys.stderr.isatty():  # bars only on a terminal, never in a log
+        args.no_progress = True
     try:
         with progress_bars_disabled() if getattr(args, "no_progress", False) else contextlib.nullcontext():
             return int(args.func(args) or 0)

@@ -40,8 +40,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the quick, full or xling suite, print a summary table, and write results.json, report.md and the plots
     into --out. Every number comes from this run; the command line is recorded in the report."""
     from psp_st.arguments import check_int
-    from psp_st.cli._model import open_model
     from psp_st.evaluation import run_suite, summary_markdown, write_report
+    from psp_st.hub.load import open_model
 
     check_int("--batch-size", args.batch_size)
     model = open_model(args.model, args.threads)

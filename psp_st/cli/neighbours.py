@@ -33,10 +33,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Cosine similarity of each query to every distinct candidate; prints one markdown table per query."""
     from psp_st.arguments import check_int
-    from psp_st.cli._model import open_model
     from psp_st.data.loaders import read_texts
     from psp_st.evaluation.agreement import neighbour_tables
     from psp_st.evaluation.embeddings import EmbeddingCache
+    from psp_st.hub.load import open_model
 
     check_int("--top-k", args.top_k)
     if args.gold is not None and len(args.gold) != len(args.query):

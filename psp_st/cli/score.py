@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Lines keep their order; a line without exactly one tab (or an empty line) is an error naming it."""
-    from psp_st.cli._model import open_model
+    from psp_st.hub.load import open_model
     from psp_st.inference import score_file
     from psp_st.io.output_policy import check_output
 

@@ -13,12 +13,17 @@ from psp_st.evaluation.loaders import PAIR_COLUMNS, check_columns
 
 
 def binary_labels(values: Any, source: str) -> list[int]:
-    """Labels as a list of 0/1 ints, or a ``ValueError`` naming the first row that is neither."""
+    """Labels as a list of 0/1 ints holding both classes, or a ``ValueError`` naming the first row that is neither."""
     labels = []
     for row, value in enumerate(values):
         if value not in (0, 1):
             raise ValueError(f"{source}: label at row {row} is {value!r}; paraphrase labels must be 0 or 1")
         labels.append(int(value))
+    if len(set(labels)) < 2:
+        raise ValueError(
+            f"{source}: all {len(labels)} labels are {labels[0]}; accuracy, F1 and AP are "
+            "meaningless without both paraphrase (1) and non-paraphrase (0) pairs"
+        )
     return labels
 
 
@@ -42,6 +47,7 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
         name: metric name prefix.
         cache: embedding cache shared with other evaluators (optional).
         batch_size / show_progress_bar: as in ST.
+        source: the data's name in error messages (default: from ``name``).
 
     Example::
 
@@ -56,8 +62,9 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
         cache: EmbeddingCache | None = None,
         batch_size: int = 64,
         show_progress_bar: bool = False,
+        source: str | None = None,
     ) -> None:
-        source = f"pair classification data {name!r}"
+        source = source or f"pair classification data {name!r}"
         sentences1, sentences2, labels = read_pairs(data, "label", source)
         super().__init__(
             sentences1,
@@ -113,8 +120,6 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
         for split, data in (("train", train), ("test", test)):
             first, second, labels = read_pairs(data, "label", f"MLP {split} data {name!r}")
             self.splits[split] = (first, second, np.asarray(binary_labels(labels, f"MLP {split} data {name!r}")))
-        if len(set(self.splits["train"][2].tolist())) < 2:
-            raise ValueError(f"MLP train data {name!r}: needs both paraphrase (1) and non-paraphrase (0) labels")
         self.hidden_size = hidden_size
         self.max_iter = max_iter
         self.seed = seed

@@ -95,7 +95,13 @@ def load_local(key: str, data_dir: str | os.PathLike | None = None) -> Any:
     text_columns = columns[:2]
     if key.startswith("turku"):
         columns = (*columns, "label_str")
-    return load_table(local_path(key, data_dir), columns, text_columns)
+    path = local_path(key, data_dir)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"the data folder {data_dir or default_data_dir()} has no {LOCAL_FILES[key]}: point --data-dir "
+            "(or data_dir=) at the shared data folder"
+        )
+    return load_table(path, columns, text_columns)
 
 
 def bitext_path(lang: str, data_dir: str | os.PathLike | None = None) -> Path:

@@ -144,7 +144,7 @@ def _threshold(name: str, group: str, loader: Callable[[], Any]) -> SuiteTask:
     return SuiteTask(
         name,
         group,
-        lambda cache: ThresholdClassificationEvaluator(loader(), cache=cache),
+        lambda cache: ThresholdClassificationEvaluator(loader(), cache=cache, source=f"pair classification set {name}"),
         {"cosine_accuracy": ("accuracy", 100.0), "cosine_f1": ("F1", 100.0), "cosine_ap": ("AP", 100.0)},
     )
 

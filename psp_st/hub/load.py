@@ -248,3 +248,18 @@ def set_threads(model: Any, threads: int | None) -> Any:
         if tokenizer is not None and hasattr(tokenizer, "num_threads"):
             tokenizer.num_threads = threads
     return model
+
+
+def open_model(name: str, threads: int | None = None, engine: bool = False) -> Any:
+    """:func:`load` on ``threads`` threads; with ``engine``, a P-SP model (a release folder, a PSPEmbedding folder, a
+    psp-st short name) opens as psp-st's inference engine (:func:`psp_st.inference.load_engine`), so every
+    command that embeds (streamed or sharded) gives the same vectors."""
+    if threads is not None:
+        check_int("--threads", threads)
+    if engine:
+        from psp_st.inference.engine import is_psp_folder, load_engine
+
+        resolved = resolve_model_name(name)
+        if name in PRETRAINED or (Path(resolved).is_dir() and is_psp_folder(resolved)):
+            return load_engine(name, threads=threads)
+    return set_threads(load(name), threads)

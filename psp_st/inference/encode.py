@@ -37,10 +37,11 @@ def encode_texts(
     module, has_normalize = fast_module(model)
     if module is not None:
         vectors = module.embed(texts, batch_size=batch_size, normalize=normalize or has_normalize)
-        return check_finite(vectors).astype(dtype, copy=False)
-    if not texts:
+    elif not texts:
         return np.zeros((0, model.get_embedding_dimension() or 0), dtype=dtype)
-    vectors = model.encode(
-        texts, batch_size=min(batch_size, 256), convert_to_numpy=True, normalize_embeddings=normalize
-    )
-    return check_finite(np.asarray(vectors, dtype=np.float32)).astype(dtype, copy=False)
+    else:
+        vectors = model.encode(
+            texts, batch_size=min(batch_size, 256), convert_to_numpy=True, normalize_embeddings=normalize
+        )
+    with np.errstate(over="ignore"):  # an overflow to float16 is refused by name below
+        return check_finite(np.asarray(vectors, dtype=np.float32).astype(dtype, copy=False))

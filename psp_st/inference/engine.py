@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from psp_st.inference.finite import check_finite
 from psp_st.inference.pooling import huge_page_copy, pool_mean, weights_dtype
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.text_checks import check_texts
@@ -191,14 +192,15 @@ class PSPEngine:
         if out.dtype == np.float32 and out.flags.c_contiguous:
             pool_mean(self.weights, flat, offsets, self.tokenizer.unk_id, normalize, out)
         else:
-            out[...] = pool_mean(
-                self.weights,
-                flat,
-                offsets,
-                self.tokenizer.unk_id,
-                normalize,
-                np.empty((len(texts), self.dim), dtype=np.float32),
-            )
+            with np.errstate(over="ignore"):  # refused by encode (check_finite)
+                out[...] = pool_mean(
+                    self.weights,
+                    flat,
+                    offsets,
+                    self.tokenizer.unk_id,
+                    normalize,
+                    np.empty((len(texts), self.dim), dtype=np.float32),
+                )
 
     def encode(
         self,
@@ -215,7 +217,7 @@ class PSPEngine:
             texts: strings (a single string counts as a list of one); anything else raises ``TypeError``.
             batch_size: texts per batch (memory bound; batches are split further to keep every thread busy).
             normalize: L2-normalize each vector.
-            dtype: output float type.
+            dtype: output float type (a vector beyond float16's range is refused: ``NonFiniteOutputError``).
             show_progress_bar: a tqdm bar over batches.
             out: write into this C-contiguous ``(len(texts), dim)`` array of ``dtype`` and return it (a
                 streaming caller reuses one buffer instead of faulting in fresh memory per call).
@@ -230,9 +232,11 @@ class PSPEngine:
             out = np.empty((len(texts), self.dim), dtype=dtype)
         elif out.shape != (len(texts), self.dim) or out.dtype != dtype or not out.flags.c_contiguous:
             raise ValueError(
-                f"out must be a C-contiguous {dtype} array of shape {(len(texts), self.dim)}, got "
-                f"{out.dtype} {out.shape}"
+                f"out must be a C-contiguous {dtype} array of shape {(len(texts), self.dim)}, got {out.dtype} "
+                f"{out.shape}{'' if out.flags.c_contiguous else ' (not C-contiguous)'}"
             )
+        elif not out.flags.writeable:
+            raise ValueError("out is read-only: pass a writeable array (or none)")
         if not texts:
             return out
         threads = self.threads
@@ -254,7 +258,7 @@ class PSPEngine:
                 with ThreadPoolExecutor(max_workers=threads) as pool:
                     for done in pool.map(run, starts):
                         bar.update(done)
-        return out
+        return out if dtype == np.float32 else check_finite(out)  # float16 can overflow
 
 
 def is_psp_folder(path: str | os.PathLike) -> bool:

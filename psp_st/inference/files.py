@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import io
 import itertools
+import logging
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -13,8 +14,11 @@ import numpy as np
 
 from psp_st.arguments import check_int
 from psp_st.inference.encode import encode_texts
+from psp_st.inference.finite import NonFiniteOutputError, check_finite
 from psp_st.io.atomic import atomic_path, reserve_space
 from psp_st.io.lines import count_lines, iter_line_blocks
+
+logger = logging.getLogger(__name__)
 
 
 def _progress(total: int, desc: str, enabled: bool):
@@ -123,10 +127,14 @@ def embed_file(
                         previous.result()  # this buffer's last chunk is on disk: the buffer is free again
                     end = head + len(texts) * row_bytes
                     rows = buffer[head:end].view(dtype).reshape(len(texts), dim)
-                    if isinstance(model, PSPEngine):
-                        model.encode(texts, normalize=normalize, dtype=dtype, out=rows)
-                    else:
+                    if not isinstance(model, PSPEngine):
                         rows[...] = encode_texts(model, texts, normalize=normalize, dtype=dtype)
+                    else:
+                        try:
+                            model.encode(texts, normalize=normalize, dtype=dtype, out=rows)
+                        except NonFiniteOutputError:  # rows are filled: name the row of the whole output
+                            check_finite(rows, start=block[0] - 1)
+                            raise
                     buffer[:head] = carry
                     aligned = end - end % _ALIGN
                     carry = buffer[aligned:end].copy()
@@ -165,11 +173,15 @@ def score_file(
 
     Lines keep their order. A line without exactly one tab (including an empty line) raises
     :class:`ValueError` naming its line number; nothing is written then. With ``header`` the first line is
-    copied with a ``cosine`` column added. Returns the number of scored pairs.
+    copied with a ``cosine`` column added. Pairs with a side that has no known piece are counted in one warning.
+    Returns the number of scored pairs.
     """
+    from psp_st.inference.engine import PSPEngine
+
     pairs_path = Path(pairs_path)
     total = count_lines(pairs_path)
-    scored = 0
+    scored = unknown = 0
+    unk = encode_texts(model, [""], normalize=True)[0] if isinstance(model, PSPEngine) else None  # no known piece
     with (
         atomic_path(output_path) as tmp,
         open(tmp, "w", encoding="utf-8") as out,
@@ -184,7 +196,17 @@ def score_file(
             left = encode_texts(model, [a for a, _ in pairs], normalize=True)
             right = encode_texts(model, [b for _, b in pairs], normalize=True)
             cosines = np.einsum("ij,ij->i", left, right)
+            if unk is not None:
+                unknown += int(((left == unk).all(axis=1) | (right == unk).all(axis=1)).sum())
             out.writelines(f"{a}\t{b}\t{c:.6f}\n" for (a, b), c in zip(pairs, cosines, strict=True))
             scored += len(pairs)
             bar.update(len(pairs))
+    if unknown:
+        logger.warning(
+            "%s: %d of %d pairs have a side with no known piece (empty, or only characters the model does not know): "
+            "that side is the <unk> vector, so their cosine says nothing about meaning",
+            pairs_path,
+            unknown,
+            scored,
+        )
     return scored

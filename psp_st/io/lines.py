@@ -8,6 +8,17 @@ from pathlib import Path
 
 from psp_st.arguments import check_int
 
+#: Longest line (characters) the line readers accept: one sentence (or paragraph) per line, never a whole file.
+#: Embedding cost grows with a text's length; a longer line is refused naming it, before it is tokenized.
+MAX_LINE_CHARS = 1_000_000
+
+
+def _too_long(path: str | os.PathLike, number: int, length: str) -> ValueError:
+    return ValueError(
+        f"{path}:{number}: line has {length} characters; the limit is {MAX_LINE_CHARS:,} per text (one text per "
+        "line: split long texts, or check the file's line endings)"
+    )
+
 
 def count_lines(path: str | os.PathLike) -> int:
     """Number of lines of ``path`` (a last line without a newline counts), read in 1 MiB blocks."""
@@ -28,6 +39,8 @@ def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[
         number = first_line + data.count(b"\n", 0, error.start)
         raise ValueError(f"{path}:{number}: line is not valid UTF-8 ({error.reason})") from None
     lines = text.split("\n")
+    if len(text) > MAX_LINE_CHARS and len(longest := max(lines, key=len)) > MAX_LINE_CHARS:
+        raise _too_long(path, first_line + lines.index(longest), f"{len(longest):,}")
     if "\r" in text:
         lines = [line.rstrip("\r") for line in lines]
     return lines
@@ -55,6 +68,8 @@ def iter_line_blocks(
             if block:
                 cut = data.rfind(b"\n")
                 if cut < 0:
+                    if len(data) > 4 * MAX_LINE_CHARS:  # UTF-8: at most 4 bytes a character
+                        raise _too_long(path, first + len(pending), f"more than {MAX_LINE_CHARS:,}")
                     rest = data
                     continue
                 data, rest = data[:cut], data[cut + 1 :]

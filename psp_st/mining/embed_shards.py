@@ -17,15 +17,15 @@ logger = logging.getLogger(__name__)
 
 
 class EmbedWorker:
-    """Shard worker: one model per process (:func:`psp_st.hub.load`: any model name); ``run`` embeds one shard into
-    ``part-NNNNN.npy``."""
+    """Shard worker: one model per process (:func:`psp_st.hub.load.open_model`: the engine for a P-SP model, the
+    same vectors as ``psp-st embed``); ``run`` embeds one shard into ``part-NNNNN.npy``."""
 
     def __init__(
         self, model: str, folder: str, normalize: bool = False, float16: bool = False, threads: int | None = None
     ) -> None:
-        from psp_st.hub.load import load, set_threads
+        from psp_st.hub.load import open_model
 
-        self.model = set_threads(load(model), threads)
+        self.model = open_model(model, threads, engine=True)
         self.store = ShardStore(folder, ".npy")
         self.normalize = normalize
         self.dtype = np.float16 if float16 else np.float32
@@ -36,9 +36,12 @@ class EmbedWorker:
         if record is not None:
             return record
         from psp_st.inference import encode_texts
+        from psp_st.inference.finite import check_finite
 
         vectors = encode_texts(self.model, read_shard_texts(shard), normalize=self.normalize)
-        return self.store.write(shard, vectors=vectors.astype(self.dtype, copy=False))
+        with np.errstate(over="ignore"):  # a float16 overflow is refused naming its row
+            vectors = check_finite(vectors.astype(self.dtype, copy=False), start=shard.row)
+        return self.store.write(shard, vectors=vectors)
 
 
 def embed_shards(

@@ -234,9 +234,13 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
         )
     loss = {"name": "margin", **(config.get("loss") or {})}
     parameters = inspect.signature(loss_class(loss["name"])).parameters
-    loss = _checked(
-        loss, "recipe: loss", dict.fromkeys(["name", *(p for p in parameters if p not in ("self", "model"))])
-    )
+    checks: dict[str, Check | None] = {"name": None}
+    for key, parameter in parameters.items():  # a parameter with a bool or number default takes one of its kind
+        default = parameter.default
+        if key not in ("self", "model"):
+            numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
+            checks[key] = Check(bool) if isinstance(default, bool) else Check(float) if numeric else None
+    loss = _checked(loss, "recipe: loss", checks)
     trainer_keys = {item.name: TRAINER_CHECKS.get(item.name) for item in fields(SentenceTransformerTrainingArguments)}
     recipe = Recipe(
         name=str(config.get("name", "recipe")),

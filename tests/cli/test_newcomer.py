@@ -62,11 +62,19 @@ def test_embed_with_minilm_is_quiet_with_no_progress(tmp_path):
     assert np.load(tmp_path / "out.npy").shape == (2, 384)
 
 
-def test_tokenizer_training_shows_a_progress_line_unless_no_progress(tmp_path):
+def test_tokenizer_training_shows_a_progress_line_on_a_terminal_unless_no_progress(tmp_path, monkeypatch, capsys):
+    from psp_st.cli import main
+
     (tmp_path / "in.txt").write_text("\n".join(f"sentence number {i} about cats and dogs" for i in range(300)))
-    args = ["tokenizer", "train", "--input", "in.txt", "--vocab-size", "40"]
-    shown = _run(*args, "--output", "a.model", cwd=tmp_path)
-    hidden = _run(*args, "--output", "b.model", "--no-progress", cwd=tmp_path)
-    assert shown.returncode == 0 and hidden.returncode == 0, shown.stderr + hidden.stderr
-    assert "sentencepiece 40 pieces" in shown.stderr
-    assert hidden.stderr == ""
+    args = ["tokenizer", "train", "--input", str(tmp_path / "in.txt"), "--vocab-size", "40", "--output"]
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert main([*args, str(tmp_path / "a.model")]) == 0
+    assert "sentencepiece 40 pieces" in capsys.readouterr().err
+    assert main([*args, str(tmp_path / "b.model"), "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_bars_are_off_when_stderr_is_no_terminal(tmp_path):
+    (tmp_path / "in.txt").write_text("\n".join(f"sentence number {i} about cats and dogs" for i in range(300)))
+    result = _run("tokenizer", "train", "--input", "in.txt", "--vocab-size", "40", "--output", "a.model", cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == "", result.stderr

@@ -21,6 +21,26 @@ def test_labels_other_than_zero_and_one_name_the_row():
         ThresholdClassificationEvaluator(data, name="toy")
 
 
+def test_a_single_class_set_is_refused():
+    data = {"sentence1": ["a", "b"], "sentence2": ["b", "c"], "label": [1, 1]}
+    with pytest.raises(ValueError, match="toy-set: all 2 labels are 1; accuracy, F1 and AP are meaningless"):
+        ThresholdClassificationEvaluator(data, source="toy-set")
+
+
+def test_suite_label_errors_name_the_set(tmp_path):
+    import pandas as pd
+
+    from psp_st.evaluation.embeddings import EmbeddingCache
+    from psp_st.evaluation.suite import suite_tasks
+
+    path = tmp_path / "pair_classification" / "msrpc" / "test.parquet"
+    path.parent.mkdir(parents=True)
+    pd.DataFrame({"sentence1": ["a", "b"], "sentence2": ["b", "c"], "label": [2, 0]}).to_parquet(path)
+    task = next(task for task in suite_tasks("quick", tmp_path)[0] if task.name == "msrpc-test")
+    with pytest.raises(ValueError, match="^pair classification set msrpc-test: label at row 0 is 2"):
+        task.build(EmbeddingCache(None))
+
+
 def test_turku_binary_makes_labels_3_and_4_positive():
     from datasets import Dataset
 

@@ -63,3 +63,9 @@ def test_evaluators_surface_the_nan_error():
     data = {"sentence1": ["good", "bad"], "sentence2": ["fine", "ok"], "score": [1.0, 2.0]}
     with pytest.raises(NonFiniteEmbeddingError, match="broken-model"):
         STSEvaluator({"toy": data})(NaNModel())
+
+
+def test_data_dir_without_the_file_names_the_folder_and_file(tmp_path):
+    with pytest.raises(FileNotFoundError) as error:
+        load_local("stsb-dev", tmp_path)
+    assert str(error.value).startswith(f"the data folder {tmp_path} has no sts/stsbenchmark/dev.parquet")

@@ -131,6 +131,24 @@ def test_out_buffer_of_wrong_shape_is_refused(psp_module):
         engine.encode(TEXTS, out=np.empty((len(TEXTS) + 1, engine.dim), dtype=np.float32))
 
 
+def test_read_only_out_buffer_is_refused(psp_module):
+    from psp_st.inference import PSPEngine
+
+    engine = PSPEngine.from_module(psp_module, threads=1)
+    buffer = np.zeros((len(TEXTS), engine.dim), dtype=np.float32)
+    buffer.setflags(write=False)
+    with pytest.raises(ValueError, match="out is read-only"):
+        engine.encode(TEXTS, out=buffer)
+
+
+def test_non_contiguous_out_buffer_is_named(psp_module):
+    from psp_st.inference import PSPEngine
+
+    engine = PSPEngine.from_module(psp_module, threads=1)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        engine.encode(TEXTS, out=np.zeros((engine.dim, len(TEXTS)), dtype=np.float32).T)
+
+
 def test_embed_follows_weight_updates(psp_module):
     import torch
 

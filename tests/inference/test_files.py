@@ -104,3 +104,24 @@ def test_file_system_without_direct_io_gets_buffered_writes(engine, lines, lines
     monkeypatch.setattr(os, "open", no_direct)
     embed_file(engine, lines_file, tmp_path / "out.npy", chunk_size=40, show_progress_bar=False)
     assert (tmp_path / "out.npy").read_bytes() == _np_save_bytes(engine.encode(lines), tmp_path)
+
+
+def test_float16_overflow_is_refused_naming_the_row(engine, tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(["", "a dog", "a cat"]) + "\n", encoding="utf-8")  # "": the <unk> vector
+    unk = engine.tokenizer.unk_id
+    engine.weights[np.arange(len(engine.weights)) != unk] *= 1e6  # finite float32, beyond float16's 65504
+    with pytest.raises(ValueError, match=r"row 1\b.*float32 output"):
+        embed_file(engine, path, tmp_path / "out.npy", chunk_size=1, float16=True)
+    assert not (tmp_path / "out.npy").exists()
+    embed_file(engine, path, tmp_path / "out.npy", chunk_size=1)  # float32 works
+
+
+def test_score_warns_once_about_pairs_with_no_known_piece(engine, tmp_path, caplog):
+    from psp_st.inference import score_file
+
+    path = tmp_path / "pairs.tsv"
+    path.write_text("😀😀\t你好世界\na dog runs\ta dog runs\n\ta cat\n", encoding="utf-8")
+    score_file(engine, path, tmp_path / "out.tsv", show_progress_bar=False)
+    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert len(warnings) == 1 and "2 of 3 pairs have a side with no known piece" in warnings[0]

@@ -26,3 +26,14 @@ def test_invalid_utf8_names_its_line(tmp_path, read_bytes):
     path.write_bytes(b"one\ntwo\nthr\xffee\nfour\n")
     with pytest.raises(ValueError, match=r"in.txt:3: line is not valid UTF-8"):
         list(iter_line_blocks(path, 100, read_bytes=read_bytes))
+
+
+@pytest.mark.parametrize("read_bytes", [8, 1 << 22])  # the long line spans reads / fits in one read
+def test_a_line_over_the_length_limit_is_refused_naming_it(tmp_path, monkeypatch, read_bytes):
+    import psp_st.io.lines as lines
+
+    monkeypatch.setattr(lines, "MAX_LINE_CHARS", 10)
+    path = tmp_path / "in.txt"
+    path.write_text("short\n" + "é" * 10 + "\n" + "x" * 100 + "\nlast\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"in\.txt:3: line has .* characters; the limit is 10 per text"):
+        list(lines.iter_line_blocks(path, 2, read_bytes=read_bytes))

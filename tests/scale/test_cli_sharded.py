@@ -72,3 +72,35 @@ def test_embed_of_an_empty_file_gives_zero_rows_with_and_without_shard_rows(psp_
     assert main([*args, str(tmp_path / "e.npy")]) == 0
     assert main([*args, str(tmp_path / "shards"), "--shard-rows", "10"]) == 0
     assert np.load(tmp_path / "e.npy").shape == np.load(tmp_path / "shards" / "part-00000.npy").shape == (0, 32)
+
+
+def test_sharded_embed_gives_the_streamed_vectors_for_texts_with_no_known_piece(psp_model, tmp_path, capsys):
+    from psp_st.hub.release import write_release
+    from psp_st.modules.folder_format import FORMAT_VERSION
+
+    release = tmp_path / "release"
+    write_release(
+        psp_model, release, {"name": "psp-test", "format_version": FORMAT_VERSION}, suite=None
+    )  # root: ST StaticEmbedding (zeros for these)
+    texts = tmp_path / "odd.txt"
+    texts.write_text("a man plays a guitar\n\n   \n\t\n😀😀😀\n你好世界\n🏳️‍🌈\n", encoding="utf-8")
+    common = ["embed", "--model", str(release), "--input", str(texts), "--threads", "1", "--output"]
+    assert main([*common, str(tmp_path / "streamed.npy")]) == 0
+    assert main([*common, str(tmp_path / "sharded"), "--shard-rows", "3"]) == 0
+    streamed = np.load(tmp_path / "streamed.npy")
+    sharded = np.concatenate([np.load(path) for path in sorted((tmp_path / "sharded").glob("part-*.npy"))])
+    np.testing.assert_array_equal(sharded, streamed)
+    assert np.abs(streamed[1:]).max(axis=1).min() > 0  # the <unk> vector, not zeros
+
+
+def test_sharded_float16_overflow_is_refused_naming_the_row(psp_model, psp_module, tmp_path, capsys):
+    import torch
+
+    with torch.no_grad():  # every piece but <unk> beyond float16's range (65504)
+        weight = psp_module.embedding.weight
+        weight[torch.arange(len(weight)) != psp_module.tokenizer.unk_id] *= 1e6
+    psp_model.save(str(tmp_path / "big"))
+    (tmp_path / "in.txt").write_text("\n\na dog\n", encoding="utf-8")
+    args = ["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "v"), "--shard-rows", "2", "--float16"]
+    assert main(["embed", "--model", str(tmp_path / "big"), *args]) == 2
+    assert "(first: row 2)" in capsys.readouterr().err

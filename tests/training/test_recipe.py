@@ -82,6 +82,8 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ),
         ({"loss": {"name": "margin", "margn": 0.3}}, r"recipe: loss\.margn is not a known key \(did you mean margin"),
         ({"loss": {"name": "margin", "hardness": 1.0}}, r"recipe: loss\.hardness is not a known key"),
+        ({"loss": {"name": "margin", "margin": "abc"}}, r"recipe: loss\.margin must be a number, got str 'abc'"),
+        ({"loss": {"name": "margin", "symmetric": "no"}}, r"recipe: loss\.symmetric must be a bool, got 'no'"),
         ({"tokenizer": {"vocab": 10}}, r"recipe: tokenizer\.vocab is not a known key \(did you mean vocab_size"),
         ({"model": {"init": "zeros"}}, r"recipe: model\.init must be one of \['random', 'teacher'\]"),
         ({"distillation": {"wieght": 1}}, r"recipe: distillation\.wieght is not a known key \(did you mean weight"),
