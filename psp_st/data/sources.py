@@ -59,10 +59,11 @@ class PairSource:
         columns = dict(entry.get("columns") or {})
         check_keys(f"{where}.columns", columns, SOURCE_OUTPUTS)
         exclude = parse_exclude(entry.get("exclude"), where)
-        merged = {**(filters or {}), **(entry.get("filters") or {})}
         from psp_st.data.pipeline import FILTER_NAMES
 
-        check_keys(f"{where}.filters", merged, FILTER_NAMES)
+        check_keys("recipe: data.filters", filters or {}, FILTER_NAMES)
+        check_keys(f"{where}.filters", entry.get("filters") or {}, FILTER_NAMES)
+        merged = {**(filters or {}), **(entry.get("filters") or {})}
         return cls(os.fspath(path), cap, None if weight is None else float(weight), merged, columns, exclude)
 
 
@@ -151,6 +152,7 @@ def load_training_pairs(
         sources = [sources]
     cache = None if cache_dir is None else os.fspath(cache_dir)
     parts, paths, offset = [], [], 0  # paths: the source path of each part
+    matched: dict[str, int] = {}  # file -> the first entry that matched it
     for number, entry in enumerate(sources):
         source = PairSource.parse(entry, filters, where=f"recipe: data.sources[{number}]")
         files = local_files(source.path, data_dir)
@@ -158,6 +160,15 @@ def load_training_pairs(
             raise FileNotFoundError(f"recipe: data.sources[{number}]: no local file matches {source.path!r}")
         loaded = []
         for path in files:
+            first = matched.setdefault(os.path.realpath(path), number)
+            if first != number:
+                logger.warning(
+                    "%s is matched by data.sources[%d] and data.sources[%d]: its pairs are trained twice "
+                    "(to up-weight a source, set its weight)",
+                    path,
+                    first,
+                    number,
+                )
             pairs, offset = _load_file(path, source, offset, cache)
             loaded.append(pairs)
         pairs = _concatenate(loaded)

@@ -170,12 +170,18 @@ def _agreement(
     )
 
 
+def check_suite(suite: str) -> str:
+    """``suite`` if it names one of :data:`SUITES`; else a ValueError listing them."""
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
+    return suite
+
+
 def suite_tasks(
     suite: str = "quick", data_dir: str | os.PathLike | None = None, opusparcus_dir: str | os.PathLike | None = None
 ) -> tuple[list[SuiteTask], dict[str, str]]:
     """The tasks of ``suite`` and ``{task: reason}`` for optional data that is absent (never silently)."""
-    if suite not in SUITES:
-        raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
+    check_suite(suite)
     data_dir = Path(data_dir or default_data_dir())
     if not data_dir.is_dir():
         raise FileNotFoundError(f"evaluation data folder {data_dir} does not exist (pass --data-dir / data_dir=)")
@@ -344,9 +350,7 @@ class SuiteEvaluator(CachedEmbeddingEvaluator):
         self, suite: str = "quick", data_dir: str | os.PathLike | None = None, name: str = "", batch_size: int = 64
     ) -> None:
         super().__init__(name=name, batch_size=batch_size)
-        if suite not in SUITES:
-            raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
-        self.suite = suite
+        self.suite = check_suite(suite)
         self.data_dir = data_dir
         self.primary_metric = "stsb-dev_spearman"
 

@@ -113,6 +113,10 @@ def build(
     release = config.get("release") or {}  # checked by load_config (psp_st.training.schema.ReleaseSection)
     if suite == RECIPE_SUITE:
         suite = release.get("suite", "quick")
+    if suite is not None:  # a typo fails here, not after the training
+        from psp_st.evaluation.suite import check_suite
+
+        check_suite(suite)
     dtype = dtype or release.get("dtype", "float32")
     if dtype not in DTYPES:
         raise ValueError(f"release dtype must be one of {DTYPES}, got {dtype!r}")

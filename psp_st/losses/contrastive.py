@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 import torch.nn.functional as F
 from sentence_transformers.sentence_transformer.losses import ContrastiveLoss, SiameseDistanceMetric
 from torch import Tensor
+
+from psp_st.losses.hard_negatives import check_pairs
+from psp_st.losses.margin import check_columns, check_margin
 
 #: BibTeX of the paper whose loss this is (Sjöblom et al. 2018); the one copy: model cards cite from here.
 CITATION = """@inproceedings{sjoblom-etal-2018-paraphrase,
@@ -40,8 +44,8 @@ class CosineContrastiveLoss(ContrastiveLoss):
             size_average: average (else sum) over the batch.
 
         Inputs:
-            ``(sentence1, sentence2)`` pairs labelled 1 (paraphrase) or 0; :func:`add_random_negatives` makes
-            negatives for positive-only data.
+            ``(sentence1, sentence2)`` pairs labelled 1 (paraphrase) or 0 (a label in between weighs the two
+            terms); :func:`add_random_negatives` makes negatives for positive-only data.
 
         Example::
 
@@ -49,8 +53,15 @@ class CosineContrastiveLoss(ContrastiveLoss):
             loss = CosineContrastiveLoss(model, margin=0.5)
         """
         super().__init__(
-            model, distance_metric=SiameseDistanceMetric.COSINE_DISTANCE, margin=margin, size_average=size_average
+            model,
+            distance_metric=SiameseDistanceMetric.COSINE_DISTANCE,
+            margin=check_margin(margin),
+            size_average=size_average,
         )
+
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
+        features = check_columns(self, sentence_features, (2,), "2 columns (sentence1, sentence2)")
+        return super().forward(features, labels)
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor) -> Tensor:
         if labels is None:
@@ -58,12 +69,18 @@ class CosineContrastiveLoss(ContrastiveLoss):
                 f"{type(self).__name__} needs a 'label' column (1 = paraphrase, 0 = not); "
                 "use psp_st.losses.add_random_negatives on positive-only data"
             )
-        if labels.numel() != embeddings[0].shape[0]:
+        if len(embeddings) != 2:
+            raise ValueError(f"{type(self).__name__} expects 2 columns (sentence1, sentence2), got {len(embeddings)}")
+        pairs = check_pairs(embeddings[0], embeddings[1])
+        if labels.numel() != pairs:
             raise ValueError(
-                f"{type(self).__name__} expects one label per pair, got {labels.numel()} labels "
-                f"for {embeddings[0].shape[0]} pairs"
+                f"{type(self).__name__} expects one label per pair, got {labels.numel()} labels for {pairs} pairs"
             )
         labels = labels.view(-1).float()
+        if not bool(((labels >= 0) & (labels <= 1)).all()):
+            raise ValueError(
+                f"{type(self).__name__}: labels must be in [0, 1] (1 = paraphrase, 0 = not), got {labels[:5].tolist()}"
+            )
         distances = 1 - F.cosine_similarity(embeddings[0], embeddings[1])
         losses = labels * distances + (1 - labels) * F.relu(self.margin - distances).pow(2)
         return losses.mean() if self.size_average else losses.sum()

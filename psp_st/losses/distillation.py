@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from psp_st.arguments import check_int
+from psp_st.losses.margin import check_columns
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -76,9 +77,7 @@ class TeacherDistillationLoss(nn.Module):
             self.projection.weight.copy_(weight / student_dim**0.5)
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
-        features = list(sentence_features)
-        if len(features) != 1:
-            raise ValueError(f"{type(self).__name__} expects one text column (the sentence), got {len(features)}")
+        features = check_columns(self, sentence_features, (1,), "one text column (the sentence)")
         embeddings = [self.model(features[0])["sentence_embedding"]]
         return self.compute_loss_from_embeddings(embeddings, labels)
 
@@ -90,6 +89,8 @@ class TeacherDistillationLoss(nn.Module):
                 f"({student.shape[0]}, {self.teacher_dim}), got "
                 f"{None if labels is None else tuple(labels.shape)}"
             )
+        if not bool(torch.isfinite(labels).all()):
+            raise ValueError(f"{type(self).__name__}: the teacher vectors (labels) hold NaN or infinite values")
         projected = self.projection(student)
         return (1.0 - F.cosine_similarity(projected, labels.to(projected.dtype), dim=-1)).mean()
 

@@ -5,10 +5,22 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from psp_st.arguments import check_int
+
 
 def same_group(row_groups: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
     """``[i, j]``: pair ``i`` of ``row_groups`` and pair ``j`` of ``groups`` share a group id (``-1``: no group)."""
     return (row_groups.unsqueeze(1) == groups.unsqueeze(0)) & (row_groups.unsqueeze(1) >= 0)
+
+
+def check_pairs(anchors: torch.Tensor, positives: torch.Tensor) -> int:
+    """The number of pairs of two ``(N, dim)`` embedding columns of the same shape; else a ValueError."""
+    if anchors.shape != positives.shape or anchors.ndim != 2:
+        raise ValueError(
+            f"anchors and positives must be (N, dim) with the same shape, got {tuple(anchors.shape)} "
+            f"and {tuple(positives.shape)}"
+        )
+    return anchors.shape[0]
 
 
 def mine_hardest_negatives(
@@ -45,21 +57,17 @@ def mine_hardest_negatives(
     single pair the partner itself is returned. Similarities are computed in row chunks of ``chunk_size``, in
     ``dtype`` (``torch.bfloat16`` is faster only on CPUs with native bf16 matmuls; argmax exact up to bf16 rounding).
     """
-    if anchors.shape != positives.shape or anchors.ndim != 2:
-        raise ValueError(
-            f"anchors and positives must be (N, dim) with the same shape, got {tuple(anchors.shape)} "
-            f"and {tuple(positives.shape)}"
-        )
-    n = anchors.shape[0]
+    n = check_pairs(anchors, positives)
+    check_int("chunk_size", chunk_size)
     device = anchors.device
+    names = ("groups", "anchor_text_ids", "positive_text_ids", "anchor_languages")
+    for name, values in zip(names, (groups, anchor_text_ids, positive_text_ids, anchor_languages), strict=True):
+        if values is not None and torch.as_tensor(values).numel() != n:
+            raise ValueError(f"{name} has {torch.as_tensor(values).numel()} entries for {n} pairs")
     if groups is not None:
         groups = torch.as_tensor(groups, device=device).view(-1)
-        if groups.numel() != n:
-            raise ValueError(f"groups has {groups.numel()} entries for {n} pairs")
     if anchor_languages is not None:
         anchor_languages = torch.as_tensor(anchor_languages, device=device).view(-1)
-        if anchor_languages.numel() != n:
-            raise ValueError(f"anchor_languages has {anchor_languages.numel()} entries for {n} pairs")
     with torch.no_grad():
         a = F.normalize(anchors.detach().float(), dim=-1).to(dtype)
         p = F.normalize(positives.detach().float(), dim=-1).to(dtype)

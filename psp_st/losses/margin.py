@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from sentence_transformers.base.losses.merged_forward import embed_columns
 from torch import Tensor, nn
 
+from psp_st.arguments import check_number
 from psp_st.losses.hard_negatives import mine_hardest_negatives, same_group
 
 #: BibTeX of the P-SP paper (annealed mega-batching; the P-SP model itself). The one copy: model cards cite from here.
@@ -36,6 +37,23 @@ CITATION = (
     + PSP_CITATION
     + "\n"
 )
+
+
+def check_margin(margin: float) -> float:
+    """A loss margin: a finite number >= 0 (the hinge never acts below 0)."""
+    return check_number("margin", margin, 0.0)
+
+
+def check_columns(
+    loss: nn.Module, sentence_features: Iterable[dict[str, Tensor]], counts: tuple[int, ...], expected: str
+) -> list[dict[str, Tensor]]:
+    """A loss's text columns as a list: ``counts`` of them (``expected`` says which), no column empty."""
+    features = list(sentence_features)
+    if len(features) not in counts:
+        raise ValueError(f"{type(loss).__name__} expects {expected}, got {len(features)}")
+    if any(not feature or not len(next(iter(feature.values()))) for feature in features):
+        raise ValueError(f"{type(loss).__name__}: the batch is empty (no sentences)")
+    return features
 
 
 class ParaphraseMarginLoss(nn.Module):
@@ -91,34 +109,33 @@ class ParaphraseMarginLoss(nn.Module):
             trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss)
         """
         super().__init__()
-        if margin < 0:
-            raise ValueError(f"margin must be >= 0, got {margin}")
-        if in_batch_weight < 0 or in_batch_scale <= 0:
-            raise ValueError(
-                f"in_batch_weight must be >= 0 and in_batch_scale > 0, got {in_batch_weight} and {in_batch_scale}"
-            )
         self.model = model
-        self.margin = margin
+        self.margin = check_margin(margin)
         self.symmetric = symmetric
-        self.in_batch_weight = in_batch_weight
-        self.in_batch_scale = in_batch_scale
+        self.in_batch_weight = check_number("in_batch_weight", in_batch_weight, 0.0)
+        self.in_batch_scale = check_number("in_batch_scale", in_batch_scale, 0.0)
+        if not self.in_batch_scale:
+            raise ValueError("in_batch_scale must be > 0, got 0.0")
 
     def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor | None = None) -> Tensor:
-        features = list(sentence_features)
-        if len(features) not in (2, 4):
-            raise ValueError(
-                f"{type(self).__name__} expects 2 columns (anchor, positive) or 4 columns (anchor, positive, "
-                f"anchor_negative, positive_negative), got {len(features)}"
-            )
+        features = check_columns(
+            self,
+            sentence_features,
+            (2, 4),
+            "2 columns (anchor, positive) or 4 columns (anchor, positive, anchor_negative, positive_negative)",
+        )
         # one forward over all columns (ST's merged forward); psp-st encoders read padding from the attention mask
         embeddings = embed_columns(self.model, features, separate_first=False)
         return self.compute_loss_from_embeddings(embeddings, labels)
 
     def compute_loss_from_embeddings(self, embeddings: list[Tensor], labels: Tensor | None = None) -> Tensor:
         anchors, positives = embeddings[0], embeddings[1]
-        groups = None if labels is None else labels.view(-1).long()
+        groups = None if labels is None else labels.view(-1)
         if groups is not None and groups.numel() != anchors.shape[0]:
             raise ValueError(f"{type(self).__name__}: got {groups.numel()} group labels for {anchors.shape[0]} pairs")
+        if groups is not None and groups.is_floating_point() and not torch.equal(groups, groups.round()):
+            raise ValueError(f"{type(self).__name__}: group labels must be integer ids, got {groups.tolist()[:5]}")
+        groups = None if groups is None else groups.long()
         if len(embeddings) == 4:
             anchor_negatives, positive_negatives = embeddings[2], embeddings[3]
         else:

@@ -12,10 +12,12 @@ import json
 import logging
 import os
 import time
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from psp_st.training.schema import DataSection, Recipe, loss_class, parse_recipe
 
@@ -45,16 +47,33 @@ def find_recipe(name: str | os.PathLike) -> Path:
     )
 
 
+class RecipeLoader(yaml.SafeLoader):
+    """YAML's safe loader refusing a duplicate key at any level (safe_load keeps the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key_node.tag != "tag:yaml.org,2002:merge" and isinstance(key, Hashable):
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r} (merge the two into one)", key_node.start_mark
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
     """A recipe dict, a recipe name (``psp-en``: :func:`find_recipe`) or a YAML file, checked by
     :func:`~psp_st.training.schema.parse_recipe` (a one-string ``data.sources`` becomes a one-element list; the
     ``name`` defaults to the file's stem)."""
     if not isinstance(config, dict):
-        import yaml
-
         path = find_recipe(config)
-        with open(path, encoding="utf-8") as handle:
-            config = yaml.safe_load(handle)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                config = yaml.load(handle, Loader=RecipeLoader)
+        except UnicodeDecodeError as error:
+            raise ValueError(f"recipe {path}: not a UTF-8 text file ({error.reason} at byte {error.start})") from None
         if not isinstance(config, dict):
             raise ValueError(f"recipe {path}: expected a YAML mapping at the top level")
         config.setdefault("name", path.stem)
@@ -78,10 +97,11 @@ def load_recipe_pairs(
     saved once as Arrow and memory-mapped after (datasets' Arrow copies of the files go there too).
 
     ``counts`` (if given) receives the pairs per source entry (the same every epoch: weights and caps are
-    applied once, when the pairs are loaded).
+    applied once, when the pairs are loaded). Fewer than 2 distinct pairs (no negative: a constant loss) is an error.
     """
     import hashlib
 
+    import pyarrow.compute as pc
     from datasets import load_from_disk
 
     from psp_st.data.sources import load_training_pairs
@@ -112,6 +132,12 @@ def load_recipe_pairs(
         data_dir=data_dir,
         cache_dir=datasets_cache(data),
     )
+    table = dataset.with_format("arrow")[:]
+    if max(pc.count_distinct(table.column(name)).as_py() for name in ("sentence1", "sentence2")) < 2:
+        raise ValueError(
+            f"recipe: data.sources give {len(dataset)} pair(s), fewer than 2 distinct ones: no pair can be another's "
+            "negative and the loss would be constant; add pairs"
+        )
     if counts is not None:
         counts.update(found)
     if cache is not None:

@@ -203,6 +203,24 @@ class Recipe:
         return PSPTrainingArguments(**values)
 
 
+#: Trainer keys psp-st sets itself: a recipe setting them is refused (they would be silently overridden).
+TRAINER_OVERRIDES = {"seed": "use the top-level seed", "output_dir": "use --output (train_from_config's output_dir)"}
+
+
+def _check_loss(cls: type, options: dict[str, Any]) -> None:
+    """The loss class's own checks, built without a model: key by key (the error names the key), then together."""
+    for key, values in [*((key, {key: value}) for key, value in options.items()), (None, options)]:
+        try:
+            cls(None, **values)
+        except (TypeError, ValueError) as error:
+            text = str(error)
+            if key is None:
+                raise ValueError(f"recipe: loss: {text}") from None
+            raise ValueError(
+                f"recipe: loss.{text}" if text.startswith(f"{key} ") else f"recipe: loss.{key}: {text}"
+            ) from None
+
+
 def _finite(value: Any, key: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"recipe: {key} is {value}; it must be a finite number")
@@ -215,12 +233,18 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     """Check a recipe mapping and return it typed; errors name the key (``recipe: section.key ...``)."""
     from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
+    from psp_st.data.sources import PairSource
+    from psp_st.evaluation.suite import SUITES
+
     if not isinstance(config, dict):
         raise ValueError(f"recipe: expected a mapping at the top level, got {type(config).__name__}")
     _finite(config, "")
     check_keys("recipe:", config, [item.name for item in fields(Recipe)])
     Check(int)("recipe: seed", config.get("seed"))
-    data = dict(config.get("data") or {})
+    data = config.get("data") or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"recipe: data must be a mapping, got {data!r}")
+    data = dict(data)
     if isinstance(data.get("sources"), str):  # one source written without brackets: a one-element list
         data["sources"] = [data["sources"]]
     sources = data.get("sources")
@@ -242,6 +266,9 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
             checks[key] = Check(bool) if isinstance(default, bool) else Check(float) if numeric else None
     loss = _checked(loss, "recipe: loss", checks)
     trainer_keys = {item.name: TRAINER_CHECKS.get(item.name) for item in fields(SentenceTransformerTrainingArguments)}
+    trainer = _checked(config.get("trainer"), "recipe: trainer", trainer_keys)
+    for key in TRAINER_OVERRIDES.keys() & trainer.keys():
+        raise ValueError(f"recipe: trainer.{key} is set by psp-st: {TRAINER_OVERRIDES[key]}")
     recipe = Recipe(
         name=str(config.get("name", "recipe")),
         data=_section(DataSection, data, "recipe: data"),
@@ -255,13 +282,17 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
             "recipe: megabatch",
             {k.removeprefix("megabatch_"): c for k, c in MEGABATCH_CHECKS.items()},
         ),
-        trainer=_checked(config.get("trainer"), "recipe: trainer", trainer_keys),
+        trainer=trainer,
         evaluation=_section(EvaluationSection, config.get("evaluation", {"sts_dev": STS_DEV}), "recipe: evaluation"),
         distillation=_section(DistillationSection, config.get("distillation"), "recipe: distillation"),
         release=_section(ReleaseSection, config.get("release"), "recipe: release"),
     )
     if recipe.distillation.weight > 0 and not recipe.distillation.sources:
         raise ValueError("recipe: distillation.weight > 0 needs distillation.sources (the sentences to distil on)")
-    for number, source in enumerate(recipe.distillation.sources):  # a bad entry fails here, not after the pairs
+    _check_loss(loss_class(recipe.loss["name"]), recipe.loss_options())
+    Check(str, choices=SUITES)("recipe: release.suite", recipe.release.suite)
+    for number, entry in enumerate(recipe.data.sources):  # a bad entry (or data.filters) fails here, not in training
+        PairSource.parse(entry, recipe.data.filters, where=f"recipe: data.sources[{number}]")
+    for number, source in enumerate(recipe.distillation.sources):
         parse_source(source, f"recipe: distillation.sources[{number}]")
     return recipe

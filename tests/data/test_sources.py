@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -69,6 +71,14 @@ def test_global_cap_counts_what_is_left_per_source(two_sources, cache_dir):
     pairs = load_training_pairs([big, small], max_pairs=11, counts=counts, cache_dir=cache_dir)
     assert len(pairs) == 11 and sum(counts.values()) == 11
     assert counts[small] == sum(text.startswith("small") for text in pairs["sentence1"])
+
+
+def test_a_file_matched_by_two_sources_is_warned_about(two_sources, tmp_path, cache_dir, caplog):
+    big, _ = two_sources
+    with caplog.at_level(logging.WARNING):
+        pairs = load_training_pairs([big, str(tmp_path / "bi*.parquet")], cache_dir=cache_dir)
+    assert len(pairs) == 200  # trained twice, as written
+    assert f"{big} is matched by data.sources[0] and data.sources[1]" in caplog.text and "weight" in caplog.text
 
 
 def test_deterministic_in_the_seed(two_sources, cache_dir):

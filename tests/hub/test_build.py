@@ -122,3 +122,15 @@ def test_threads_option_trains_on_that_many_threads_and_restores_torch(build_cli
     assert build_cli(tiny_recipe, data_dir, tmp_path, "--threads", "1") == 0
     assert json.loads((tmp_path / "psp-en" / "psp_build.json").read_text())["training"]["threads"] == 1
     assert torch.get_num_threads() == threads
+
+
+def test_a_misspelled_suite_fails_before_training(tiny_recipe, data_dir, tmp_path, monkeypatch):
+    import pytest
+
+    import psp_st.training.recipe
+    from psp_st.hub.build import build
+
+    monkeypatch.setattr(psp_st.training.recipe, "train_from_config", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(ValueError, match=r"unknown suite 'qiuck'; choose one of \('quick', 'full', 'xling'\)"):
+        build(str(tiny_recipe), output=tmp_path / "out", data_dir=data_dir, suite="qiuck")
+    assert not (tmp_path / "out").exists()

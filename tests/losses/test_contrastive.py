@@ -46,3 +46,28 @@ def test_random_negatives_balanced_and_never_own_partner_or_group():
 def test_random_negatives_reject_missing_column():
     with pytest.raises(ValueError, match="sentence2"):
         add_random_negatives(Dataset.from_dict({"sentence1": ["a", "b"]}))
+
+
+def test_columns_must_have_the_same_rows(psp_model):
+    with pytest.raises(ValueError, match="same shape"):
+        CosineContrastiveLoss(psp_model).compute_loss_from_embeddings(
+            [torch.randn(3, 8), torch.randn(1, 8)], torch.ones(3)
+        )
+
+
+def test_a_third_column_is_refused(psp_model):
+    features = psp_model.preprocess(["a dog"])
+    with pytest.raises(ValueError, match="expects 2 columns"):
+        CosineContrastiveLoss(psp_model)([features, features, features], torch.ones(1))
+
+
+@pytest.mark.parametrize("labels", [[-1.0, 1.0], [2.0, 0.0], [float("nan"), 1.0]])
+def test_labels_outside_zero_one_are_refused(psp_model, labels):
+    with pytest.raises(ValueError, match=r"labels must be in \[0, 1\]"):
+        CosineContrastiveLoss(psp_model).compute_loss_from_embeddings([torch.randn(2, 8)] * 2, torch.tensor(labels))
+
+
+@pytest.mark.parametrize("margin", [-1.0, float("nan")])
+def test_negative_or_non_finite_margin_is_refused(margin):
+    with pytest.raises(ValueError, match="margin must be"):
+        CosineContrastiveLoss(None, margin=margin)

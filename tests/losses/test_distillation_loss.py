@@ -48,6 +48,17 @@ def test_bad_input_is_a_clear_error():
         loss([{"x": torch.ones(2, 2)}], torch.ones(2, 4))
 
 
+def test_non_finite_teacher_vectors_are_refused():
+    loss = TeacherDistillationLoss(FixedModel(2), teacher_dim=2)
+    with pytest.raises(ValueError, match="teacher vectors .* NaN or infinite"):
+        loss([{"x": torch.ones(2, 2)}], torch.tensor([[1.0, float("nan")], [1.0, 0.0]]))
+
+
+def test_empty_batch_is_a_clear_error():
+    with pytest.raises(ValueError, match="the batch is empty"):
+        TeacherDistillationLoss(FixedModel(2), teacher_dim=2)([{"x": torch.ones(0, 2)}], torch.ones(0, 2))
+
+
 def test_config_and_citation():
     loss = TeacherDistillationLoss(FixedModel(2), teacher_dim=3)
     assert loss.get_config_dict() == {"teacher_dim": 3}

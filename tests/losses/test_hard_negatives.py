@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -76,3 +77,16 @@ def test_language_guard_gives_each_sentence_a_negative_of_its_partners_language(
     assert torch.equal(negative_of_anchor, brute_force(anchors, positives, [[False] * n for _ in range(n)]))
     assert torch.equal(negative_of_positive, brute_force(positives, anchors, other_anchor))
     assert torch.equal(anchor_languages[negative_of_positive], anchor_languages)
+
+
+def test_text_ids_of_the_wrong_length_are_a_clear_error():
+    anchors, positives = torch.randn(3, 4), torch.randn(3, 4)
+    with pytest.raises(ValueError, match="anchor_text_ids has 2 entries for 3 pairs"):
+        mine_hardest_negatives(
+            anchors, positives, anchor_text_ids=torch.tensor([0, 1]), positive_text_ids=torch.tensor([0, 1, 2])
+        )
+
+
+def test_chunk_size_must_be_positive():
+    with pytest.raises(ValueError, match="chunk_size must be >= 1"):
+        mine_hardest_negatives(torch.randn(3, 4), torch.randn(3, 4), chunk_size=0)

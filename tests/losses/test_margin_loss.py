@@ -97,3 +97,23 @@ def test_in_batch_term_masks_pairs_of_one_group():
 def test_bad_in_batch_options_are_clear_errors(options):
     with pytest.raises(ValueError, match="in_batch"):
         ParaphraseMarginLoss(model=None, **options)
+
+
+@pytest.mark.parametrize("options", [{"margin": float("nan")}, {"in_batch_scale": float("inf")}, {"margin": -0.1}])
+def test_non_finite_or_negative_options_are_refused(options):
+    with pytest.raises(ValueError, match=f"{next(iter(options))} must be"):
+        ParaphraseMarginLoss(model=None, **options)
+
+
+def test_empty_batch_is_a_clear_error(psp_model):
+    empty = psp_model.preprocess([])
+    with pytest.raises(ValueError, match="the batch is empty"):
+        ParaphraseMarginLoss(psp_model)([empty, empty], None)
+
+
+def test_fractional_group_labels_are_refused_not_truncated():
+    s, t = torch.randn(2, 4), torch.randn(2, 4)
+    loss = ParaphraseMarginLoss(model=None)
+    with pytest.raises(ValueError, match="group labels must be integer ids"):
+        loss.compute_loss_from_embeddings([s, t], torch.tensor([0.5, 0.7]))
+    assert loss.compute_loss_from_embeddings([s, t], torch.tensor([1.0, 2.0])) > 0  # whole numbers are ids

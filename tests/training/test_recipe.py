@@ -91,6 +91,13 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ({"distillation": {"max_words": 0}}, r"recipe: distillation\.max_words must be > 0"),
         ({"megabatch": {"mining_dtype": "int8"}}, r"recipe: megabatch\.mining_dtype must be one of"),
         ({"release": {"dtype": "int8"}}, r"recipe: release\.dtype must be one of"),
+        ({"release": {"suite": "qiuck"}}, r"recipe: release\.suite must be one of \['quick', 'full', 'xling'\]"),
+        ({"loss": {"name": "margin", "margin": -1.0}}, r"recipe: loss\.margin must be in \[0\.0, inf\], got -1\.0"),
+        ({"loss": {"name": "margin", "in_batch_weight": -5}}, r"recipe: loss\.in_batch_weight must be in \[0\.0"),
+        ({"loss": {"name": "contrastive", "margin": -1.0}}, r"recipe: loss\.margin must be in \[0\.0, inf\]"),
+        ({"loss": {"name": "mnrl", "scale": -20.0}}, r"recipe: loss\.scale: Scale must be a positive value"),
+        ({"trainer": {"seed": 7}}, r"recipe: trainer\.seed is set by psp-st: use the top-level seed"),
+        ({"trainer": {"output_dir": "elsewhere"}}, r"recipe: trainer\.output_dir is set by psp-st: use --output"),
     ],
 )
 def test_recipe_schema_names_the_bad_key(section, message):
@@ -98,6 +105,49 @@ def test_recipe_schema_names_the_bad_key(section, message):
 
     with pytest.raises(ValueError, match=message):
         parse_recipe({"name": "t", "data": {"sources": ["x.parquet"]}, **section})
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (["a.parquet"], r"recipe: data must be a mapping, got \['a\.parquet'\]"),
+        (
+            {"sources": ["x.parquet"], "filters": {"lenght": {"max": 3}}},
+            r"recipe: data\.filters\.lenght is not a known key \(did you mean length\?\)",
+        ),
+        ({"sources": [{"path": "x.parquet", "wieght": 2}]}, r"recipe: data\.sources\[0\]\.wieght is not a known key"),
+    ],
+)
+def test_recipe_data_section_errors_name_the_key(data, message):
+    from psp_st.training.schema import parse_recipe
+
+    with pytest.raises(ValueError, match=message):
+        parse_recipe({"name": "t", "data": data})
+
+
+def test_recipe_file_with_a_duplicate_key_is_refused_naming_it_and_its_line(tmp_path):
+    import yaml
+
+    from psp_st.training.recipe import load_config
+
+    path = tmp_path / "dup.yaml"
+    path.write_text(
+        "name: x\ntrainer: {learning_rate: 0.1}\ndata: {sources: [a.parquet]}\ntrainer: {max_grad_norm: 2.0}\n"
+    )
+    with pytest.raises(yaml.YAMLError, match=r"(?s)duplicate key 'trainer'.*dup\.yaml\", line 4"):
+        load_config(path)
+    path.write_text("name: x\ndata: {sources: [a.parquet], sources: [b.parquet]}\n")
+    with pytest.raises(yaml.YAMLError, match=r"(?s)duplicate key 'sources'.*line 2"):
+        load_config(path)
+
+
+def test_recipe_file_that_is_not_utf8_is_named(tmp_path):
+    from psp_st.training.recipe import load_config
+
+    path = tmp_path / "binary.yaml"
+    path.write_bytes(b"name: \x94\x00\xff")
+    with pytest.raises(ValueError, match=r"recipe .*binary\.yaml: not a UTF-8 text file"):
+        load_config(path)
 
 
 def test_recipe_sections_become_training_arguments():
@@ -130,7 +180,6 @@ def test_unknown_recipe_lists_where_it_looked(tmp_path, monkeypatch):
 
 
 def test_packaged_recipes_are_real_files_that_load_by_name(tmp_path, monkeypatch):
-    from psp_st.data.sources import PairSource
     from psp_st.training.recipe import PACKAGED_RECIPES, find_recipe, load_config
     from psp_st.training.schema import parse_recipe
 
@@ -139,9 +188,7 @@ def test_packaged_recipes_are_real_files_that_load_by_name(tmp_path, monkeypatch
     assert not PACKAGED_RECIPES.is_symlink() and not (PACKAGED_RECIPES / "psp-en.yaml").is_symlink()
     for path in sorted(PACKAGED_RECIPES.glob("*.yaml")):
         assert load_config(path.stem)["name"] == path.stem
-        recipe = parse_recipe(load_config(path.stem))  # every key known, every value checked
-        for source in recipe.data.sources:
-            PairSource.parse(source, recipe.data.filters)  # columns, exclusion and filter names too
+        parse_recipe(load_config(path.stem))  # every key known, every value checked; sources' columns, filters too
 
 
 def test_init_from_starts_from_the_saved_model_with_the_recipe_dropout(pairs_file, data_dir, tmp_path):
@@ -157,6 +204,15 @@ def test_init_from_starts_from_the_saved_model_with_the_recipe_dropout(pairs_fil
     second = build_model(config, None, seed=1)  # init_from needs no pairs: nothing is trained or drawn
     assert second[0].dropout == 0.3 and load_trusted(tmp_path / "initial")[0].dropout == 0.0
     np.testing.assert_array_equal(second.encode(["a dog runs"]), first.encode(["a dog runs"]))
+
+
+def test_pairs_without_a_possible_negative_are_refused(tmp_path):
+    from psp_st.training.recipe import load_recipe_pairs
+
+    path = tmp_path / "same.parquet"
+    pd.DataFrame({"sentence1": ["a dog"] * 5, "sentence2": ["a dog"] * 5}).to_parquet(path)
+    with pytest.raises(ValueError, match=r"5 pair\(s\), fewer than 2 distinct ones: no pair can be another's negative"):
+        load_recipe_pairs({"sources": [str(path)], "cache_dir": str(tmp_path / "cache")}, seed=0)
 
 
 def test_pair_cache_appears_whole_and_is_reused(pairs_file, tmp_path, monkeypatch):
