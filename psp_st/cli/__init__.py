@@ -58,6 +58,9 @@ def _add_no_progress(parser: argparse.ArgumentParser) -> None:
 #: Exit code of every expected failure (bad input, missing file, full disk, offline Hub, ...); argparse uses it too.
 EXIT_ERROR = 2
 
+#: Exit code after Ctrl-C (the shell's 128 + SIGINT).
+EXIT_INTERRUPTED = 130
+
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
     """Failures caused by the input or the environment, reported in one line (anything else is a bug: traceback)."""
@@ -115,6 +118,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"psp-st {args.command}: error: {error_message(error)} (-v shows the traceback)", file=sys.stderr)
         return EXIT_ERROR
+    except KeyboardInterrupt as error:  # Ctrl-C: one line (train's names the checkpoint --resume continues from)
+        if verbose:
+            raise
+        print(f"psp-st {args.command}: {str(error) or 'interrupted'}", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

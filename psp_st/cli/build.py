@@ -55,9 +55,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from psp_st.arguments import check_int
     from psp_st.hub.build import RECIPE_SUITE, build
     from psp_st.io.model_names import read_build_record
 
+    if args.max_steps is not None:
+        check_int("--max-steps", args.max_steps)
     folder = build(
         args.name,
         output=args.output,

@@ -16,6 +16,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument("--max-steps", type=int, default=None, help="stop after this many optimizer steps")
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="shared data folder for the recipe's relative paths (default: $PSP_ST_DATA_DIR or ../shared/data)",
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     parser.set_defaults(func=run)
 
@@ -25,6 +30,10 @@ def run(args: argparse.Namespace) -> int:
     training, checkpoint, and save the final model with psp-st's model card to ``<output>/final``."""
     import os
 
+    from psp_st.arguments import check_int
+
+    if args.max_steps is not None:
+        check_int("--max-steps", args.max_steps)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
@@ -34,7 +43,12 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.training.recipe import train_from_config
 
     model = train_from_config(
-        args.config, output_dir=args.output, resume=args.resume, max_steps=args.max_steps, overwrite=args.overwrite
+        args.config,
+        output_dir=args.output,
+        resume=args.resume,
+        max_steps=args.max_steps,
+        overwrite=args.overwrite,
+        data_dir=args.data_dir,
     )
     # ST's card (written by save) would say SentenceTransformer(...) with no psp-st: replace it by psp-st's card
     final = model.model_card_data.save_dir

@@ -15,9 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from psp_st.io.model_names import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, read_build_record
+from psp_st.io.model_names import BUILD_INFO_FILE, RECIPE_FILE, TRAINABLE_SUBFOLDER, read_build_record
 
-RECIPE_FILE = "psp_recipe.yaml"
 DTYPES = ("float32", "float16")
 
 

@@ -29,6 +29,9 @@ TRAINABLE_SUBFOLDER = "trainable"
 #: Build record written by ``psp-st build`` next to the model files.
 BUILD_INFO_FILE = "psp_build.json"
 
+#: The recipe as run, in a release folder and in a ``psp-st train`` run folder (``--resume`` compares it).
+RECIPE_FILE = "psp_recipe.yaml"
+
 
 def read_build_record(folder: str | os.PathLike) -> dict[str, Any] | None:
     """The build record of ``folder`` as a dict, or ``None`` when there is none or it is not a JSON object."""

@@ -15,8 +15,8 @@ import torch
 from sentence_transformers import SentenceTransformerTrainer
 from torch import nn
 from torch.utils.data import DataLoader, IterableDataset
-from transformers import TrainerCallback
-from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoint
+from transformers.trainer import TRAINER_STATE_NAME, TrainerState
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, TrainOutput, get_last_checkpoint
 
 from psp_st.io.atomic import atomic_write_json
 from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
@@ -38,38 +38,42 @@ NEGATIVE_COLUMNS = ("anchor_negative", "positive_negative")
 METADATA_COLUMNS = ("lang",)
 
 
-def read_checkpoint_state(checkpoint: str | os.PathLike) -> dict[str, Any] | None:
+def read_checkpoint_state(checkpoint: str | os.PathLike, mining: bool = False) -> dict[str, Any] | None:
     """Check the state files a resume reads from ``checkpoint`` (its JSON and ``torch.load`` files) and return its
-    mined negatives (``None``: none saved); a damaged file is a ``ValueError`` naming it and the checkpoint to
-    resume from instead."""
+    mined negatives (``None``: none saved; ``mining``: a mega-batching run, they must be there); a damaged or missing
+    file is a ``ValueError`` naming it and the checkpoint to resume from instead."""
     from transformers.trainer_pt_utils import safe_globals
 
     folder = Path(checkpoint)
-    mining = None
+    for name in (TRAINER_STATE_NAME, *([MINING_STATE_FILE] if mining else [])):
+        if not (folder / name).is_file():  # the trainer writes its state last: a save that was cut short
+            raise ValueError(f"{folder / name} is missing: {_damaged(folder)}")
+    negatives = None
     for file in sorted(folder.iterdir()):
         try:
-            if file.name in ("trainer_state.json", MINING_STATE_FILE):
-                state = json.loads(file.read_text(encoding="utf-8"))
-                mining = state if file.name == MINING_STATE_FILE else mining
+            if file.name in (TRAINER_STATE_NAME, MINING_STATE_FILE):
+                content = json.loads(file.read_text(encoding="utf-8"))
+                negatives = content if file.name == MINING_STATE_FILE else negatives
             elif file.suffix in (".pt", ".pth"):
                 with safe_globals():
                     torch.load(file, map_location="cpu", weights_only=True, mmap=True)
         except Exception as error:  # torch, pickle and json raise many types; the file is what matters
-            current = folder.name.rpartition("-")[2]
-            steps = [p.name.rpartition("-")[2] for p in folder.parent.glob(f"{PREFIX_CHECKPOINT_DIR}-*")]
-            earlier = sorted(int(n) for n in steps if n.isdigit() and current.isdigit() and int(n) < int(current))
-            hint = (
-                f"delete (or move away) {folder} and --resume continues from "
-                f"{folder.parent / f'{PREFIX_CHECKPOINT_DIR}-{earlier[-1]}'}"
-                if earlier
-                else "there is no earlier checkpoint: train again without --resume (with --overwrite)"
-            )
             detail = " ".join(str(error).split())[:200]
-            raise ValueError(
-                f"{file} is unreadable ({type(error).__name__}: {detail}): the checkpoint is damaged (an "
-                f"interrupted save, or a file the trainer did not write); {hint}"
-            ) from error
-    return mining
+            raise ValueError(f"{file} is unreadable ({type(error).__name__}: {detail}): {_damaged(folder)}") from error
+    return negatives
+
+
+def _damaged(folder: Path) -> str:
+    current = folder.name.rpartition("-")[2]
+    steps = [p.name.rpartition("-")[2] for p in folder.parent.glob(f"{PREFIX_CHECKPOINT_DIR}-*")]
+    earlier = sorted(int(n) for n in steps if n.isdigit() and current.isdigit() and int(n) < int(current))
+    hint = (
+        f"delete (or move away) {folder} and --resume continues from "
+        f"{folder.parent / f'{PREFIX_CHECKPOINT_DIR}-{earlier[-1]}'}"
+        if earlier
+        else "there is no earlier checkpoint: train again without --resume (with --overwrite)"
+    )
+    return f"the checkpoint is damaged (an interrupted save, or a file the trainer did not write); {hint}"
 
 
 class MegaBatchStream(IterableDataset):
@@ -269,7 +273,6 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             MegaBatchSchedule(self.args.megabatch_size, self.args.anneal) if self.args.megabatch_size else None
         )
         self.add_callback(FiniteGuard())
-        self.add_callback(_MiningStateSaver(self))
         group_column = self.args.group_column
         columns = getattr(self.train_dataset, "column_names", None) or []
         if self.schedule is None and self.train_dataset is not None:
@@ -359,17 +362,36 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         return loss
 
     def train(self, resume_from_checkpoint: str | bool | None = None, *args: Any, **kwargs: Any):
-        """ST's ``train``; a resumed run first reads the checkpoint's mined negatives (exact mid-mega-batch resume)."""
+        """ST's ``train``; a resumed run first checks the checkpoint and reads its mined negatives (exact
+        mid-mega-batch resume). A checkpoint at ``max_steps`` resumes with zero steps (transformers trains one)."""
         checkpoint = resume_from_checkpoint
         if checkpoint is True:
             checkpoint = get_last_checkpoint(self.args.output_dir or "")
         if isinstance(checkpoint, str):
-            self._restored_mining = read_checkpoint_state(checkpoint)
+            self._restored_mining = read_checkpoint_state(checkpoint, mining=self.schedule is not None)
+            state = TrainerState.load_from_json(os.path.join(checkpoint, TRAINER_STATE_NAME))
+            if 0 < self.args.max_steps < state.global_step:
+                raise ValueError(
+                    f"{checkpoint} is at step {state.global_step}, past max_steps {self.args.max_steps}: resume "
+                    f"with max_steps >= {state.global_step} (--max-steps), or train a new run"
+                )
+            if self.args.max_steps == state.global_step:  # finished: the weights it ended with, no step more
+                self._load_from_checkpoint(checkpoint)  # ST's loader of resumed weights
+                self.state = state
+                return TrainOutput(state.global_step, 0.0, {})
         output = super().train(resume_from_checkpoint, *args, **kwargs)
         name = first_non_finite_parameter(self.model)
         if name is not None:
             raise non_finite_error(f"weight '{name}'", self.state.global_step, self.args.output_dir or "")
         return output
+
+    def save_model(self, output_dir: str | None = None, _internal_call: bool = False) -> None:
+        """The trainer's save; a checkpoint also gets the negatives of the mega-batch in progress, written before
+        the trainer's state (its last file), so a checkpoint with a state is whole (:func:`read_checkpoint_state`)."""
+        super().save_model(output_dir, _internal_call=_internal_call)
+        mined = self._stream.mined if self._stream is not None else None
+        if _internal_call and output_dir and mined is not None and self.args.should_save:
+            atomic_write_json(os.path.join(output_dir, MINING_STATE_FILE), mined)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         loss = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)
@@ -430,20 +452,6 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         if self._stream is not None and "loss" in logs:
             logs["megabatch_size"] = self._stream.current_megabatch_size
         return super().log(logs, *args, **kwargs)
-
-
-class _MiningStateSaver(TrainerCallback):
-    """Writes the mined negatives of the mega-batch in progress into every checkpoint (public ``on_save`` hook)."""
-
-    def __init__(self, trainer: MegaBatchTrainer) -> None:
-        self.trainer = trainer
-
-    def on_save(self, args, state, control, **kwargs):
-        mined = self.trainer._stream.mined if self.trainer._stream is not None else None
-        folder = os.path.join(args.output_dir or "", f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
-        if mined is not None and args.should_save and os.path.isdir(folder):
-            atomic_write_json(os.path.join(folder, MINING_STATE_FILE), mined)
-        return control
 
 
 def _identity(batch: Any) -> Any:

@@ -290,6 +290,39 @@ def build_distillation(
     )
 
 
+#: Recipe keys a resumed run may change (``section`` or ``section.key``): labels, caches, the progress display and
+#: how far to train; any other difference is refused (:func:`recipe_changes`).
+RESUMABLE_KEYS = (
+    "name",
+    "description",
+    "release",
+    "data.cache_dir",
+    "distillation.cache_dir",
+    "trainer.max_steps",
+    "trainer.disable_tqdm",
+)
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):  # an empty section adds no key
+        return {key: inner for name, item in value.items() for key, inner in _flat(item, f"{prefix}{name}.").items()}
+    return {prefix[:-1]: value}
+
+
+def recipe_changes(before: Recipe, after: Recipe) -> list[str]:
+    """``key: old -> new`` for every key (defaults filled in) that differs, besides :data:`RESUMABLE_KEYS`."""
+    from dataclasses import asdict
+
+    from psp_st.training.schema import DEFAULT_TRAINER_ARGS
+
+    old, new = (_flat({**asdict(r), "trainer": {**DEFAULT_TRAINER_ARGS, **r.trainer}}) for r in (before, after))
+    return [
+        f"{key}: {repr(old.get(key))[:80]} -> {repr(new.get(key))[:80]}"
+        for key in sorted(old.keys() | new.keys())
+        if old.get(key) != new.get(key) and not any(key == k or key.startswith(f"{k}.") for k in RESUMABLE_KEYS)
+    ]
+
+
 def train_from_config(
     config: dict | str | os.PathLike,
     output_dir: str | os.PathLike | None = None,
@@ -301,27 +334,50 @@ def train_from_config(
     """Train the model a recipe describes; returns the trained ``SentenceTransformer`` (saved to ``output_dir/final``).
 
     ``output_dir`` (default ``runs/<name>``) holds ``initial/`` (tokenizer + initial weights, so a resumed run
-    rebuilds the very same model), ``checkpoint-*/`` and ``final/`` (with a model card). ``resume=True``
-    continues from the last checkpoint with the same step count and data order. Without ``resume``, a non-empty
-    ``output_dir`` is refused unless ``overwrite`` (:mod:`psp_st.io.output_policy`). ``data_dir``: the data
-    folder relative data paths resolve in (default :func:`psp_st.io.data_dir.default_data_dir`).
+    rebuilds the very same model) with the recipe beside it (``psp_recipe.yaml``), ``checkpoint-*/`` and ``final/``
+    (written whole or not at all). ``resume=True`` continues from the last checkpoint with the same step count and
+    data order; it refuses a folder holding no run and a recipe that differs (:func:`recipe_changes`). Without
+    ``resume``, a non-empty ``output_dir`` is refused unless ``overwrite``; never one holding an input
+    (:mod:`psp_st.io.output_policy`). ``data_dir``: the data folder relative data paths resolve in (default
+    :func:`psp_st.io.data_dir.default_data_dir`).
     """
     import torch
+    import yaml
     from transformers.trainer_utils import get_last_checkpoint
 
+    from psp_st.arguments import check_int
     from psp_st.data.sources import pairs_per_language
+    from psp_st.io.atomic import atomic_directory, atomic_write_bytes, atomic_write_json
+    from psp_st.io.model_names import RECIPE_FILE
     from psp_st.io.output_policy import check_output
     from psp_st.losses import add_random_negatives
     from psp_st.modules.trusted import load_trusted
     from psp_st.training.megabatch import MegaBatchTrainer
 
-    config_file = None if isinstance(config, dict) else config
+    if max_steps is not None:
+        check_int("max_steps", max_steps)
+    config_file = None if isinstance(config, dict) else find_recipe(config)
     config = load_config(config)
     recipe = parse_recipe(config)
     seed = recipe.seed
     output_dir = Path(output_dir or Path("runs") / recipe.name)
-    if not resume:
-        check_output(output_dir, inputs=[config_file], overwrite=overwrite, folder=True)
+    initial, recorded = output_dir / "initial", output_dir / RECIPE_FILE
+    if resume and output_dir.is_dir() and any(output_dir.iterdir()) and not initial.is_dir():
+        raise ValueError(
+            f"--resume: {output_dir} holds no psp-st run (no initial/ folder); give the --output of an earlier "
+            "psp-st train, or drop --resume"
+        )
+    check_output(output_dir, inputs=[config_file, data_dir], overwrite=overwrite or resume, folder=True)
+    checkpoint = get_last_checkpoint(str(output_dir)) if resume and output_dir.is_dir() else None
+    if resume and checkpoint is None:
+        logger.warning("--resume: no checkpoint in %s, starting from scratch", output_dir)
+    if checkpoint is not None and recorded.is_file():
+        changes = recipe_changes(parse_recipe(load_config(recorded)), recipe)
+        if changes:
+            raise ValueError(
+                f"--resume: the recipe differs from the one {output_dir} was started with ({recorded}): "
+                f"{'; '.join(changes)}; resume with that recipe, or start a new run (another --output, or --overwrite)"
+            )
     torch.manual_seed(seed)
     np.random.seed(seed)
 
@@ -331,15 +387,12 @@ def train_from_config(
     train_dataset = load_recipe_pairs(recipe.data, seed, counts=pair_counts, data_dir=data_dir)
     timings["data_seconds"] = round(time.perf_counter() - start, 1)
 
-    initial = output_dir / "initial"
-    checkpoint = get_last_checkpoint(str(output_dir)) if resume and output_dir.is_dir() else None
-    if resume and checkpoint is None:
-        logger.warning("--resume: no checkpoint in %s, starting from scratch", output_dir)
     if checkpoint is not None and initial.is_dir():
         model = load_trusted(initial)
     else:
         model = build_model(recipe, train_dataset, seed, timings)
         model.save(str(initial))
+    atomic_write_bytes(recorded, yaml.safe_dump(config, sort_keys=False, allow_unicode=True).encode())
     auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir)
     if recipe.loss["name"] == "contrastive":
         train_dataset = add_random_negatives(train_dataset, seed=seed)
@@ -359,10 +412,17 @@ def train_from_config(
         model=model, args=args, train_dataset=train_dataset, loss=loss, evaluator=evaluator, auxiliary=auxiliary
     )
     start = time.perf_counter()
-    output = trainer.train(resume_from_checkpoint=checkpoint)
+    try:
+        output = trainer.train(resume_from_checkpoint=checkpoint)
+    except KeyboardInterrupt:
+        last = get_last_checkpoint(str(output_dir))
+        where = f"{last} is the last checkpoint: --resume continues from it" if last else "--resume starts again"
+        raise KeyboardInterrupt(f"training interrupted at step {trainer.state.global_step}; {where}") from None
     timings["training_seconds"] = round(time.perf_counter() - start, 1)
     final = output_dir / "final"
-    model.save(str(final))
+    with atomic_directory(final) as temporary:  # a crash leaves no partial final/
+        model.save(str(temporary))
+    model.model_card_data.save_dir = str(final)
     metrics = {
         **output.metrics,
         "global_step": output.global_step,
@@ -372,6 +432,6 @@ def train_from_config(
         "stage_seconds": timings,
         "distillation": auxiliary.config() if auxiliary is not None else None,
     }
-    (output_dir / "train_metrics.json").write_text(json.dumps(metrics, indent=2))
+    atomic_write_json(output_dir / "train_metrics.json", metrics)
     logger.info("saved %s", final)
     return model

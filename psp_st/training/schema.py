@@ -154,6 +154,7 @@ TRAINER_CHECKS = {
     **{name: Check(float, positive=True) for name in ("learning_rate", "num_train_epochs", "save_steps")},
     **{name: Check(float, positive=True) for name in ("eval_steps", "logging_steps")},
     **{name: Check(int, positive=True) for name in ("per_device_train_batch_size", "gradient_accumulation_steps")},
+    "max_steps": Check(int, positive=True),  # transformers reads 0 as one step and < 0 as unset
     "weight_decay": Check(float, 0.0, math.inf),
     "max_grad_norm": Check(float, 0.0, math.inf),
     "warmup_ratio": Check(float, 0.0, 1.0),

@@ -149,6 +149,54 @@ def test_train_refuses_non_empty_run_folder(recipe_and_busy_folder, capsys):
     assert "is a folder that is not empty: pass --overwrite" in _one_error_line(capsys)
 
 
+def test_train_resume_refuses_a_folder_holding_no_run(recipe_and_busy_folder, capsys):
+    recipe, busy = recipe_and_busy_folder
+    assert main(["train", "--config", str(recipe), "--output", str(busy), "--resume"]) == EXIT_ERROR
+    assert "holds no psp-st run (no initial/ folder)" in _one_error_line(capsys)
+
+
+def test_train_resume_refuses_a_run_folder_holding_its_recipe(tmp_path, capsys):
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text(RECIPE)
+    (tmp_path / "initial").mkdir()
+    assert main(["train", "--config", str(recipe), "--output", str(tmp_path), "--resume"]) == EXIT_ERROR
+    assert "is the input" in _one_error_line(capsys)
+
+
+@pytest.mark.parametrize("command", ["train", "build"])
+@pytest.mark.parametrize("steps", ["0", "-5"])
+def test_max_steps_below_one_is_one_line(recipe_and_busy_folder, tmp_path, capsys, command, steps):
+    recipe, _ = recipe_and_busy_folder
+    where = ["--config", str(recipe)] if command == "train" else [str(recipe)]
+    assert main([command, *where, "--output", str(tmp_path / "out"), f"--max-steps={steps}"]) == EXIT_ERROR
+    assert f"--max-steps must be >= 1, got {steps}" in _one_error_line(capsys)
+
+
+def test_train_reads_relative_data_paths_in_its_data_dir(recipe_and_busy_folder, tmp_path, capsys):
+    recipe, _ = recipe_and_busy_folder
+    folder = tmp_path / "data"
+    folder.mkdir()
+    assert (
+        main(["train", "--config", str(recipe), "--output", str(tmp_path / "run"), "--data-dir", str(folder)])
+        == EXIT_ERROR
+    )
+    assert f"in the data folder {folder}" in _one_error_line(capsys)
+
+
+def test_ctrl_c_during_train_is_one_line_with_exit_130(recipe_and_busy_folder, tmp_path, monkeypatch, capsys):
+    import psp_st.training.recipe as recipe_module
+
+    message = "training interrupted at step 3; run/checkpoint-2 is the last checkpoint: --resume continues from it"
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt(message)
+
+    monkeypatch.setattr(recipe_module, "train_from_config", interrupted)
+    recipe, _ = recipe_and_busy_folder
+    assert main(["train", "--config", str(recipe), "--output", str(tmp_path / "run")]) == 130
+    assert _one_error_line(capsys) == f"psp-st train: {message}"
+
+
 def test_build_refuses_unrelated_non_empty_folder_before_training(recipe_and_busy_folder, tmp_path, capsys):
     recipe, out = recipe_and_busy_folder
     assert main(["build", str(recipe), "--output", str(out), "--data-dir", str(tmp_path)]) == EXIT_ERROR

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 from transformers import TrainerCallback
+
+from psp_st.training.megabatch import MINING_STATE_FILE
 
 
 class KillAt(TrainerCallback):
@@ -66,6 +70,30 @@ def test_resume_from_any_checkpoint_is_bit_identical(resume_setup, kill_at):
         assert got.keys() == want.keys()
         for key in got:  # the same pairs and the same mined negatives, batch by batch
             assert torch.equal(got[key], want[key]), key
+    expected = _weights(full)
+    for name, tensor in _weights(resumed).items():
+        assert torch.equal(tensor, expected[name]), name
+
+
+class KillOnSave(TrainerCallback):
+    """Simulates a kill the moment the trainer reports checkpoint ``step`` saved, before any other callback runs."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.global_step == self.step:
+            raise KeyboardInterrupt(f"killed while saving step {state.global_step}")
+
+
+def test_a_checkpoint_holds_its_mined_negatives_when_the_save_is_reported(resume_setup):
+    run, full = resume_setup
+    crashed = run("crash-save", callbacks=[KillOnSave(5)])  # checkpoint-5 sits inside the mega-batch 4-5
+    with pytest.raises(KeyboardInterrupt):
+        crashed.train()
+    assert (Path(crashed.args.output_dir) / "checkpoint-5" / MINING_STATE_FILE).is_file()
+    resumed = run("crash-save")
+    resumed.train(resume_from_checkpoint=True)
     expected = _weights(full)
     for name, tensor in _weights(resumed).items():
         assert torch.equal(tensor, expected[name]), name
@@ -161,4 +189,17 @@ def test_resume_from_a_damaged_checkpoint_names_the_file_and_the_earlier_one(
     damage(file)
     resumed = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, TrainerCallback(), save_steps=4)
     with pytest.raises(ValueError, match=rf"{file} is unreadable .*continues from {tmp_path / 'run'}/checkpoint-8$"):
+        resumed.train(resume_from_checkpoint=True)
+
+
+@pytest.mark.parametrize("name", ["trainer_state.json", "megabatch_negatives.json"])
+def test_resume_from_a_checkpoint_missing_a_state_file_names_it(
+    make_trainer, caption_pairs, sp_tokenizer, tmp_path, name
+):
+    trainer = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, TrainerCallback(), save_steps=4)
+    trainer.train()
+    file = tmp_path / "run" / "checkpoint-12" / name
+    file.unlink()  # a save cut short (the trainer writes its state last)
+    resumed = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, TrainerCallback(), save_steps=4)
+    with pytest.raises(ValueError, match=rf"{file} is missing: the checkpoint is damaged .*checkpoint-8$"):
         resumed.train(resume_from_checkpoint=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -241,3 +243,136 @@ def test_pair_cache_appears_whole_and_is_reused(pairs_file, tmp_path, monkeypatc
     second = load_recipe_pairs(data, seed=0, counts=again)
     assert len(seen) == 1  # memory-mapped, not written again
     assert again == counts and second["sentence1"] == first["sentence1"]
+
+
+# -- a run folder: resume, the recorded recipe, final/ ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory, caption_sentences, data_dir):
+    """A recipe and its run folder, trained with ``psp-st train --max-steps 4`` (checkpoint-4, final/)."""
+    import yaml
+
+    from psp_st.cli import main
+
+    folder = tmp_path_factory.mktemp("finished")
+    pairs = pd.DataFrame({"sentence1": caption_sentences[:40], "sentence2": caption_sentences[10_000:10_040]})
+    pairs.to_parquet(folder / "pairs.parquet")
+    config = recipe(folder / "pairs.parquet", data_dir)
+    (folder / "tiny.yaml").write_text(yaml.safe_dump(config))
+    assert (
+        main(["train", "--config", str(folder / "tiny.yaml"), "--output", str(folder / "run"), "--max-steps", "4"]) == 0
+    )
+    return config, folder / "run"
+
+
+def _copy(run, tmp_path):
+    return Path(shutil.copytree(run, tmp_path / "run"))
+
+
+def test_resume_of_a_finished_run_trains_no_step_and_keeps_final(finished_run, tmp_path):
+    from psp_st.cli import main
+
+    config, run = finished_run
+    copy = _copy(run, tmp_path)
+    recipe_file = str(run.parent / "tiny.yaml")
+    assert main(["train", "--config", recipe_file, "--output", str(copy), "--max-steps", "4", "--resume"]) == 0
+    assert json.loads((copy / "train_metrics.json").read_text())["global_step"] == 4
+    assert sorted(p.name for p in copy.glob("checkpoint-*")) == ["checkpoint-4"]
+    for file in (run / "final").iterdir():  # the card names its folder
+        want = file.read_bytes().replace(str(run).encode(), str(copy).encode())
+        assert (copy / "final" / file.name).read_bytes() == want, file.name
+
+
+def test_resume_with_fewer_max_steps_than_trained_is_refused(finished_run, tmp_path):
+    from psp_st.training.recipe import train_from_config
+
+    config, run = finished_run
+    with pytest.raises(ValueError, match=r"checkpoint-4 is at step 4, past max_steps 2: resume with max_steps >= 4"):
+        train_from_config(config, output_dir=_copy(run, tmp_path), resume=True, max_steps=2)
+
+
+def test_resume_with_another_recipe_is_refused_naming_the_keys(finished_run, tmp_path):
+    from psp_st.training.recipe import train_from_config
+
+    config, run = finished_run
+    changed = {**config, "seed": 5, "model": {"embedding_dim": 32}}
+    with pytest.raises(ValueError, match=r"differs .*: model\.embedding_dim: 16 -> 32; seed: 0 -> 5; resume with"):
+        train_from_config(changed, output_dir=_copy(run, tmp_path), resume=True, max_steps=8)
+
+
+def test_resume_may_change_only_labels_caches_and_max_steps():
+    from psp_st.training.recipe import recipe_changes
+    from psp_st.training.schema import parse_recipe
+
+    base = {"name": "t", "data": {"sources": ["x.parquet"]}, "trainer": {"learning_rate": 1e-3}}
+    resumed = {
+        "name": "renamed",
+        "data": {"sources": ["x.parquet"], "cache_dir": "cache"},
+        "trainer": {"max_steps": 99, "learning_rate": 0.5},
+    }
+    assert recipe_changes(parse_recipe(base), parse_recipe(resumed)) == ["trainer.learning_rate: 0.001 -> 0.5"]
+    assert recipe_changes(parse_recipe(base), parse_recipe({**base, "trainer": {}})) == []  # the default
+
+
+def test_resume_refuses_a_folder_holding_no_run(finished_run, tmp_path):
+    from psp_st.training.recipe import train_from_config
+
+    config, _ = finished_run
+    (tmp_path / "checkpoint-5").mkdir()
+    with pytest.raises(ValueError, match=r"holds no psp-st run \(no initial/ folder\)"):
+        train_from_config(config, output_dir=tmp_path, resume=True)
+
+
+def test_resume_refuses_a_run_folder_holding_its_recipe(finished_run, tmp_path):
+    import yaml
+
+    from psp_st.io.output_policy import OutputExistsError
+    from psp_st.training.recipe import train_from_config
+
+    config, run = finished_run
+    copy = _copy(run, tmp_path)
+    (copy / "recipe.yaml").write_text(yaml.safe_dump(config))
+    with pytest.raises(OutputExistsError, match="is the input"):
+        train_from_config(copy / "recipe.yaml", output_dir=copy, resume=True)
+
+
+def test_final_is_written_whole_or_not_at_all(finished_run, tmp_path, monkeypatch):
+    from psp_st.modules.psp import PSPEmbedding
+    from psp_st.training.recipe import train_from_config
+
+    config, run = finished_run
+    copy = _copy(run, tmp_path)
+    shutil.rmtree(copy / "final")
+    save = PSPEmbedding.save
+
+    def crash_in_final(self, path, *args, **kwargs):
+        save(self, path, *args, **kwargs)
+        if "final" in Path(path).name:
+            raise OSError("disk gone")
+
+    monkeypatch.setattr(PSPEmbedding, "save", crash_in_final)
+    with pytest.raises(OSError, match="disk gone"):
+        train_from_config(config, output_dir=copy, resume=True, max_steps=4)
+    assert not (copy / "final").exists()
+
+
+def test_interrupted_training_names_the_checkpoint_resume_continues_from(finished_run, tmp_path, monkeypatch):
+    from psp_st.training import MegaBatchTrainer
+    from psp_st.training.recipe import train_from_config
+
+    def interrupt(self, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    config, run = finished_run
+    copy = _copy(run, tmp_path)
+    monkeypatch.setattr(MegaBatchTrainer, "train", interrupt)
+    with pytest.raises(KeyboardInterrupt, match=rf"{copy / 'checkpoint-4'} is the last checkpoint: --resume continues"):
+        train_from_config(config, output_dir=copy, resume=True, max_steps=8)
+
+
+@pytest.mark.parametrize("trainer", [{}, {"max_steps": 0}, {"max_steps": -5}])
+def test_max_steps_below_one_is_refused(trainer, tmp_path):
+    from psp_st.training.recipe import train_from_config
+
+    config = {"name": "t", "data": {"sources": ["x.parquet"]}, "trainer": trainer}
+    with pytest.raises(ValueError, match=r"max_steps must be (>= 1|> 0), got (0|-5)"):
+        train_from_config(config, output_dir=tmp_path / "run", max_steps=None if trainer else 0)
