@@ -57,13 +57,14 @@ def run_sharded(args: argparse.Namespace) -> int:
     from psp_st.io.output_policy import check_output
     from psp_st.mining.embed_shards import embed_shards
 
-    # a folder holding a manifest is this job's own output: it resumes (a different job is refused by embed_shards)
+    # a folder holding a plan is a sharded job's: the same job resumes, another is refused (embed_shards);
+    # --overwrite starts over
     check_output(
         args.output,
         inputs=[args.input, args.model],
         overwrite=args.overwrite,
         folder=True,
-        ours=lambda folder: (folder / "manifest.json").is_file(),
+        ours=lambda folder: (folder / "plan.json").is_file(),
     )
     manifest = embed_shards(
         args.input,
@@ -74,6 +75,7 @@ def run_sharded(args: argparse.Namespace) -> int:
         normalize=args.normalize,
         float16=args.float16,
         execution=execution_from_args(args),
+        overwrite=args.overwrite,
     )
     print(
         f"wrote {args.output}: {manifest['rows']} x {manifest['dim']} {manifest['dtype']} in "

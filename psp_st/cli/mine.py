@@ -21,8 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Schwenk (2019), drop pairs by margin, cosine, length ratio, word-trigram overlap, exact "
         "duplicates and (optionally) language id, and write them to Parquet (sentence1, sentence2, "
         "score = margin, cosine, trigram_overlap, length_ratio, id1, id2) with a .json report holding "
-        "the filter counts and the ANN recall@k against exact search. Resumable: the stages live in "
-        "--work-dir.",
+        "the filter counts and the ANN recall@k against exact search. Repeated texts (equal up to case and "
+        "punctuation) are collapsed to their first row before embedding. Resumable: the stages live in "
+        "--work-dir; a changed input or model is refused, --overwrite starts over.",
     )
     parser.add_argument(
         "--model",
@@ -77,7 +78,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--max-length-ratio", type=float, default=2.0, help="maximum ratio of character lengths (default 2.0)"
     )
-    parser.add_argument("--no-dedup", action="store_true", help="keep repeated text pairs")
+    parser.add_argument(
+        "--no-dedup",
+        action="store_true",
+        help="keep repeated texts (by default they are collapsed before embedding: a copy takes a neighbour slot "
+        "and suppresses its pairs) and repeated text pairs",
+    )
     parser.add_argument("--lang", default=None, help="language id filter: both sides must be this language (py3langid)")
     parser.add_argument("--source-lang", default=None, help="bitext: language of --input (language id filter)")
     parser.add_argument("--target-lang", default=None, help="bitext: language of --target (language id filter)")
@@ -130,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         target_column=args.target_column,
         work_dir=args.work_dir,
         execution=execution_from_args(args),
+        overwrite=args.overwrite,
     )
     for step in report["filters"]:
         logger.info("  %-16s kept %10d  dropped %10d", step["filter"], step["kept"], step["dropped"])
@@ -142,8 +149,11 @@ def run(args: argparse.Namespace) -> int:
             recall["queries"],
             recall["recall"],
         )
+    sentences = f"{report['source_rows']} " + (f"source and {report['target_rows']} target " if args.target else "")
+    repeats = report["source_repeats"] + (report["target_repeats"] if args.target else 0)
     print(
-        f"wrote {report['pairs']} pairs from {report['source_rows']} sentences to {args.output} "
-        f"(report: {args.output.with_suffix('.json')})"
+        f"wrote {report['pairs']} pairs from {sentences}sentences"
+        + (f" ({repeats} repeated texts collapsed)" if repeats else "")
+        + f" to {args.output} (report: {args.output.with_suffix('.json')})"
     )
     return 0

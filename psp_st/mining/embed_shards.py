@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections.abc import Sequence
@@ -11,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from psp_st.mining.executor import Execution, run_tasks
-from psp_st.mining.shards import Shard, ShardStore, input_files, plan_shards, read_shard_texts
+from psp_st.mining.shards import Shard, ShardStore, input_files, plan_shards, read_shard_texts, sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,22 @@ class EmbedWorker:
         return self.store.write(shard, vectors=vectors)
 
 
+def model_fingerprint(model: str) -> str:
+    """sha256 over a model folder's files (cards and hidden files aside), so that a folder rebuilt in place is told
+    apart; for a Hub id, the id."""
+    from psp_st.io.model_names import resolve_model_name
+
+    folder = Path(resolve_model_name(model))
+    if not folder.is_dir():
+        return str(model)
+    digest = hashlib.sha256()
+    for file in sorted(folder.rglob("*")):
+        name = file.relative_to(folder).as_posix()
+        if file.is_file() and file.suffix != ".md" and not any(part.startswith(".") for part in name.split("/")):
+            digest.update(f"{name}:{sha256_file(file)}\n".encode())
+    return digest.hexdigest()
+
+
 def embed_shards(
     inputs: str | os.PathLike | Sequence[str | os.PathLike],
     folder: str | os.PathLike,
@@ -53,11 +70,13 @@ def embed_shards(
     normalize: bool = False,
     float16: bool = False,
     execution: Execution | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Embed every row of ``inputs`` into ``folder`` (one ``.npy`` per shard + ``manifest.json``); returns the manifest.
 
     Row ``i`` of shard ``k`` is input row ``shard.row + i``. Rerunning with the same arguments resumes: finished
-    shards are kept, the others are computed. The outputs do not depend on ``execution`` (local or Ray).
+    shards are kept, the others are computed; an input or model folder whose content changed (sha256) is refused,
+    and ``overwrite`` starts over. The outputs do not depend on ``execution`` (local or Ray).
     """
     execution = execution or Execution()
     files = input_files(inputs)
@@ -65,8 +84,12 @@ def embed_shards(
     empty = Shard(0, str(files[0]), 0, 0, 0, column=column if files[0].suffix == ".parquet" else None)
     shards = plan_shards(files, shard_rows, column=column) or [empty]
     settings = {"model": str(model), "normalize": normalize, "float16": float16}
-    job = {"kind": "embed", **settings, "column": column, "shard_rows": shard_rows}
+    fingerprints = {f"the input {path}": sha256_file(path) for path in files}
+    fingerprints[f"the model {model}"] = model_fingerprint(model)
+    job = {"kind": "embed", **settings, "column": column, "shard_rows": shard_rows, "fingerprints": fingerprints}
     store = ShardStore(folder, ".npy")
+    if overwrite:
+        store.clear()
     todo = store.pending(job, shards)
     logger.info(
         "embed: %d shards (%d done, %d to compute) into %s", len(shards), len(shards) - len(todo), len(todo), folder

@@ -37,7 +37,15 @@ from psp_st.mining.embed_shards import embed_shards
 from psp_st.mining.executor import Execution, session
 from psp_st.mining.knn_shards import knn_shards, read_neighbours, vector_shards
 from psp_st.mining.margin import STRATEGIES, best_margin_mask, candidate_pairs, knn_mean, ratio_margin
-from psp_st.mining.shards import ShardedVectors, read_manifest, read_shard_texts, sha256_file
+from psp_st.mining.shards import (
+    ShardedVectors,
+    ShardStore,
+    input_files,
+    plan_shards,
+    read_manifest,
+    read_shard_texts,
+    sha256_file,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +74,9 @@ class MiningConfig:
         min_cosine / max_cosine: cosine range (``max_cosine`` < 1 drops near-copies).
         max_trigram_overlap: drop pairs sharing more word trigrams than this (ParaNMT: 0.7; None: off).
         max_length_ratio: drop pairs whose character lengths differ by more than this factor (None: off).
-        dedup: drop repeated text pairs (monolingual: in either order), keeping the first.
+        dedup: mine between distinct texts (repeats, equal up to case and punctuation, are collapsed to their first
+            row before embedding: a copy would fill a neighbour slot and raise the margin's denominator) and drop
+            repeated text pairs (monolingual: in either order), keeping the first.
         languages: expected language(s) of sentence1 and sentence2 (py3langid codes; None: no language filter).
         exclude: texts whose pairs are dropped (e.g. evaluation sentences, for decontamination).
         index: the FAISS index settings.
@@ -137,6 +147,34 @@ def _read_texts(folder: Path) -> Any:
 
     arrays = [pa.array(read_shard_texts(shard), type=pa.large_string()) for shard in vector_shards(folder)]
     return pa.concat_arrays(arrays)
+
+
+def _distinct_texts(spec: Any, path: Path, column: str, config: MiningConfig) -> tuple[Any, str, np.ndarray, int]:
+    """What to embed for one side: ``spec`` itself, or (``config.dedup`` and repeated texts) the Parquet ``path``
+    of its distinct texts, the first of each group of equal :func:`text_key`. Returns it, its column, the input row
+    of each row embedded and the input's row count."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    shards = plan_shards(input_files(spec), config.shard_rows, column)
+    total = sum(shard.rows for shard in shards)
+    if not config.dedup:
+        return spec, column, np.arange(total), total
+    texts = [text for shard in shards for text in read_shard_texts(shard)]
+    first: dict[str, int] = {}
+    rows = np.asarray([i for i, text in enumerate(texts) if first.setdefault(text_key(text), i) == i], np.int64)
+    if len(rows) == total:
+        return spec, column, rows, total
+    table = pa.table({"sentence": pa.array([texts[i] for i in rows], pa.large_string()), "row": rows})
+    if not path.is_file():
+        with atomic_path(path) as tmp:
+            pq.write_table(table, tmp, row_group_size=config.shard_rows)
+    elif not pq.read_table(path).equals(table):
+        raise ValueError(
+            f"the input {' '.join(map(str, _as_list(spec)))} changed since the job in {path.parent} started: pass "
+            "--overwrite to start over, or use a new output folder"
+        )
+    return [path], "sentence", rows, total
 
 
 def _index(vectors_folder: Path, path: Path, spec: IndexSpec) -> Path:
@@ -228,11 +266,13 @@ def mine_pairs(
     target_column: str | None = None,
     work_dir: str | os.PathLike | None = None,
     execution: Execution | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Mine pairs from ``source`` (monolingual) or between ``source`` and ``target`` (bitext) into ``output``.
 
-    Returns (and writes next to ``output`` as ``.json``) the report: settings, rows, candidate pairs, kept/dropped
-    per filter, ANN recall and stage timings. ``work_dir`` (default ``<output>.work``) keeps the resumable stages.
+    Returns (and writes next to ``output`` as ``.json``) the report: settings, rows, repeated texts collapsed,
+    candidate pairs, kept/dropped per filter, ANN recall and stage timings. ``work_dir`` (default
+    ``<output>.work``) keeps the resumable stages; ``overwrite`` starts them over.
     """
     config = config or MiningConfig()
     execution = execution or Execution()
@@ -241,6 +281,12 @@ def mine_pairs(
         raise ValueError(f"output must end in .parquet, got {output}")
     work = Path(work_dir) if work_dir else output.with_name(output.name + ".work")
     monolingual = target is None
+    if overwrite:  # psp-st's own files only
+        for name in ("source", "target"):
+            ShardStore(work / f"{name}-vectors", ".npy").clear()
+            (work / f"{name}-distinct.parquet").unlink(missing_ok=True)
+        for name in ("knn-forward", "knn-backward"):
+            ShardStore(work / name, ".npz").clear()
     timings: dict[str, float] = {}
 
     def stage(name: str, started: float) -> None:
@@ -248,6 +294,18 @@ def mine_pairs(
         logger.info("mine: %s took %.1f s", name, timings[name])
 
     started = time.perf_counter()
+    sides = {"source": (source, column)}
+    if target is not None:
+        sides["target"] = (target, target_column or column)
+    distinct = {}
+    for name, (spec, side_column) in sides.items():
+        distinct[name] = _distinct_texts(spec, work / f"{name}-distinct.parquet", side_column, config)
+        files, count = " ".join(map(str, _as_list(spec))), len(distinct[name][2])
+        if not monolingual and not count:
+            raise ValueError(f"{'--input' if name == 'source' else '--target'} {files} has no sentences")
+        if monolingual and count < 2:
+            distinct_ = "distinct " if config.dedup else ""
+            raise ValueError(f"need at least 2 {distinct_}sentences to mine pairs; --input {files} has {count}")
     with session(execution):  # one Ray connection for the embedding and search jobs
         embed = functools.partial(
             embed_shards,
@@ -257,16 +315,13 @@ def mine_pairs(
             float16=config.float16,
             execution=execution,
         )
-        embed(source, work / "source-vectors", column=column)
-        if target is not None:
-            embed(target, work / "target-vectors", column=target_column or column)
+        for name, (spec, side_column, _, _) in distinct.items():
+            embed(spec, work / f"{name}-vectors", column=side_column)
         stage("embed", started)
         source_dir = work / "source-vectors"
         target_dir = source_dir if monolingual else work / "target-vectors"
         sources, targets = ShardedVectors.open(source_dir), ShardedVectors.open(target_dir)
         k = min(config.k, len(targets) - int(monolingual))
-        if k < 1:
-            raise ValueError(f"need at least 2 sentences to mine pairs, got {len(sources)}")
 
         started = time.perf_counter()
         target_index = _index(target_dir, work / "target.faiss", config.index)
@@ -291,8 +346,14 @@ def mine_pairs(
     started = time.perf_counter()
     source_texts = _read_texts(source_dir)
     target_texts = source_texts if monolingual else _read_texts(target_dir)
+    target_side = distinct["source" if monolingual else "target"]
     counts, written = _score_filter_write(
-        work, output, config, monolingual, sources, targets, source_texts, target_texts
+        work,
+        output,
+        config,
+        monolingual,
+        (sources, source_texts, distinct["source"][2]),
+        (targets, target_texts, target_side[2]),
     )
     stage("score_filter_write", started)
 
@@ -301,8 +362,10 @@ def mine_pairs(
         "source": [str(p) for p in _as_list(source)],
         "target": None if monolingual else [str(p) for p in _as_list(target)],
         "mode": "monolingual" if monolingual else "bitext",
-        "source_rows": len(sources),
-        "target_rows": len(targets),
+        "source_rows": distinct["source"][3],
+        "target_rows": target_side[3],
+        "source_repeats": distinct["source"][3] - len(sources),
+        "target_repeats": target_side[3] - len(targets),
         "pairs": written,
         "filters": counts,
         "recall": recall,
@@ -324,14 +387,15 @@ def _score_filter_write(
     output: Path,
     config: MiningConfig,
     monolingual: bool,
-    sources: ShardedVectors,
-    targets: ShardedVectors,
-    source_texts: Any,
-    target_texts: Any,
+    source_side: tuple[ShardedVectors, Any, np.ndarray],
+    target_side: tuple[ShardedVectors, Any, np.ndarray],
 ) -> tuple[list[dict], int]:
+    """Score the candidates, filter them and write the kept pairs; ``*_side``: the vectors, texts and input row of
+    each distinct text."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    (sources, source_texts, source_rows), (targets, target_texts, target_rows) = source_side, target_side
     forward_sims, forward_ids = read_neighbours(work / "knn-forward")
     source_mean = knn_mean(forward_sims)
     if monolingual:
@@ -376,7 +440,8 @@ def _score_filter_write(
                 batch = {"sentence1": texts[0].to_pylist(), "sentence2": texts[1].to_pylist()}
                 kept = _filter_chunk(batch, filters, counters)
                 chosen = rows[kept]
-                table = _pair_table(batch, kept, left[chosen], right[chosen], margins[chosen], cosines[chosen])
+                ids = source_rows[left[chosen]], target_rows[right[chosen]]
+                table = _pair_table(batch, kept, *ids, margins[chosen], cosines[chosen])
                 if table.num_rows:
                     writer.write_table(table.cast(schema))
                     written += table.num_rows

@@ -2,13 +2,15 @@
 
 A job writes into one folder::
 
-    plan.json              the job settings and the shard list, written first; a rerun must match it
+    plan.json              the job settings, the shard list and the inputs' fingerprints (embedding: sha256 of
+                           the input files and the model folder), written first; a rerun must match it
     part-00000.npy         one output file per shard, written atomically (temporary name, then rename)
     part-00000.done.json   written after its shard file: rows and sha256; its presence marks the shard done
     manifest.json          written last, when every shard is done: shard -> file, rows, checksum
 
 A shard whose ``.done.json`` exists and whose file still has that checksum is never recomputed: a job that lost
-a worker (or the driver) resumes when the same command runs again.
+a worker (or the driver) resumes when the same command runs again; ``--overwrite`` (:meth:`ShardStore.clear`)
+starts it over.
 """
 
 from __future__ import annotations
@@ -168,12 +170,23 @@ class ShardStore:
         if not path.is_file():
             self.folder.mkdir(parents=True, exist_ok=True)
             atomic_write_json(path, plan)
-        elif json.loads(path.read_text(encoding="utf-8")) != json.loads(json.dumps(plan)):
-            raise ValueError(
-                f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or "
-                "inputs); use a new output folder, or delete this one to start over"
+        elif (saved := json.loads(path.read_text(encoding="utf-8"))) != json.loads(json.dumps(plan)):
+            old, new = saved["job"].get("fingerprints", {}), job.get("fingerprints", {})
+            changed = [name for name in new if name in old and old[name] != new[name]]
+            why = (
+                f"{changed[0]} changed since the job in {self.folder} started"
+                if changed
+                else f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or inputs)"
             )
+            raise ValueError(f"{why}: pass --overwrite to start over, or use a new output folder")
         return [asdict(shard) for shard in shards if self.record(shard) is None]
+
+    def clear(self) -> None:
+        """Delete this job's files (manifest, shards, done-records, plan) so that it starts over; others are kept."""
+        (self.folder / MANIFEST_FILE).unlink(missing_ok=True)
+        for file in [*self.folder.glob(f"part-*{self.suffix}"), *self.folder.glob("part-*.done.json")]:
+            file.unlink()
+        (self.folder / PLAN_FILE).unlink(missing_ok=True)
 
     def record(self, shard: Shard) -> dict[str, Any] | None:
         """The done-record of a shard if it is finished and its file is intact, else None."""

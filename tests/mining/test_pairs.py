@@ -45,7 +45,7 @@ def test_filters_are_applied_and_counted(psp_model_dir, caption_sentences, tmp_p
     source.write_text("\n".join(base + extra) + "\n", encoding="utf-8")
     report = _mine(psp_model_dir, source, tmp_path / "p.parquet", max_length_ratio=1.5, max_trigram_overlap=0.5)
     counts = {step["filter"]: step for step in report["filters"]}
-    assert counts["identical"]["dropped"] >= 2  # the repeated sentence and the one with "!" added
+    assert report["source_repeats"] == 2  # the repeated sentence and the one with "!" added: collapsed
     assert counts["length_ratio"]["dropped"] >= 1
     assert counts["trigram_overlap"]["dropped"] >= 1
     chain = [step for step in report["filters"] if step["filter"] != "candidates"]
@@ -117,3 +117,39 @@ def test_mining_config_from_command_options():
     assert bitext.strategy == "max" and bitext.languages == ("de", "en")
     with pytest.raises(ValueError, match="--source-lang"):
         mining_config({"source_lang": "de"})
+
+
+def test_repeated_texts_are_collapsed_before_mining(psp_model_dir, caption_file, tmp_path):
+    lines = caption_file.read_text(encoding="utf-8").splitlines()[:300]
+    (tmp_path / "once.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "twice.txt").write_text("\n".join(lines + [line.upper() for line in lines]) + "\n", encoding="utf-8")
+    once = _mine(psp_model_dir, tmp_path / "once.txt", tmp_path / "once.parquet")
+    twice = _mine(psp_model_dir, tmp_path / "twice.txt", tmp_path / "twice.parquet")
+    assert (twice["source_rows"], twice["source_repeats"], once["source_repeats"]) == (600, 300, 0)
+    assert once["pairs"] > 0
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "twice.parquet"), pd.read_parquet(tmp_path / "once.parquet")
+    )
+
+
+def test_a_resume_after_a_same_size_edit_is_refused_and_overwrite_starts_over(psp_model_dir, caption_file, tmp_path):
+    _mine(psp_model_dir, caption_file, tmp_path / "a.parquet")
+    lines = caption_file.read_text(encoding="utf-8").splitlines()
+    caption_file.write_text("\n".join(lines[400:] + lines[:400]) + "\n", encoding="utf-8")  # same bytes, reordered
+    fresh = _mine(psp_model_dir, caption_file, tmp_path / "fresh.parquet")
+    work = {"work_dir": tmp_path / "a.parquet.work"}
+    config = MiningConfig(min_margin=1.0, shard_rows=300, recall_sample=50)
+    with pytest.raises(ValueError, match="the input .*captions.txt changed since the job"):
+        mine_pairs(caption_file, tmp_path / "b.parquet", str(psp_model_dir), config=config, **work)
+    again = mine_pairs(caption_file, tmp_path / "b.parquet", str(psp_model_dir), config=config, overwrite=True, **work)
+    assert again["pairs"] == fresh["pairs"]
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "b.parquet"), pd.read_parquet(tmp_path / "fresh.parquet"))
+
+
+@pytest.mark.parametrize("empty", ["source", "target"])
+def test_bitext_with_an_empty_side_names_it(psp_model_dir, caption_file, tmp_path, empty):
+    (tmp_path / "empty.txt").write_text("")
+    sides = {"source": caption_file, "target": caption_file, empty: tmp_path / "empty.txt"}
+    flag = "--input" if empty == "source" else "--target"
+    with pytest.raises(ValueError, match=f"{flag} .*empty.txt has no sentences"):
+        mine_pairs(sides["source"], tmp_path / "p.parquet", str(psp_model_dir), target=sides["target"])

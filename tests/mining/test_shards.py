@@ -87,3 +87,27 @@ def test_unfinished_job_has_no_manifest(tmp_path):
     with pytest.raises(RuntimeError, match="shard 1 .* is not done"):
         store.finish({"kind": "test"}, shards)
     assert not (tmp_path / "out" / "manifest.json").exists()
+
+
+def test_a_same_size_edit_of_the_input_is_refused_and_overwrite_starts_over(
+    psp_model_dir, psp_module, caption_file, tmp_path
+):
+    out = tmp_path / "v"
+    embed_shards(caption_file, out, str(psp_model_dir), shard_rows=300)
+    lines = caption_file.read_text(encoding="utf-8").splitlines()
+    caption_file.write_text("\n".join(lines[400:] + lines[:400]) + "\n", encoding="utf-8")  # same bytes, reordered
+    with pytest.raises(ValueError, match=r"the input .*captions.txt changed since the job .* pass --overwrite"):
+        embed_shards(caption_file, out, str(psp_model_dir), shard_rows=300)
+    manifest = embed_shards(caption_file, out, str(psp_model_dir), shard_rows=300, overwrite=True)
+    vectors = np.concatenate([np.load(out / r["file"]) for r in manifest["shards"]])
+    np.testing.assert_allclose(vectors, psp_module.embed(lines[400:] + lines[:400]), rtol=1e-5, atol=1e-6)
+
+
+def test_a_model_folder_rebuilt_in_place_is_refused(psp_model_dir, caption_file, tmp_path):
+    embed_shards(caption_file, tmp_path / "v", str(psp_model_dir), shard_rows=500)
+    weights = next(psp_model_dir.rglob("*.safetensors"))
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1  # one changed weight bit, same size
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ValueError, match="the model .* changed since the job"):
+        embed_shards(caption_file, tmp_path / "v", str(psp_model_dir), shard_rows=500)

@@ -104,3 +104,25 @@ def test_sharded_float16_overflow_is_refused_naming_the_row(psp_model, psp_modul
     args = ["--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "v"), "--shard-rows", "2", "--float16"]
     assert main(["embed", "--model", str(tmp_path / "big"), *args]) == 2
     assert "(first: row 2)" in capsys.readouterr().err
+
+
+def test_sharded_embed_resumes_a_half_done_folder_and_overwrite_starts_over(psp_model_dir, caption_file, tmp_path):
+    out = tmp_path / "v"
+    args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(out)]
+    assert main([*args, "--shard-rows", "300"]) == 0
+    (out / "manifest.json").unlink()  # as if killed before the end
+    (out / "part-00002.done.json").unlink()
+    before = (out / "part-00000.npy").stat().st_mtime_ns
+    assert main([*args, "--shard-rows", "300"]) == 0  # resumes: no --overwrite needed
+    assert (out / "part-00000.npy").stat().st_mtime_ns == before
+    assert main([*args, "--shard-rows", "300", "--overwrite"]) == 0  # starts over
+    assert (out / "part-00000.npy").stat().st_mtime_ns != before
+
+
+def test_mine_summary_counts_both_bitext_sides_and_the_collapsed_repeats(psp_model_dir, caption_file, tmp_path, capsys):
+    lines = caption_file.read_text(encoding="utf-8").splitlines()
+    (tmp_path / "x.txt").write_text("\n".join(lines[:100] + lines[:20]) + "\n", encoding="utf-8")
+    (tmp_path / "en.txt").write_text("\n".join(lines[:90]) + "\n", encoding="utf-8")
+    args = ["mine", "--model", str(psp_model_dir), "--input", str(tmp_path / "x.txt"), "--threads", "1"]
+    assert main([*args, "--target", str(tmp_path / "en.txt"), "--output", str(tmp_path / "p.parquet")]) == 0
+    assert "from 120 source and 90 target sentences (20 repeated texts collapsed)" in capsys.readouterr().out
