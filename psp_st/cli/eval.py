@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
+
+from psp_st.io.output_policy import OVERWRITE_HELP
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR or ../shared/data)"
     )
     parser.add_argument("--out", required=True, help="output folder for results.json, report.md and plots")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument(
         "--opusparcus-dir",
         default=None,
@@ -38,27 +42,38 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the quick, full or xling suite, print a summary table, and write results.json, report.md and the plots
-    into --out. Every number comes from this run; the command line is recorded in the report."""
+    into --out. Every number comes from this run; the command line is recorded in the report. A non-empty --out
+    needs --overwrite, which replaces the files of the earlier run (results.json, report.md, the plots) as one."""
     from psp_st.arguments import check_int
     from psp_st.evaluation import run_suite, summary_markdown, write_report
-    from psp_st.hub.load import open_model
+    from psp_st.hub.load import check_model_folder, open_model
+    from psp_st.io.atomic import atomic_directory
+    from psp_st.io.model_names import resolve_model_name
+    from psp_st.io.output_policy import check_output
 
     check_int("--batch-size", args.batch_size)
+    folder = resolve_model_name(args.model)
+    inputs = [folder if Path(folder).is_dir() else None, args.data_dir, args.opusparcus_dir]
+    out = check_output(args.out, inputs=inputs, overwrite=args.overwrite, folder=True, option="--out")
+    if Path(folder).is_dir():
+        check_model_folder(folder, sha256=True)  # what eval measures is the release as built
     model = open_model(args.model, args.threads)
-    result = run_suite(
-        model,
-        suite=args.suite,
-        data_dir=args.data_dir,
-        out_dir=args.out,
-        batch_size=args.batch_size,
-        show_progress_bar=not args.no_progress,
-        opusparcus_dir=args.opusparcus_dir,
-        model_name=args.model,
-    )
-    command = "psp-st " + " ".join(shlex.quote(arg) for arg in sys.argv[1:]) if sys.argv[1:] else None
-    paths = write_report(result, args.out, command=command)
+    earlier = ["results.json", "report.md", *(p.name for p in out.glob("agreement_*.png"))] if out.is_dir() else []
+    with atomic_directory(out, replaces=earlier) as staged:
+        result = run_suite(
+            model,
+            suite=args.suite,
+            data_dir=args.data_dir,
+            out_dir=staged,
+            batch_size=args.batch_size,
+            show_progress_bar=not args.no_progress,
+            opusparcus_dir=args.opusparcus_dir,
+            model_name=args.model,
+        )
+        command = "psp-st " + " ".join(shlex.quote(arg) for arg in sys.argv[1:]) if sys.argv[1:] else None
+        write_report(result, staged, command=command)
     print(summary_markdown(result["summary"]) or "(no results)")
     for task, reason in result["skipped"].items():
         print(f"not run: {task}: {reason}")
-    print(f"{result['seconds']:.1f} s; wrote {paths['json']} and {paths['markdown']}")
+    print(f"{result['seconds']:.1f} s; wrote {out / 'results.json'} and {out / 'report.md'}")
     return 0

@@ -42,6 +42,18 @@ def source_files(sources: list[str | dict[str, Any]], data_dir: Path) -> dict[st
     return files
 
 
+def _command(name: Any, output: Any, data_dir: Any, seed: Any, max_steps: Any, suite: Any, dtype: Any) -> str:
+    """The ``psp-st build`` command line these ``build`` arguments are (the recipe as given, the overrides)."""
+    import shlex
+
+    words = ["psp-st", "build", str(name)]
+    options = {"--output": output, "--data-dir": data_dir, "--seed": seed, "--max-steps": max_steps, "--dtype": dtype}
+    options["--suite"] = None if suite in (RECIPE_SUITE, None) else suite
+    for option, value in options.items():
+        words += [option, str(value)] if value is not None else []
+    return shlex.join(words + (["--no-eval"] if suite is None else []))
+
+
 def _relative(path: str, data_dir: Path) -> str:
     relative = os.path.relpath(path, data_dir)
     return path if relative.startswith("..") else relative
@@ -93,6 +105,9 @@ def build(
         dtype: weights dtype of the release files, ``float32`` or ``float16`` (half the size); default: the
             recipe's ``release.dtype``, else ``float32``. The evaluation is measured on the folder as written, so
             it includes the rounding.
+
+    The overrides (``seed``, ``max_steps``, ``suite``, ``dtype``) are folded into the recorded recipe
+    (``psp_recipe.yaml`` rebuilds the same release) and the command line they make is recorded for the card.
     """
     import psp_st
     from psp_st.io.data_dir import default_data_dir
@@ -100,6 +115,7 @@ def build(
     from psp_st.training.recipe import find_recipe
 
     recipe_path = find_recipe(name)  # the cheap checks first: a typo fails before torch and datasets load
+    command = _command(name, output, data_dir, seed, max_steps, suite, dtype)
     data_dir = Path(data_dir) if data_dir else default_data_dir()
     if not data_dir.is_dir():
         raise FileNotFoundError(f"data folder {data_dir} not found (pass --data-dir or set PSP_ST_DATA_DIR)")
@@ -107,21 +123,31 @@ def build(
     from psp_st.training.recipe import load_config, train_from_config
 
     config = load_config(recipe_path)
+    # the recorded recipe is the one run: every override folded in, so rebuilding from psp_recipe.yaml matches
     if seed is not None:
         config["seed"] = int(seed)
     config.setdefault("seed", 42)
-    release = config.get("release") or {}  # checked by load_config (psp_st.training.schema.ReleaseSection)
+    if max_steps is not None:
+        config["trainer"] = {**(config.get("trainer") or {}), "max_steps": max_steps}
+    release = dict(config.get("release") or {})  # checked by load_config (psp_st.training.schema.ReleaseSection)
+    if dtype:
+        release["dtype"] = dtype
+    if suite not in (RECIPE_SUITE, None):
+        release["suite"] = suite
+    if release:
+        config["release"] = release
     if suite == RECIPE_SUITE:
         suite = release.get("suite", "quick")
     if suite is not None:  # a typo fails here, not after the training
         from psp_st.evaluation.suite import check_suite
 
         check_suite(suite)
-    dtype = dtype or release.get("dtype", "float32")
+    dtype = release.get("dtype", "float32")
     if dtype not in DTYPES:
         raise ValueError(f"release dtype must be one of {DTYPES}, got {dtype!r}")
     run_config = copy.deepcopy(config)
     run_config.pop("release", None)
+    model_id = str(output or config["name"])  # the folder as given (./NAME by default): what the cards load
     output = Path(output) if output else Path.cwd() / config["name"]
     previous = previous_release_files(output, config["name"])
     check_output(
@@ -140,6 +166,7 @@ def build(
         "psp_st_version": psp_st.__version__,
         "format_version": FORMAT_VERSION,
         "recipe_file": recipe_path.name,
+        "command": command,
         "recipe": config,
         "seed": config["seed"],
         "max_steps": max_steps,
@@ -185,7 +212,9 @@ def build(
         # seconds per build stage: data, tokenizer, teacher passes, training (from the run), then eval and export
         stages = {key.removesuffix("_seconds"): value for key, value in (metrics.get("stage_seconds") or {}).items()}
         info["stage_seconds"] = stages
-        write_release(model, output, info, data_dir=data_dir, suite=suite, dtype=dtype, replaces=previous or ())
+        write_release(
+            model, output, info, data_dir=data_dir, suite=suite, dtype=dtype, replaces=previous or (), model_id=model_id
+        )
     info["total_seconds"] = round(time.perf_counter() - build_start, 1)
     write_record(output, info)
     logger.info("wrote %s", output)

@@ -101,13 +101,18 @@ def _refresh_cards(staged: Path, repo_id: str) -> None:
 def stage_upload(folder: str | os.PathLike, repo_id: str, out: str | os.PathLike) -> list[str]:
     """Write into ``out`` exactly the files a push of ``folder`` to ``repo_id`` uploads; return their paths.
 
-    ``out`` must not exist or be an empty folder (nothing else may end up in the upload). ``folder`` is loaded
-    first, each form as :func:`psp_st.load` loads it (finite weights, a readable tokenizer and config: errors name
-    the file in ``folder``), build record or not; ``out`` is written atomically (nothing is left on failure).
+    ``out`` must not exist or be an empty folder (nothing else may end up in the upload). ``folder`` (a local folder,
+    not a model name) is loaded first, each form as :func:`psp_st.load` loads it (finite weights, a readable
+    tokenizer and config: errors name the file in ``folder``), build record or not, and every file its build record
+    lists must have the recorded sha256; ``out`` is written atomically (nothing is left on failure).
     """
     folder, out = Path(folder), Path(out)
     check_repo_id(repo_id)
-    check_model_folder(folder)
+    if not folder.is_dir():  # push takes a folder only: it uploads local files, never a name resolved elsewhere
+        raise FileNotFoundError(
+            f"no such folder: {folder} (push uploads a local model folder, e.g. a `psp-st build` output)"
+        )
+    check_model_folder(folder, sha256=True)  # never publish files that differ from the build record
     if out.resolve() == folder.resolve() or folder.resolve() in out.resolve().parents:
         raise ValueError(f"the dry-run folder {out} must be outside the model folder {folder}")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):

@@ -2,9 +2,10 @@
 
 A release is what gets published: the root is the ``StaticEmbedding`` export (loads with
 ``SentenceTransformer("psp-en")`` from the folder's parent, no flag, no psp-st), ``trainable/`` holds the same
-weights as a ``PSPEmbedding``, ``psp_recipe.yaml`` the recipe as run, ``psp_build.json`` the build record
-(versions, recipe, seed, training, the evaluation suite's numbers, every file with its size) and ``README.md`` the
-model cards rendered from that record (:mod:`psp_st.hub.card`).
+weights as a ``PSPEmbedding``, ``psp_recipe.yaml`` the recipe as run (command-line overrides folded in),
+``psp_build.json`` the build record (versions, command, recipe, seed, training, the evaluation suite's numbers,
+every file with its size and sha256) and ``README.md`` the model cards rendered from that record
+(:mod:`psp_st.hub.card`).
 """
 
 from __future__ import annotations
@@ -49,14 +50,13 @@ def write_record(folder: str | os.PathLike, info: dict[str, Any]) -> None:
     atomic_write_json(Path(folder) / BUILD_INFO_FILE, info)
 
 
-def _file_sizes(folder: Path) -> dict[str, int]:
+def _file_records(folder: Path) -> tuple[dict[str, int], dict[str, str]]:
+    """Size and sha256 of every release file but the cards and the record itself."""
     from psp_st.hub.push import upload_files
+    from psp_st.mining.shards import sha256_file
 
-    return {
-        relative: (folder / relative).stat().st_size
-        for relative in upload_files(folder)
-        if not relative.endswith("README.md") and relative != BUILD_INFO_FILE
-    }
+    files = [r for r in upload_files(folder) if not r.endswith("README.md") and r != BUILD_INFO_FILE]
+    return {r: (folder / r).stat().st_size for r in files}, {r: sha256_file(folder / r) for r in files}
 
 
 def write_release(
@@ -67,6 +67,7 @@ def write_release(
     suite: str | None = "quick",
     dtype: str = "float32",
     replaces: Iterable[str] = (),
+    model_id: str | None = None,
 ) -> dict[str, Any]:
     """Write ``model`` (a SentenceTransformer around a trained ``PSPEmbedding``) as the release folder ``output``.
 
@@ -75,10 +76,11 @@ def write_release(
         output: the release folder, written atomically (:func:`psp_st.io.atomic.atomic_directory`): files listed
             in ``replaces`` (an earlier release's) that the new release lacks are removed, other files are kept.
         info: the build record so far (name, versions, recipe, training); completed here with the dtype, the
-            evaluation, the stage times and the file sizes, and returned.
+            evaluation, the stage times and the file sizes and hashes, and returned.
         data_dir: the shared data folder of the evaluation suite.
         suite: evaluation suite run on the static form as written (``None``: no evaluation).
         dtype: weights dtype of the release files, ``float32`` or ``float16`` (the evaluation includes the rounding).
+        model_id: what the cards' usage snippets load (default: the record's short name).
     """
     import yaml
     from sentence_transformers import SentenceTransformer
@@ -106,8 +108,8 @@ def write_release(
         start = time.perf_counter()
         model.save(str(folder / TRAINABLE_SUBFOLDER))
         (folder / RECIPE_FILE).write_text(yaml.safe_dump(info.get("recipe"), sort_keys=False), encoding="utf-8")
-        info["files"] = _file_sizes(folder)
+        info["files"], info["sha256"] = _file_records(folder)
         stages["export"] = round(time.perf_counter() - start, 1)
         write_record(folder, info)
-        write_model_cards(folder)
+        write_model_cards(folder, model_id=model_id)
     return info

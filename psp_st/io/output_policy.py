@@ -1,5 +1,5 @@
 """The one overwrite policy every command that writes an output follows (build, train, tokenizer, embed, score, data,
-mine; the Python exports, with ``overwrite=True`` for ``--overwrite``).
+mine, eval; the Python exports, with ``overwrite=True`` for ``--overwrite``).
 
 * An output that already exists is refused unless the user passed ``--overwrite`` (an output folder counts as
   existing when it is not empty). A folder that ``ours`` recognises (``psp-st build``'s own release folder of the

@@ -119,6 +119,7 @@ class PSPEmbedding(TokenEncoder):
         to :meth:`SentencePieceTokenizer.train` otherwise.
         """
         embedding_dim = check_int("embedding_dim", embedding_dim)
+        cls.check_tokenizer_kind(options.pop("tokenizer", "sentencepiece"))  # not a sentencepiece trainer option
         module_keys = {"max_seq_length", "dropout"}
         module_options = {key: options.pop(key) for key in list(options) if key in module_keys}
         if character_coverage is not None:

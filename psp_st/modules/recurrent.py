@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from psp_st.arguments import check_int
 from psp_st.modules.fused_recurrence import lstm_layer, sjoblom_gru
 from psp_st.modules.packing import PackedTokens
 from psp_st.modules.token_encoder import TokenEncoder
@@ -103,7 +104,7 @@ class LSTMAveraging(_RecurrentEncoder):
         if combine not in ("sum", "concat"):
             raise ValueError(f"combine must be 'sum' or 'concat', got {combine!r}")
         super().__init__(tokenizer, embedding_dim=embedding_dim, **kwargs)
-        self.hidden_size = hidden_size or embedding_dim
+        self.hidden_size = embedding_dim if hidden_size is None else check_int("hidden_size", hidden_size)
         self.bidirectional = bidirectional
         self.pooling = pooling
         self.combine = combine
@@ -164,7 +165,7 @@ class GRAN(_RecurrentEncoder):
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         self.gate = gate  # read by init_embeddings during super().__init__
         super().__init__(tokenizer, embedding_dim=embedding_dim, **kwargs)
-        self.hidden_size = hidden_size or embedding_dim
+        self.hidden_size = embedding_dim if hidden_size is None else check_int("hidden_size", hidden_size)
         self.dropout = dropout
         self.activation = activation
         hidden = self.hidden_size

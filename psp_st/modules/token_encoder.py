@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from psp_st.arguments import check_int
 from psp_st.modules.base import ModelFolderError, PSPInputModule
 from psp_st.modules.scramble import scramble_ids
 from psp_st.tokenization.store import (
@@ -76,6 +77,7 @@ class TokenEncoder(PSPInputModule):
         **kwargs: Any,
     ) -> None:
         super().__init__()
+        embedding_dim = check_int("embedding_dim", embedding_dim)
         self.tokenizer_kind = tokenizer_kind(tokenizer)
         self.check_tokenizer_kind(self.tokenizer_kind)
         self.tokenizer = tokenizer
@@ -141,7 +143,14 @@ class TokenEncoder(PSPInputModule):
             **options: module arguments (``max_seq_length``, ``hidden_size``, ``scramble``, ...).
         """
         texts = list(texts)
+        check_int("embedding_dim", embedding_dim)  # before the tokenizer trains
         cls.check_tokenizer_kind(tokenizer or cls.default_tokenizer)
+        clash = sorted({"min_count", "max_size", "lowercase", "vocab_size"} & set(tokenizer_options or {}))
+        if clash:
+            raise ValueError(
+                f"tokenizer_options {clash} repeat from_texts' own arguments: pass min_count, max_size (also the "
+                "sentencepiece vocab_size) and lowercase to from_texts itself"
+            )
         trained = train_tokenizer_of_kind(
             tokenizer or cls.default_tokenizer,
             texts,

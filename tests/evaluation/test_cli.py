@@ -79,3 +79,36 @@ def test_neighbours_prints_a_table(saved_psp_model, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "Nearest neighbours of **a dog is running**" in printed
     assert printed.count("\n| ") == 3  # header + 2 rows, the query itself excluded
+
+
+def _eval(model, data_dir, out, *extra):
+    return main(
+        ["eval", "--model", str(model), "--data-dir", str(data_dir), "--out", str(out), "--no-progress", *extra]
+    )
+
+
+def test_eval_refuses_a_non_empty_out_without_overwrite(saved_psp_model, data_dir, tmp_path, capsys):
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "results.json").write_text("{}")
+    assert _eval(saved_psp_model, data_dir, out) == 2
+    assert "--out" in (err := capsys.readouterr().err) and "--overwrite" in err
+    assert (out / "results.json").read_text() == "{}"
+
+
+def test_eval_overwrite_replaces_the_earlier_run_and_keeps_other_files(saved_psp_model, data_dir, tmp_path):
+    out = tmp_path / "report"
+    out.mkdir()
+    for name in ("results.json", "report.md", "agreement_old-task.png", "notes.txt"):
+        (out / name).write_text("earlier")
+    assert _eval(saved_psp_model, data_dir, out, "--overwrite") == 0
+    assert not (out / "agreement_old-task.png").exists()  # no plot of another run is left beside the new report
+    assert (out / "notes.txt").read_text() == "earlier"
+    assert json.loads((out / "results.json").read_text())["suite"] == "quick"
+
+
+def test_eval_refuses_a_file_as_out(saved_psp_model, data_dir, tmp_path, capsys):
+    out = tmp_path / "report"
+    out.write_text("a file")
+    assert _eval(saved_psp_model, data_dir, out) == 2
+    assert f"--out {out} exists and is not a folder" in capsys.readouterr().err

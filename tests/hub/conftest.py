@@ -86,3 +86,21 @@ def release_copy(release, tmp_path) -> Path:
     copy = tmp_path / "psp-en"
     shutil.copytree(release, copy)
     return copy
+
+
+@pytest.fixture(scope="session")
+def release_as_run(tmp_path_factory, tiny_recipe, data_dir) -> Path:
+    """A tiny build run from its folder with a relative --output and overrides: the folder ``out/rel`` (do not modify)."""
+    workdir = tmp_path_factory.mktemp("build-as-run")
+    assert run_build(tiny_recipe, data_dir, workdir, "--output", "out/rel", "--seed", "5", "--dtype", "float16") == 0
+    return workdir / "out" / "rel"
+
+
+@pytest.fixture
+def changed_release(release_copy) -> Path:
+    """:func:`release_copy` with the rows of its root weights reversed: a valid file of the recorded size."""
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(release_copy / "model.safetensors")
+    save_file({key: value.flip(0).contiguous() for key, value in tensors.items()}, release_copy / "model.safetensors")
+    return release_copy

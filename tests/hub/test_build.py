@@ -67,7 +67,7 @@ def test_static_and_trainable_forms_give_the_same_vectors(release, monkeypatch):
     monkeypatch.chdir(release.parent)
     static = load("psp-en").encode(SENTENCES)
     trainable = load("psp-en", trainable=True).encode(SENTENCES)
-    # identical for text without unknown pieces (the static form averages <unk> in, the trainable one drops it)
+    # identical: both forms drop unknown pieces (they differ only on a text with no known piece)
     np.testing.assert_allclose(static, trainable, atol=1e-5)
 
 
@@ -134,3 +134,54 @@ def test_a_misspelled_suite_fails_before_training(tiny_recipe, data_dir, tmp_pat
     with pytest.raises(ValueError, match=r"unknown suite 'qiuck'; choose one of \('quick', 'full', 'xling'\)"):
         build(str(tiny_recipe), output=tmp_path / "out", data_dir=data_dir, suite="qiuck")
     assert not (tmp_path / "out").exists()
+
+
+def test_record_and_card_give_the_command_as_run(release_as_run, tiny_recipe, data_dir):
+    command = (
+        f"psp-st build {tiny_recipe} --output out/rel --data-dir {data_dir} --seed 5 --max-steps 4 --dtype float16"
+    )
+    assert json.loads((release_as_run / "psp_build.json").read_text())["command"] == f"{command} --no-eval"
+    assert f"Built with `{command} --no-eval`" in (release_as_run / "README.md").read_text()
+
+
+def test_overrides_are_folded_into_the_recorded_recipe(release_as_run):
+    import yaml
+
+    recipe = yaml.safe_load((release_as_run / "psp_recipe.yaml").read_text())
+    assert recipe["seed"] == 5 and recipe["trainer"]["max_steps"] == 4 and recipe["release"] == {"dtype": "float16"}
+    assert json.loads((release_as_run / "psp_build.json").read_text())["recipe"] == recipe
+
+
+def test_rebuild_from_the_recorded_recipe_gives_the_same_release(release_as_run, data_dir, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.cli import main
+
+    again = tmp_path / "again"
+    assert (
+        main(
+            [
+                "build",
+                str(release_as_run / "psp_recipe.yaml"),
+                "--output",
+                str(again),
+                "--data-dir",
+                str(data_dir),
+                "--no-eval",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert json.loads((again / "psp_build.json").read_text())["weights_dtype"] == "float16"
+    first = SentenceTransformer(str(release_as_run), device="cpu").encode(SENTENCES)
+    np.testing.assert_allclose(
+        SentenceTransformer(str(again), device="cpu").encode(SENTENCES), first, rtol=0, atol=1e-6
+    )
+
+
+def test_record_holds_the_sha256_of_every_recorded_file(release):
+    from psp_st.mining.shards import sha256_file
+
+    info = json.loads((release / "psp_build.json").read_text())
+    assert info["sha256"] == {name: sha256_file(release / name) for name in info["files"]}

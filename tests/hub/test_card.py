@@ -133,3 +133,16 @@ def test_card_lists_sources_with_licences_pairs_and_stage_times(static_model):
     assert "image captions (MS-COCO 2017 val) 69%" in card  # 50,029 of the 72,717 file rows
     assert "1,234 unlabelled sentences" in card and "| `corpus/wikipedia_sentences.parquet` |" in card
     assert "data 12, training 300" in card
+
+
+def test_card_unknown_pieces_note_says_what_the_two_forms_do(release):
+    import numpy as np
+
+    from psp_st.hub import load
+
+    card = (release / "README.md").read_text()
+    assert "dropped in both forms" in card and "gets zeros in the static form" in card
+    static, trainable = load(str(release)), load(str(release), trainable=True)
+    for text in ("a dog runs 中文א", "a dog runs"):  # an unknown piece is dropped in both forms
+        np.testing.assert_allclose(static.encode([text]), trainable.encode([text]), atol=1e-5)
+    assert not static.encode(["中文א"]).any() and trainable.encode(["中文א"]).any()  # no known piece

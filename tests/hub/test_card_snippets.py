@@ -94,3 +94,14 @@ def test_pushed_cards_snippets_run(release, train_output, tmp_path):
         if (out / "trainable").is_dir():
             snippets += card_snippets(out / "trainable", "me/my-psp")
     run_snippets(snippets, tmp_path)
+
+
+def test_cards_of_a_build_with_output_load_that_folder_as_written(release_as_run):
+    snippets = [
+        usage_snippets((folder / "README.md").read_text(encoding="utf-8"))
+        for folder in (release_as_run, release_as_run / "trainable")
+    ]
+    assert all('"out/rel"' in code for code in snippets[0] + snippets[1])
+    run_snippets(
+        [(f"out/rel #{i}", code) for i, code in enumerate(snippets[0] + snippets[1])], release_as_run.parent.parent
+    )

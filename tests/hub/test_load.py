@@ -138,3 +138,20 @@ def test_folder_without_the_files_of_a_fileless_st_module_loads(tmp_path):
     normalize_dir = path / json.loads((path / "modules.json").read_text())[1]["path"]
     shutil.rmtree(normalize_dir, ignore_errors=True)
     assert load(path).encode(["a dog"]).shape == (1, 4)
+
+
+def test_eval_refuses_a_release_changed_after_the_build(changed_release, data_dir, tmp_path, capsys):
+    from psp_st.cli import main
+
+    out = tmp_path / "eval"
+    assert main(["eval", "--model", str(changed_release), "--data-dir", str(data_dir), "--out", str(out)]) == 2
+    assert "'model.safetensors' differs from the one built" in capsys.readouterr().err
+
+
+def test_record_without_hashes_is_checked_by_size_only(changed_release):
+    from psp_st.hub.load import check_model_folder
+
+    record = json.loads((changed_release / "psp_build.json").read_text())
+    del record["sha256"]  # a release built before hashes were recorded
+    (changed_release / "psp_build.json").write_text(json.dumps(record))
+    check_model_folder(changed_release, sha256=True)

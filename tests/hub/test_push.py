@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -115,6 +116,13 @@ def test_token_is_redacted_from_hub_errors_and_logs(release, monkeypatch, caplog
     assert SECRET not in caplog.text
 
 
+def _drop_hashes(folder):
+    """Make the build record one from before hashes (sizes only), so the loaders' own checks are reached."""
+    record = json.loads((folder / "psp_build.json").read_text())
+    del record["sha256"]
+    (folder / "psp_build.json").write_text(json.dumps(record))
+
+
 def _break(folder, relative, data=None):
     """Replace ``folder/relative`` by same-size junk (``data``: by these bytes), so the build record's sizes match."""
     file = folder / relative
@@ -147,6 +155,8 @@ def test_dry_run_refuses_a_garbage_tokenizer_naming_the_source(release_copy, tmp
 
     if not record:
         (release_copy / "psp_build.json").unlink()
+    else:
+        _drop_hashes(release_copy)
     file = _break(release_copy, "trainable/sentencepiece.model")
     with pytest.raises(ModelFolderError, match=rf"sentencepiece tokenizer {file}"):
         push(release_copy, "org/name", dry_run=tmp_path / "out")
@@ -156,6 +166,7 @@ def test_dry_run_refuses_a_bad_config_value_with_build_record(release_copy, tmp_
     from psp_st.hub.push import push
     from psp_st.modules.base import ModelFolderError
 
+    _drop_hashes(release_copy)
     config = release_copy / "trainable" / "psp_config.json"
     config.write_text(config.read_text().replace('"lowercase": true', '"lowercase": "tr"'))  # same size
     with pytest.raises(ModelFolderError, match="lowercase must be true or false"):
@@ -176,3 +187,19 @@ def test_failed_dry_run_leaves_no_folder_behind(release_copy, tmp_path, monkeypa
     with pytest.raises(RuntimeError):
         push_module.push(release_copy, "org/name", dry_run=out)
     assert not out.exists() and list(tmp_path.iterdir()) == [release_copy]
+
+
+def test_push_of_a_missing_folder_says_no_such_folder(tmp_path, capsys):
+    from psp_st.cli import main
+
+    assert main(["push", str(tmp_path / "absent"), "--repo-id", "me/x", "--dry-run", str(tmp_path / "up")]) == 2
+    assert f"no such folder: {tmp_path / 'absent'}" in capsys.readouterr().err
+
+
+def test_dry_run_refuses_a_root_changed_after_the_build(changed_release, tmp_path):
+    from psp_st.hub.push import push
+    from psp_st.modules.base import ModelFolderError
+
+    with pytest.raises(ModelFolderError, match="'model.safetensors' differs from the one built"):
+        push(changed_release, "me/x", dry_run=tmp_path / "up")
+    assert not (tmp_path / "up").exists()

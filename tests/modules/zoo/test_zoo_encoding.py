@@ -97,3 +97,25 @@ def test_averaging_refuses_sentencepiece_and_points_to_psp(sp_tokenizer, zoo_tex
         WordAveraging(sp_tokenizer, embedding_dim=4)
     with pytest.raises(ValueError, match="TrigramAveraging does not average sentencepiece pieces"):
         TrigramAveraging.from_texts(zoo_texts[:50], embedding_dim=4, tokenizer="sentencepiece")
+
+
+@pytest.mark.parametrize("dim", [0, -3, 2.5])
+def test_from_texts_refuses_a_bad_embedding_dim_naming_it(zoo_texts, dim):
+    from psp_st.modules.averaging import WordAveraging
+
+    with pytest.raises((ValueError, TypeError), match="embedding_dim"):
+        WordAveraging.from_texts(zoo_texts[:50], embedding_dim=dim)
+
+
+def test_tokenizer_option_repeating_an_argument_is_refused_naming_it(zoo_texts):
+    from psp_st.modules.recurrent import GRAN
+
+    with pytest.raises(ValueError, match=r"tokenizer_options \['vocab_size'\].*max_size"):
+        GRAN.from_texts(zoo_texts[:50], tokenizer="sentencepiece", tokenizer_options={"vocab_size": 500})
+
+
+def test_psp_from_texts_refuses_another_tokenizer_kind(zoo_texts):
+    from psp_st.modules.psp import PSPEmbedding
+
+    with pytest.raises(ValueError, match="PSPEmbedding averages sentencepiece pieces, not words"):
+        PSPEmbedding.from_texts(zoo_texts[:50], tokenizer="words")

@@ -149,3 +149,18 @@ def test_from_texts_is_seeded_and_leaves_global_rng_alone(zoo_texts):
     assert torch.equal(torch.random.get_rng_state(), state)
     for (name, p), q in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
         assert torch.equal(p, q), name
+
+
+@pytest.mark.parametrize("cls", [LSTMAveraging, GRAN])
+@pytest.mark.parametrize(
+    ("option", "value", "error"),
+    [
+        ("embedding_dim", 0, ValueError),
+        ("embedding_dim", 2.5, TypeError),
+        ("hidden_size", 0, ValueError),
+        ("hidden_size", -1, ValueError),
+    ],
+)
+def test_sizes_must_be_positive_ints_naming_the_argument(word_tokenizer, cls, option, value, error):
+    with pytest.raises(error, match=option):
+        cls(word_tokenizer, **{"embedding_dim": 4, option: value})
