@@ -9,6 +9,7 @@ tests/fixtures/make_shared_data.py). Tests that need the real files (their row c
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -156,9 +157,18 @@ def psp_model_dir(psp_model, tmp_path) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def distinct_captions(caption_sentences) -> list[str]:
+    """:func:`caption_sentences` without repeats up to case and punctuation (``psp-st mine`` collapses those)."""
+    first: dict[str, str] = {}
+    for text in caption_sentences:
+        first.setdefault(" ".join(re.findall(r"\w+", text.lower())), text)
+    return list(first.values())
+
+
 @pytest.fixture
-def caption_file(caption_sentences, tmp_path) -> Path:
+def caption_file(distinct_captions, tmp_path) -> Path:
     """800 distinct real Flickr8k captions, one per line (several per image, so the file holds paraphrases)."""
     path = tmp_path / "captions.txt"
-    path.write_text("\n".join(list(dict.fromkeys(caption_sentences))[:800]) + "\n", encoding="utf-8")
+    path.write_text("\n".join(distinct_captions[:800]) + "\n", encoding="utf-8")
     return path

@@ -38,8 +38,8 @@ def test_margins_match_a_hand_computation_over_the_full_similarity_matrix(
     assert report["index"] == "flat" and report["recall"]["recall"] == 1.0
 
 
-def test_filters_are_applied_and_counted(psp_model_dir, caption_sentences, tmp_path):
-    base = list(dict.fromkeys(caption_sentences))[:300]
+def test_filters_are_applied_and_counted(psp_model_dir, distinct_captions, tmp_path):
+    base = distinct_captions[:300]
     extra = [base[0], base[1] + "!", base[2] + " and so on and so forth for a while longer than before"]
     source = tmp_path / "s.txt"
     source.write_text("\n".join(base + extra) + "\n", encoding="utf-8")
