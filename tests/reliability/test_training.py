@@ -13,14 +13,21 @@ from psp_st.training.megabatch import MINING_STATE_FILE
 
 
 class KillAt(TrainerCallback):
-    """Simulates a crash (kill) right after optimizer step ``step``, before that step's checkpoint is written."""
+    """Simulates a crash (kill) right after optimizer step ``step``, before that step's checkpoint is written; with
+    ``on_save``, the moment the trainer reports checkpoint ``step`` saved, before any other callback runs."""
 
-    def __init__(self, step: int) -> None:
-        self.step = step
+    def __init__(self, step: int, on_save: bool = False) -> None:
+        self.step, self.on_save_only = step, on_save
+
+    def _kill(self, state, event: bool) -> None:
+        if event and state.global_step == self.step:
+            raise KeyboardInterrupt(f"killed at step {state.global_step}")
 
     def on_step_end(self, args, state, control, **kwargs):
-        if state.global_step == self.step:
-            raise KeyboardInterrupt(f"killed at step {state.global_step}")
+        self._kill(state, not self.on_save_only)
+
+    def on_save(self, args, state, control, **kwargs):
+        self._kill(state, self.on_save_only)
 
 
 def _weights(trainer) -> dict[str, torch.Tensor]:
@@ -75,20 +82,9 @@ def test_resume_from_any_checkpoint_is_bit_identical(resume_setup, kill_at):
         assert torch.equal(tensor, expected[name]), name
 
 
-class KillOnSave(TrainerCallback):
-    """Simulates a kill the moment the trainer reports checkpoint ``step`` saved, before any other callback runs."""
-
-    def __init__(self, step: int) -> None:
-        self.step = step
-
-    def on_save(self, args, state, control, **kwargs):
-        if state.global_step == self.step:
-            raise KeyboardInterrupt(f"killed while saving step {state.global_step}")
-
-
 def test_a_checkpoint_holds_its_mined_negatives_when_the_save_is_reported(resume_setup):
     run, full = resume_setup
-    crashed = run("crash-save", callbacks=[KillOnSave(5)])  # checkpoint-5 sits inside the mega-batch 4-5
+    crashed = run("crash-save", callbacks=[KillAt(5, on_save=True)])  # checkpoint-5 sits inside the mega-batch 4-5
     with pytest.raises(KeyboardInterrupt):
         crashed.train()
     assert (Path(crashed.args.output_dir) / "checkpoint-5" / MINING_STATE_FILE).is_file()
