@@ -33,11 +33,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="YAML file with a filters block (top-level 'filters:' or a recipe's 'data: filters:'), or inline YAML",
     )
     parser.add_argument(
-        "--on-error", choices=["raise", "skip"], default="raise", help="bad rows: stop (default) or skip and count"
+        "--on-error",
+        choices=["raise", "skip"],
+        default="raise",
+        help="bad rows and lines: stop (default) or skip and count",
     )
     parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets' filter/map")
     parser.add_argument("--cache-dir", help="datasets cache folder")
-    parser.add_argument("--output", help="write the kept pairs to this Parquet file")
+    parser.add_argument("--output", help="write the kept pairs to this .parquet file")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=run)
 
@@ -76,21 +79,31 @@ def _filters(value: str | None) -> dict | list | None:
 def run(args: argparse.Namespace) -> int:
     """Loads with psp_st.data.load_pairs (memory-mapped), validates every row, applies the filters in order."""
     from psp_st.data import apply_filters, load_opusparcus, load_pairs, load_training_pairs, validate_pairs
+    from psp_st.data.loaders import local_files
 
+    if args.kind != "pairs" and (args.column or args.format):
+        raise ValueError(f"--column and --format apply to --kind pairs; --kind {args.kind} has its own layout")
     if args.output:
         from psp_st.io.output_policy import check_output
 
-        check_output(args.output, inputs=[*args.source, args.filters], overwrite=args.overwrite)
+        files = [path for item in args.source for path in local_files(item) or []]  # what globs / folders name
+        check_output(args.output, inputs=[*args.source, *files, args.filters], overwrite=args.overwrite)
+        if not args.output.lower().endswith(".parquet"):
+            raise ValueError(f"--output {args.output}: the kept pairs are written as Parquet; end the name in .parquet")
     source = args.source[0] if len(args.source) == 1 else args.source
+    bad_lines = "skip" if args.on_error == "skip" else "error"
     if args.kind == "training-pairs":
         pairs = load_training_pairs(args.source, cache_dir=args.cache_dir)
     elif args.kind == "bitext":
         bitext = {"sentence1": "source", "sentence2": "target"}  # the X side first; lang kept
-        pairs = load_pairs(source, columns=bitext, cache_dir=args.cache_dir)
+        pairs = load_pairs(source, columns=bitext, cache_dir=args.cache_dir, on_bad_lines=bad_lines)
     elif args.kind == "opusparcus":
-        pairs = load_opusparcus(source, cache_dir=args.cache_dir)
+        pairs = load_opusparcus(source, cache_dir=args.cache_dir, on_bad_lines=bad_lines)
     else:
-        pairs = load_pairs(source, format=args.format, columns=_columns(args.column), cache_dir=args.cache_dir)
+        columns = _columns(args.column)
+        pairs = load_pairs(
+            source, format=args.format, columns=columns, cache_dir=args.cache_dir, on_bad_lines=bad_lines
+        )
     pairs, validation = validate_pairs(pairs, on_error=args.on_error, source=" ".join(args.source))
     print(validation)
     pairs, report = apply_filters(pairs, _filters(args.filters), num_proc=args.num_proc)

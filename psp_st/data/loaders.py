@@ -67,6 +67,7 @@ def local_files(source: Source, data_dir: str | os.PathLike | None = None) -> li
             and _HUB_ID.match(text)
             and not text.startswith((".", "/"))
             and not _known_suffix(text)
+            and not os.path.exists(text)  # a local folder without pair files is not a Hub id
         ):
             return None
         raise
@@ -106,8 +107,9 @@ def load_pairs(
             group at a time, row groups as shards; see :mod:`psp_st.data.parquet_stream`).
         cache_dir: datasets cache folder (default: datasets' own, ``~/.cache/huggingface/datasets``).
         on_bad_lines: TSV/JSONL only: ``"error"`` raises :class:`~psp_st.data.text_files.BadLineError` naming
-            the file and line of a malformed line (wrong field count, invalid JSON, missing key, non-string or
-            empty text, unparsable or NaN score); ``"skip"`` drops such lines and logs a count per file.
+            the file and line of a malformed line (wrong field count, invalid JSON, missing key, non-string text,
+            unparsable or NaN score); ``"skip"`` drops such lines and logs a count per file. A null or empty text
+            is read (as in Parquet): :func:`psp_st.data.validate_pairs` reports or drops it.
         tsv_header: whether TSV files start with a header line; None detects it (the first line holds every
             requested column name). Header-less TSV defaults to ``sentence1, sentence2[, score]`` by position.
         keep_columns: further source columns to keep unchanged (e.g. ``("corpus",)``); a missing one raises.
@@ -209,16 +211,17 @@ def parquet_schema(path: str, text_columns: Sequence[str] = ()):
 def _load_parquet(files: list[str], columns, split: str, streaming: bool, cache_dir, keep_columns):
     from datasets import load_dataset
 
-    mapping: dict[str, str] | None = None
+    first: dict[str, tuple[str, str]] | None = None  # output -> (source column, Arrow type) of the first file
     for path in files:
-        names = parquet_schema(path, [columns.get(name, name) for name in TEXT_COLUMNS]).names
-        file_mapping = _output_mapping(names, columns, keep_columns, path)
-        if mapping is not None and file_mapping != mapping:
+        schema = parquet_schema(path, [columns.get(name, name) for name in TEXT_COLUMNS])
+        mapping = _output_mapping(schema.names, columns, keep_columns, path)
+        layout = {out: (name, str(schema.field(name).type).replace("large_", "")) for out, name in mapping.items()}
+        if first is not None and layout != first:
             raise ValueError(
-                f"{path}: columns {file_mapping} differ from the first file's {mapping}; load the files separately"
+                f"{path}: columns {layout} (name, type) differ from the first file's {first}; "
+                "load the files separately or write them with one schema"
             )
-        mapping = file_mapping
-    assert mapping is not None
+        first = layout
     if streaming:
         from psp_st.data.parquet_stream import stream_parquet
 
@@ -345,9 +348,8 @@ def _load_text(files: list[str], file_format: str, layout: TextLayout, split: st
             split=split,
         )
     except DatasetGenerationError as error:
-        cause = error.__cause__
-        if isinstance(cause, BadLineError):  # datasets wraps it; surface our file:line message
-            raise BadLineError(cause.path, cause.line_number, cause.reason) from None
+        if isinstance(error.__cause__, ValueError):  # datasets wraps it; surface our file:line message
+            raise error.__cause__ from None
         raise
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from psp_st.arguments import check_int, check_keys
+from psp_st.arguments import Check, check_int, check_keys
 from psp_st.data.dedup import ExactDedup
 from psp_st.data.filters import (
     FilterCount,
@@ -56,26 +56,36 @@ class FilterReport:
 
 
 def _options(name: str, value: Any, known: tuple[str, ...], scalar: str | None = None) -> dict[str, Any]:
-    """A filter's options as a mapping with known keys (a bare value is the ``scalar`` key's; ``true``: none)."""
+    """A filter's options as a mapping with known keys of the right kind (a bare value is the ``scalar`` key's;
+    ``true``: none)."""
     if not isinstance(value, Mapping):
-        value = {} if value is True or scalar is None else {scalar: value}
+        if value is not True and scalar is None:
+            options = f" or a mapping of {list(known)}" if known else ""
+            raise ValueError(f"filter {name!r} takes true{options}, got {value!r}")
+        value = {} if value is True else {scalar: value}
     check_keys(f"filter {name!r}:", value, known)
+    for key, option in value.items():
+        kind = bool if key == "symmetric" else float if key in _NUMBERS else object
+        Check(kind)(f"filter {name!r}: {key}", option)
     return dict(value)
+
+
+_NUMBERS = ("min", "max", "sentence1_scale", "min_confidence")
 
 
 def _range(value: Any, step: str) -> tuple[float, float]:
     if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
-        low, high = value
-    elif isinstance(value, Mapping):
-        low, high = (_options(step, value, ("min", "max")).get(key) for key in ("min", "max"))
-    else:
+        value = dict(zip(("min", "max"), value, strict=True))
+    elif not isinstance(value, Mapping):
         raise ValueError(f"filter {step!r} takes {{min: .., max: ..}} or [low, high], got {value!r}")
+    low, high = (_options(step, value, ("min", "max")).get(key) for key in ("min", "max"))
     return (-math.inf if low is None else float(low)), (math.inf if high is None else float(high))
 
 
 def _build_step(name: str, value: Any):
     """One filter object from its config entry."""
     if name == "lowercase":
+        _options(name, value, ())
         return Lowercase()
     if name == "length":
         low, high = _range(value, name)

@@ -6,7 +6,7 @@ A source is a path/glob (``training_pairs/*.parquet``) or a mapping::
     {path: bitext/*.parquet,                                  # Parquet, TSV or JSONL; relative to the data folder
      columns: {sentence1: source, sentence2: target},         # output column -> file column
      exclude: {corpus: flores200-devtest},                    # drop rows whose column holds one of these values
-     filters: {length: {max: 30}, trigram_overlap: 0.7},      # psp_st.data.apply_filters' filters
+     filters: {length: {max: 30}, trigram_overlap: 0.7},      # apply_filters' filters, on this source alone
      weight: 0.5, max_pairs: 20000}                           # subsample / repeat, then cap (seeded)
 """
 

@@ -17,6 +17,7 @@ import logging
 import lzma
 import math
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -25,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 TEXT_COLUMNS = ("sentence1", "sentence2")
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _OPENERS: dict[str, Callable[..., IO[Any]]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
@@ -39,12 +41,12 @@ class BadLineError(ValueError):
 
 
 def text_lines(path: str) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of a UTF-8 text file (``.gz``, ``.bz2``, ``.xz`` decompressed), line ends removed;
-    a line that is not UTF-8 raises :class:`BadLineError`."""
+    """``(line number, line)`` of a UTF-8 text file (``.gz``, ``.bz2``, ``.xz`` decompressed), line ends and a
+    leading byte order mark removed; a line that is not UTF-8 raises :class:`BadLineError`."""
     with _OPENERS.get(os.path.splitext(path)[1].lower(), open)(path, "rb") as handle:
         for line_number, data in enumerate(handle, start=1):
             try:
-                line = data.decode("utf-8")
+                line = data.decode("utf-8-sig" if line_number == 1 else "utf-8")
             except UnicodeDecodeError as error:
                 raise BadLineError(path, line_number, f"line is not valid UTF-8 ({error.reason})") from None
             yield line_number, line.rstrip("\r\n")
@@ -75,17 +77,22 @@ class TextLayout:
             raise ValueError(f"on_bad_lines must be 'error' or 'skip', got {self.on_bad_lines!r}")
 
 
-def row_problem(row: dict[str, Any], columns: Sequence[str], score_column: str | None) -> tuple[str, str] | None:
-    """(column, reason) of the first problem in a row, or None."""
+def row_problem(
+    row: dict[str, Any], columns: Sequence[str], score_column: str | None, content: bool = True
+) -> tuple[str, str] | None:
+    """(column, reason) of the first problem in a row, or None; ``content=False`` lets missing and empty texts pass
+    (the readers leave those to :func:`psp_st.data.validate_pairs`, as for Parquet)."""
     for column in columns:
         if column not in row:
             return column, "missing column"
         value = row[column]
         if value is None:
-            return column, "missing value"
+            if content:
+                return column, "missing value"
+            continue
         if not isinstance(value, str):
             return column, f"non-string ({type(value).__name__})"
-        if not value.strip():
+        if content and not value.strip():
             return column, "empty"
     if score_column and score_column in row:
         value = row[score_column]
@@ -106,12 +113,19 @@ def _convert(raw: Mapping[str, object], path: str, line_number: int) -> dict[str
             row["score"] = float(str(row["score"]))
         except ValueError:
             raise BadLineError(path, line_number, f"column 'score' is not a number: {row['score']!r:.40}") from None
-    problem = row_problem(row, TEXT_COLUMNS, "score") or next(
-        ((column, "missing value") for column, value in row.items() if value is None), None
+    problem = row_problem(row, TEXT_COLUMNS, "score", content=False) or next(
+        ((column, "lone surrogate (not Unicode text)") for column, value in row.items() if _has_surrogate(value)),
+        None,
     )
     if problem is not None:
         raise BadLineError(path, line_number, f"column {problem[0]!r}: {problem[1]}")
-    return {column: value if column in (*TEXT_COLUMNS, "score") else str(value) for column, value in row.items()}
+    keep = (*TEXT_COLUMNS, "score")
+    return {column: value if column in keep or value is None else str(value) for column, value in row.items()}
+
+
+def _has_surrogate(value: object) -> bool:
+    """True for a string Arrow cannot store (JSON's ``"\\ud800"`` escape decodes to a lone surrogate)."""
+    return isinstance(value, str) and _SURROGATE.search(value) is not None
 
 
 #: What a reader yields per line: its number and either the raw row or why the line is bad.
@@ -180,7 +194,7 @@ def generate_pairs(
     del stamps
     reader = tsv_rows if file_format == "tsv" else jsonl_rows
     for path in files:
-        skipped = 0
+        skipped = kept = 0
         examples: list[str] = []
         for line_number, raw in reader(path, layout.fields, layout.header):
             try:
@@ -193,6 +207,10 @@ def generate_pairs(
                 skipped += 1
                 examples = examples if len(examples) == 3 else [*examples, str(error)]
                 continue
+            kept += 1
             yield row
+        if not kept:
+            found = f"{skipped} malformed line(s)" if skipped else "a header or blank lines"
+            raise ValueError(f"{path}: no pairs in the file (it holds {found})")
         if skipped:
             logger.warning("skipped %d malformed line(s) in %s, e.g. %s", skipped, path, "; ".join(examples))

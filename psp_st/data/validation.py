@@ -52,15 +52,18 @@ def _dtype(feature: Any) -> str | None:
     return getattr(feature, "dtype", None)
 
 
-def check_schema(dataset: Any, columns: Sequence[str] = TEXT_COLUMNS, score_column: str | None = "score") -> None:
-    """Raise if a sentence column is missing or not text, or the score column is not numeric."""
+def check_schema(
+    dataset: Any, columns: Sequence[str] = TEXT_COLUMNS, score_column: str | None = "score", where: str = ""
+) -> None:
+    """Raise if a sentence column is missing or not text, or the score column is not numeric (``where``: a prefix
+    naming the data in messages)."""
     available = dataset.column_names
     if available is None:
         return  # a streaming dataset with unknown columns: rows are checked one by one
     for column in columns:
         if column not in available:
             raise ValueError(
-                f"column {column!r} is missing; the dataset has {available}. "
+                f"{where}column {column!r} is missing; the dataset has {available}. "
                 f"Rename it, e.g. load_pairs(..., columns={{{column!r}: '<column name>'}})"
             )
     features = dataset.features
@@ -69,13 +72,14 @@ def check_schema(dataset: Any, columns: Sequence[str] = TEXT_COLUMNS, score_colu
     for column in columns:
         dtype = _dtype(features[column])
         if dtype is not None and dtype not in _STRING_TYPES:
-            raise TypeError(f"column {column!r} holds {dtype}, expected strings")
+            raise TypeError(f"{where}column {column!r} holds {dtype}, expected strings")
         if dtype is None:
-            raise TypeError(f"column {column!r} holds {features[column]!r}, expected strings")
+            raise TypeError(f"{where}column {column!r} holds {features[column]!r}, expected strings")
     if score_column and score_column in available:
         dtype = _dtype(features[score_column])
         if dtype is None or not dtype.startswith(_NUMBER_PREFIXES):
-            raise TypeError(f"column {score_column!r} holds {dtype or repr(features[score_column])}, expected numbers")
+            kind = dtype or repr(features[score_column])
+            raise TypeError(f"{where}column {score_column!r} holds {kind}, expected numbers")
 
 
 def _message(index: int, column: str, reason: str, row: dict[str, Any] | None = None) -> str:
@@ -156,8 +160,8 @@ def validate_pairs(
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    check_schema(dataset, columns, score_column)
     where = f"{source}: " if source else ""
+    check_schema(dataset, columns, score_column, where)
     skip = on_error == "skip"
     if is_streaming(dataset):
         report = ValidationReport(streaming=True)

@@ -94,7 +94,8 @@ def load_recipe_pairs(
     data_dir: str | os.PathLike | None = None,
 ):
     """The recipe's training pairs (:func:`psp_st.data.load_training_pairs`); with ``data.cache_dir`` they are
-    saved once as Arrow and memory-mapped after (datasets' Arrow copies of the files go there too).
+    saved once as Arrow and memory-mapped after, until a matched file changes (size or mtime); datasets' Arrow
+    copies of the files go there too.
 
     ``counts`` (if given) receives the pairs per source entry (the same every epoch: weights and caps are
     applied once, when the pairs are loaded). Fewer than 2 distinct pairs (no negative: a constant loss) is an error.
@@ -104,7 +105,8 @@ def load_recipe_pairs(
     import pyarrow.compute as pc
     from datasets import load_from_disk
 
-    from psp_st.data.sources import load_training_pairs
+    from psp_st.data.loaders import local_files
+    from psp_st.data.sources import PairSource, load_training_pairs
     from psp_st.io.atomic import atomic_directory
     from psp_st.io.data_dir import default_data_dir
 
@@ -114,7 +116,9 @@ def load_recipe_pairs(
     if data.cache_dir:
         folder = str(Path(data_dir or default_data_dir()).resolve())
         described = {key: value for key, value in vars(data).items() if key != "cache_dir"}
-        key = hashlib.sha1(json.dumps([described, seed, folder], sort_keys=True).encode()).hexdigest()[:16]
+        paths = [local_files(PairSource.parse(entry).path, data_dir) or [] for entry in data.sources]
+        files = [(path, os.stat(path).st_size, os.stat(path).st_mtime_ns) for path in sum(paths, [])]  # a changed file
+        key = hashlib.sha1(json.dumps([described, seed, folder, files], sort_keys=True).encode()).hexdigest()[:16]
         cache = Path(data.cache_dir) / f"pairs-{key}"
         if cache.is_dir() and (cache / PAIR_COUNTS_FILE).is_file():
             logger.info("training pairs: memory-mapping the cached %s", cache)

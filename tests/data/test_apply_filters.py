@@ -59,6 +59,20 @@ def test_bad_parameters_are_named(pairs):
         apply_filters(pairs, {"length": {"maximum": 3}})
 
 
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"dedup": {"symmetric": "no"}}, "filter 'dedup': symmetric must be a bool, got 'no'"),
+        ({"trigram_overlap": "x"}, "filter 'trigram_overlap': max must be a number"),
+        ({"length": ["a", 3]}, "filter 'length': min must be a number"),
+        ({"lowercase": "no"}, "filter 'lowercase' takes true, got 'no'"),
+    ],
+)
+def test_bad_option_values_are_named(pairs, config, message):
+    with pytest.raises(ValueError, match=message):
+        apply_filters(pairs, config)
+
+
 def test_language_config_for_bitext(pairs_dataset):
     bitext = pairs_dataset(
         {

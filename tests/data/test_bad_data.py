@@ -103,7 +103,6 @@ def test_null_in_parquet_is_named_by_row(write_parquet, cache_dir):
     [
         ("bad_fields.tsv", r"bad_fields\.tsv:2: expected 3 tab-separated fields \(as on the first line\), got 2"),
         ("nan_score.tsv", r"nan_score\.tsv:2: column 'score': NaN score"),
-        ("empty_side.tsv", r"empty_side\.tsv:2: column 'sentence2': empty"),
         ("bad_json.jsonl", r"bad_json\.jsonl:2: invalid JSON"),
         ("nonstring.jsonl", r"nonstring\.jsonl:2: column 'sentence2': non-string \(int\)"),
         ("missing_key.jsonl", r"missing_key\.jsonl:2: missing key\(s\) \['sentence2'\]"),
@@ -159,4 +158,50 @@ def test_int_column_in_parquet_names_the_file(write_parquet):
 def test_bad_row_names_the_source(pairs_dataset):
     pairs = _with_bad_row(pairs_dataset, {"sentence1": ""})
     with pytest.raises(ValueError, match=r"p\.parquet: row 2: column 'sentence1': empty.*--on-error skip"):
+        validate_pairs(pairs, source="p.parquet")
+
+
+def test_empty_text_in_a_text_file_is_left_to_validate_pairs(fixture_path, cache_dir):
+    pairs = load_pairs(fixture_path("empty_side.tsv"), cache_dir=cache_dir)  # as a Parquet row: read, then checked
+    with pytest.raises(ValueError, match=r"empty_side\.tsv: row 2: column 'sentence2': empty"):
+        validate_pairs(pairs, source="empty_side.tsv")
+
+
+@pytest.mark.parametrize("name", ["p.tsv", "p.jsonl"])
+def test_byte_order_mark_is_ignored(tmp_path, cache_dir, name):
+    path = tmp_path / name
+    first = (
+        "sentence1\tsentence2\na b\tc d\n" if name.endswith(".tsv") else '{"sentence1": "a b", "sentence2": "c d"}\n'
+    )
+    path.write_bytes(b"\xef\xbb\xbf" + first.encode())
+    assert load_pairs(path, cache_dir=cache_dir)[:] == {"sentence1": ["a b"], "sentence2": ["c d"]}
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_lone_surrogate_is_a_bad_line(tmp_path, cache_dir, streaming):
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"sentence1": "a b", "sentence2": "c d"}\n{"sentence1": "x \\ud800", "sentence2": "y"}\n')
+    with pytest.raises(BadLineError, match=r"s\.jsonl:2: column 'sentence1': lone surrogate"):
+        list(load_pairs(path, cache_dir=cache_dir, streaming=streaming))
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_header_only_tsv_is_named(tmp_path, cache_dir, streaming):
+    path = tmp_path / "h.tsv"
+    path.write_text("sentence1\tsentence2\n\n")
+    with pytest.raises(ValueError, match=r"h\.tsv: no pairs in the file"):
+        list(load_pairs(path, cache_dir=cache_dir, streaming=streaming))
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_parquet_files_with_different_column_types_are_refused(write_parquet, cache_dir, streaming):
+    write_parquet("a.parquet", {"sentence1": ["a"], "sentence2": ["b"], "score": [1]})
+    path = write_parquet("b.parquet", {"sentence1": ["c"], "sentence2": ["d"], "score": [0.5]})
+    with pytest.raises(ValueError, match=r"b\.parquet: columns .* differ from the first file's"):
+        load_pairs(str(path.parent / "*.parquet"), cache_dir=cache_dir, streaming=streaming)
+
+
+def test_wrong_column_type_names_the_source(pairs_dataset):
+    pairs = pairs_dataset({"sentence1": ["a"], "sentence2": ["b"], "score": ["x"]})
+    with pytest.raises(TypeError, match=r"^p\.parquet: column 'score' holds string"):
         validate_pairs(pairs, source="p.parquet")

@@ -28,9 +28,14 @@ def test_data_command_prints_reports_and_writes_parquet(fixture_path, tmp_path, 
 
 
 def test_data_command_reports_bad_line(fixture_path, cache_dir, capsys):
-    code = main(["data", str(fixture_path("empty_side.tsv")), "--cache-dir", cache_dir])
+    code = main(["data", str(fixture_path("bad_fields.tsv")), "--cache-dir", cache_dir])
     assert code == 2
-    assert "empty_side.tsv:2: column 'sentence2': empty" in capsys.readouterr().err
+    assert "bad_fields.tsv:2: expected 3 tab-separated fields" in capsys.readouterr().err
+
+
+def test_on_error_skip_also_skips_bad_lines(fixture_path, cache_dir, capsys):
+    assert main(["data", str(fixture_path("bad_fields.tsv")), "--on-error", "skip", "--cache-dir", cache_dir]) == 0
+    assert "2 rows checked" in capsys.readouterr().out
 
 
 def test_data_command_names_the_file_and_row_of_a_null(tmp_path, cache_dir, capsys):
@@ -39,3 +44,29 @@ def test_data_command_names_the_file_and_row_of_a_null(tmp_path, cache_dir, caps
     pd.DataFrame({"sentence1": ["a b", "c d"], "sentence2": ["e f", None]}).to_parquet(tmp_path / "null.parquet")
     assert main(["data", str(tmp_path / "null.parquet"), "--cache-dir", cache_dir]) == 2
     assert "null.parquet: row 2: column 'sentence2': missing value" in capsys.readouterr().err
+
+
+def test_output_matched_by_an_input_glob_is_refused(write_parquet, cache_dir, capsys):
+    first = write_parquet("g/p1.parquet", {"sentence1": ["a"], "sentence2": ["b"]})
+    write_parquet("g/p2.parquet", {"sentence1": ["c"], "sentence2": ["d"]})
+    args = ["data", str(first.parent / "p*.parquet"), "--output", str(first.parent / "p2.parquet"), "--overwrite"]
+    assert main([*args, "--cache-dir", cache_dir]) == 2
+    assert "would destroy the input" in capsys.readouterr().err
+
+
+def test_output_that_is_not_parquet_is_refused(fixture_path, tmp_path, capsys):
+    assert main(["data", str(fixture_path("paranmt.tsv")), "--output", str(tmp_path / "kept.tsv")]) == 2
+    assert "end the name in .parquet" in capsys.readouterr().err and not (tmp_path / "kept.tsv").exists()
+
+
+def test_column_with_another_kind_is_refused(fixture_path, capsys):
+    assert main(["data", str(fixture_path("paranmt.tsv")), "--kind", "bitext", "--column", "sentence1=0"]) == 2
+    assert "--column and --format apply to --kind pairs" in capsys.readouterr().err
+
+
+def test_local_folder_without_pair_files_is_not_a_hub_id(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "csvdir").mkdir()
+    (tmp_path / "csvdir" / "x.csv").write_text("sentence1,sentence2\na,b\n")
+    assert main(["data", "csvdir"]) == 2
+    assert "no data file matches 'csvdir'" in capsys.readouterr().err

@@ -134,6 +134,17 @@ def test_missing_and_empty_sides_are_dropped_and_counted(write_parquet, cache_di
     assert "dropped 2 training pair(s)" in caplog.text
 
 
+def test_empty_side_and_null_group_in_jsonl_are_treated_as_in_parquet(tmp_path, cache_dir, caplog):
+    path = tmp_path / "p.jsonl"
+    lines = [
+        '{"sentence1": "a", "sentence2": "b", "group_id": null}',
+        '{"sentence1": " ", "sentence2": "c", "group_id": 7}',
+    ]
+    path.write_text("\n".join([*lines, '{"sentence1": "d", "sentence2": "e", "group_id": 7}']) + "\n")
+    assert load_training_pairs(path, cache_dir=cache_dir)["sentence1"] == ["a", "d"]
+    assert "dropped 1 training pair(s)" in caplog.text
+
+
 def test_missing_column_names_the_file(write_parquet, cache_dir):
     path = write_parquet("bad.parquet", {"sentence1": ["a"], "text": ["b"]})
     with pytest.raises(ValueError, match=r"bad\.parquet: column 'sentence2'.*available columns"):

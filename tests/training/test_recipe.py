@@ -245,6 +245,17 @@ def test_pair_cache_appears_whole_and_is_reused(pairs_file, tmp_path, monkeypatc
     assert again == counts and second["sentence1"] == first["sentence1"]
 
 
+def test_pair_cache_is_not_reused_after_a_source_file_changed(tmp_path):
+    from psp_st.training.recipe import load_recipe_pairs
+
+    path = tmp_path / "p.parquet"
+    data = {"sources": [str(path)], "cache_dir": str(tmp_path / "cache")}
+    pd.DataFrame({"sentence1": ["a b", "c d"], "sentence2": ["e f", "g h"]}).to_parquet(path)
+    load_recipe_pairs(data, seed=0)
+    pd.DataFrame({"sentence1": ["new one", "new two", "new three"], "sentence2": ["x", "y", "z"]}).to_parquet(path)
+    assert load_recipe_pairs(data, seed=0)["sentence1"][:] == ["new one", "new two", "new three"]
+
+
 # -- a run folder: resume, the recorded recipe, final/ ----------------------------------------------------------
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory, caption_sentences, data_dir):
