@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import logging
+
+logger = logging.getLogger(__name__)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,8 +40,11 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.evaluation.agreement import neighbour_tables
     from psp_st.evaluation.embeddings import EmbeddingCache
     from psp_st.hub.load import open_model
+    from psp_st.inference.files import no_known_piece
 
     check_int("--top-k", args.top_k)
+    if not all(query.strip() for query in args.query):
+        raise ValueError("--query is empty: give the sentence whose neighbours to list")
     if args.gold is not None and len(args.gold) != len(args.query):
         raise ValueError(f"{len(args.gold)} --gold sentences for {len(args.query)} --query sentences")
     if args.parquet and not args.parquet.lower().endswith(".parquet"):
@@ -50,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"no candidate sentences in {args.candidates or args.parquet}")
     model = open_model(args.model, args.threads, engine=True)
     cache = EmbeddingCache(model, show_progress_bar=len(candidates) > 10_000 and not args.no_progress)
+    unknown = no_known_piece(model, cache.encode(args.query), normalize=False)
+    for query in (query for query, bad in zip(args.query, unknown, strict=True) if bad):
+        logger.warning("--query %r has no piece the model knows: its cosines say nothing about meaning", query)
     for table in neighbour_tables(cache, args.query, candidates, args.top_k, args.gold):
         print(table)
         print()

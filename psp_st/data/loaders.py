@@ -189,8 +189,9 @@ def _load_hub(name: str, columns, split: str, streaming: bool, cache_dir, keep_c
     return _rename(dataset, _output_mapping(available, columns, keep_columns, f"Hub dataset {name!r}"))
 
 
-def parquet_schema(path: str, text_columns: Sequence[str] = ()):
-    """The Arrow schema of a Parquet file with rows whose ``text_columns`` hold strings; errors name the file."""
+def parquet_schema(path: str, text_columns: Sequence[str] = (), numeric_columns: Sequence[str] = ()):
+    """The Arrow schema of a Parquet file with rows whose ``text_columns`` hold strings (``numeric_columns``:
+    numbers); errors name the file."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -201,10 +202,12 @@ def parquet_schema(path: str, text_columns: Sequence[str] = ()):
     if metadata.num_rows == 0:
         raise ValueError(f"{path}: no rows")
     schema = metadata.schema.to_arrow_schema()
-    for name in text_columns:
+    for name in (*text_columns, *numeric_columns):
         kind = schema.field(name).type if name in schema.names else None
-        if kind is not None and not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-            raise ValueError(f"{path}: column {name!r} holds {kind}, expected strings")
+        text = name in text_columns
+        checks = (pa.types.is_string, pa.types.is_large_string) if text else (pa.types.is_integer, pa.types.is_floating)
+        if kind is not None and not any(check(kind) for check in checks):
+            raise ValueError(f"{path}: column {name!r} holds {kind}, expected {'strings' if text else 'numbers'}")
     return schema
 
 
@@ -240,15 +243,17 @@ def load_table(
     source: Source,
     columns: Sequence[str],
     text_columns: Sequence[str] = (),
+    numeric_columns: Sequence[str] = (),
     *,
     data_dir: str | os.PathLike | None = None,
     cache_dir: str | os.PathLike | None = None,
 ):
     """Every column of local Parquet file(s) as one memory-mapped :class:`datasets.Dataset` (evaluation sets,
-    sentence lists): ``columns`` must exist and ``text_columns`` hold a string in every row.
+    sentence lists): ``columns`` must exist, ``text_columns`` hold a string and ``numeric_columns`` a number in
+    every row.
 
-    Errors name the file: a missing column (with the columns it has), no rows, or the first row whose text
-    column is null or not a string. Sentence *pairs* in any format load with :func:`load_pairs`.
+    Errors name the file: a missing column (with the columns it has), no rows, a column of the wrong type or the
+    first null row. Sentence *pairs* in any format load with :func:`load_pairs`.
     """
     import pyarrow.compute as pc
     from datasets import load_dataset
@@ -257,7 +262,7 @@ def load_table(
     for path in files:
         if infer_format(path) != "parquet":
             raise ValueError(f"{path}: load_table reads Parquet files; load text pairs with load_pairs")
-        names = parquet_schema(path, text_columns).names
+        names = parquet_schema(path, text_columns, numeric_columns).names
         missing = [column for column in columns if column not in names]
         if missing:
             raise ValueError(f"{path}: missing column(s) {missing}; it has {names}")
@@ -268,11 +273,12 @@ def load_table(
         cache_dir=None if cache_dir is None else os.fspath(cache_dir),
     )
     where = files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
-    for column in text_columns:
+    for column in (*text_columns, *numeric_columns):
         nulls = pc.is_null(dataset.data.column(column)).to_numpy(zero_copy_only=False)
         if nulls.any():
+            expected = "a string" if column in text_columns else "a number"
             raise ValueError(
-                f"{where}: column {column!r} row {int(nulls.argmax()) + 1} is null (missing), expected a string"
+                f"{where}: column {column!r} row {int(nulls.argmax()) + 1} is null (missing), expected {expected}"
             )
     return dataset
 

@@ -10,6 +10,7 @@ from sentence_transformers.sentence_transformer.evaluation import BinaryClassifi
 from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs, shared_cache
 from psp_st.evaluation.embeddings import EmbeddingCache
 from psp_st.evaluation.loaders import PAIR_COLUMNS, check_columns
+from psp_st.evaluation.turku_labels import parse_labels
 
 
 def binary_labels(values: Any, source: str) -> list[int]:
@@ -32,9 +33,10 @@ TURKU_PARAPHRASE_FROM = 3
 
 
 def turku_binary(dataset: Any) -> Any:
-    """Turku pairs with a 0/1 ``label``: base label >= :data:`TURKU_PARAPHRASE_FROM` is a paraphrase."""
+    """Turku pairs with a 0/1 ``label``: base label (1-4) >= :data:`TURKU_PARAPHRASE_FROM` is a paraphrase."""
     check_columns(dataset, PAIR_COLUMNS, "Turku pairs")
-    labels = [int(label >= TURKU_PARAPHRASE_FROM) for label in dataset["label"]]
+    parsed = parse_labels(dataset["label"], "Turku pairs, column 'label'")
+    labels = [int(int(label.base) >= TURKU_PARAPHRASE_FROM) for label in parsed]
     return dataset.remove_columns("label").add_column("label", labels)
 
 

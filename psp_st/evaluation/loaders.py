@@ -77,10 +77,15 @@ def check_columns(dataset: Any, columns: Sequence[str], source: str, text_column
 
 
 def local_path(key: str, data_dir: str | os.PathLike | None = None) -> Path:
-    """Path of the local file of dataset ``key`` (see :data:`LOCAL_FILES`)."""
+    """Path of the local file of dataset ``key`` (see :data:`LOCAL_FILES`); FileNotFoundError when it is absent."""
     if key not in LOCAL_FILES:
         raise ValueError(f"unknown dataset {key!r}; known: {sorted(LOCAL_FILES)}")
-    return Path(data_dir or default_data_dir()) / LOCAL_FILES[key]
+    folder = Path(data_dir or default_data_dir())
+    if not (folder / LOCAL_FILES[key]).is_file():
+        raise FileNotFoundError(
+            f"the data folder {folder} has no {LOCAL_FILES[key]}: point --data-dir (or data_dir=) at the shared data folder"
+        )
+    return folder / LOCAL_FILES[key]
 
 
 def load_local(key: str, data_dir: str | os.PathLike | None = None) -> Any:
@@ -92,16 +97,10 @@ def load_local(key: str, data_dir: str | os.PathLike | None = None) -> Any:
         columns = BITEXT_COLUMNS
     else:
         columns = PAIR_COLUMNS
-    text_columns = columns[:2]
+    text_columns, numeric_columns = columns[:2], columns[2:]
     if key.startswith("turku"):
         columns = (*columns, "label_str")
-    path = local_path(key, data_dir)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"the data folder {data_dir or default_data_dir()} has no {LOCAL_FILES[key]}: point --data-dir "
-            "(or data_dir=) at the shared data folder"
-        )
-    return load_table(path, columns, text_columns)
+    return load_table(local_path(key, data_dir), columns, text_columns, numeric_columns)
 
 
 def bitext_path(lang: str, data_dir: str | os.PathLike | None = None) -> Path:
@@ -121,7 +120,8 @@ def load_flores(lang: str, data_dir: str | os.PathLike | None = None) -> Any:
     path = bitext_path(lang, data_dir)
     if not path.is_file():
         raise FileNotFoundError(
-            f"bitext file {path} does not exist (pass --data-dir / data_dir= the folder holding bitext/)"
+            f"bitext file {path} does not exist (pass --data-dir / data_dir= the folder holding bitext/; "
+            "MTEB's FloresBitextMining.local: keep the languages you have with task.filter_languages([...]))"
         )
     dataset = load_table(path, (*BITEXT_COLUMNS, "corpus"))
     flores = pc.equal(dataset.data.column("corpus"), FLORES_CORPUS).fill_null(False)
@@ -151,7 +151,7 @@ def load_sts_folder(path: str | os.PathLike) -> dict[str, Any]:
     files = sorted(Path(path).glob("*.parquet"))
     if not files:
         raise FileNotFoundError(f"{path} holds no .parquet files (expected one file per STS subset)")
-    return {file.stem: load_table(file, STS_COLUMNS, STS_COLUMNS[:2]) for file in files}
+    return {file.stem: load_table(file, STS_COLUMNS, STS_COLUMNS[:2], STS_COLUMNS[2:]) for file in files}
 
 
 # -- Opusparcus ----------------------------------------------------------------------------------------------

@@ -45,12 +45,14 @@ from psp_st.evaluation.loaders import (
     load_flores,
     load_local,
     load_sts_folder,
+    local_path,
     opusparcus_binary,
     opusparcus_path,
 )
 from psp_st.evaluation.retrieval import RetrievalEvaluator
 from psp_st.evaluation.sts import STSEvaluator
 from psp_st.io.data_dir import default_data_dir
+from psp_st.io.extras import require
 from psp_st.io.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -99,8 +101,14 @@ def _bitext(name: str, group: str, load: Callable[[], Any], directions: tuple[st
     )
 
 
+def _local(key: str, data_dir: Path) -> Callable[[], Any]:
+    """A loader of local dataset ``key``; its file is checked now, so a missing one stops the suite before any work."""
+    local_path(key, data_dir)
+    return partial(load_local, key, data_dir)
+
+
 def _tatoeba(lang: str, data_dir: Any) -> SuiteTask:
-    load = partial(load_local, f"tatoeba-{lang}", data_dir)
+    load = _local(f"tatoeba-{lang}", data_dir)
     return _bitext(f"tatoeba-{lang}", "Bitext mining (Tatoeba)", load, (f"{lang}->eng", f"eng->{lang}"))
 
 
@@ -109,9 +117,10 @@ def xling_tasks(data_dir: Path) -> tuple[list[SuiteTask], dict[str, str]]:
     group = f"Bitext retrieval ({FLORES_CORPUS}, dev)"
     langs = flores_languages(data_dir)
     skipped = {
-        f"flores-{lang}": f"no {FLORES_CORPUS} rows in {bitext_path(lang, data_dir)}"
+        f"flores-{lang}": f"no {FLORES_CORPUS} rows in {path}" if path.is_file() else f"{path} does not exist"
         for lang in BITEXT_LANGS
         if lang not in langs
+        for path in [bitext_path(lang, data_dir)]
     }
     tasks = [
         _bitext(f"flores-{lang}", group, partial(load_flores, lang, data_dir), ("x->en", "en->x")) for lang in langs
@@ -132,11 +141,11 @@ def xling_tasks(data_dir: Path) -> tuple[list[SuiteTask], dict[str, str]]:
     tasks += [_tatoeba(lang, data_dir) for lang in ("deu", "fra")]
     group = "Paraphrase classification (PAWS-X, cosine threshold)"
     tasks += [
-        _threshold(f"pawsx-{lang}-{split}", group, partial(load_local, f"pawsx-{lang}-{split}", data_dir))
+        _threshold(f"pawsx-{lang}-{split}", group, _local(f"pawsx-{lang}-{split}", data_dir))
         for lang in PAWSX_LANGS
         for split in ("dev", "test")
     ]
-    tasks += [_sts(key, partial(load_local, key, data_dir)) for key in ("stsb-dev", "stsb-test", "sts17-en-en")]
+    tasks += [_sts(key, _local(key, data_dir)) for key in ("stsb-dev", "stsb-test", "sts17-en-en")]
     return tasks, skipped
 
 
@@ -185,12 +194,12 @@ def suite_tasks(
     data_dir = Path(data_dir or default_data_dir())
     if not data_dir.is_dir():
         raise FileNotFoundError(f"evaluation data folder {data_dir} does not exist (pass --data-dir / data_dir=)")
+    if opusparcus_dir is not None and suite != "full":
+        raise ValueError(f"--opusparcus-dir (opusparcus_dir=) is read by the full suite only, not by {suite!r}")
     if suite == "xling":
         return xling_tasks(data_dir)
     skipped: dict[str, str] = {}
-
-    def local(key: str) -> Callable[[], Any]:
-        return partial(load_local, key, data_dir)
+    local = partial(_local, data_dir=data_dir)
 
     classification = "Paraphrase classification (cosine threshold)"
     tasks = [
@@ -221,7 +230,9 @@ def suite_tasks(
         skipped["sts2012-2016"] = f"no {data_dir}/sts/sts2012..sts2016 folders (held-out data; MTEB has them online)"
     for track in sorted((data_dir / "sts" / "sts2017").glob("*.parquet")):
         if track.stem != "en-en":
-            tasks.append(_sts(f"sts17-{track.stem}", partial(load_table, track, STS_COLUMNS, STS_COLUMNS[:2])))
+            tasks.append(
+                _sts(f"sts17-{track.stem}", partial(load_table, track, STS_COLUMNS, STS_COLUMNS[:2], STS_COLUMNS[2:]))
+            )
     tasks.append(_sts("sick-r-dev", local("sick-dev")))
     others = [lang for lang in PAWSX_LANGS if lang != "en"]
     tasks += [_threshold(f"pawsx-{lang}-test", classification, local(f"pawsx-{lang}-test")) for lang in others]
@@ -247,7 +258,7 @@ def suite_tasks(
         for metric, label in (("top1", "top-1 %"), ("top10", "top-10 %"), ("mean_rank_pct", "mean rank %"))
     }
     for key in TURKU_KEYS:
-        build = partial(lambda key, cache: RetrievalEvaluator(local(key)(), cache=cache), key)
+        build = partial(lambda load, cache: RetrievalEvaluator(load(), cache=cache), local(key))
         tasks.append(SuiteTask(f"{key} retrieval", "Retrieval per label (Turku)", build, retrieval_headline))
     tasks += [_tatoeba(lang, data_dir) for lang in ("deu", "fra")]
     tasks.append(_agreement("stsb-test", local("stsb-test"), sts_bucket))
@@ -296,6 +307,8 @@ def run_suite(
     data_dir = Path(data_dir or default_data_dir())
     model_name = model_name or model_label(model)
     tasks, skipped = suite_tasks(suite, data_dir, opusparcus_dir)
+    if out_dir is not None and any(task.plot for task in tasks):
+        require("matplotlib", "plots")  # before any work, not after the tasks before the first plot
     cache = EmbeddingCache(model, batch_size=batch_size, show_progress_bar=show_progress_bar)
     start = time.perf_counter()
     results: dict[str, dict[str, float]] = {}
@@ -308,8 +321,12 @@ def run_suite(
     for task in bar:
         bar.set_postfix_str(task.name)
         task_start = time.perf_counter()
-        evaluator = task.build(cache)
-        metrics = {key: float(value) for key, value in evaluator(model).items()}
+        try:
+            evaluator = task.build(cache)
+            metrics = {key: float(value) for key, value in evaluator(model).items()}
+        except ValueError as error:  # name the task: evaluators built here have no name of their own
+            error.args = (f"suite task {task.name}: {error}",)
+            raise
         timings[task.name] = time.perf_counter() - task_start
         results[task.name] = metrics
         for key, (label, scale) in task.headline.items():

@@ -161,6 +161,16 @@ def _split_pair(path: Path, number: int, text: str) -> tuple[str, str]:
     return fields[0], fields[1]
 
 
+def no_known_piece(model, vectors: np.ndarray, normalize: bool = True) -> np.ndarray:
+    """Which rows of ``vectors`` (from :func:`encode_texts`) are the engine's ``<unk>`` vector: texts with no known
+    piece, whose cosines say nothing about meaning. All False for a model that is not a :class:`PSPEngine`."""
+    from psp_st.inference.engine import PSPEngine
+
+    if not isinstance(model, PSPEngine):
+        return np.zeros(len(vectors), dtype=bool)
+    return (vectors == encode_texts(model, [""], normalize=normalize)[0]).all(axis=1)
+
+
 def score_file(
     model,
     pairs_path: str | os.PathLike,
@@ -176,12 +186,9 @@ def score_file(
     copied with a ``cosine`` column added. Pairs with a side that has no known piece are counted in one warning.
     Returns the number of scored pairs.
     """
-    from psp_st.inference.engine import PSPEngine
-
     pairs_path = Path(pairs_path)
     total = count_lines(pairs_path)
     scored = unknown = 0
-    unk = encode_texts(model, [""], normalize=True)[0] if isinstance(model, PSPEngine) else None  # no known piece
     with (
         atomic_path(output_path) as tmp,
         open(tmp, "w", encoding="utf-8") as out,
@@ -196,8 +203,7 @@ def score_file(
             left = encode_texts(model, [a for a, _ in pairs], normalize=True)
             right = encode_texts(model, [b for _, b in pairs], normalize=True)
             cosines = np.einsum("ij,ij->i", left, right)
-            if unk is not None:
-                unknown += int(((left == unk).all(axis=1) | (right == unk).all(axis=1)).sum())
+            unknown += int((no_known_piece(model, left) | no_known_piece(model, right)).sum())
             out.writelines(f"{a}\t{b}\t{c:.6f}\n" for (a, b), c in zip(pairs, cosines, strict=True))
             scored += len(pairs)
             bar.update(len(pairs))

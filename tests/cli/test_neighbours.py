@@ -20,3 +20,16 @@ def test_parquet_option_refuses_a_text_file(psp_model_dir, tmp_path, capsys):
     (tmp_path / "lines.txt").write_text("a dog runs\n", encoding="utf-8")
     args = ["neighbours", "--model", str(psp_model_dir), "--query", "a dog", "--parquet", str(tmp_path / "lines.txt")]
     assert main(args) == 2 and "is not a .parquet file" in capsys.readouterr().err
+
+
+def test_a_blank_query_is_refused(psp_model_dir, tmp_path, capsys):  # C6
+    (tmp_path / "lines.txt").write_text("a dog runs\n", encoding="utf-8")
+    args = ["neighbours", "--model", str(psp_model_dir), "--query", " ", "--candidates", str(tmp_path / "lines.txt")]
+    assert main(args) == 2 and "--query is empty" in capsys.readouterr().err
+
+
+def test_a_query_with_no_known_piece_is_warned_about(psp_model_dir, tmp_path, caplog):  # C6
+    (tmp_path / "lines.txt").write_text("a dog runs\na cat sleeps\n", encoding="utf-8")
+    args = ["neighbours", "--model", str(psp_model_dir), "--query", "一二", "--candidates", str(tmp_path / "lines.txt")]
+    assert main(args) == 0
+    assert "--query '一二' has no piece the model knows" in caplog.text

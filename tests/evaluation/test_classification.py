@@ -27,16 +27,12 @@ def test_a_single_class_set_is_refused():
         ThresholdClassificationEvaluator(data, source="toy-set")
 
 
-def test_suite_label_errors_name_the_set(tmp_path):
-    import pandas as pd
-
+def test_suite_label_errors_name_the_set():
     from psp_st.evaluation.embeddings import EmbeddingCache
-    from psp_st.evaluation.suite import suite_tasks
+    from psp_st.evaluation.suite import _threshold
 
-    path = tmp_path / "pair_classification" / "msrpc" / "test.parquet"
-    path.parent.mkdir(parents=True)
-    pd.DataFrame({"sentence1": ["a", "b"], "sentence2": ["b", "c"], "label": [2, 0]}).to_parquet(path)
-    task = next(task for task in suite_tasks("quick", tmp_path)[0] if task.name == "msrpc-test")
+    data = {"sentence1": ["a", "b"], "sentence2": ["b", "c"], "label": [2, 0]}
+    task = _threshold("msrpc-test", "Paraphrase classification", lambda: data)
     with pytest.raises(ValueError, match="^pair classification set msrpc-test: label at row 0 is 2"):
         task.build(EmbeddingCache(None))
 
@@ -77,3 +73,11 @@ def test_mlp_learns_a_separable_problem(lookup_model):
     test = {"sentence1": ["p8", "n8"], "sentence2": ["p9", "n9"], "label": [1, 0]}
     metrics = ParaphraseMLPEvaluator(train, test, max_iter=500)(model)
     assert metrics["accuracy"] == 1.0 and metrics["all_paraphrase_accuracy"] == 0.5
+
+
+def test_turku_binary_refuses_a_label_outside_the_scheme():  # C4
+    from datasets import Dataset
+
+    data = Dataset.from_dict({"sentence1": ["a"] * 3, "sentence2": ["b"] * 3, "label": [4, 3, 9]})
+    with pytest.raises(ValueError, match=r"column 'label', row 2: label 9 is not in the Turku scheme"):
+        turku_binary(data)

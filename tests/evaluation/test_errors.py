@@ -69,3 +69,26 @@ def test_data_dir_without_the_file_names_the_folder_and_file(tmp_path):
     with pytest.raises(FileNotFoundError) as error:
         load_local("stsb-dev", tmp_path)
     assert str(error.value).startswith(f"the data folder {tmp_path} has no sts/stsbenchmark/dev.parquet")
+
+
+def test_a_score_column_of_strings_names_file_and_column(tmp_path):  # C3
+    path = tmp_path / "sts" / "stsbenchmark" / "test.parquet"
+    path.parent.mkdir(parents=True)
+    pd.DataFrame({"sentence1": ["a", "b"], "sentence2": ["b", "c"], "score": ["4.5", "1"]}).to_parquet(path)
+    with pytest.raises(ValueError, match=r"test\.parquet: column 'score' holds .*string, expected numbers"):
+        load_local("stsb-test", tmp_path)
+
+
+def test_a_null_label_names_the_row(tmp_path):  # C3
+    path = tmp_path / "pair_classification" / "msrpc" / "test.parquet"
+    path.parent.mkdir(parents=True)
+    pd.DataFrame({"sentence1": ["a", "b"], "sentence2": ["b", "c"], "label": [1, None]}).to_parquet(path)
+    with pytest.raises(ValueError, match=r"column 'label' row 2 is null \(missing\), expected a number"):
+        load_local("msrpc-test", tmp_path)
+
+
+def test_a_missing_flores_file_says_how_to_narrow_the_mteb_task(tmp_path):  # C9
+    from psp_st.evaluation.loaders import load_flores
+
+    with pytest.raises(FileNotFoundError, match=r"ar-en\.parquet does not exist.*filter_languages"):
+        load_flores("ar", tmp_path)

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from psp_st.evaluation import load_local, run_suite, to_markdown
@@ -59,3 +61,57 @@ def test_suite_evaluator_flattens_metrics_with_dev_as_primary(psp_model, data_di
     metrics = evaluator(psp_model)
     assert evaluator.primary_metric == "quick_stsb-dev_spearman"
     assert evaluator.primary_metric in metrics and "quick_msrpc-test_cosine_accuracy" in metrics
+
+
+@pytest.fixture
+def fixture_data_copy(tmp_path):
+    """A writable copy of the synthetic data folder (a few dozen rows per file)."""
+    import shutil
+
+    from tests.conftest import FIXTURE_DATA_DIR
+
+    return Path(shutil.copytree(FIXTURE_DATA_DIR, tmp_path / "data"))
+
+
+class NoEncodeModel:
+    """A model that fails the test when anything is embedded."""
+
+    def encode(self, *args, **kwargs):
+        raise AssertionError("embedded before the suite's checks")
+
+
+def test_a_missing_file_stops_the_suite_before_any_task(fixture_data_copy):  # C1
+    (fixture_data_copy / "bitext_mining" / "tatoeba" / "fra-eng.parquet").unlink()
+    with pytest.raises(FileNotFoundError, match=r"has no bitext_mining/tatoeba/fra-eng\.parquet"):
+        run_suite(NoEncodeModel(), "full", data_dir=fixture_data_copy)
+
+
+def test_missing_matplotlib_stops_a_plotting_suite_before_any_task(data_dir, tmp_path, monkeypatch):  # C2
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ImportError, match=r"psp-st\[eval\]"):
+        run_suite(NoEncodeModel(), "full", data_dir=data_dir, out_dir=tmp_path / "out")
+
+
+def test_a_data_error_names_the_suite_task(fixture_data_copy, monkeypatch):  # C5
+    from psp_st.evaluation import suite
+
+    path = fixture_data_copy / "pair_classification" / "msrpc" / "train.parquet"
+    frame = pd.read_parquet(path)
+    frame.assign(label=frame.label.astype(str)).to_parquet(path)
+    mlp = [task for task in suite_tasks("full", fixture_data_copy)[0] if task.name == "msrpc train->test"]
+    monkeypatch.setattr(suite, "suite_tasks", lambda *args: (mlp, {}))
+    with pytest.raises(ValueError, match=r"^suite task msrpc train->test: .*train\.parquet: column 'label' holds"):
+        run_suite(NoEncodeModel(), "full", data_dir=fixture_data_copy)
+
+
+def test_opusparcus_dir_is_refused_outside_the_full_suite(data_dir, tmp_path):  # C7
+    with pytest.raises(ValueError, match="--opusparcus-dir .* full suite only"):
+        suite_tasks("quick", data_dir, opusparcus_dir=tmp_path)
+
+
+def test_xling_names_an_absent_bitext_file_as_absent(fixture_data_copy):  # C8
+    (fixture_data_copy / "bitext" / "fr-en.parquet").unlink()
+    _, skipped = suite_tasks("xling", fixture_data_copy)
+    assert skipped["flores-fr"].endswith("fr-en.parquet does not exist")
