@@ -58,3 +58,35 @@ def test_example_passes_resume_and_overwrite_and_reports_errors_in_one_line(monk
         run_script(REPO / "examples" / "train_psp.py", monkeypatch, "--output", "runs/x", "--resume", "--overwrite")
     assert exit_.value.code == 2 and "pass --overwrite" in capsys.readouterr().err
     assert calls[0]["resume"] is True and calls[0]["overwrite"] is True
+
+
+def test_scale_resolves_work_and_model_from_the_callers_folder(tmp_path, monkeypatch):
+    main = runpy.run_path(str(REPO / "benchmarks" / "scale.py"))["main"]
+    corpora = []
+
+    def stop(path, rows):
+        corpora.append(path)
+        raise KeyboardInterrupt  # before any corpus is written or psp-st mine runs (in the repository's folder)
+
+    monkeypatch.setitem(main.__globals__, "make_corpus", stop)
+    (tmp_path / "model").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["scale.py", "--model", "model", "--work", "work", "--rows", "10"])
+    with pytest.raises(KeyboardInterrupt):
+        main()
+    assert corpora == [tmp_path.resolve() / "work" / "corpus-10.txt"]
+
+
+def test_memo_insert_speed_reads_the_corpus_from_the_data_folder(tmp_path, monkeypatch):
+    import subprocess
+
+    commands = []
+
+    def fake_run(command, **kwargs):
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0, stdout="{}")
+
+    monkeypatch.setenv("PSP_ST_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    run_script(REPO / "benchmarks" / "memo_insert_speed.py", monkeypatch, "--tokenizer", "sp.model", "--checkout", ".")
+    assert commands[0][5] == str(tmp_path / "corpus" / "english_sentences.parquet")
