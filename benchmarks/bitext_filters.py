@@ -28,8 +28,10 @@ FLORES = "flores200-devtest"
 
 
 def main() -> int:
+    from psp_st.io.data_dir import default_data_dir
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=Path("../shared/data"))
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir())
     parser.add_argument("--output", type=Path, required=True)
     parser.add_argument("--max-ratio", type=float, default=2.0)
     args = parser.parse_args()

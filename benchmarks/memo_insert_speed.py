@@ -56,10 +56,12 @@ print(json.dumps({
 
 
 def main() -> None:
+    from psp_st.io.data_dir import default_data_dir
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokenizer", required=True, help="sentencepiece .model file")
     parser.add_argument("--checkout", nargs="+", required=True, help="folders holding the psp_st package to compare")
-    parser.add_argument("--corpus", default="../shared/data/corpus/english_sentences.parquet")
+    parser.add_argument("--corpus", default=str(default_data_dir() / "corpus" / "english_sentences.parquet"))
     parser.add_argument("--sentences", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3, help="fresh subprocesses per checkout, interleaved")
     parser.add_argument("--out", type=Path, default=None, help="append the rows as JSON lines here")

@@ -10,7 +10,7 @@
 Every model must share the first one's tokenizer (sentencepiece model). Numbers: STS-B dev/test and SICK-R dev
 Spearman, SICK-R test Pearson, and the selection score (mean of the two dev columns), x100.
 
-    python benchmarks/psp_en_combine.py ensemble --weights 0.3 0.5 0.7 MODEL MODEL [MODEL ...]
+    python benchmarks/psp_en_combine.py ensemble MODEL MODEL [MODEL ...] --weights 0.3 0.5 0.7
     python benchmarks/psp_en_combine.py average MODEL MODEL [MODEL ...]
     python benchmarks/psp_en_combine.py sif MODEL --a 0.01 0.001
 """

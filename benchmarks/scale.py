@@ -160,6 +160,9 @@ def main() -> int:
         help="settings passed to every psp-st mine run",
     )
     args = parser.parse_args()
+    args.work = args.work.resolve()  # psp-st mine runs in the repository's folder: paths from here made absolute
+    if Path(args.model).exists():
+        args.model = str(Path(args.model).resolve())
 
     import psutil
 

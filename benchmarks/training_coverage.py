@@ -5,7 +5,7 @@ python benchmarks/training_coverage.py runs/A/initial runs/A/final
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import numpy as np
 import pandas as pd
@@ -34,4 +34,7 @@ def main(initial: str, final: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("initial", help="the run's initial/ folder")
+    parser.add_argument("final", help="the run's final/ (or a checkpoint) folder")
+    main(**vars(parser.parse_args()))

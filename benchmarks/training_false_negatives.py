@@ -5,7 +5,7 @@ python benchmarks/training_false_negatives.py runs/A/final [pairs-arrow-folder]
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import numpy as np
 import torch
@@ -48,4 +48,7 @@ def main(model_path: str, pairs: str | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model_path", help="trained model folder (e.g. runs/A/final)")
+    parser.add_argument("pairs", nargs="?", help="pairs saved as an Arrow folder (default: training_pairs/*.parquet)")
+    main(**vars(parser.parse_args()))

@@ -5,7 +5,7 @@ python benchmarks/training_genres.py runs/A/final runs/B/final
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import pandas as pd
 from scipy.stats import spearmanr
@@ -30,4 +30,6 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="+", help="trained model folders")
+    main(**vars(parser.parse_args()))

@@ -1,7 +1,9 @@
 """Peak RSS of mega-batch training from a memory-mapped on-disk pair dataset of a given size.
 
-python benchmarks/training_rss.py --pairs 5000000 --steps 300     # builds the dataset once (real pairs repeated)
-python benchmarks/training_rss.py --pairs 50000 --steps 300
+python benchmarks/training_rss.py --pairs 5000000 --steps 300 --model runs/E/initial   # builds the dataset once
+python benchmarks/training_rss.py --pairs 50000 --steps 300 --model runs/E/initial
+
+``--model``: the ``initial/`` folder of a ``psp-st train`` run; the dataset is the real pairs repeated.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pairs", type=int, required=True)
     parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--model", default="runs/cache/init-rss")
+    parser.add_argument("--model", required=True, help="model folder, e.g. the initial/ of a psp-st train run")
     parser.add_argument("--cache", default="runs/cache")
     args = parser.parse_args()
 
@@ -57,6 +59,7 @@ def main() -> None:
 
     folder = Path(args.cache) / f"rss-pairs-{args.pairs}"
     if not folder.is_dir():
+        folder.parent.mkdir(parents=True, exist_ok=True)
         build(args.pairs, folder)
     dataset = load_from_disk(str(folder))  # memory-mapped Arrow: nothing is read into RAM up front
     model = SentenceTransformer(args.model, device="cpu", trust_remote_code=True)

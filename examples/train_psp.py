@@ -1,7 +1,8 @@
 """Train a P-SP model on the shared training pairs with annealed mega-batching; print STS Benchmark test Spearman.
 
 python examples/train_psp.py                       # the packaged psp-en recipe
-python examples/train_psp.py --max-steps 500       # a quick run
+python examples/train_psp.py --max-steps 500       # a quick run (psp-en's teacher pass comes first: ~10 min uncached)
+python examples/train_psp.py --resume              # continue the run in --output (or --overwrite: start again)
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ def main() -> None:
     parser.add_argument("--config", default="psp-en", help="a packaged recipe name or a recipe .yaml file")
     parser.add_argument("--output", default="runs/example-psp")
     parser.add_argument("--max-steps", type=int, default=None)
+    parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
+    parser.add_argument("--overwrite", action="store_true", help="start again in a non-empty --output")
     args = parser.parse_args()
 
     import pandas as pd
@@ -25,7 +28,12 @@ def main() -> None:
     from psp_st.io.data_dir import default_data_dir
     from psp_st.training.recipe import train_from_config
 
-    model = train_from_config(args.config, output_dir=args.output, max_steps=args.max_steps)
+    try:
+        model = train_from_config(
+            args.config, args.output, resume=args.resume, max_steps=args.max_steps, overwrite=args.overwrite
+        )
+    except (ValueError, OSError) as error:  # a bad recipe, a missing file, an output that exists: one line
+        parser.error(str(error))
     test = pd.read_parquet(default_data_dir() / "sts" / "stsbenchmark" / "test.parquet")
     evaluator = EmbeddingSimilarityEvaluator(
         test.sentence1.tolist(), test.sentence2.tolist(), (test.score / 5).tolist(), name="sts-test"

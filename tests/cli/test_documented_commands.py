@@ -1,0 +1,40 @@
+"""The commands README.md and docs/*.md tell a user to run parse with the real parser; the README names CI's checks."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def documented_commands() -> list[tuple[str, str]]:
+    """``(file, command)`` for every ``psp-st`` line of a bash block (continuations joined, ``[--option]`` unwrapped)."""
+    commands = []
+    for doc in DOCS:
+        for block in re.findall(r"```bash\n(.*?)```", doc.read_text(encoding="utf-8"), flags=re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                for part in line.split("#")[0].split(";"):
+                    if part.strip().startswith("psp-st "):
+                        commands.append((doc.name, re.sub(r"\[([^\[\]]*)\]", r"\1", part.strip())))
+    return commands
+
+
+@pytest.mark.parametrize(("doc", "command"), documented_commands())
+def test_documented_command_parses(doc, command):
+    from psp_st.cli import build_parser
+
+    try:
+        build_parser().parse_args(shlex.split(command)[1:])
+    except SystemExit as exit_:  # --help exits 0; a wrong option exits 2
+        assert exit_.code == 0, f"{doc}: {command}"
+
+
+def test_readme_names_the_checks_ci_runs():
+    readme = (REPO / "README.md").read_text(encoding="utf-8").replace("\n", " ")
+    for check in re.findall(r"^(ruff check .*|mypy)$", (REPO / ".ci" / "run").read_text(), flags=re.M):
+        assert f"`{check}`" in readme, check

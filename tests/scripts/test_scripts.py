@@ -1,0 +1,92 @@
+"""The scripts users and contributors are told to run: benchmarks/*.py and examples/*.py parse their options."""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTS = sorted((REPO / "benchmarks").glob("*.py")) + sorted((REPO / "examples").glob("*.py"))
+
+
+def run_script(path: Path, monkeypatch, *args: str) -> None:
+    monkeypatch.setattr(sys, "argv", [str(path), *args])
+    monkeypatch.setattr(sys, "path", [str(path.parent), *sys.path])
+    runpy.run_path(str(path), run_name="__main__")
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_every_script_answers_help(path, monkeypatch, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        run_script(path, monkeypatch, "--help")
+    assert exit_.value.code == 0 and "usage:" in capsys.readouterr().out
+
+
+def test_training_rss_needs_a_model_folder(monkeypatch, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        run_script(REPO / "benchmarks" / "training_rss.py", monkeypatch, "--pairs", "5")
+    assert exit_.value.code == 2 and "--model" in capsys.readouterr().err
+
+
+def test_encode_speed_resolves_paths_from_the_callers_folder(tmp_path, monkeypatch):
+    absolute_paths = runpy.run_path(str(REPO / "benchmarks" / "encode_speed.py"))["absolute_paths"]
+    (tmp_path / "model").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PSP_ST_DATA_DIR", str(tmp_path))
+    args = argparse.Namespace(data_dir=None, model="model", float16_model=None, release="psp-st/psp-en")
+    absolute_paths(args)  # the workers run in the repository's folder: "model" must still mean ./model
+    assert args.model == tmp_path.resolve() / "model" and args.data_dir == tmp_path.resolve()
+    assert args.release == "psp-st/psp-en"  # not a path here: a name, passed on as it is
+
+
+def test_example_passes_resume_and_overwrite_and_reports_errors_in_one_line(monkeypatch, capsys):
+    import psp_st.training.recipe as recipe
+    from psp_st.io.output_policy import OutputExistsError
+
+    calls = []
+
+    def refuse(*args, **kwargs):
+        calls.append(kwargs)
+        raise OutputExistsError("--output runs/x is a folder that is not empty: pass --overwrite")
+
+    monkeypatch.setattr(recipe, "train_from_config", refuse)
+    with pytest.raises(SystemExit) as exit_:
+        run_script(REPO / "examples" / "train_psp.py", monkeypatch, "--output", "runs/x", "--resume", "--overwrite")
+    assert exit_.value.code == 2 and "pass --overwrite" in capsys.readouterr().err
+    assert calls[0]["resume"] is True and calls[0]["overwrite"] is True
+
+
+def test_scale_resolves_work_and_model_from_the_callers_folder(tmp_path, monkeypatch):
+    main = runpy.run_path(str(REPO / "benchmarks" / "scale.py"))["main"]
+    corpora = []
+
+    def stop(path, rows):
+        corpora.append(path)
+        raise KeyboardInterrupt  # before any corpus is written or psp-st mine runs (in the repository's folder)
+
+    monkeypatch.setitem(main.__globals__, "make_corpus", stop)
+    (tmp_path / "model").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["scale.py", "--model", "model", "--work", "work", "--rows", "10"])
+    with pytest.raises(KeyboardInterrupt):
+        main()
+    assert corpora == [tmp_path.resolve() / "work" / "corpus-10.txt"]
+
+
+def test_memo_insert_speed_reads_the_corpus_from_the_data_folder(tmp_path, monkeypatch):
+    import subprocess
+
+    commands = []
+
+    def fake_run(command, **kwargs):
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0, stdout="{}")
+
+    monkeypatch.setenv("PSP_ST_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    run_script(REPO / "benchmarks" / "memo_insert_speed.py", monkeypatch, "--tokenizer", "sp.model", "--checkout", ".")
+    assert commands[0][5] == str(tmp_path / "corpus" / "english_sentences.parquet")
