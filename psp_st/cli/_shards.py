@@ -32,4 +32,4 @@ def execution_from_args(args: argparse.Namespace):
     """The :class:`~psp_st.mining.executor.Execution` the options ask for (``--threads`` per worker, default 1)."""
     from psp_st.mining.executor import Execution
 
-    return Execution(ray=args.ray, workers=args.workers, threads=args.threads or 1)
+    return Execution(ray=args.ray, workers=args.workers, threads=1 if args.threads is None else args.threads)

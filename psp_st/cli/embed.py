@@ -35,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.inference import embed_file
     from psp_st.io.output_policy import check_output
 
-    check_output(args.output, inputs=[args.input, args.model], overwrite=args.overwrite)
+    check_output(args.output, overwrite=args.overwrite, sealed=[args.input, args.model])
+    if not args.output.endswith(".npy"):
+        raise ValueError(f"--output {args.output} must end in .npy (with --shard-rows it is a folder of .npy shards)")
     if args.input.lower().endswith(".parquet"):
         raise ValueError(f"--input {args.input} is Parquet: pass --shard-rows N (and --column) to embed a column")
     model = open_model(args.model, args.threads, engine=True)
@@ -58,10 +60,10 @@ def run_sharded(args: argparse.Namespace) -> int:
     from psp_st.mining.embed_shards import embed_shards
 
     # a folder holding a plan is a sharded job's: the same job resumes, another is refused (embed_shards);
-    # --overwrite starts over
+    # --overwrite starts over a job whose plan changed
     check_output(
         args.output,
-        inputs=[args.input, args.model],
+        sealed=[args.input, args.model],
         overwrite=args.overwrite,
         folder=True,
         ours=lambda folder: (folder / "plan.json").is_file(),
@@ -70,7 +72,7 @@ def run_sharded(args: argparse.Namespace) -> int:
         args.input,
         args.output,
         args.model,
-        shard_rows=args.shard_rows or 100_000,
+        shard_rows=100_000 if args.shard_rows is None else args.shard_rows,
         column=args.column,
         normalize=args.normalize,
         float16=args.float16,

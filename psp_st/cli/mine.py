@@ -23,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "score = margin, cosine, trigram_overlap, length_ratio, id1, id2) with a .json report holding "
         "the filter counts and the ANN recall@k against exact search. Repeated texts (equal up to case and "
         "punctuation) are collapsed to their first row before embedding. Resumable: the stages live in "
-        "--work-dir; a changed input or model is refused, --overwrite starts over.",
+        "--work-dir; a changed input or model is refused, --overwrite redoes what changed (a new --min-margin or "
+        "filter reuses the vectors and neighbours; a new --k or --index the vectors).",
     )
     parser.add_argument(
         "--model",
@@ -123,9 +124,11 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.io.output_policy import check_output
     from psp_st.mining.pairs import mine_pairs, mining_config
 
-    inputs = [*args.input, *(args.target or []), args.model, args.exclude_data_dir]
+    sealed = [*args.input, *(args.target or []), args.model]
     for output in (args.output, args.output.with_suffix(".json")):
-        check_output(output, inputs=inputs, overwrite=args.overwrite)
+        check_output(output, inputs=[args.exclude_data_dir], overwrite=args.overwrite, sealed=sealed)
+    work = args.work_dir or args.output.with_name(args.output.name + ".work")
+    check_output(work, [args.exclude_data_dir], folder=True, ours=lambda _: True, option="--work-dir", sealed=sealed)
     report = mine_pairs(
         args.input,
         args.output,

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.inference import score_file
     from psp_st.io.output_policy import check_output
 
-    check_output(args.output, inputs=[args.pairs, args.model], overwrite=args.overwrite)
+    check_output(args.output, overwrite=args.overwrite, sealed=[args.pairs, args.model])
     model = open_model(args.model, args.threads, engine=True)
     count = score_file(
         model,

@@ -9,14 +9,15 @@ by datasets as an indices mapping on disk, so nothing is copied into RAM) and on
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import regex
+
 from psp_st.data.text_files import TEXT_COLUMNS
 
-_WORD = re.compile(r"\w+")
+_WORD = regex.compile(r"\w+")  # Unicode words: combining marks (Devanagari vowel signs, NFD accents) included
 
 
 @dataclass
@@ -89,7 +90,7 @@ class _Counting:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens (``\\w+`` runs: punctuation and tokenisation differences are ignored)."""
+    """Lower-cased word tokens (Unicode ``\\w+`` runs: punctuation and tokenisation differences are ignored)."""
     return _WORD.findall(text.lower())
 
 

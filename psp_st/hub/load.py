@@ -265,10 +265,16 @@ def open_model(name: str, threads: int | None = None, engine: bool = False) -> A
     command that embeds (streamed or sharded) gives the same vectors."""
     if threads is not None:
         check_int("--threads", threads)
-    if engine:
-        from psp_st.inference.engine import is_psp_folder, load_engine
+    if engine and is_psp_model(name):
+        from psp_st.inference.engine import load_engine
 
-        resolved = resolve_model_name(name)
-        if name in PRETRAINED or (Path(resolved).is_dir() and is_psp_folder(resolved)):
-            return load_engine(name, threads=threads)
+        return load_engine(name, threads=threads)
     return set_threads(load(name), threads)
+
+
+def is_psp_model(name: str) -> bool:
+    """Whether ``name`` is a P-SP model that ``open_model(..., engine=True)`` opens as the inference engine."""
+    from psp_st.inference.engine import is_psp_folder
+
+    resolved = resolve_model_name(name)
+    return name in PRETRAINED or (Path(resolved).is_dir() and is_psp_folder(resolved))

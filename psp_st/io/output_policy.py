@@ -4,9 +4,10 @@ mine, eval; the Python exports, with ``overwrite=True`` for ``--overwrite``).
 * An output that already exists is refused unless the user passed ``--overwrite`` (an output folder counts as
   existing when it is not empty). A folder that ``ours`` recognises (``psp-st build``'s own release folder of the
   same name) may be rebuilt without the flag, so a release job can simply be re-run.
-* An output that is one of the inputs, contains one, is an existing file inside an input folder (a model's weights),
-  or is the same file under another name (symlink, ``..``) is always refused, ``--overwrite`` or not: writing it
-  would destroy the input.
+* An output that is one of the inputs, contains one, is an existing file inside an input folder (a model's weights)
+  or anything inside a folder read whole (``sealed``: a model, a folder of input shards, where a new file changes the
+  model's fingerprint or is read as input next time), or is the same file under another name (symlink, ``..``) is
+  always refused, ``--overwrite`` or not: writing it would destroy or change the input.
 * A folder given where a file is expected (or a file where a folder is) is refused with a message saying so.
 
 Writers never delete files they did not write themselves (see :func:`psp_st.io.atomic.atomic_directory`).
@@ -38,6 +39,7 @@ def check_output(
     ours: Callable[[Path], bool] | None = None,
     option: str = "--output",
     flag: str = "--overwrite",
+    sealed: Iterable[str | os.PathLike | None] = (),
 ) -> Path:
     """Apply the overwrite policy to ``path`` before any work starts; return it as a ``Path``.
 
@@ -50,6 +52,7 @@ def check_output(
             job (then it may be replaced without ``--overwrite``).
         option: the option name used in messages.
         flag: how the caller says "overwrite" (a Python API: ``overwrite=True``), used in messages.
+        sealed: inputs read as whole folders (a model, a folder of shards): no output may lie inside them.
 
     Raises:
         OutputExistsError: the output exists (and may not be replaced) or is one of the inputs.
@@ -57,19 +60,20 @@ def check_output(
     """
     path = Path(path)
     target = path.resolve()
-    for source in inputs:
+    sealed = list(sealed)
+    for source in [*inputs, *sealed]:
         if source is None:
             continue
         source_path = Path(source).resolve()
         exists = path.exists() and not folder  # an existing file inside an input folder (e.g. a model's weights)
         if (
             _same_or_inside(source_path, target)
-            or (exists and _same_or_inside(target, source_path))
+            or ((exists or (source in sealed and source_path.is_dir())) and _same_or_inside(target, source_path))
             or (exists and Path(source).exists() and os.path.samefile(path, source))
         ):
             raise OutputExistsError(
-                f"{option} {path} is the input {source} (or contains it): writing it would destroy "
-                "the input; choose another output path"
+                f"{option} {path} is the input {source}, contains it or lies inside it: writing it would destroy "
+                "or change the input; choose another output path"
             )
     if not path.exists() and not path.is_symlink():
         parent = next((p for p in path.parents if p.exists()), None)

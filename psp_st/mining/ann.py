@@ -64,8 +64,9 @@ class IndexSpec:
             raise ValueError(f"unknown index kind {self.kind!r}; use one of {INDEX_KINDS}")
         check_int("nprobe", self.nprobe)
         check_int("exact_below", self.exact_below, minimum=0)
-        if self.pca is not None:
-            check_int("pca", self.pca)
+        for name in ("pca", "nlist", "train_size"):
+            if getattr(self, name) is not None:
+                check_int(name, getattr(self, name))
 
     def resolve(self, n: int) -> str:
         """The concrete kind for ``n`` vectors."""
@@ -77,7 +78,8 @@ class IndexSpec:
         return asdict(self)
 
 
-def _ivf_lists(spec: IndexSpec, n: int) -> int:
+def ivf_lists(spec: IndexSpec, n: int) -> int:
+    """The IVF lists used for ``n`` vectors: ``spec.nlist`` (default ``4 * sqrt(n)``), at most one per 39."""
     nlist = spec.nlist or int(4 * math.sqrt(n))
     return max(1, min(nlist, n // 39))
 
@@ -99,7 +101,7 @@ def build_index(vectors: ShardedVectors, spec: IndexSpec) -> Any:
         inner.hnsw.efSearch = spec.ef_search
         nlist = 0
     else:
-        nlist = _ivf_lists(spec, n)
+        nlist = ivf_lists(spec, n)
         quantizer = faiss.IndexFlatIP(reduced)
         if kind == "ivf":
             inner = faiss.IndexIVFFlat(quantizer, reduced, nlist, faiss.METRIC_INNER_PRODUCT)
@@ -114,6 +116,8 @@ def build_index(vectors: ShardedVectors, spec: IndexSpec) -> Any:
         index = faiss.IndexPreTransform(faiss.PCAMatrix(dim, reduced), inner)  # keeps Python refs to both
     if not index.is_trained:
         size = min(n, spec.train_size or 64 * max(nlist, 1024))
+        if size < nlist:
+            raise ValueError(f"--train-size {size} is below the {nlist} IVF lists: pass more, or a smaller --nlist")
         sample = np.sort(np.random.default_rng(spec.seed).choice(n, size=size, replace=False))
         logger.info("training %s (%d lists, pca %s) on %d of %d vectors", kind, nlist, spec.pca, size, n)
         index.train(vectors.take(sample))

@@ -75,8 +75,8 @@ def embed_shards(
     """Embed every row of ``inputs`` into ``folder`` (one ``.npy`` per shard + ``manifest.json``); returns the manifest.
 
     Row ``i`` of shard ``k`` is input row ``shard.row + i``. Rerunning with the same arguments resumes: finished
-    shards are kept, the others are computed; an input or model folder whose content changed (sha256) is refused,
-    and ``overwrite`` starts over. The outputs do not depend on ``execution`` (local or Ray).
+    shards are kept, the others are computed; an input or model folder whose content changed (sha256), or other
+    settings, are refused, and with ``overwrite`` start the job over. The outputs do not depend on ``execution`` (local or Ray).
     """
     execution = execution or Execution()
     files = input_files(inputs)
@@ -88,9 +88,7 @@ def embed_shards(
     fingerprints[f"the model {model}"] = model_fingerprint(model)
     job = {"kind": "embed", **settings, "column": column, "shard_rows": shard_rows, "fingerprints": fingerprints}
     store = ShardStore(folder, ".npy")
-    if overwrite:
-        store.clear()
-    todo = store.pending(job, shards)
+    todo = store.pending(job, shards, restart=overwrite)
     logger.info(
         "embed: %d shards (%d done, %d to compute) into %s", len(shards), len(shards) - len(todo), len(todo), folder
     )

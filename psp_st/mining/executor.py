@@ -120,9 +120,7 @@ def run_tasks(
             },
             batch_size=1,
             compute=ray.data.ActorPoolStrategy(size=min(execution.workers, len(tasks))),
-            num_cpus=execution.threads,
-            max_restarts=-1,
-            max_task_retries=-1,
+            num_cpus=execution.threads,  # a dead actor is restarted and its task retried: Ray Data's default
         )
         rows = dataset.take_all()
     results = [json.loads(row["result"]) for row in rows]

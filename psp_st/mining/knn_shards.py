@@ -101,7 +101,7 @@ def knn_shards(
         **settings,
     }
     store = ShardStore(folder, ".npz")
-    todo = store.pending(job, shards)
+    todo = store.pending(job, shards, restart=True)  # only derived data: other settings recompute it
     logger.info(
         "knn: %d query shards (%d done, %d to search), k=%d", len(shards), len(shards) - len(todo), len(todo), k
     )

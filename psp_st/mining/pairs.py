@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.arguments import check_int
+from psp_st.arguments import check_int, check_number
 from psp_st.data.dedup import ExactDedup
 from psp_st.data.filters import (
     ExcludeTextsFilter,
@@ -32,14 +32,22 @@ from psp_st.data.filters import (
     trigram_overlap,
 )
 from psp_st.io.atomic import atomic_path, atomic_write_json
-from psp_st.mining.ann import IndexSpec, build_index, exact_search, exact_similarities, recall_at_k, save_index, search
+from psp_st.mining.ann import (
+    IndexSpec,
+    build_index,
+    exact_search,
+    exact_similarities,
+    ivf_lists,
+    recall_at_k,
+    save_index,
+    search,
+)
 from psp_st.mining.embed_shards import embed_shards
 from psp_st.mining.executor import Execution, session
 from psp_st.mining.knn_shards import knn_shards, read_neighbours, vector_shards
 from psp_st.mining.margin import STRATEGIES, best_margin_mask, candidate_pairs, knn_mean, ratio_margin
 from psp_st.mining.shards import (
     ShardedVectors,
-    ShardStore,
     input_files,
     plan_shards,
     read_manifest,
@@ -113,6 +121,7 @@ class MiningConfig:
         if not -1.0 <= self.min_cosine <= self.max_cosine <= 1.0:
             raise ValueError(f"need -1 <= min_cosine <= max_cosine <= 1, got {self.min_cosine}, {self.max_cosine}")
         check_int("chunk_rows", self.chunk_rows)
+        check_number("min_margin", self.min_margin)
         object.__setattr__(self, "exclude", frozenset(text_key(text) for text in self.exclude))
         self.filters()  # validates the filter settings (and py3langid's language codes)
 
@@ -149,7 +158,9 @@ def _read_texts(folder: Path) -> Any:
     return pa.concat_arrays(arrays)
 
 
-def _distinct_texts(spec: Any, path: Path, column: str, config: MiningConfig) -> tuple[Any, str, np.ndarray, int]:
+def _distinct_texts(
+    spec: Any, path: Path, column: str, config: MiningConfig, overwrite: bool = False
+) -> tuple[Any, str, np.ndarray, int]:
     """What to embed for one side: ``spec`` itself, or (``config.dedup`` and repeated texts) the Parquet ``path``
     of its distinct texts, the first of each group of equal :func:`text_key`. Returns it, its column, the input row
     of each row embedded and the input's row count."""
@@ -166,7 +177,7 @@ def _distinct_texts(spec: Any, path: Path, column: str, config: MiningConfig) ->
     if len(rows) == total:
         return spec, column, rows, total
     table = pa.table({"sentence": pa.array([texts[i] for i in rows], pa.large_string()), "row": rows})
-    if not path.is_file():
+    if not path.is_file() or (overwrite and not pq.read_table(path).equals(table)):
         with atomic_path(path) as tmp:
             pq.write_table(table, tmp, row_group_size=config.shard_rows)
     elif not pq.read_table(path).equals(table):
@@ -190,7 +201,9 @@ def _index(vectors_folder: Path, path: Path, spec: IndexSpec) -> Path:
     index = build_index(vectors, spec)
     save_index(index, path)
     seconds = time.perf_counter() - started
-    record = {"meta": meta, "sha256": sha256_file(path), "kind": spec.resolve(len(vectors)), "seconds": seconds}
+    kind = spec.resolve(len(vectors))
+    nlist = ivf_lists(spec, len(vectors)) if kind.startswith("ivf") else None
+    record = {"meta": meta, "sha256": sha256_file(path), "kind": kind, "nlist": nlist, "seconds": seconds}
     atomic_write_json(meta_path, record)
     return path
 
@@ -272,7 +285,8 @@ def mine_pairs(
 
     Returns (and writes next to ``output`` as ``.json``) the report: settings, rows, repeated texts collapsed,
     candidate pairs, kept/dropped per filter, ANN recall and stage timings. ``work_dir`` (default
-    ``<output>.work``) keeps the resumable stages; ``overwrite`` starts them over.
+    ``<output>.work``) keeps the resumable stages: a stage whose input or settings changed is refused, or with
+    ``overwrite`` started over; the others are reused (the kNN stage, derived data only, always starts over).
     """
     config = config or MiningConfig()
     execution = execution or Execution()
@@ -281,12 +295,6 @@ def mine_pairs(
         raise ValueError(f"output must end in .parquet, got {output}")
     work = Path(work_dir) if work_dir else output.with_name(output.name + ".work")
     monolingual = target is None
-    if overwrite:  # psp-st's own files only
-        for name in ("source", "target"):
-            ShardStore(work / f"{name}-vectors", ".npy").clear()
-            (work / f"{name}-distinct.parquet").unlink(missing_ok=True)
-        for name in ("knn-forward", "knn-backward"):
-            ShardStore(work / name, ".npz").clear()
     timings: dict[str, float] = {}
 
     def stage(name: str, started: float) -> None:
@@ -299,7 +307,7 @@ def mine_pairs(
         sides["target"] = (target, target_column or column)
     distinct = {}
     for name, (spec, side_column) in sides.items():
-        distinct[name] = _distinct_texts(spec, work / f"{name}-distinct.parquet", side_column, config)
+        distinct[name] = _distinct_texts(spec, work / f"{name}-distinct.parquet", side_column, config, overwrite)
         files, count = " ".join(map(str, _as_list(spec))), len(distinct[name][2])
         if not monolingual and not count:
             raise ValueError(f"{'--input' if name == 'source' else '--target'} {files} has no sentences")
@@ -314,6 +322,7 @@ def mine_pairs(
             normalize=True,
             float16=config.float16,
             execution=execution,
+            overwrite=overwrite,
         )
         for name, (spec, side_column, _, _) in distinct.items():
             embed(spec, work / f"{name}-vectors", column=side_column)
@@ -352,6 +361,7 @@ def mine_pairs(
         output,
         config,
         monolingual,
+        _unknown_vector(model, config.float16),
         (sources, source_texts, distinct["source"][2]),
         (targets, target_texts, target_side[2]),
     )
@@ -369,7 +379,8 @@ def mine_pairs(
         "pairs": written,
         "filters": counts,
         "recall": recall,
-        "index": json.loads((work / "target.json").read_text(encoding="utf-8"))["kind"],
+        "index": (index := json.loads((work / "target.json").read_text(encoding="utf-8")))["kind"],
+        "index_lists": index.get("nlist"),  # IVF lists used (--nlist is capped at 1 per 39 vectors)
         "config": config.to_dict(),
         "execution": asdict(execution),
         "seconds": timings,
@@ -382,16 +393,28 @@ def _as_list(value: Any) -> list[Any]:
     return [value] if isinstance(value, (str, os.PathLike)) else list(value)
 
 
+def _unknown_vector(model: str, float16: bool) -> np.ndarray | None:
+    """A P-SP model's vector of every text with no known piece (``<unk>``) as the work folder stores it, else None."""
+    from psp_st.hub.load import is_psp_model, open_model
+    from psp_st.inference import encode_texts
+
+    if not is_psp_model(model):
+        return None
+    vector = encode_texts(open_model(model, 1, engine=True), [""], normalize=True)[0]
+    return vector.astype(np.float16 if float16 else np.float32).astype(np.float32)
+
+
 def _score_filter_write(
     work: Path,
     output: Path,
     config: MiningConfig,
     monolingual: bool,
+    unknown: np.ndarray | None,
     source_side: tuple[ShardedVectors, Any, np.ndarray],
     target_side: tuple[ShardedVectors, Any, np.ndarray],
 ) -> tuple[list[dict], int]:
     """Score the candidates, filter them and write the kept pairs; ``*_side``: the vectors, texts and input row of
-    each distinct text."""
+    each distinct text. Pairs with a side whose vector is ``unknown`` (no known piece: meaningless) are dropped."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -408,7 +431,8 @@ def _score_filter_write(
     del forward_sims, forward_ids
 
     filters = config.filters(monolingual)
-    counters = {name: FilterCount(name) for name in ("margin", "strategy", "cosine", *(s.name for s in filters))}
+    names = ("margin", "strategy", "cosine", "no_known_piece", *(s.name for s in filters))
+    counters = {name: FilterCount(name) for name in names}
     total = len(left)
     schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in _SCHEMA.items()])
     written = 0
@@ -417,10 +441,13 @@ def _score_filter_write(
         try:
             margins = np.empty(total)
             cosines = np.empty(total, dtype=np.float32)
+            known = np.ones(total, dtype=bool)
             for start in range(0, total, 16_384):  # vector blocks of 64 MiB at 1024 dims
                 stop = min(total, start + 16_384)
                 a, b = sources.take(left[start:stop]), targets.take(right[start:stop])
                 cosines[start:stop] = np.clip(np.einsum("ij,ij->i", a, b), -1.0, 1.0)  # unit vectors: rounding only
+                if unknown is not None:
+                    known[start:stop] = ~((a == unknown).all(1) | (b == unknown).all(1))
                 margins[start:stop] = ratio_margin(
                     cosines[start:stop], source_mean[left[start:stop]], target_mean[right[start:stop]]
                 )
@@ -433,6 +460,9 @@ def _score_filter_write(
             in_range = (cosines >= config.min_cosine) & (cosines <= config.max_cosine)
             counters["cosine"].update(in_range[keep].tolist())
             keep &= in_range
+            if unknown is not None:
+                counters["no_known_piece"].update(known[keep].tolist())
+                keep &= known
             survivors = np.flatnonzero(keep)
             for start in range(0, len(survivors), config.chunk_rows):
                 rows = survivors[start : start + config.chunk_rows]

@@ -9,8 +9,8 @@ A job writes into one folder::
     manifest.json          written last, when every shard is done: shard -> file, rows, checksum
 
 A shard whose ``.done.json`` exists and whose file still has that checksum is never recomputed: a job that lost
-a worker (or the driver) resumes when the same command runs again; ``--overwrite`` (:meth:`ShardStore.clear`)
-starts it over.
+a worker (or the driver) resumes when the same command runs again; with ``--overwrite`` a job whose plan changed
+(other inputs or settings) starts over (:meth:`ShardStore.clear`), one whose plan still matches resumes.
 """
 
 from __future__ import annotations
@@ -162,15 +162,19 @@ class ShardStore:
     def _done_file(self, shard: Shard) -> Path:
         return self.folder / f"{shard.name}.done.json"
 
-    def pending(self, job: dict[str, Any], shards: Sequence[Shard]) -> list[dict[str, Any]]:
-        """Record the plan (or check it against the folder's: another job's folder is refused, nothing is mixed)
-        and return the shards still to compute, as dicts for the workers."""
+    def pending(self, job: dict[str, Any], shards: Sequence[Shard], restart: bool = False) -> list[dict[str, Any]]:
+        """Record the plan (or check it against the folder's: another job's folder is refused, or with ``restart``
+        cleared; nothing is mixed) and return the shards still to compute, as dicts for the workers."""
         plan = {"job": job, "shards": [asdict(shard) for shard in shards]}
         path = self.folder / PLAN_FILE
-        if not path.is_file():
+        saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        if saved is not None and restart and saved != json.loads(json.dumps(plan)):
+            self.clear()
+            saved = None
+        if saved is None:
             self.folder.mkdir(parents=True, exist_ok=True)
             atomic_write_json(path, plan)
-        elif (saved := json.loads(path.read_text(encoding="utf-8"))) != json.loads(json.dumps(plan)):
+        elif saved != json.loads(json.dumps(plan)):
             old, new = saved["job"].get("fingerprints", {}), job.get("fingerprints", {})
             changed = [name for name in new if name in old and old[name] != new[name]]
             why = (

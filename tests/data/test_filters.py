@@ -15,6 +15,7 @@ from psp_st.data import (
     mean_length,
     trigram_overlap,
 )
+from psp_st.data.filters import text_key
 
 
 def test_trigram_overlap_is_share_of_shorter_sides_trigrams():
@@ -26,6 +27,12 @@ def test_trigram_overlap_is_share_of_shorter_sides_trigrams():
 
 def test_trigram_overlap_ignores_case_and_punctuation():
     assert trigram_overlap("The dog runs fast.", "the dog runs fast !") == 1.0
+
+
+def test_text_key_keeps_combining_marks_inside_words():
+    # "the boy plays" / "the girl plays" differ only in vowel signs; an NFD accent is part of its word
+    assert text_key("लड़का खेलता है") != text_key("लड़की खेलती है")
+    assert text_key("nai\u0308ve cafe\u0301") == "nai\u0308ve cafe\u0301"
 
 
 def test_trigram_overlap_short_sides_use_shorter_ngrams():

@@ -14,7 +14,7 @@ from psp_st.io.extras import EXTRAS, install_hint, require
 REPO = Path(__file__).resolve().parents[2]
 #: The base install (pyproject dependencies and what they bring) by top-level module name.
 CORE = {"torch", "sentence_transformers", "sentencepiece", "google", "tokenizers", "safetensors", "numpy", "tqdm"}
-CORE |= {"yaml", "transformers", "threadpoolctl", "psp_st"}
+CORE |= {"yaml", "transformers", "threadpoolctl", "regex", "psp_st"}
 
 
 def _imported_modules() -> set[str]:

@@ -78,3 +78,12 @@ def test_pca_ivf_index_saves_loads_and_finds_neighbours(tmp_path):
     _, approx = search(index, data[queries], k=5, exclude=queries)
     _, exact = exact_search(data[queries], vectors, k=5, exclude=queries)
     assert index.d == 64 and recall_at_k(approx, exact) >= 0.8
+
+
+def test_a_training_sample_smaller_than_the_lists_is_refused_naming_the_options():
+    vectors = ShardedVectors([np.eye(400, 16, dtype=np.float32)])
+    with pytest.raises(ValueError, match="--train-size 5 is below the 10 IVF lists"):
+        build_index(vectors, IndexSpec(kind="ivf", nlist=10, train_size=5))
+    for name in ("nlist", "train_size"):
+        with pytest.raises(ValueError, match=f"{name} must be >= 1, got 0"):
+            IndexSpec(kind="ivf", **{name: 0})

@@ -146,6 +146,40 @@ def test_a_resume_after_a_same_size_edit_is_refused_and_overwrite_starts_over(ps
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "b.parquet"), pd.read_parquet(tmp_path / "fresh.parquet"))
 
 
+def test_overwrite_reuses_the_vectors_and_a_new_k_only_redoes_the_neighbours(psp_model_dir, caption_file, tmp_path):
+    _mine(psp_model_dir, caption_file, tmp_path / "a.parquet")
+    vectors = tmp_path / "a.parquet.work" / "source-vectors" / "part-00000.npy"
+    before = vectors.stat().st_mtime_ns
+    config = MiningConfig(min_margin=1.05, shard_rows=300, recall_sample=50)
+    mine_pairs(caption_file, tmp_path / "a.parquet", str(psp_model_dir), config=config, overwrite=True)
+    changed_k = MiningConfig(k=6, min_margin=1.0, shard_rows=300, recall_sample=50)
+    work = {"work_dir": tmp_path / "a.parquet.work"}
+    mine_pairs(caption_file, tmp_path / "k6.parquet", str(psp_model_dir), config=changed_k, **work)
+    assert vectors.stat().st_mtime_ns == before
+    fresh = mine_pairs(caption_file, tmp_path / "fresh.parquet", str(psp_model_dir), config=changed_k)
+    assert fresh["filters"] == json.loads((tmp_path / "k6.json").read_text())["filters"]
+
+
+def test_pairs_of_texts_with_no_known_piece_are_dropped(psp_model_dir, distinct_captions, tmp_path):
+    source = tmp_path / "s.txt"  # two unknown-script lines: both the <unk> vector, cosine 1, the best margin
+    source.write_text("\n".join(distinct_captions[:300] + ["今天天气很好", "我明天去北京"]) + "\n", encoding="utf-8")
+    report = _mine(psp_model_dir, source, tmp_path / "p.parquet", max_length_ratio=None)
+    assert {step["filter"]: step["dropped"] for step in report["filters"]}["no_known_piece"] == 1
+    assert not pd.read_parquet(tmp_path / "p.parquet").id1.isin([300, 301]).any()
+
+
+def test_min_margin_nan_is_refused():
+    with pytest.raises(ValueError, match="min_margin must be a finite number"):
+        MiningConfig(min_margin=float("nan"))
+
+
+def test_the_report_names_the_ivf_lists_used(psp_model_dir, caption_file, tmp_path):
+    from psp_st.mining.ann import IndexSpec
+
+    report = _mine(psp_model_dir, caption_file, tmp_path / "p.parquet", index=IndexSpec(kind="ivf", nlist=1000))
+    assert (report["config"]["index"]["nlist"], report["index_lists"]) == (1000, 800 // 39)
+
+
 @pytest.mark.parametrize("empty", ["source", "target"])
 def test_bitext_with_an_empty_side_names_it(psp_model_dir, caption_file, tmp_path, empty):
     (tmp_path / "empty.txt").write_text("")

@@ -129,6 +129,24 @@ def test_mine_refuses_existing_output_before_loading_the_teacher(tmp_path, capsy
     assert "already exists: pass --overwrite" in _one_error_line(capsys)
 
 
+def test_a_new_output_inside_the_model_folder_is_refused(saved_model, text_file, capsys):
+    assert _embed(saved_model, text_file, saved_model / "vectors.npy") == EXIT_ERROR
+    assert "is the input" in _one_error_line(capsys)
+    assert not (saved_model / "vectors.npy").exists()
+
+
+@pytest.mark.parametrize("where", ["output", "work-dir"])
+def test_mine_output_or_work_dir_inside_an_input_folder_is_refused(tmp_path, capsys, where):
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "a.txt").write_text("a dog\na cat\n")
+    inside, outside = shards / "pairs.parquet", tmp_path / "pairs.parquet"
+    paths = ["--output", str(outside), "--work-dir", str(inside)] if where == "work-dir" else ["--output", str(inside)]
+    assert main(["mine", "--input", str(shards), *paths, "--model", str(tmp_path / "no-teacher")]) == EXIT_ERROR
+    assert "is the input" in _one_error_line(capsys)
+    assert sorted(path.name for path in shards.iterdir()) == ["a.txt"]
+
+
 RECIPE = "name: tiny\ndata: {sources: [x.parquet]}\n"
 
 
@@ -289,7 +307,7 @@ def test_verbose_shows_the_traceback(text_file, tmp_path, monkeypatch):
     from psp_st.hub.load import ModelNotFoundError
 
     with pytest.raises(ModelNotFoundError, match="psp-enn"):
-        main(["-v", "embed", "--model", "./psp-enn", "--input", str(text_file), "--output", str(tmp_path / "o")])
+        main(["-v", "embed", "--model", "./psp-enn", "--input", str(text_file), "--output", str(tmp_path / "o.npy")])
 
 
 @pytest.mark.parametrize(

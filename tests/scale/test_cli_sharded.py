@@ -106,7 +106,9 @@ def test_sharded_float16_overflow_is_refused_naming_the_row(psp_model, psp_modul
     assert "(first: row 2)" in capsys.readouterr().err
 
 
-def test_sharded_embed_resumes_a_half_done_folder_and_overwrite_starts_over(psp_model_dir, caption_file, tmp_path):
+def test_sharded_embed_resumes_a_half_done_folder_and_overwrite_redoes_what_changed(
+    psp_model_dir, caption_file, tmp_path
+):
     out = tmp_path / "v"
     args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(out)]
     assert main([*args, "--shard-rows", "300"]) == 0
@@ -115,7 +117,10 @@ def test_sharded_embed_resumes_a_half_done_folder_and_overwrite_starts_over(psp_
     before = (out / "part-00000.npy").stat().st_mtime_ns
     assert main([*args, "--shard-rows", "300"]) == 0  # resumes: no --overwrite needed
     assert (out / "part-00000.npy").stat().st_mtime_ns == before
-    assert main([*args, "--shard-rows", "300", "--overwrite"]) == 0  # starts over
+    assert main([*args, "--shard-rows", "300", "--overwrite"]) == 0  # the same job: nothing to redo
+    assert (out / "part-00000.npy").stat().st_mtime_ns == before
+    assert main([*args, "--shard-rows", "300", "--normalize"]) == 2  # another job: refused
+    assert main([*args, "--shard-rows", "300", "--normalize", "--overwrite"]) == 0  # starts over
     assert (out / "part-00000.npy").stat().st_mtime_ns != before
 
 
@@ -126,3 +131,16 @@ def test_mine_summary_counts_both_bitext_sides_and_the_collapsed_repeats(psp_mod
     args = ["mine", "--model", str(psp_model_dir), "--input", str(tmp_path / "x.txt"), "--threads", "1"]
     assert main([*args, "--target", str(tmp_path / "en.txt"), "--output", str(tmp_path / "p.parquet")]) == 0
     assert "from 120 source and 90 target sentences (20 repeated texts collapsed)" in capsys.readouterr().out
+
+
+def test_embed_output_must_be_npy(psp_model_dir, caption_file, tmp_path, capsys):
+    args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(tmp_path / "v.txt")]
+    assert main(args) == 2 and "must end in .npy" in capsys.readouterr().err
+    assert not (tmp_path / "v.txt").exists()
+
+
+def test_sharded_zero_threads_and_zero_shard_rows_are_refused(psp_model_dir, caption_file, tmp_path, capsys):
+    args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(tmp_path / "v")]
+    assert main([*args, "--shard-rows", "0"]) == 2 and "shard_rows must be >= 1" in capsys.readouterr().err
+    assert main([*args, "--shard-rows", "10", "--threads", "0"]) == 2
+    assert "threads must be >= 1" in capsys.readouterr().err
