@@ -51,7 +51,7 @@ def test_output_matched_by_an_input_glob_is_refused(write_parquet, cache_dir, ca
     write_parquet("g/p2.parquet", {"sentence1": ["c"], "sentence2": ["d"]})
     args = ["data", str(first.parent / "p*.parquet"), "--output", str(first.parent / "p2.parquet"), "--overwrite"]
     assert main([*args, "--cache-dir", cache_dir]) == 2
-    assert "would destroy the input" in capsys.readouterr().err
+    assert "would destroy or change the input" in capsys.readouterr().err
 
 
 def test_output_that_is_not_parquet_is_refused(fixture_path, tmp_path, capsys):
