@@ -32,7 +32,10 @@ def count_lines(path: str | os.PathLike) -> int:
 
 def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[str]:
     """The lines of ``data`` (UTF-8, ``\\n``-separated, trailing ``\\r`` removed from each; no final newline
-    expected), decoded in one pass; invalid UTF-8 raises naming ``path`` and the line (``first_line``: data's first)."""
+    expected), decoded in one pass; invalid UTF-8 raises naming ``path`` and the line (``first_line``: data's first).
+    A file's leading byte order mark (``first_line`` 1) is not text: it is dropped."""
+    if first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

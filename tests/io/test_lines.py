@@ -20,6 +20,13 @@ def test_blocks_join_to_the_files_lines(tmp_path, read_bytes):
     assert count_lines(path) == len(expected)
 
 
+@pytest.mark.parametrize("read_bytes", [1, 1 << 22])
+def test_a_leading_byte_order_mark_is_not_text(tmp_path, read_bytes):
+    path = tmp_path / "in.txt"
+    path.write_bytes("\ufeffone\ntwo\n".encode())
+    assert [text for _, texts in iter_line_blocks(path, 1, read_bytes=read_bytes) for text in texts] == ["one", "two"]
+
+
 @pytest.mark.parametrize("read_bytes", [3, 1 << 22])
 def test_invalid_utf8_names_its_line(tmp_path, read_bytes):
     path = tmp_path / "in.txt"
