@@ -64,15 +64,24 @@ def ray_session(address: str, num_cpus: int | None = None) -> Iterator[Any]:
     if ray.is_initialized():
         yield ray
         return
+    quiet = not logger.isEnabledFor(logging.INFO)  # Ray's INFO lines only with psp-st -v, like ours
+    if quiet:
+        logging.getLogger("ray.data").setLevel(logging.WARNING)
     if address == LOCAL:
         import psp_st
 
         source = str(Path(psp_st.__file__).resolve().parents[1])
         path = os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")]))
         env = {"PYTHONPATH": path, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
-        ray.init(num_cpus=num_cpus, include_dashboard=False, runtime_env={"env_vars": env}, log_to_driver=False)
+        ray.init(
+            num_cpus=num_cpus,
+            include_dashboard=False,
+            runtime_env={"env_vars": env},
+            log_to_driver=False,
+            logging_level=logging.WARNING if quiet else logging.INFO,
+        )
     else:
-        ray.init(address=address)
+        ray.init(address=address, logging_level=logging.WARNING if quiet else logging.INFO)
     try:
         yield ray
     finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -75,3 +76,21 @@ def test_a_worker_killed_mid_job_is_replaced_and_every_row_is_embedded_once(
     lines = caption_file.read_text(encoding="utf-8").splitlines()
     assert manifest["rows"] == len(lines) == len(vectors)
     np.testing.assert_allclose(vectors, psp_module.embed(lines), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("level", [logging.WARNING, logging.INFO])
+def test_rays_own_log_level_follows_psp_st(monkeypatch, caplog, level):
+    import ray
+
+    seen = {}
+
+    def init(**kwargs):
+        seen.update(kwargs)
+        raise RuntimeError("stop before starting Ray")
+
+    caplog.set_level(level, logger="psp_st")
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", init)
+    with pytest.raises(RuntimeError, match="stop"), ray_session("local", num_cpus=1):
+        pass
+    assert seen["logging_level"] == level
