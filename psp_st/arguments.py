@@ -35,6 +35,14 @@ def check_number(name: str, value: object, low: float | None = None, high: float
     return value
 
 
+def check_probability(name: str, value: object) -> float:
+    """``value`` as a ``float`` in ``[0, 1)`` (a dropout or scrambling probability); else TypeError/ValueError."""
+    value = check_number(name, value)
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"{name} must be in [0, 1), got {value}")
+    return value
+
+
 def check_keys(where: str, mapping: Mapping[str, object], known: Iterable[str]) -> None:
     """Refuse the first key of ``mapping`` outside ``known``, naming it as ``where.key`` with the closest known key:
     ``recipe: megabatch.sise is not a known key (did you mean size?); known: anneal, size``."""

@@ -183,8 +183,8 @@ def render_model_card(
         if tag not in data.tags:
             data.tags.append(tag)
     max_length = model.get_max_seq_length()
-    if max_length is not None and not math.isfinite(max_length):  # ST's static models report inf
-        max_length = None
+    if max_length is not None and not math.isfinite(max_length):  # ST's static models report inf: the tokenizer cuts
+        max_length = (getattr(getattr(model[0], "tokenizer", None), "truncation", None) or {}).get("max_length")
     card = ModelCard.from_template(
         data,  # type: ignore[arg-type]  # ST's card data is a CardData, as in ST's own generate_model_card
         template_path=str(template_path()),

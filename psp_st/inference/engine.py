@@ -137,7 +137,7 @@ class PSPEngine:
         from safetensors import SafetensorError
         from safetensors.numpy import load_file
 
-        from psp_st.modules.folder_format import ModelFolderError, check_psp_config, read_config
+        from psp_st.modules.folder_format import ModelFolderError, check_float_weights, check_psp_config, read_config
 
         path = Path(path)
         missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if not (path / name).is_file()]
@@ -157,11 +157,14 @@ class PSPEngine:
             ) from error
         try:
             weights = load_file(path / WEIGHTS_FILE)
-        except (SafetensorError, OSError) as error:
-            raise ModelFolderError(f"cannot read weights {path / WEIGHTS_FILE}: {error}") from error
+        except (SafetensorError, OSError, TypeError) as error:  # TypeError: a dtype numpy lacks (bfloat16)
+            raise ModelFolderError(
+                f"cannot read weights {path / WEIGHTS_FILE}: {error}; the engine reads float32 or float16 weights"
+            ) from error
         if WEIGHT_KEY not in weights:
             raise ModelFolderError(f"{path / WEIGHTS_FILE} has no '{WEIGHT_KEY}' (found: {sorted(weights)})")
         matrix = weights[WEIGHT_KEY]
+        check_float_weights(path / WEIGHTS_FILE, WEIGHT_KEY, matrix.dtype.kind == "f", matrix.dtype)
         if not np.isfinite(matrix).all():
             bad = int((~np.isfinite(matrix)).sum())
             raise ModelFolderError(

@@ -34,18 +34,28 @@ def check_format_version(version: object, where: str, redo: str) -> int:
     return version
 
 
+def check_float_weights(path: str | os.PathLike, name: str, is_float: bool, dtype: object) -> None:
+    """:class:`ModelFolderError` unless tensor ``name`` of the weights file ``path`` is floating point (psp-st writes
+    no other kind)."""
+    if not is_float:
+        raise ModelFolderError(
+            f"weights {path}: tensor '{name}' has dtype {dtype}, not a float type: the file is corrupt or not a psp-st "
+            "model; re-save the model or download it again."
+        )
+
+
 def check_psp_config(config: Mapping[str, Any]) -> None:
     """The one check of a PSPEmbedding config (its constructor's arguments, ``psp_config.json`` for the module and
     the torch-free engine): ``TypeError``/``ValueError`` naming the key and the bad value."""
-    from psp_st.arguments import check_int, check_keys, check_number
+    from psp_st.arguments import check_int, check_keys, check_probability
 
     keys = ("embedding_dim", "max_seq_length", "dropout", "lowercase", "weights_dtype")
     check_keys("config:", config, [*keys, "word_dropout"])  # word_dropout: saved by earlier versions, ignored
     for key in ("embedding_dim", "max_seq_length"):
         if config.get(key) is not None:
             check_int(key, config[key])
-    if config.get("dropout") is not None and check_number("dropout", config["dropout"], 0.0, 1.0) == 1:
-        raise ValueError("dropout must be in [0, 1), got 1")
+    if config.get("dropout") is not None:
+        check_probability("dropout", config["dropout"])
     if config.get("lowercase") is not None and not isinstance(config["lowercase"], bool):
         raise TypeError(f"lowercase must be true or false, got {config['lowercase']!r}")
     if config.get("weights_dtype", "float32") not in PSP_WEIGHTS_DTYPES:
@@ -61,9 +71,10 @@ def read_config(path: str | os.PathLike, owner: str, check: Callable[[dict], Non
     try:
         with open(path, encoding="utf-8") as handle:
             config = json.load(handle)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as error:  # OSError: a folder in its place, ...
         raise ModelFolderError(
-            f"{owner}: {path} is not valid JSON ({error}): the file is corrupt; re-save the model or download it again."
+            f"{owner}: {path} is not a readable JSON file ({error}): the file is corrupt; re-save the model or "
+            "download it again."
         ) from error
     if not isinstance(config, dict):
         raise ModelFolderError(

@@ -216,13 +216,15 @@ class PSPEmbedding(TokenEncoder):
     # -- export -------------------------------------------------------------------------------------------
     def to_static_embedding(self):
         """The same model as ST's built-in ``StaticEmbedding``, with the tokenizer of
-        :meth:`SentencePieceTokenizer.to_hf_tokenizer` (``drop_unknown=True``): the same vectors, except that a
-        text with no known piece gives zeros (not the ``<unk>`` vector) and ``max_seq_length`` is not applied.
+        :meth:`SentencePieceTokenizer.to_hf_tokenizer` (``drop_unknown=True``, truncated to ``max_seq_length``
+        pieces): the same vectors, except that a text with no known piece gives zeros (not the ``<unk>`` vector).
         With ``weights_dtype="float16"`` ST computes in float16."""
         from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
-        weights = self._export_weights()
-        return StaticEmbedding(self.tokenizer.to_hf_tokenizer(drop_unknown=True), embedding_weights=weights)
+        tokenizer = self.tokenizer.to_hf_tokenizer(drop_unknown=True)
+        if self.max_seq_length is not None:  # saved in tokenizer.json: StaticEmbedding keeps the first N pieces too
+            tokenizer.enable_truncation(self.max_seq_length)
+        return StaticEmbedding(tokenizer, embedding_weights=self._export_weights())
 
     def export_static(self, path: str | os.PathLike, normalize: bool = False, overwrite: bool = False) -> None:
         """Write a model folder that ``SentenceTransformer(path)`` loads with no flag and without psp-st.
@@ -244,13 +246,19 @@ class PSPEmbedding(TokenEncoder):
     def export_model2vec(self, path: str | os.PathLike, normalize: bool = False, overwrite: bool = False) -> None:
         """Write model2vec's own folder format: ``model2vec.StaticModel.from_pretrained(path)`` loads it.
 
-        The same tokenizer and vectors as :meth:`to_static_embedding` (``pip install model2vec``); ``max_length``
-        is saved as ``None`` (no truncation); ``normalize`` is model2vec's output normalization. An existing
+        The same tokenizer and vectors as :meth:`to_static_embedding` (``pip install model2vec``), except that
+        model2vec averages every piece: its ``max_length`` cuts characters, not pieces, so it is saved as ``None``
+        and a ``max_seq_length`` is refused. ``normalize`` is model2vec's output normalization. An existing
         non-empty ``path`` is refused unless ``overwrite``.
         """
         from psp_st.io.extras import require
 
         StaticModel = require("model2vec", "export_model2vec").StaticModel
+        if self.max_seq_length is not None:
+            raise ValueError(
+                f"export_model2vec: model2vec cannot keep the first {self.max_seq_length} pieces (its max_length "
+                "cuts characters): set module.max_seq_length = None to export a model that averages every piece"
+            )
         check_output(path, overwrite=overwrite, folder=True, option="export_model2vec:", flag="overwrite=True")
 
         weights = self._export_weights().numpy()

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
-from psp_st.arguments import check_int
+from psp_st.arguments import check_int, check_probability
 from psp_st.modules.fused_recurrence import lstm_layer, sjoblom_gru
 from psp_st.modules.packing import PackedTokens
 from psp_st.modules.token_encoder import TokenEncoder
@@ -103,6 +103,8 @@ class LSTMAveraging(_RecurrentEncoder):
             raise ValueError(f"pooling must be 'mean' or 'max', got {pooling!r}")
         if combine not in ("sum", "concat"):
             raise ValueError(f"combine must be 'sum' or 'concat', got {combine!r}")
+        if not isinstance(bidirectional, bool):
+            raise TypeError(f"bidirectional must be true or false, got {bidirectional!r}")
         super().__init__(tokenizer, embedding_dim=embedding_dim, **kwargs)
         self.hidden_size = embedding_dim if hidden_size is None else check_int("hidden_size", hidden_size)
         self.bidirectional = bidirectional
@@ -161,8 +163,7 @@ class GRAN(_RecurrentEncoder):
             raise ValueError(f"gate must be 'lstm' or 'gru', got {gate!r}")
         if activation not in ("leaky_relu", "tanh"):
             raise ValueError(f"activation must be 'leaky_relu' or 'tanh', got {activation!r}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        dropout = check_probability("dropout", dropout)
         self.gate = gate  # read by init_embeddings during super().__init__
         super().__init__(tokenizer, embedding_dim=embedding_dim, **kwargs)
         self.hidden_size = embedding_dim if hidden_size is None else check_int("hidden_size", hidden_size)

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from psp_st.arguments import check_int
+from psp_st.arguments import check_int, check_probability
 from psp_st.modules.base import ModelFolderError, PSPInputModule
 from psp_st.modules.scramble import scramble_ids
 from psp_st.tokenization.store import (
@@ -74,7 +74,6 @@ class TokenEncoder(PSPInputModule):
         embedding_weights: np.ndarray | torch.Tensor | None = None,
         max_seq_length: int | None | str = "default",
         scramble: float = 0.0,
-        **kwargs: Any,
     ) -> None:
         super().__init__()
         embedding_dim = check_int("embedding_dim", embedding_dim)
@@ -91,10 +90,8 @@ class TokenEncoder(PSPInputModule):
                 f"{type(self).__name__}: max_seq_length must be at most {limit} (got {max_seq_length}): "
                 "a recurrent encoder unrolls one step per token"
             )
-        if not 0.0 <= scramble < 1.0:
-            raise ValueError(f"scramble must be in [0, 1), got {scramble}")
         self.max_seq_length = max_seq_length
-        self.scramble = scramble
+        self.scramble = check_probability("scramble", scramble)
         self.embedding_dim = embedding_dim
         vocab_size = tokenizer.vocab_size
         table = None if self.draw_default_init else torch.empty(vocab_size + 1, embedding_dim)
@@ -224,7 +221,7 @@ class TokenEncoder(PSPInputModule):
         """The ``kind`` tokenizer saved in the model folder (or Hub repo) ``path``, and the local folder holding it."""
         try:
             files = tokenizer_files(kind)
-        except KeyError:
+        except (KeyError, TypeError):  # TypeError: a kind that is not a string (a list, ...)
             raise ModelFolderError(
                 f"{cls.__name__}: unknown tokenizer kind {kind!r} in {cls.config_file_name}"
             ) from None

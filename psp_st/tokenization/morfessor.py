@@ -212,4 +212,4 @@ class MorfessorTokenizer(_VocabularyTokenizer):
     def _load_options(cls, directory: str | os.PathLike, options: dict[str, Any]) -> dict[str, Any]:
         corpus_weight = float(options.get("corpus_weight", 1.0))
         segmenter = MorfessorSegmenter.load(directory, corpus_weight=corpus_weight)
-        return {"segmenter": segmenter, "lowercase": bool(options.get("lowercase", True))}
+        return {"segmenter": segmenter, "lowercase": options.get("lowercase", True)}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 
 
 def _has_surrogate(text: str) -> bool:
@@ -25,6 +25,8 @@ def check_texts(texts: Sequence[str] | str, where: str | None = None) -> list[st
         return [texts]
     if isinstance(texts, (bytes, bytearray)):
         raise TypeError("texts must be str, not bytes: decode them first (e.g. bytes.decode('utf-8'))")
+    if isinstance(texts, (Set, Mapping)):  # rows in an order nobody chose, or the keys of a mapping
+        raise TypeError(f"texts must be a sequence of strings, got {type(texts).__name__}: pass a list")
     try:
         texts = list(texts)
     except TypeError:

@@ -19,14 +19,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import regex
 
 from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_path
 from psp_st.tokenization.text_checks import check_texts
 
-#: Words keep inner apostrophes, hyphens and dots ("don't", "well-known", "u.s"); other punctuation marks are
-#: tokens of their own, whitespace separates.
-WORD_PATTERN = re.compile(r"\w+(?:['’\-.]\w+)*|[^\w\s]")
+#: Words keep inner apostrophes, hyphens and dots ("don't", "well-known", "u.s") and combining marks (``regex``'s
+#: ``\w``: Devanagari vowel signs, NFD accents); other punctuation marks are tokens of their own, whitespace separates.
+WORD_PATTERN = regex.compile(r"\w+(?:['’\-.]\w+)*|[^\w\s]")
 _WHITESPACE = re.compile(r"\s+")
 UNK_TOKEN = "<unk>"
 #: Version of the tokenizer file layout.
@@ -179,6 +180,8 @@ class _VocabularyTokenizer:
                 f"psp-st reads ({TOKENIZER_FORMAT_VERSION}): pip install -U psp-st"
             )
         options = {key: value for key, value in data.items() if key not in ("format_version", "kind", "tokens")}
+        if not isinstance(options.get("lowercase", True), bool):
+            raise ValueError(f"{path}: lowercase must be true or false, got {options['lowercase']!r}")
         try:
             return cls(Vocabulary(data["tokens"]), **cls._load_options(directory, options))
         except (KeyError, TypeError) as error:
@@ -237,8 +240,6 @@ class TrigramTokenizer(_VocabularyTokenizer):
     kind: ClassVar[str] = "trigrams"
 
     def split(self, text: str, max_length: int | None = None) -> list[str]:
-        if max_length is not None:
-            text = text[: max_length + 2 * max_length + 16]  # collapsing whitespace only shortens text
         text = _WHITESPACE.sub(" ", text).strip()
         if not text:
             return []

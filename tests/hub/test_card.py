@@ -57,6 +57,16 @@ def test_card_reports_recorded_numbers_with_the_command(static_model):
     assert "inf tokens" not in card
 
 
+def test_static_card_states_the_exported_max_seq_length(psp_module):
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.hub.card import render_model_card
+
+    psp_module.max_seq_length = 64
+    static = SentenceTransformer(modules=[psp_module.to_static_embedding()], device="cpu")
+    assert "**Maximum Sequence Length:** 64 pieces" in render_model_card(static, INFO)
+
+
 def test_card_has_recipe_limitations_and_the_record_citations(static_model):
     from psp_st.hub.card import render_model_card
 

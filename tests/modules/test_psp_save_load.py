@@ -87,6 +87,28 @@ READERS = [lambda path: PSPEmbedding.load(str(path)), PSPEngine.from_folder]
 
 
 @pytest.mark.parametrize("read", READERS, ids=["module", "engine"])
+def test_integer_weights_are_refused(saved, read):
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(saved / "model.safetensors")
+    save_file({"embedding.weight": (weights["embedding.weight"] * 10).to(torch.int8)}, saved / "model.safetensors")
+    with pytest.raises(ModelFolderError, match="'embedding.weight' has dtype .*int8, not a float type"):
+        read(saved)
+
+
+def test_bfloat16_weights_are_a_clear_engine_error(saved):
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(saved / "model.safetensors")
+    save_file({"embedding.weight": weights["embedding.weight"].bfloat16()}, saved / "model.safetensors")
+    with pytest.raises(ModelFolderError, match="model.safetensors: .*bfloat16.*engine reads float32 or float16"):
+        PSPEngine.from_folder(saved)
+    assert PSPEmbedding.load(str(saved)).embedding.weight.dtype == torch.float32  # the module widens it
+
+
+@pytest.mark.parametrize("read", READERS, ids=["module", "engine"])
 def test_newer_format_asks_to_upgrade(saved, read):
     config = json.loads((saved / "psp_config.json").read_text())
     config["format_version"] = 99
@@ -114,6 +136,21 @@ def test_static_export_matches_on_known_pieces(psp_module, tmp_path):
     np.testing.assert_allclose(static.encode(with_unknown), psp_module.embed(with_unknown), rtol=1e-5, atol=1e-6)
     # ... documented difference: a text with no known piece gives zeros there, the <unk> vector here.
     assert not np.abs(static.encode(["\u2603"])).any()
+
+
+def test_static_export_keeps_the_first_max_seq_length_pieces(sp_tokenizer, tmp_path):
+    module = PSPEmbedding(sp_tokenizer, embedding_dim=8, max_seq_length=3)
+    module.export_static(tmp_path / "static")
+    static = SentenceTransformer(str(tmp_path / "static"), device="cpu")
+    texts = ["a man rides a horse through the snow", "two kids play"]
+    np.testing.assert_allclose(static.encode(texts), module.embed(texts), rtol=1e-5, atol=1e-6)
+
+
+def test_model2vec_export_refuses_max_seq_length(sp_tokenizer, tmp_path):
+    pytest.importorskip("model2vec")
+    with pytest.raises(ValueError, match="max_seq_length = None"):
+        PSPEmbedding(sp_tokenizer, embedding_dim=8, max_seq_length=3).export_model2vec(tmp_path / "m2v")
+    assert not (tmp_path / "m2v").exists()
 
 
 def test_static_export_loads_without_psp_st(psp_module, tmp_path):

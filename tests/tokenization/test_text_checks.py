@@ -19,5 +19,11 @@ def test_bytes_are_rejected_with_a_hint():
         check_texts(b"raw")
 
 
+@pytest.mark.parametrize("texts", [{"a dog", "a cat"}, {"a dog": 1}], ids=["set", "dict"])
+def test_unordered_or_keyed_collections_are_rejected(texts):
+    with pytest.raises(TypeError, match="sequence of strings, got (set|dict): pass a list"):
+        check_texts(texts)
+
+
 def test_empty_and_whitespace_strings_are_valid():
     assert check_texts(["", "  "]) == ["", "  "]

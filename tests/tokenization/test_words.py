@@ -56,6 +56,17 @@ def test_max_length_stops_tokenizing_early():
     assert len(trigrams.encode([text], max_length=7)[0]) == 7
 
 
+def test_combining_marks_stay_inside_words():
+    tokenizer = WordTokenizer(["<unk>"])
+    assert tokenizer.tokenize(["İstanbul cafe\u0301 हिन्दी"]) == [["i\u0307stanbul", "cafe\u0301", "हिन्दी"]]
+
+
+def test_trigram_max_length_keeps_the_first_trigrams_after_long_whitespace():
+    tokenizer = TrigramTokenizer(["<unk>"])
+    for text in ["hello" + "\t" * 400 + "world", " " * 500 + "hello world"]:
+        assert tokenizer.tokenize([text], max_length=128) == tokenizer.tokenize([text])
+
+
 def test_encode_flat_layout(caption_sentences):
     tokenizer = WordTokenizer.train(caption_sentences[:500])
     flat, lengths = tokenizer.encode_flat(["a dog", "", "two dogs run"])
@@ -84,3 +95,9 @@ def test_load_rejects_wrong_kind_and_bad_json(caption_sentences, tmp_path):
         WordTokenizer.load(tmp_path)
     with pytest.raises(FileNotFoundError):
         WordTokenizer.load(tmp_path / "nowhere")
+
+
+def test_load_rejects_a_non_boolean_lowercase(tmp_path):
+    (tmp_path / "vocab.json").write_text(json.dumps({"kind": "words", "lowercase": "false", "tokens": ["<unk>"]}))
+    with pytest.raises(ValueError, match="vocab.json: lowercase must be true or false, got 'false'"):
+        WordTokenizer.load(tmp_path)

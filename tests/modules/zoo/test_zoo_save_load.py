@@ -107,3 +107,39 @@ def test_combined_encoder_refuses_foreign_classes(make_encoder, tmp_path):
     (tmp_path / "psp_config.json").write_text(json.dumps(config))
     with pytest.raises(ModelFolderError, match="refusing"):
         SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
+
+
+@pytest.mark.parametrize(
+    ("kind", "key", "value", "message"),
+    [
+        ("blstm_sum", "bidirectional", "false", "bidirectional must be true or false, got 'false'"),
+        ("lstm", "scramble", "0.1", "scramble must be a number, got str '0.1'"),
+        ("gran_gru", "dropout", "0.1", "dropout must be a number, got str '0.1'"),
+        ("gran_gru", "hiden_size", 8, "unexpected keyword argument 'hiden_size'"),
+        ("word", "tokenizer", ["words"], r"unknown tokenizer kind \['words'\]"),
+    ],
+)
+def test_a_bad_config_value_is_a_model_folder_error_naming_the_key(make_encoder, tmp_path, kind, key, value, message):
+    saved(make_encoder(kind), tmp_path)
+    config = json.loads((tmp_path / "psp_config.json").read_text())
+    (tmp_path / "psp_config.json").write_text(json.dumps({**config, key: value}))
+    with pytest.raises(ModelFolderError, match=message):
+        SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
+
+
+def test_a_config_path_that_is_a_folder_is_a_model_folder_error(make_encoder, tmp_path):
+    saved(make_encoder("word"), tmp_path)
+    (tmp_path / "psp_config.json").unlink()
+    (tmp_path / "psp_config.json").mkdir()
+    with pytest.raises(ModelFolderError, match="psp_config.json is not a readable JSON file"):
+        SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
+
+
+def test_integer_weights_are_refused_naming_the_tensor(make_encoder, tmp_path):
+    from safetensors.torch import save_file
+
+    saved(make_encoder("gran_lstm"), tmp_path)
+    weights = load_file(tmp_path / "model.safetensors")
+    save_file({name: (tensor * 100).long() for name, tensor in weights.items()}, tmp_path / "model.safetensors")
+    with pytest.raises(ModelFolderError, match=r"tensor '.*' has dtype torch.int64, not a float type"):
+        SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
