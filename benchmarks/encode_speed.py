@@ -126,9 +126,9 @@ def time_rounds(systems: dict, repeats: int) -> dict[str, dict[str, float]]:
 def fresh_release(release: Path) -> Path:
     """The release's trainable weights written again as a release (root export + trainable/) by this psp-st, so
     the root's tokenizer is this version's (a release built before the root agreement fix has the old one)."""
-    from sentence_transformers import SentenceTransformer
+    from psp_st.modules.trusted import load_trusted
 
-    trainable = SentenceTransformer(str(release / "trainable"), device="cpu", trust_remote_code=True)
+    trainable = load_trusted(str(release / "trainable"))
     folder = Path(tempfile.mkdtemp(prefix="psp_st_release_"))
     trainable[0].export_static(folder)
     trainable.save(str(folder / "trainable"))
@@ -247,12 +247,13 @@ def worker(args: argparse.Namespace) -> dict:
     from psp_st.inference import load_engine
     from psp_st.inference.pooling import has_compiled_kernel
     from psp_st.io.model_names import resolve_model_name
+    from psp_st.modules.trusted import load_trusted
 
     sentences = corpus(args.data_dir, args.sentences)
     root = fresh_release(Path(resolve_model_name(args.model)))
     engine = load_engine(root, threads=args.threads)
     static = SentenceTransformer(str(root), device="cpu")
-    trainable = SentenceTransformer(str(root / "trainable"), device="cpu", trust_remote_code=True)
+    trainable = load_trusted(str(root / "trainable"))
     module = trainable[0]
     module.tokenizer.num_threads = args.threads
     m2v_dir = Path(tempfile.mkdtemp(prefix="psp_st_m2v_"))

@@ -28,12 +28,12 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
-    from sentence_transformers import SentenceTransformer
 
     from psp_st.evaluation import run_suite
+    from psp_st.modules.trusted import load_trusted
 
     torch.set_num_threads(1)
-    trainable = SentenceTransformer(str(Path(args.model) / "trainable"), device="cpu", trust_remote_code=True)
+    trainable = load_trusted(Path(args.model) / "trainable")
     module = trainable[0]
     rows, metrics = [], {}
     with tempfile.TemporaryDirectory(prefix="psp_st_f16_") as tmp:
@@ -44,7 +44,7 @@ def main() -> None:
             trainable.save(str(root / "trainable"))
             size = (root / "trainable" / "model.safetensors").stat().st_size
             for form, path in (("root (StaticEmbedding)", root), ("trainable/ (engine)", root / "trainable")):
-                model = SentenceTransformer(str(path), device="cpu", trust_remote_code=form.startswith("trainable"))
+                model = load_trusted(path)
                 summary = run_suite(model, suite="quick", data_dir=str(args.data_dir))["summary"]
                 metrics[(dtype, form)] = {f"{r['task']} / {r['metric']}": float(r["value"]) for r in summary}
                 rows.append((dtype, form, size))

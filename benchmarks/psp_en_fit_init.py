@@ -36,13 +36,13 @@ def main() -> None:
 
     import numpy as np
     import torch
-    from sentence_transformers import SentenceTransformer
 
     from psp_st.distillation import distillation_sentences, teacher_vectors
     from psp_st.evaluation import STSEvaluator, load_local
     from psp_st.inference.engine import PSPEngine
     from psp_st.io.data_dir import default_data_dir
     from psp_st.mining.teacher import evaluation_sentences
+    from psp_st.modules.trusted import load_trusted
     from psp_st.training.recipe import load_config
     from psp_st.training.schema import parse_recipe
 
@@ -55,7 +55,7 @@ def main() -> None:
     targets = np.asarray(cached.with_format("numpy")["embedding"], dtype=np.float32)
     targets = torch.from_numpy(targets / np.linalg.norm(targets, axis=1, keepdims=True))
 
-    model = SentenceTransformer(args.init, trust_remote_code=True, device="cpu")
+    model = load_trusted(args.init)
     module = model[0]
     flat, lengths = module.encode_flat(students)
     starts = np.concatenate([[0], np.cumsum(lengths)])

@@ -29,10 +29,11 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     from psp_st import PSPEmbedding
+    from psp_st.modules.trusted import load_trusted
 
     texts: list[str] = []
     if args.source is not None:
-        module = SentenceTransformer(str(args.source / "trainable"), device="cpu", trust_remote_code=True)[0]
+        module = load_trusted(str(args.source / "trainable"))[0]
         args.dim = module.embedding_dim
     else:
         for path in sorted((args.data_dir / "training_pairs").glob("*.parquet")):

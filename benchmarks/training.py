@@ -47,9 +47,9 @@ def main() -> None:
         set_key(config, item)
     start = time.perf_counter()
     if args.untrained:
-        from sentence_transformers import SentenceTransformer
+        from psp_st.modules.trusted import load_trusted
 
-        model = SentenceTransformer(config["model"]["init_from"], device="cpu", trust_remote_code=True)
+        model = load_trusted(config["model"]["init_from"])
         train_seconds, pairs = 0.0, 0
     else:
         model = train_from_config(config, output_dir=args.output, max_steps=args.max_steps)

@@ -13,10 +13,9 @@ import torch
 
 def main(model_path: str, pairs: str | None = None) -> None:
     torch.set_num_threads(1)
-    from sentence_transformers import SentenceTransformer
-
     from psp_st.data import load_training_pairs
     from psp_st.losses import mine_hardest_negatives, text_ids
+    from psp_st.modules.trusted import load_trusted
 
     if pairs:
         from datasets import load_from_disk
@@ -24,7 +23,7 @@ def main(model_path: str, pairs: str | None = None) -> None:
         dataset = load_from_disk(pairs)
     else:
         dataset = load_training_pairs(["training_pairs/*.parquet"])
-    model = SentenceTransformer(model_path, device="cpu", trust_remote_code=True)
+    model = load_trusted(model_path)
     rng = np.random.default_rng(0)
     for m in (1, 26, 100):
         rows = dataset[rng.permutation(len(dataset))[: 128 * m]]

@@ -9,16 +9,16 @@ import argparse
 
 import pandas as pd
 from scipy.stats import spearmanr
-from sentence_transformers import SentenceTransformer
 
 from psp_st.io.data_dir import default_data_dir
+from psp_st.modules.trusted import load_trusted
 
 
 def main(paths: list[str]) -> None:
     for split in ("dev", "test"):
         frame = pd.read_parquet(default_data_dir() / "sts" / "stsbenchmark" / f"{split}.parquet")
         for path in paths:
-            model = SentenceTransformer(path, device="cpu", trust_remote_code=True)
+            model = load_trusted(path)
             a = model.encode(frame.sentence1.tolist(), normalize_embeddings=True)
             b = model.encode(frame.sentence2.tolist(), normalize_embeddings=True)
             cosine = (a * b).sum(1)

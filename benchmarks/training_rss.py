@@ -52,9 +52,9 @@ def main() -> None:
 
     torch.set_num_threads(1)
     from datasets import load_from_disk
-    from sentence_transformers import SentenceTransformer
 
     from psp_st.losses import ParaphraseMarginLoss
+    from psp_st.modules.trusted import load_trusted
     from psp_st.training import MegaBatchTrainer, PSPTrainingArguments
 
     folder = Path(args.cache) / f"rss-pairs-{args.pairs}"
@@ -62,7 +62,7 @@ def main() -> None:
         folder.parent.mkdir(parents=True, exist_ok=True)
         build(args.pairs, folder)
     dataset = load_from_disk(str(folder))  # memory-mapped Arrow: nothing is read into RAM up front
-    model = SentenceTransformer(args.model, device="cpu", trust_remote_code=True)
+    model = load_trusted(args.model)
     start = time.perf_counter()
     trainer = MegaBatchTrainer(
         model=model,

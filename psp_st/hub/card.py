@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,6 +119,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         task, _, metric = key.partition(" / ")
         metrics.append({"task": TASK_NAMES.get(task, task), "metric": metric or "-", "value": float(value)})
     recipe = info.get("recipe")
+    recipe_text = yaml.safe_dump(recipe, sort_keys=False).rstrip() if recipe is not None else ""
     name = info.get("name")
     languages, language_notes = language_rows(info)
     return {
@@ -135,7 +137,8 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         "pairs": training.get("pairs"),
         "distillation": distillation,
         "stages": info.get("stage_seconds") or {},
-        "recipe": yaml.safe_dump(recipe, sort_keys=False).rstrip() if recipe is not None else None,
+        "recipe": recipe_text,
+        "fence": "`" * max([3, *(len(run) + 1 for run in re.findall("`{3,}", recipe_text))]),  # longer than any inside
         "seed": info.get("seed"),
         "max_steps": info.get("max_steps"),
         "training_minutes": training["seconds"] / 60 if training.get("seconds") else None,

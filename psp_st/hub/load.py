@@ -15,6 +15,7 @@ from typing import Any
 from psp_st.arguments import check_int
 from psp_st.io.model_names import (
     BUILD_INFO_FILE,
+    PACKAGED_RECIPES,
     PRETRAINED,
     TRAINABLE_SUBFOLDER,
     read_build_record,
@@ -38,6 +39,10 @@ def _rebuild_hint(path: Path) -> str:
             f"rebuild it with `psp-st build {name} --output {path}` or download it again "
             f"(psp_st.load('{PRETRAINED[name]}'))"
         )
+    if (path / "final" / "modules.json").is_file():
+        return f"this is a `psp-st train` run folder, whose trained model is {path / 'final'}"
+    if info.get("command"):
+        return f"rebuild it with `{info['command']}` (its recorded build command) or download it again"
     return "re-save the model (model.save(path)) or download it again"
 
 
@@ -152,7 +157,7 @@ def _not_found(name: str, resolved: str, error: BaseException | None) -> ModelNo
     known = ", ".join(PRETRAINED)
     fix = (
         f"build it with `psp-st build {name}`"
-        if name in PRETRAINED
+        if name in PRETRAINED or (PACKAGED_RECIPES / f"{name}.yaml").is_file()
         else f"check the path, or build a pretrained model ({known}) with `psp-st build psp-en`"
     )
     return ModelNotFoundError(

@@ -20,13 +20,15 @@ from pathlib import Path
 
 from psp_st.hub.load import check_model_folder, load, looks_like_hub_id
 from psp_st.io.atomic import atomic_directory
-from psp_st.io.model_names import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER
+from psp_st.io.model_names import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, read_build_record
 from psp_st.modules.trusted import load_trusted
 
 logger = logging.getLogger(__name__)
 
 #: Files and folders never uploaded (caches, temporary and editor files).
 EXCLUDED = re.compile(r"(^|/)(\.[^/]*|__pycache__|checkpoints?)(/|$)|\.tmp$|~$")
+#: Pickle files, never uploaded: loading one can run code, and psp-st models are safetensors.
+PICKLES = re.compile(r"\.(bin|pt|pth|pkl|pickle|ckpt)$")
 
 
 @contextlib.contextmanager
@@ -86,7 +88,8 @@ def upload_files(folder: str | os.PathLike) -> list[str]:
 
 def _refresh_cards(staged: Path, repo_id: str) -> None:
     """Re-render the cards of a psp-st folder (a release or a folder of psp-st modules) for ``repo_id``; in any
-    other model folder fix Sentence-Transformers' id placeholder."""
+    other model folder point the card's snippets at ``repo_id``: Sentence-Transformers' id placeholder, and the
+    ``"model_name"`` a model2vec card loads (its folder's name)."""
     from psp_st.hub.card import ST_PLACEHOLDER, write_model_cards
     from psp_st.modules.trusted import module_types, trusted_module_class
 
@@ -95,7 +98,12 @@ def _refresh_cards(staged: Path, repo_id: str) -> None:
         return
     readme = staged / "README.md"
     if readme.is_file():
-        readme.write_text(readme.read_text(encoding="utf-8").replace(ST_PLACEHOLDER, repo_id), encoding="utf-8")
+        text = readme.read_text(encoding="utf-8").replace(ST_PLACEHOLDER, repo_id)
+        front = text.split("\n---", 1)[0] if text.startswith("---\n") else ""
+        name = re.search(r"^model_name: (\S+)$", front, flags=re.M)  # what a model2vec card loads
+        if name:
+            text = text.replace(f'"{name[1]}"', f'"{repo_id}"').replace(name[0], f"model_name: {repo_id}", 1)
+        readme.write_text(text, encoding="utf-8")
 
 
 def stage_upload(folder: str | os.PathLike, repo_id: str, out: str | os.PathLike) -> list[str]:
@@ -118,6 +126,21 @@ def stage_upload(folder: str | os.PathLike, repo_id: str, out: str | os.PathLike
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ValueError(f"dry-run folder {out} exists and is not empty; pass a new folder")
     files = upload_files(folder)
+    recorded = (read_build_record(folder) or {}).get("files")  # a release uploads exactly itself
+    release = {*(recorded or files), BUILD_INFO_FILE, "README.md", f"{TRAINABLE_SUBFOLDER}/README.md"}
+    for bad, why in (
+        (
+            [f for f in files if f not in release],
+            "not part of the release (psp_build.json does not list them): move them out of the folder",
+        ),
+        (
+            [f for f in files if PICKLES.search(f)],
+            "pickle files, which can run code when loaded: re-save the model "
+            "with safetensors (model.save(path)); of a training run, push final/, not a checkpoint",
+        ),
+    ):
+        if bad:
+            raise ValueError(f"{folder}: {', '.join(bad[:5])}{', ...' if len(bad) > 5 else ''} are {why}")
     load(folder.resolve())  # an absolute path: never taken for a short name
     if (folder / TRAINABLE_SUBFOLDER).is_dir():
         load(folder.resolve(), trainable=True)

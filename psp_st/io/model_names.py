@@ -23,6 +23,9 @@ PRETRAINED: dict[str, str] = {"psp-en": "psp-st/psp-en"}
 #: Names of the sentence-transformers all-MiniLM-L6-v2 model (the teacher; offline from PyPI).
 MINILM_NAMES = frozenset({"all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"})
 
+#: The packaged recipes (``hub_configs/NAME.yaml``): ``psp-st build NAME`` builds each.
+PACKAGED_RECIPES = Path(__file__).resolve().parents[1] / "resources" / "hub_configs"
+
 #: Subfolder of a released model holding the trainable PSPEmbedding form.
 TRAINABLE_SUBFOLDER = "trainable"
 

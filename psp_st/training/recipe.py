@@ -19,13 +19,10 @@ from typing import Any
 import numpy as np
 import yaml
 
+from psp_st.io.model_names import PACKAGED_RECIPES
 from psp_st.training.schema import DataSection, Recipe, loss_class, parse_recipe
 
 logger = logging.getLogger(__name__)
-
-
-#: The recipes shipped with psp-st (package data).
-PACKAGED_RECIPES = Path(__file__).resolve().parents[1] / "resources" / "hub_configs"
 
 
 def find_recipe(name: str | os.PathLike) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import math
+import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -242,6 +243,10 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     _finite(config, "")
     check_keys("recipe:", config, [item.name for item in fields(Recipe)])
     Check(int)("recipe: seed", config.get("seed"))
+    Check(str)("recipe: description", config.get("description"))
+    name = config.get("name", "recipe")  # the default release folder (./NAME) and the build record's short name
+    if not isinstance(name, str) or not re.fullmatch(r"[^\W_][\w.-]*", name):
+        raise ValueError(f"recipe: name must be a folder name (letters, digits, '-', '_', '.'; no '/'), got {name!r}")
     data = config.get("data") or {}
     if not isinstance(data, dict):
         raise ValueError(f"recipe: data must be a mapping, got {data!r}")
@@ -271,7 +276,7 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     for key in TRAINER_OVERRIDES.keys() & trainer.keys():
         raise ValueError(f"recipe: trainer.{key} is set by psp-st: {TRAINER_OVERRIDES[key]}")
     recipe = Recipe(
-        name=str(config.get("name", "recipe")),
+        name=name,
         data=_section(DataSection, data, "recipe: data"),
         seed=config.get("seed", 42),
         description=config.get("description"),

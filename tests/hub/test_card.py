@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 INFO = {
@@ -156,3 +158,16 @@ def test_card_unknown_pieces_note_says_what_the_two_forms_do(release):
     for text in ("a dog runs 中文א", "a dog runs"):  # an unknown piece is dropped in both forms
         np.testing.assert_allclose(static.encode([text]), trainable.encode([text]), atol=1e-5)
     assert not static.encode(["中文א"]).any() and trainable.encode(["中文א"]).any()  # no known piece
+
+
+def test_recipe_block_survives_backticks_in_a_recipe_string(release_copy):
+    """G5: a recipe value with a ``` line must not close the card's yaml block early."""
+    from psp_st.hub.card import write_model_cards
+
+    record = json.loads((release_copy / "psp_build.json").read_text())
+    record["recipe"]["description"] = "one\n```\n## Usage\n````\n"
+    (release_copy / "psp_build.json").write_text(json.dumps(record))
+    write_model_cards(release_copy, model_id="me/x")
+    card = (release_copy / "README.md").read_text()
+    block = card.split("`````yaml\n", 1)[1].split("\n`````\n", 1)[0]
+    assert "seed:" in block and "## Usage" in block

@@ -105,3 +105,24 @@ def test_cards_of_a_build_with_output_load_that_folder_as_written(release_as_run
     run_snippets(
         [(f"out/rel #{i}", code) for i, code in enumerate(snippets[0] + snippets[1])], release_as_run.parent.parent
     )
+
+
+def test_pushed_export_cards_snippets_run(release, tmp_path):
+    """G4: an export's card (ST's, model2vec's) loads the repo id after push, never the local folder's name."""
+    pytest.importorskip("model2vec")
+    import psp_st
+    from psp_st.hub.push import push
+
+    module = psp_st.load(release, trainable=True)[0]
+    module.export_static(tmp_path / "my-static")
+    module.export_model2vec(tmp_path / "my-m2v")
+    snippets = []
+    for name in ("my-static", "my-m2v"):
+        out = tmp_path / f"upload-{name}"
+        push(tmp_path / name, "me/my-psp", dry_run=out)
+        card = (out / "README.md").read_text(encoding="utf-8")
+        assert f'"{name}"' not in card and "sentence_transformers_model_id" not in card
+        loading = [code for code in usage_snippets(card) if "me/my-psp" in code]  # not model2vec's distill example
+        assert loading, f"{name}: no usage snippet loads the repo id"
+        snippets += [(f"{name} #{i}", code.replace('"me/my-psp"', repr(str(out)))) for i, code in enumerate(loading)]
+    run_snippets(snippets, tmp_path)

@@ -155,3 +155,32 @@ def test_record_without_hashes_is_checked_by_size_only(changed_release):
     del record["sha256"]  # a release built before hashes were recorded
     (changed_release / "psp_build.json").write_text(json.dumps(record))
     check_model_folder(changed_release, sha256=True)
+
+
+def test_a_training_run_folder_points_at_its_final_model(tmp_path):
+    """G6: `psp-st push run` / `psp_st.load("run")` on a `psp-st train` output folder names run/final."""
+    from psp_st.hub import check_model_folder
+
+    (tmp_path / "run" / "final").mkdir(parents=True)
+    (tmp_path / "run" / "final" / "modules.json").write_text("[]")
+    with pytest.raises(ModelFolderError, match=r"`psp-st train` run folder, whose trained model is .*run/final"):
+        check_model_folder(tmp_path / "run")
+
+
+def test_a_damaged_release_of_another_recipe_gives_its_recorded_build_command(release_copy):
+    """G6: not "re-save the model": the command the record says built it."""
+    from psp_st.hub import check_model_folder
+
+    record = json.loads((release_copy / "psp_build.json").read_text())
+    record["name"] = "mine"
+    (release_copy / "psp_build.json").write_text(json.dumps(record))
+    (release_copy / "tokenizer.json").write_text("{}")
+    with pytest.raises(ModelFolderError, match=r"rebuild it with `psp-st build .*--no-eval` \(its recorded build"):
+        check_model_folder(release_copy)
+
+
+def test_a_packaged_recipe_not_found_says_build_it():
+    """G6: `psp_st.load("psp-multi")` without a build: the command that builds psp-multi, not psp-en."""
+    from psp_st.hub.load import _not_found
+
+    assert "build it with `psp-st build psp-multi`" in str(_not_found("psp-multi", "psp-multi", None))

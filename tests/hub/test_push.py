@@ -203,3 +203,23 @@ def test_dry_run_refuses_a_root_changed_after_the_build(changed_release, tmp_pat
     with pytest.raises(ModelFolderError, match="'model.safetensors' differs from the one built"):
         push(changed_release, "me/x", dry_run=tmp_path / "up")
     assert not (tmp_path / "up").exists()
+
+
+def test_dry_run_refuses_files_that_are_not_part_of_the_release(release_copy, tmp_path):
+    """G2: a release uploads exactly its recorded files, the record and the cards."""
+    from psp_st.hub.push import push
+
+    (release_copy / "notes.txt").write_text("my private notes")
+    with pytest.raises(ValueError, match=r"notes\.txt are not part of the release \(psp_build\.json"):
+        push(release_copy, "org/name", dry_run=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_dry_run_refuses_pickle_files_without_a_build_record(release_copy, tmp_path):
+    """G3: e.g. a training checkpoint's optimizer.pt / training_args.bin, or a pickle planted beside safetensors."""
+    from psp_st.hub.push import push
+
+    (release_copy / "psp_build.json").unlink()
+    (release_copy / "trainable" / "optimizer.pt").write_bytes(b"\x80\x04pickle")
+    with pytest.raises(ValueError, match=r"trainable/optimizer\.pt are pickle files, which can run code"):
+        push(release_copy, "org/name", dry_run=tmp_path / "out")
