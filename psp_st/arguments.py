@@ -56,8 +56,8 @@ def check_keys(where: str, mapping: Mapping[str, object], known: Iterable[str]) 
 
 
 class Check(NamedTuple):
-    """What a recipe value or training argument must be: of ``kind``, ``> 0`` (``positive``), within ``[low, high]``
-    (ints: ``>= low``), one of ``choices``; None passes. Numbers go through :func:`check_int` / :func:`check_number`."""
+    """What a recipe value or training argument must be: of ``kind``, ``> 0`` (``positive``), within ``[low, high]``,
+    one of ``choices``; None passes. Numbers go through :func:`check_int` / :func:`check_number`."""
 
     kind: type | tuple[type, ...]
     low: float | None = None
@@ -72,6 +72,8 @@ class Check(NamedTuple):
             try:
                 if self.kind is int:
                     check_int(where, value, None if self.low is None else int(self.low))
+                    if self.high is not None and value > self.high:
+                        raise ValueError(f"{where} must be <= {self.high:.0f}, got {value}")
                 else:
                     check_number(where, value, self.low, self.high)
             except TypeError as error:

@@ -35,21 +35,19 @@ def run(args: argparse.Namespace) -> int:
     if args.max_steps is not None:
         check_int("--max-steps", args.max_steps)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    from psp_st.hub.build import torch_threads
     from psp_st.hub.card import write_model_cards
     from psp_st.training.recipe import train_from_config
 
-    model = train_from_config(
-        args.config,
-        output_dir=args.output,
-        resume=args.resume,
-        max_steps=args.max_steps,
-        overwrite=args.overwrite,
-        data_dir=args.data_dir,
-    )
+    with torch_threads(args.threads):
+        model = train_from_config(
+            args.config,
+            output_dir=args.output,
+            resume=args.resume,
+            max_steps=args.max_steps,
+            overwrite=args.overwrite,
+            data_dir=args.data_dir,
+        )
     # ST's card (written by save) would say SentenceTransformer(...) with no psp-st: replace it by psp-st's card
     final = model.model_card_data.save_dir
     write_model_cards(final, citations=model.model_card_data.citations)

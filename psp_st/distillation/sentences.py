@@ -118,7 +118,8 @@ def distillation_sentences(
         excluded.update(chosen)  # a later entry never repeats a chosen sentence, kept or not
         if max_words is not None:
             chosen = [text for text in chosen if len(text.split()) <= max_words]
-        logger.info("distillation source %s: %d sentences (%d candidates)", entry["path"], len(chosen), len(kept))
+        log = logger.info if chosen else logger.warning  # e.g. every sentence excluded, filtered or over max_words
+        log("distillation source %s: %d sentences (%d candidates)", entry["path"], len(chosen), len(kept))
         out.append((f"{number:02d}-{stem}", chosen, [teacher_of.get(text, text) for text in chosen]))
     return out
 

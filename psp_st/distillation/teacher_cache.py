@@ -73,10 +73,24 @@ def _check_meta(folder: Path, teacher_name: str) -> None:
                 f"teacher cache {folder} has format_version {meta.get('format_version')!r}, this psp-st reads "
                 f"{FORMAT_VERSION}; delete the folder (it is only a cache) and run again"
             )
+        recorded = meta.get("teacher")
+        if recorded != str(teacher_name) and _model_path(recorded) != _model_path(teacher_name):
+            raise ValueError(
+                f"teacher cache {folder} holds the vectors of teacher {recorded!r}, not {str(teacher_name)!r} (the "
+                "cache folder is named after the last part of the teacher's name); give this teacher another cache "
+                "folder (distillation.cache_dir)"
+            )
         return
     folder.mkdir(parents=True, exist_ok=True)
     meta = {"format_version": FORMAT_VERSION, "teacher": str(teacher_name), "key": "sentence text"}
     atomic_write_json(meta_path, meta)
+
+
+def _model_path(name: Any) -> str:
+    """Where a teacher name points (two names of one model, e.g. ``all-MiniLM-L6-v2`` with or without its org)."""
+    from psp_st.io.model_names import resolve_model_name
+
+    return os.path.realpath(resolve_model_name(str(name)))
 
 
 @contextlib.contextmanager

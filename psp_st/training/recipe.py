@@ -20,7 +20,7 @@ import numpy as np
 import yaml
 
 from psp_st.io.model_names import PACKAGED_RECIPES
-from psp_st.training.schema import DataSection, Recipe, loss_class, parse_recipe
+from psp_st.training.schema import DEFAULT_TRAINER_ARGS, DataSection, Recipe, loss_class, parse_recipe
 
 logger = logging.getLogger(__name__)
 
@@ -171,6 +171,7 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
     from sentence_transformers import SentenceTransformer
     from torch import nn
 
+    from psp_st.io.model_names import TRAINABLE_SUBFOLDER, resolve_model_name
     from psp_st.modules.psp import PSPEmbedding
     from psp_st.modules.trusted import load_trusted
 
@@ -178,8 +179,9 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
     timings = {} if timings is None else timings
     model_cfg = recipe.model
     if model_cfg.init_from:
-        # start from an existing model folder (its tokenizer and weights), e.g. a cached initial model
-        model = load_trusted(model_cfg.init_from)
+        # start from an existing model (its tokenizer and weights): a folder, a release's trainable/ form, a name
+        path = Path(resolve_model_name(model_cfg.init_from))
+        model = load_trusted(path / TRAINABLE_SUBFOLDER if (path / TRAINABLE_SUBFOLDER).is_dir() else path)
         dropout = model_cfg.dropout
         for module in model.modules():
             if dropout is not None and hasattr(module, "dropout") and not isinstance(module.dropout, nn.Module):
@@ -274,6 +276,11 @@ def build_distillation(
         cache_dir=datasets_cache(recipe.data),
         max_words=distil.max_words,
     )
+    if not any(texts for _, texts, _ in parts):
+        raise ValueError(
+            "recipe: distillation.sources give no sentence (after de-duplication, the evaluation sentences, exclude, "
+            "filters and max_words): add sentences, or set distillation.weight: 0"
+        )
     dataset = teacher_vectors(
         [text for _, _, teachers in parts for text in teachers],
         distil.teacher,
@@ -313,8 +320,6 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
 def recipe_changes(before: Recipe, after: Recipe) -> list[str]:
     """``key: old -> new`` for every key (defaults filled in) that differs, besides :data:`RESUMABLE_KEYS`."""
     from dataclasses import asdict
-
-    from psp_st.training.schema import DEFAULT_TRAINER_ARGS
 
     old, new = (_flat({**asdict(r), "trainer": {**DEFAULT_TRAINER_ARGS, **r.trainer}}) for r in (before, after))
     return [
@@ -388,13 +393,18 @@ def train_from_config(
     train_dataset = load_recipe_pairs(recipe.data, seed, counts=pair_counts, data_dir=data_dir)
     timings["data_seconds"] = round(time.perf_counter() - start, 1)
 
-    if checkpoint is not None and initial.is_dir():
-        model = load_trusted(initial)
-    else:
-        model = build_model(recipe, train_dataset, seed, timings)
+    batch = recipe.trainer.get("per_device_train_batch_size", DEFAULT_TRAINER_ARGS["per_device_train_batch_size"])
+    if recipe.trainer.get("dataloader_drop_last") and len(train_dataset) < batch:
+        raise ValueError(
+            f"recipe: trainer.dataloader_drop_last drops the only mini-batch: {len(train_dataset)} pairs, fewer than "
+            f"per_device_train_batch_size {batch}; lower the batch size or drop dataloader_drop_last"
+        )
+    resumed = checkpoint is not None and initial.is_dir()
+    model = load_trusted(initial) if resumed else build_model(recipe, train_dataset, seed, timings)
+    auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir)
+    if not resumed:  # once the teacher pass is done: a run that fails before leaves no initial/ to --overwrite
         model.save(str(initial))
     atomic_write_bytes(recorded, yaml.safe_dump(config, sort_keys=False, allow_unicode=True).encode())
-    auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir)
     if recipe.loss["name"] == "contrastive":
         train_dataset = add_random_negatives(train_dataset, seed=seed)
     loss = build_loss(recipe, model)

@@ -18,7 +18,7 @@ from typing import Any
 
 from psp_st.arguments import Check, check_keys
 from psp_st.distillation import parse_source
-from psp_st.training.arguments import MEGABATCH_CHECKS
+from psp_st.training.arguments import MEGABATCH_CHECKS, PSPTrainingArguments
 
 
 def _option(default: Any, *check: Any, **options: Any) -> Any:
@@ -194,9 +194,9 @@ class Recipe:
     def training_arguments(self, output_dir: str, max_steps: int | None = None):
         """The trainer and megabatch sections as :class:`~psp_st.training.PSPTrainingArguments` (the recipe's seed;
         no mega-batching unless the loss is the margin loss)."""
-        from psp_st.training.arguments import PSPTrainingArguments
-
         values = {**DEFAULT_TRAINER_ARGS, **self.trainer, "output_dir": output_dir, "seed": self.seed}
+        if not self.evaluation.sts_dev:  # nothing to evaluate (parse_recipe refuses an explicit strategy)
+            values["eval_strategy"] = "no"
         values.update({("megabatch_size" if key == "size" else key): value for key, value in self.megabatch.items()})
         if self.loss["name"] != "margin":
             values["megabatch_size"] = None
@@ -242,7 +242,7 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
         raise ValueError(f"recipe: expected a mapping at the top level, got {type(config).__name__}")
     _finite(config, "")
     check_keys("recipe:", config, [item.name for item in fields(Recipe)])
-    Check(int)("recipe: seed", config.get("seed"))
+    Check(int, 0, 2**32 - 1)("recipe: seed", config.get("seed"))  # numpy's seed range
     Check(str)("recipe: description", config.get("description"))
     name = config.get("name", "recipe")  # the default release folder (./NAME) and the build record's short name
     if not isinstance(name, str) or not re.fullmatch(r"[^\W_][\w.-]*", name):
@@ -296,6 +296,15 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     if recipe.distillation.weight > 0 and not recipe.distillation.sources:
         raise ValueError("recipe: distillation.weight > 0 needs distillation.sources (the sentences to distil on)")
     _check_loss(loss_class(recipe.loss["name"]), recipe.loss_options())
+    if not recipe.evaluation.sts_dev and str(trainer.get("eval_strategy", "no")) != "no":
+        raise ValueError("recipe: trainer.eval_strategy needs evaluation.sts_dev (the file to evaluate on)")
+    megabatch = recipe.megabatch.get("size", PSPTrainingArguments.megabatch_size) or 1
+    single = {"margin": megabatch < 2, "mnrl": True}.get(recipe.loss["name"], False)
+    if single and trainer.get("per_device_train_batch_size", DEFAULT_TRAINER_ARGS["per_device_train_batch_size"]) < 2:
+        raise ValueError(
+            "recipe: trainer.per_device_train_batch_size 1 gives no negative (a constant loss, no gradient) "
+            f"{'with megabatch.size < 2' if recipe.loss['name'] == 'margin' else 'with the mnrl loss'}: use 2 or more"
+        )
     Check(str, choices=SUITES)("recipe: release.suite", recipe.release.suite)
     for number, entry in enumerate(recipe.data.sources):  # a bad entry (or data.filters) fails here, not in training
         PairSource.parse(entry, recipe.data.filters, where=f"recipe: data.sources[{number}]")

@@ -108,3 +108,9 @@ def test_candidates_dedup_length_bound_and_exclusion_by_text_key():
     # the dog is evaluation text (up to case and punctuation), the second cats line repeats the first, the count
     # to five has 5 words > 4, "!!!" has no word
     assert candidates(texts, exclude={text_key("a dog runs")}, max_words=4) == ["Two cats sleep."]
+
+
+def test_cache_of_another_teacher_with_the_same_folder_name_is_refused(tmp_path, stub_teacher):
+    teacher_vectors(["a dog"], "runs/a/final", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+    with pytest.raises(ValueError, match=r"holds the vectors of teacher 'runs/a/final', not 'runs/b/final'"):
+        teacher_vectors(["a dog"], "runs/b/final", tmp_path, teacher=stub_teacher(), show_progress_bar=False)

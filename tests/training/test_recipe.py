@@ -104,6 +104,14 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ({"name": None}, r"recipe: name must be a folder name .*got None"),
         ({"name": "../out"}, r"recipe: name must be a folder name .*no '/'.*got '\.\./out'"),
         ({"description": ["a"]}, r"recipe: description must be a str, got \['a'\]"),
+        ({"seed": -1}, r"recipe: seed must be >= 0, got -1"),
+        ({"seed": 2**33}, r"recipe: seed must be <= 4294967295"),
+        (
+            {"evaluation": {}, "trainer": {"eval_strategy": "steps"}},
+            r"trainer\.eval_strategy needs evaluation\.sts_dev",
+        ),
+        ({"megabatch": {"size": 1}, "trainer": {"per_device_train_batch_size": 1}}, r"batch_size 1 gives no negative"),
+        ({"loss": {"name": "mnrl"}, "trainer": {"per_device_train_batch_size": 1}}, r"batch_size 1 gives no negative"),
     ],
 )
 def test_recipe_schema_names_the_bad_key(section, message):
@@ -210,6 +218,33 @@ def test_init_from_starts_from_the_saved_model_with_the_recipe_dropout(pairs_fil
     second = build_model(config, None, seed=1)  # init_from needs no pairs: nothing is trained or drawn
     assert second[0].dropout == 0.3 and load_trusted(tmp_path / "initial")[0].dropout == 0.0
     np.testing.assert_array_equal(second.encode(["a dog runs"]), first.encode(["a dog runs"]))
+
+
+def test_no_sts_dev_file_means_no_evaluation():
+    from psp_st.training.schema import parse_recipe
+
+    recipe = parse_recipe({"name": "t", "data": {"sources": ["x.parquet"]}, "evaluation": {}})
+    assert recipe.training_arguments("out").eval_strategy == "no"
+
+
+def test_init_from_a_release_folder_takes_its_trainable_form(pairs_file, data_dir, tmp_path):
+    from psp_st.training.recipe import build_model, load_recipe_pairs
+
+    config = recipe(pairs_file, data_dir)
+    first = build_model(config, load_recipe_pairs(config["data"], seed=0), seed=0)
+    first.save(str(tmp_path / "release" / "trainable"))  # the release root (a StaticEmbedding) is not needed
+    config["model"] = {"init_from": str(tmp_path / "release")}
+    assert type(build_model(config, None, seed=0)[0]) is type(first[0])
+
+
+def test_drop_last_with_a_batch_larger_than_the_data_is_refused(pairs_file, data_dir, tmp_path):
+    from psp_st.training.recipe import train_from_config
+
+    config = recipe(pairs_file, data_dir)
+    config["trainer"].update(per_device_train_batch_size=100, dataloader_drop_last=True)
+    with pytest.raises(ValueError, match=r"drops the only mini-batch: 58 pairs, fewer than .* 100"):
+        train_from_config(config, output_dir=tmp_path / "run")
+    assert not (tmp_path / "run" / "initial").exists()
 
 
 def test_pairs_without_a_possible_negative_are_refused(tmp_path):
@@ -391,3 +426,12 @@ def test_max_steps_below_one_is_refused(trainer, tmp_path):
     config = {"name": "t", "data": {"sources": ["x.parquet"]}, "trainer": trainer}
     with pytest.raises(ValueError, match=r"max_steps must be (>= 1|> 0), got (0|-5)"):
         train_from_config(config, output_dir=tmp_path / "run", max_steps=None if trainer else 0)
+
+
+@pytest.mark.parametrize("threads", ["0", "-1"])
+def test_train_threads_below_one_is_refused(threads, tmp_path, capsys):
+    from psp_st.cli import EXIT_ERROR, main
+
+    args = ["train", "--config", str(tmp_path / "none.yaml"), "--output", str(tmp_path / "run"), "--threads", threads]
+    assert main(args) == EXIT_ERROR
+    assert f"threads must be >= 1, got {threads}" in capsys.readouterr().err

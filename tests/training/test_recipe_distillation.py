@@ -87,3 +87,15 @@ def test_distilled_recipe_trains_and_reuses_the_teacher_cache(files, data_dir, t
         load_file(str(tmp_path / run / "final" / "model.safetensors"))["embedding.weight"] for run in ("run1", "run2")
     ]
     np.testing.assert_array_equal(weights[0], weights[1])
+
+
+def test_distillation_sources_giving_no_sentence_are_refused_leaving_no_run(files, data_dir, tmp_path, monkeypatch):
+    import psp_st.mining.teacher as teacher_module
+    from psp_st.training.recipe import train_from_config
+
+    monkeypatch.setattr(teacher_module, "load_teacher", lambda name, device="cpu": Stub())
+    config = recipe(files, tmp_path / "cache")
+    config["distillation"]["max_words"] = 1  # every caption is longer
+    with pytest.raises(ValueError, match=r"recipe: distillation\.sources give no sentence"):
+        train_from_config(config, output_dir=tmp_path / "run", max_steps=3)
+    assert not (tmp_path / "run" / "initial").exists()
