@@ -55,6 +55,10 @@ class FilterReport:
         return "\n".join(lines)
 
 
+#: Filter options that take a number (the others: ``symmetric`` a bool, language codes anything).
+_NUMBERS = ("min", "max", "sentence1_scale", "min_confidence")
+
+
 def _options(name: str, value: Any, known: tuple[str, ...], scalar: str | None = None) -> dict[str, Any]:
     """A filter's options as a mapping with known keys of the right kind (a bare value is the ``scalar`` key's;
     ``true``: none)."""
@@ -68,9 +72,6 @@ def _options(name: str, value: Any, known: tuple[str, ...], scalar: str | None =
         kind = bool if key == "symmetric" else float if key in _NUMBERS else object
         Check(kind)(f"filter {name!r}: {key}", option)
     return dict(value)
-
-
-_NUMBERS = ("min", "max", "sentence1_scale", "min_confidence")
 
 
 def _range(value: Any, step: str) -> tuple[float, float]:

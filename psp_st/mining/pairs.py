@@ -177,10 +177,11 @@ def _distinct_texts(
     if len(rows) == total:
         return spec, column, rows, total
     table = pa.table({"sentence": pa.array([texts[i] for i in rows], pa.large_string()), "row": rows})
-    if not path.is_file() or (overwrite and not pq.read_table(path).equals(table)):
+    same = path.is_file() and pq.read_table(path).equals(table)
+    if not same and (overwrite or not path.is_file()):
         with atomic_path(path) as tmp:
             pq.write_table(table, tmp, row_group_size=config.shard_rows)
-    elif not pq.read_table(path).equals(table):
+    elif not same:
         raise ValueError(
             f"the input {' '.join(map(str, _as_list(spec)))} changed since the job in {path.parent} started: pass "
             "--overwrite to start over, or use a new output folder"

@@ -114,7 +114,8 @@ def load_recipe_pairs(
         folder = str(Path(data_dir or default_data_dir()).resolve())
         described = {key: value for key, value in vars(data).items() if key != "cache_dir"}
         paths = [local_files(PairSource.parse(entry).path, data_dir) or [] for entry in data.sources]
-        files = [(path, os.stat(path).st_size, os.stat(path).st_mtime_ns) for path in sum(paths, [])]  # a changed file
+        stats = {path: os.stat(path) for path in sum(paths, [])}
+        files = [(path, stat.st_size, stat.st_mtime_ns) for path, stat in stats.items()]  # a changed file: a new key
         key = hashlib.sha1(json.dumps([described, seed, folder, files], sort_keys=True).encode()).hexdigest()[:16]
         cache = Path(data.cache_dir) / f"pairs-{key}"
         if cache.is_dir() and (cache / PAIR_COUNTS_FILE).is_file():
