@@ -22,6 +22,7 @@ unknown characters) gets the ``<unk>`` vector, and ``max_seq_length`` keeps the 
 
 from __future__ import annotations
 
+import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -60,6 +61,7 @@ class PSPEngine:
         threads: batches embedded in parallel (``None``: every core this process may use).
         memo: segment through the tokenizer's exact word memo when numba is installed (``False``:
             sentencepiece on every text; the same ids, slower).
+        prompt: prepended to every text (a folder's default prompt, as ``SentenceTransformer.encode`` does).
     """
 
     def __init__(
@@ -69,6 +71,7 @@ class PSPEngine:
         max_seq_length: int | None = None,
         threads: int | None = None,
         memo: bool = True,
+        prompt: str = "",
     ) -> None:
         weights = np.asarray(weights)
         if weights.ndim != 2 or weights.shape[0] != tokenizer.vocab_size:
@@ -90,6 +93,7 @@ class PSPEngine:
         self.max_seq_length = max_seq_length
         self.threads = threads
         self.memo = memo
+        self.prompt = prompt
 
     # -- properties ---------------------------------------------------------------------------------------
     @property
@@ -179,7 +183,8 @@ class PSPEngine:
             )
         # the engine owns these weights: on 2 MiB pages for pooling (see pooling.huge_page_copy), float16 kept
         pooled = huge_page_copy(matrix, weights_dtype(matrix.dtype))
-        return cls(pooled, tokenizer, max_seq_length=config.get("max_seq_length"), threads=threads)
+        prompt = default_prompt(path)
+        return cls(pooled, tokenizer, max_seq_length=config.get("max_seq_length"), threads=threads, prompt=prompt)
 
     # -- encoding -----------------------------------------------------------------------------------------
     def token_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -226,6 +231,8 @@ class PSPEngine:
                 streaming caller reuses one buffer instead of faulting in fresh memory per call).
         """
         texts = check_texts(texts)
+        if self.prompt:
+            texts = [self.prompt + text for text in texts]
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
         dtype = np.dtype(dtype)
@@ -262,6 +269,14 @@ class PSPEngine:
                     for done in pool.map(run, starts):
                         bar.update(done)
         return out if dtype == np.float32 else check_finite(out)  # float16 can overflow
+
+
+def default_prompt(path: str | os.PathLike) -> str:
+    """The prompt ``SentenceTransformer.encode`` prepends to every text of the model folder ``path`` (its
+    ``config_sentence_transformers.json`` ``default_prompt_name``), or ``""``."""
+    file = Path(path) / "config_sentence_transformers.json"
+    config = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+    return (config.get("prompts") or {}).get(config.get("default_prompt_name") or "", "")
 
 
 def is_psp_folder(path: str | os.PathLike) -> bool:

@@ -21,9 +21,9 @@ class ModelFolderError(ValueError):
 def check_format_version(version: object, where: str, redo: str) -> int:
     """``version`` if this psp-st reads it; else :class:`ModelFolderError` naming ``where`` (``redo``: how to
     rewrite a folder without a version)."""
-    if isinstance(version, bool) or not isinstance(version, int):
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:  # psp-st wrote 1 first
         raise ModelFolderError(
-            f"{where} has no integer 'format_version' (got {version!r}): the file is corrupt or was written by a "
+            f"{where} has no valid 'format_version' (got {version!r}): the file is corrupt or was written by a "
             f"pre-release psp-st. {redo}"
         )
     if version > FORMAT_VERSION:

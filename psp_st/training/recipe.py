@@ -172,17 +172,19 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
     from sentence_transformers import SentenceTransformer
     from torch import nn
 
+    from psp_st.hub.load import load
     from psp_st.io.model_names import TRAINABLE_SUBFOLDER, resolve_model_name
     from psp_st.modules.psp import PSPEmbedding
-    from psp_st.modules.trusted import load_trusted
 
     recipe = _recipe(config)
     timings = {} if timings is None else timings
     model_cfg = recipe.model
     if model_cfg.init_from:
-        # start from an existing model (its tokenizer and weights): a folder, a release's trainable/ form, a name
-        path = Path(resolve_model_name(model_cfg.init_from))
-        model = load_trusted(path / TRAINABLE_SUBFOLDER if (path / TRAINABLE_SUBFOLDER).is_dir() else path)
+        # start from an existing model (its tokenizer, size and weights): a folder, a release's trainable/ form, a name
+        trainable = Path(resolve_model_name(model_cfg.init_from)) / TRAINABLE_SUBFOLDER
+        model = load(trainable if trainable.is_dir() else model_cfg.init_from, trainable=True)
+        if model_cfg.max_seq_length is not None:
+            model.max_seq_length = model_cfg.max_seq_length
         dropout = model_cfg.dropout
         for module in model.modules():
             if dropout is not None and hasattr(module, "dropout") and not isinstance(module.dropout, nn.Module):

@@ -344,3 +344,16 @@ def test_engine_refuses_a_folder_with_python_code_like_psp_st_load(release_folde
     (release_folder / "trainable" / "evil.py").write_text("print('PWNED')\n")
     with pytest.raises(ModelFolderError, match=r"carries Python code \(trainable/evil\.py\)"):
         load_engine(release_folder)
+
+
+def test_a_saved_default_prompt_applies_on_every_path(psp_module, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    import psp_st
+    from psp_st.inference import encode_texts, load_engine
+
+    model = SentenceTransformer(modules=[psp_module], prompts={"query": "two dogs "}, default_prompt_name="query")
+    model.save(str(tmp_path / "prompted"))
+    expected = model.encode(TEXTS)
+    np.testing.assert_allclose(load_engine(tmp_path / "prompted", threads=1).encode(TEXTS), expected, atol=1e-6)
+    np.testing.assert_allclose(encode_texts(psp_st.load(tmp_path / "prompted"), TEXTS), expected, atol=1e-6)

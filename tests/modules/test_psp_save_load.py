@@ -117,10 +117,11 @@ def test_newer_format_asks_to_upgrade(saved, read):
         read(saved)
 
 
+@pytest.mark.parametrize("version", [None, 0, -3], ids=["missing", "zero", "negative"])
 @pytest.mark.parametrize("read", READERS, ids=["module", "engine"])
-def test_pre_release_format_is_reported(saved, read):
+def test_pre_release_format_is_reported(saved, read, version):
     config = json.loads((saved / "psp_config.json").read_text())
-    del config["format_version"]
+    config["format_version"] = version  # psp-st never wrote a version below 1
     (saved / "psp_config.json").write_text(json.dumps(config))
     with pytest.raises(ModelFolderError, match="pre-release"):
         read(saved)

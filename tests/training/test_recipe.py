@@ -435,3 +435,23 @@ def test_train_threads_below_one_is_refused(threads, tmp_path, capsys):
     args = ["train", "--config", str(tmp_path / "none.yaml"), "--output", str(tmp_path / "run"), "--threads", threads]
     assert main(args) == EXIT_ERROR
     assert f"threads must be >= 1, got {threads}" in capsys.readouterr().err
+
+
+def test_init_from_applies_the_recipe_max_seq_length(pairs_file, data_dir, tmp_path):
+    from psp_st.training.recipe import build_model, load_recipe_pairs
+
+    config = recipe(pairs_file, data_dir)
+    build_model(config, load_recipe_pairs(config["data"], seed=0), seed=0).save(str(tmp_path / "initial"))
+    config["model"] = {"init_from": str(tmp_path / "initial"), "max_seq_length": 3}
+    assert build_model(config, None, seed=0)[0].max_seq_length == 3
+
+
+def test_init_from_a_training_run_folder_names_its_final_model(pairs_file, data_dir, tmp_path):
+    from psp_st.modules.base import ModelFolderError
+    from psp_st.training.recipe import build_model, load_recipe_pairs
+
+    config = recipe(pairs_file, data_dir)
+    build_model(config, load_recipe_pairs(config["data"], seed=0), seed=0).save(str(tmp_path / "run" / "final"))
+    config["model"] = {"init_from": str(tmp_path / "run")}
+    with pytest.raises(ModelFolderError, match=r"run folder, whose trained model is .*final"):
+        build_model(config, None, seed=0)
