@@ -8,7 +8,7 @@ import numpy as np
 from sentence_transformers.sentence_transformer.evaluation import BinaryClassificationEvaluator
 
 from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs, shared_cache
-from psp_st.evaluation.embeddings import EmbeddingCache
+from psp_st.evaluation.embeddings import EmbeddingCache, cosine_pairs
 from psp_st.evaluation.loaders import PAIR_COLUMNS, check_columns
 from psp_st.evaluation.turku_labels import parse_labels
 
@@ -43,6 +43,7 @@ def turku_binary(dataset: Any) -> Any:
 class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
     """ST's ``BinaryClassificationEvaluator`` (best-threshold accuracy/F1, AP, MCC on cosine similarity),
     embedding through a shared :class:`~psp_st.evaluation.embeddings.EmbeddingCache` that checks for NaN.
+    The thresholds are the best ones on the evaluated set itself (ST's and MTEB's convention: optimistic).
 
     Args:
         data: a dataset with ``sentence1``, ``sentence2`` and a 0/1 ``label`` column.
@@ -80,8 +81,23 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
         )
         self.cache = cache
 
-    def embed_inputs(self, model: Any, sentences: Any, **kwargs: Any) -> np.ndarray:
-        return shared_cache(self, model).encode(list(sentences))
+    def compute_metrics(self, model: Any) -> dict[str, dict[str, float]]:
+        """ST's metrics on cosines rounded to 6 decimals, and the majority rate (a threshold's floor). Rounding ties
+        pairs whose cosines differ only by float noise (a bag of pieces on reordered words, as in PAWS-X), so no
+        threshold or AP ranking splits them by that noise."""
+        from sklearn.metrics import average_precision_score, matthews_corrcoef
+
+        cache = shared_cache(self, model)
+        scores = np.round(cosine_pairs(cache.encode(self.sentences1), cache.encode(self.sentences2)).astype(float), 6)
+        labels = np.asarray(self.labels)
+        accuracy, accuracy_threshold = self.find_best_acc_and_threshold(scores, labels, True)
+        f1, precision, recall, f1_threshold = self.find_best_f1_and_threshold(scores, labels, True)
+        ap, mcc = average_precision_score(labels, scores), matthews_corrcoef(labels, scores >= f1_threshold)
+        metrics = dict(accuracy=accuracy, accuracy_threshold=accuracy_threshold, f1=f1, f1_threshold=f1_threshold)
+        majority = max(labels.mean(), 1 - labels.mean())
+        return {
+            "cosine": {**metrics, "precision": precision, "recall": recall, "ap": ap, "mcc": mcc, "majority": majority}
+        }
 
 
 class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):

@@ -78,8 +78,8 @@ class SuiteTask:
     group: str
     build: Callable[[EmbeddingCache], Any]
     headline: dict[str, tuple[str, float]] = field(default_factory=dict)
-    #: plot the evaluator's ``stats`` (score-level agreement) when the suite writes into a folder
-    plot: bool = False
+    #: the data set whose score-level agreement (the evaluator's ``stats``) is plotted when the suite writes files
+    plot: str = ""
 
 
 def _sts(name: str, load: Callable[[], Any]) -> SuiteTask:
@@ -154,7 +154,12 @@ def _threshold(name: str, group: str, loader: Callable[[], Any]) -> SuiteTask:
         name,
         group,
         lambda cache: ThresholdClassificationEvaluator(loader(), cache=cache, source=f"pair classification set {name}"),
-        {"cosine_accuracy": ("accuracy", 100.0), "cosine_f1": ("F1", 100.0), "cosine_ap": ("AP", 100.0)},
+        {
+            "cosine_accuracy": ("accuracy", 100.0),
+            "cosine_majority": ("majority rate", 100.0),
+            "cosine_f1": ("F1", 100.0),
+            "cosine_ap": ("AP", 100.0),
+        },
     )
 
 
@@ -171,11 +176,11 @@ def _agreement(
     name: str, loader: Callable[[], Any], level: Callable[[float], str], score_column: str = "score"
 ) -> SuiteTask:
     return SuiteTask(
-        name,
+        f"{name} agreement",  # not ``name``: that is also its STS or classification task's name
         "Human-score agreement",
         lambda cache: ScoreAgreementEvaluator(loader(), level=level, score_column=score_column, cache=cache),
         {"separation": ("mean cosine top level - bottom level", 1.0)},
-        plot=True,
+        plot=name,
     )
 
 
@@ -333,8 +338,8 @@ def run_suite(
             if key in metrics:
                 summary.append({"group": task.group, "task": task.name, "metric": label, "value": metrics[key] * scale})
         if task.plot and out_dir is not None:
-            path = Path(out_dir) / f"agreement_{task.name.replace('/', '_')}.png"
-            plots.append(plot_score_levels(task.name, evaluator.stats, path, title=f"{model_name}: {task.name}"))
+            path = Path(out_dir) / f"agreement_{task.plot.replace('/', '_')}.png"
+            plots.append(plot_score_levels(task.plot, evaluator.stats, path, title=f"{model_name}: {task.plot}"))
     neighbours = stsb_neighbour_tables(cache, data_dir) if suite == "full" else []
     return {
         "model": model_name,

@@ -8,6 +8,7 @@ Every number in a card comes from the build record (``psp_build.json``).
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import os
 import re
@@ -54,15 +55,25 @@ def _file_rows(names: list[str], rows: dict[str, int | None] | None = None) -> l
     return table
 
 
-def _genre_shares(files: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Share of the training files' rows per genre, largest first (files without a row count are left out)."""
-    totals: dict[str, int] = {}
+def _genre_shares(files: list[dict[str, Any]], pairs_per_source: dict[str, int]) -> list[dict[str, Any]]:
+    """Share of the pairs trained per epoch by genre, largest first: each source's pairs (``pairs_per_source``, keyed
+    by the recipe's path or glob) spread over the files it matches by their rows; the files' rows when no source
+    matches (records without per-source counts). Files without a row count are left out."""
+    weights = {row["name"]: float(row["rows"] or 0) for row in files}
+    matched = {source: [name for name in weights if fnmatch.fnmatch(name, source)] for source in pairs_per_source}
+    if any(matched.values()):
+        shares = dict.fromkeys(weights, 0.0)
+        for source, names in matched.items():
+            rows = sum(weights[name] for name in names)
+            for name in names:
+                shares[name] += pairs_per_source[source] * weights[name] / rows if rows else 0.0
+        weights = shares
+    totals: dict[str, float] = {}
     for row in files:
-        if row["rows"]:
-            totals[row["genre"]] = totals.get(row["genre"], 0) + row["rows"]
+        totals[row["genre"]] = totals.get(row["genre"], 0.0) + weights[row["name"]]
     total = sum(totals.values())
-    ranked = sorted(totals.items(), key=lambda item: -item[1])
-    return [{"genre": genre, "share": rows / total} for genre, rows in ranked] if total else []
+    ranked = sorted(((genre, value) for genre, value in totals.items() if value), key=lambda item: -item[1])
+    return [{"genre": genre, "share": value / total} for genre, value in ranked] if total else []
 
 
 def language_rows(info: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -132,7 +143,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         "suite": evaluation.get("suite", "quick"),
         "metrics": metrics,
         "files": files,
-        "genres": _genre_shares(files),
+        "genres": _genre_shares(files, training.get("pairs_per_source") or {}),
         "pairs_per_source": training.get("pairs_per_source") or {},
         "pairs": training.get("pairs"),
         "distillation": distillation,

@@ -81,3 +81,18 @@ def test_turku_binary_refuses_a_label_outside_the_scheme():  # C4
     data = Dataset.from_dict({"sentence1": ["a"] * 3, "sentence2": ["b"] * 3, "label": [4, 3, 9]})
     with pytest.raises(ValueError, match=r"column 'label', row 2: label 9 is not in the Turku scheme"):
         turku_binary(data)
+
+
+def test_cosines_equal_up_to_float_noise_are_tied(lookup_model):  # Z2
+    # (a, a): cosine 1.0; (b, b2): 1 - 1.25e-7 in float32, the noise of a reordered sum; no threshold splits them
+    model = lookup_model({"a": [1, 0], "b": [0, 1], "b2": [5e-4, 1], "c": [1, 0.0], "d": [0, -1]})
+    data = {"sentence1": ["a", "b", "c"], "sentence2": ["a", "b2", "d"], "label": [1, 0, 0]}
+    metrics = ThresholdClassificationEvaluator(data, name="toy")(model)
+    assert metrics["toy_cosine_accuracy"] == pytest.approx(2 / 3)
+    assert metrics["toy_cosine_ap"] == pytest.approx(0.5)
+
+
+def test_threshold_metrics_report_the_majority_rate(lookup_model):  # Z3
+    model = lookup_model({"a": [1, 0], "b": [1, 0.1], "c": [0, 1]})
+    data = {"sentence1": ["a", "a", "a", "c"], "sentence2": ["b", "b", "c", "b"], "label": [1, 1, 1, 0]}
+    assert ThresholdClassificationEvaluator(data, name="toy")(model)["toy_cosine_majority"] == pytest.approx(0.75)

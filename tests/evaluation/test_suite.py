@@ -44,7 +44,13 @@ def test_full_suite_lists_absent_optional_data_as_skipped(data_dir):
 def test_full_suite_with_the_opusparcus_fixture_adds_its_tasks(data_dir, opusparcus_dir):
     tasks, skipped = suite_tasks("full", data_dir, opusparcus_dir=opusparcus_dir)
     names = {task.name for task in tasks}
-    assert {"opusparcus-en dev->test", "opusparcus-en-dev"} <= names and "opusparcus" not in skipped
+    assert {"opusparcus-en dev->test", "opusparcus-en-dev agreement"} <= names and "opusparcus" not in skipped
+
+
+def test_full_suite_task_names_are_unique(data_dir, opusparcus_dir):
+    # results are keyed by task name: the stsb-test agreement task replaced the stsb-test correlations (Z1)
+    names = [task.name for task in suite_tasks("full", data_dir, opusparcus_dir=opusparcus_dir)[0]]
+    assert len(names) == len(set(names)) and "stsb-test agreement" in names
 
 
 def test_unknown_suite_and_missing_data_dir(tmp_path):

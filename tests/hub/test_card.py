@@ -142,7 +142,7 @@ def test_card_lists_sources_with_licences_pairs_and_stage_times(static_model):
     )
     assert "CC BY-NC 4.0" in card  # ASSET
     assert "- `training_pairs_extra/asset_simplification.parquet`: 10,000" in card
-    assert "image captions (MS-COCO 2017 val) 69%" in card  # 50,029 of the 72,717 file rows
+    assert "image captions (MS-COCO 2017 val) 75%" in card  # 30,000 of the 40,000 pairs per epoch
     assert "1,234 unlabelled sentences" in card and "| `corpus/wikipedia_sentences.parquet` |" in card
     assert "data 12, training 300" in card
 
@@ -171,3 +171,14 @@ def test_recipe_block_survives_backticks_in_a_recipe_string(release_copy):
     card = (release_copy / "README.md").read_text()
     block = card.split("`````yaml\n", 1)[1].split("\n`````\n", 1)[0]
     assert "seed:" in block and "## Usage" in block
+
+
+def test_card_genre_shares_follow_the_pairs_trained_not_the_file_rows():
+    from psp_st.hub.card import card_fields
+
+    files = {"training_pairs/coco_captions_val2017.parquet": 100, "training_pairs/parasci.parquet": 300,
+             "bitext/de-en.parquet": 1000}  # fmt: skip
+    per_source = {"training_pairs/*.parquet": 40, "bitext/de-en.parquet": 60}  # the glob capped at 40 pairs
+    genres = card_fields({"training": {"files": files, "pairs_per_source": per_source}})["genres"]
+    shares = {row["genre"].split(" (")[0]: round(row["share"], 3) for row in genres}
+    assert list(shares.values()) == [0.6, 0.3, 0.1]  # rows alone would give 0.714 / 0.214 / 0.071
