@@ -77,6 +77,7 @@ def error_message(error: BaseException) -> str:
         where = f"{error.filename}" + (f" -> {error.filename2}" if error.filename2 else "")
         hints = {
             errno.ENOSPC: "free some space or write elsewhere",
+            errno.EFBIG: "a file size limit: see ulimit -f, or write to another file system",
             errno.EROFS: "write to a writable folder",
             errno.EACCES: "check the permissions",
             errno.EISDIR: "give a file, not a folder",

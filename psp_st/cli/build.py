@@ -43,7 +43,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="weights dtype of the release files (default: the recipe's release.dtype, else float32)",
     )
     parser.add_argument(
-        "--work-dir", type=Path, default=None, help="keep training checkpoints here (default: a temporary folder)"
+        "--work-dir",
+        type=Path,
+        default=None,
+        help="keep training checkpoints here (default: a temporary folder); the same build run again resumes "
+        "from them (--overwrite: starts over)",
     )
     parser.add_argument(
         "--overwrite",

@@ -100,7 +100,8 @@ def build(
         suite: evaluation suite recorded in the card (``None`` skips evaluation); default: the recipe's
             ``release.suite``, else ``quick``.
         threads: torch threads for training and evaluation (default: torch's choice).
-        work_dir: keep training checkpoints here (default: a temporary folder, removed afterwards).
+        work_dir: keep training checkpoints here (default: a temporary folder, removed afterwards); a build
+            whose work folder holds a run resumes it (``overwrite``: starts over).
         overwrite: write into a non-empty ``output`` that is not this recipe's release.
         dtype: weights dtype of the release files, ``float32`` or ``float16`` (half the size); default: the
             recipe's ``release.dtype``, else ``float32``. The evaluation is measured on the folder as written, so
@@ -182,8 +183,9 @@ def build(
         if cache_dir and not Path(cache_dir).is_absolute():  # keep the user's folder clean: cache in the work dir
             run_config["data"]["cache_dir"] = str(work / cache_dir)
         start = time.perf_counter()
+        resume = work_dir is not None and not overwrite and (work / "initial").is_dir()  # a killed build goes on
         model = train_from_config(
-            run_config, output_dir=work, max_steps=max_steps, overwrite=overwrite, data_dir=data_dir
+            run_config, output_dir=work, resume=resume, max_steps=max_steps, overwrite=overwrite, data_dir=data_dir
         )
         metrics_file = work / "train_metrics.json"  # pairs per epoch and per source, stage seconds, distillation
         metrics = json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}

@@ -67,8 +67,10 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         os.close(fd)
         yield tmp
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as error:
         tmp.unlink(missing_ok=True)
+        if isinstance(error, OSError) and error.filename is None:  # a short write (full disk, size limit) names none
+            raise OSError(error.errno or errno.ENOSPC, error.strerror or str(error), str(path)) from error
         raise
 
 
@@ -86,8 +88,8 @@ def reserve_space(path: str | os.PathLike, size: int, final: str | os.PathLike |
                 free = shutil.disk_usage(Path(path).parent).free
                 raise OSError(
                     error.errno,
-                    f"no space left on the device for {final or path}: it needs {size:,} bytes, "
-                    f"{free:,} are free; free some space or write elsewhere",
+                    f"no space left on the device: it needs {size:,} bytes, {free:,} are free",
+                    str(final or path),
                 ) from error
             if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
                 raise

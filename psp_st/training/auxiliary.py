@@ -11,12 +11,20 @@ them. Here the pair stream is unchanged (mining only ever sees pairs) and each s
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Iterator
 from typing import Any, Protocol
 
 import numpy as np
 import torch
 from torch import nn
+
+logger = logging.getLogger(__name__)
+
+
+#: File in a checkpoint folder holding the auxiliary loss's own parameters (a resume restores them).
+STATE_FILE = "auxiliary_parameters.pt"
 
 
 class AuxiliaryLoss(Protocol):
@@ -84,6 +92,21 @@ class AuxiliaryObjective:
         """The loss's trainable parameters that are not the model's (e.g. the projection)."""
         own = {id(p) for p in model.parameters()}
         return [p for p in self.loss.parameters() if p.requires_grad and id(p) not in own]
+
+    def save(self, folder: str | os.PathLike, model: nn.Module) -> None:
+        """Save the loss's own parameters (e.g. the projection) into checkpoint ``folder``."""
+        if self.parameters(model):
+            torch.save([p.detach() for p in self.parameters(model)], os.path.join(folder, STATE_FILE))
+
+    @torch.no_grad()
+    def load(self, folder: str | os.PathLike, model: nn.Module) -> None:
+        """Restore the parameters :meth:`save` wrote into ``folder`` (an older checkpoint without them: a warning)."""
+        path, parameters = os.path.join(folder, STATE_FILE), self.parameters(model)
+        if parameters and not os.path.isfile(path):
+            logger.warning("%s is missing: the distillation projection restarts from its initial value", path)
+        elif parameters:
+            for parameter, saved in zip(parameters, torch.load(path, weights_only=True), strict=True):
+                parameter.copy_(saved)
 
     def __call__(self, model, step: int) -> torch.Tensor:
         """The weighted auxiliary loss of optimizer step ``step`` (``model`` is the SentenceTransformer)."""

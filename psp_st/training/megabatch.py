@@ -369,6 +369,8 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             checkpoint = get_last_checkpoint(self.args.output_dir or "")
         if isinstance(checkpoint, str):
             self._restored_mining = read_checkpoint_state(checkpoint, mining=self.schedule is not None)
+            if self.auxiliary is not None:
+                self.auxiliary.load(checkpoint, self.model)
             state = TrainerState.load_from_json(os.path.join(checkpoint, TRAINER_STATE_NAME))
             if 0 < self.args.max_steps < state.global_step:
                 raise ValueError(
@@ -390,8 +392,11 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         the trainer's state (its last file), so a checkpoint with a state is whole (:func:`read_checkpoint_state`)."""
         super().save_model(output_dir, _internal_call=_internal_call)
         mined = self._stream.mined if self._stream is not None else None
-        if _internal_call and output_dir and mined is not None and self.args.should_save:
-            atomic_write_json(os.path.join(output_dir, MINING_STATE_FILE), mined)
+        if _internal_call and output_dir and self.args.should_save:
+            if mined is not None:
+                atomic_write_json(os.path.join(output_dir, MINING_STATE_FILE), mined)
+            if self.auxiliary is not None:
+                self.auxiliary.save(output_dir, self.model)
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         loss = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)

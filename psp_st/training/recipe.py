@@ -82,6 +82,20 @@ def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
 
 #: File beside a cached pair dataset with the pairs kept per ``data.sources`` entry.
 PAIR_COUNTS_FILE = "pair_counts.json"
+#: File in a run folder with the sha1 of the data it trains on (a resume must see the same).
+DATA_FILE = "training_data.json"
+
+
+def data_digest(*columns) -> str:
+    """sha1 of the values of ``columns`` (training pairs, distillation sentences), in order."""
+    import hashlib
+
+    digest = hashlib.sha1()
+    for column in columns:
+        for value in column:
+            digest.update(f"{value}\0".encode())
+        digest.update(b"\1")
+    return digest.hexdigest()
 
 
 def load_recipe_pairs(
@@ -405,9 +419,17 @@ def train_from_config(
     resumed = checkpoint is not None and initial.is_dir()
     model = load_trusted(initial) if resumed else build_model(recipe, train_dataset, seed, timings)
     auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir)
+    table = train_dataset.with_format("arrow")[:]
+    digest = data_digest(*(column.to_pylist() for column in table.columns), auxiliary.texts if auxiliary else ())
+    if resumed and (output_dir / DATA_FILE).is_file() and json.loads((output_dir / DATA_FILE).read_text()) != digest:
+        raise ValueError(
+            f"--resume: the training pairs or distillation sentences differ from those {output_dir} was trained on "
+            f"({DATA_FILE}): a data file changed; restore it, or start a new run (another --output, or --overwrite)"
+        )
     if not resumed:  # once the teacher pass is done: a run that fails before leaves no initial/ to --overwrite
         model.save(str(initial))
     atomic_write_bytes(recorded, yaml.safe_dump(config, sort_keys=False, allow_unicode=True).encode())
+    atomic_write_json(output_dir / DATA_FILE, digest)
     if recipe.loss["name"] == "contrastive":
         train_dataset = add_random_negatives(train_dataset, seed=seed)
     loss = build_loss(recipe, model)

@@ -185,3 +185,22 @@ def test_record_holds_the_sha256_of_every_recorded_file(release):
 
     info = json.loads((release / "psp_build.json").read_text())
     assert info["sha256"] == {name: sha256_file(release / name) for name in info["files"]}
+
+
+def test_a_killed_build_with_a_work_dir_resumes_from_its_checkpoint(build_cli, tiny_recipe, data_dir, tmp_path):
+    """X4: the same command again resumes the run kept in --work-dir (here from checkpoint-2) to the same release."""
+    import shutil
+
+    from sentence_transformers import SentenceTransformer
+
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text(tiny_recipe.read_text().replace('save_strategy: "no"', "save_steps: 2"))
+    args = ("--work-dir", "work", "--output", "out")
+    assert build_cli(recipe, data_dir, tmp_path, *args) == 0
+    first = SentenceTransformer(str(tmp_path / "out"), device="cpu").encode(SENTENCES)
+    for name in ("checkpoint-4", "final", "train_metrics.json"):  # as if killed after step 2's checkpoint
+        shutil.rmtree(tmp_path / "work" / name) if name != "train_metrics.json" else (tmp_path / "work" / name).unlink()
+    shutil.rmtree(tmp_path / "out")
+    assert build_cli(recipe, data_dir, tmp_path, *args) == 0
+    resumed = SentenceTransformer(str(tmp_path / "out"), device="cpu").encode(SENTENCES)
+    np.testing.assert_array_equal(first, resumed)

@@ -241,8 +241,23 @@ def test_embed_on_a_full_disk_fails_cleanly_without_temp_file(saved_model, text_
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     assert _embed(saved_model, text_file, out_dir / "e.npy") == EXIT_ERROR
-    assert "no space left on the device for" in _one_error_line(capsys)
+    assert f"{out_dir / 'e.npy'}: no space left on the device" in _one_error_line(capsys)
     assert list(out_dir.iterdir()) == []
+
+
+def test_a_short_write_names_the_output(saved_model, text_file, tmp_path, capsys):
+    """X2: a full disk or a file size limit while a shard is written names the output, not just the byte counts."""
+    import resource
+
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100, limit[1]))
+    try:
+        args = ["--shard-rows", "100", "--threads", "1"]
+        assert _embed(saved_model, text_file, tmp_path / "es", *args) == EXIT_ERROR
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, limit)
+    line = _one_error_line(capsys)
+    assert f"{tmp_path / 'es'}/" in line and "File too large (a file size limit" in line
 
 
 def test_outputs_get_the_umask_permissions(saved_model, text_file, tmp_path):

@@ -66,3 +66,20 @@ def test_weight_zero_changes_nothing(psp_module, caption_pairs, distill_data, ma
     plain = make_trainer(plain_module, caption_pairs, megabatch_size=2, anneal=0, args={"max_steps": 3})
     plain.train()
     torch.testing.assert_close(psp_module.embedding.weight, plain_module.embedding.weight)
+
+
+def test_a_resumed_run_restores_the_projection(psp_module, caption_pairs, distill_data, make_trainer, tmp_path):
+    """X1: the projection is saved with each checkpoint; a resume from step 4 ends where an uninterrupted run does."""
+    import copy
+
+    from sentence_transformers import SentenceTransformer
+
+    runs = []
+    for resume in (None, str(tmp_path / "run" / "checkpoint-4")):
+        module = copy.deepcopy(psp_module)
+        aux = objective(SentenceTransformer(modules=[module], device="cpu"), distill_data, lr=0.05)
+        trainer = make_trainer(module, caption_pairs, megabatch_size=2, anneal=0, auxiliary=aux, args={"max_steps": 8})
+        trainer.train(resume_from_checkpoint=resume)
+        runs.append((module.embedding.weight.detach().clone(), aux.loss.projection.weight.detach().clone()))
+    torch.testing.assert_close(runs[0][1], runs[1][1], rtol=0, atol=0)
+    torch.testing.assert_close(runs[0][0], runs[1][0], rtol=0, atol=0)

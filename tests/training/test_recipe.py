@@ -349,6 +349,22 @@ def test_resume_with_another_recipe_is_refused_naming_the_keys(finished_run, tmp
         train_from_config(changed, output_dir=_copy(run, tmp_path), resume=True, max_steps=8)
 
 
+def test_resume_after_the_training_data_changed_is_refused(finished_run, tmp_path, caption_sentences):
+    """X3: the run records a digest of its pairs; a resume on other pairs is refused, naming the file."""
+    import yaml
+
+    from psp_st.training.recipe import train_from_config
+
+    config, run = finished_run
+    pairs = pd.DataFrame({"sentence1": caption_sentences[:30], "sentence2": caption_sentences[10_000:10_030]})
+    pairs.to_parquet(tmp_path / "pairs.parquet")
+    changed = {**config, "data": {"sources": [str(tmp_path / "pairs.parquet")]}}
+    copy = _copy(run, tmp_path)
+    (copy / "psp_recipe.yaml").write_text(yaml.safe_dump(changed))  # as if the file was rewritten in place
+    with pytest.raises(ValueError, match=r"training pairs or distillation sentences differ .*training_data\.json"):
+        train_from_config(changed, output_dir=copy, resume=True, max_steps=8)
+
+
 def test_resume_may_change_only_labels_caches_and_max_steps():
     from psp_st.training.recipe import recipe_changes
     from psp_st.training.schema import parse_recipe
