@@ -12,7 +12,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,15 +86,16 @@ PAIR_COUNTS_FILE = "pair_counts.json"
 DATA_FILE = "training_data.json"
 
 
-def data_digest(*columns) -> str:
-    """sha1 of the values of ``columns`` (training pairs, distillation sentences), in order."""
+def data_digest(table, texts: Sequence[str] = ()) -> str:
+    """sha1 of the rows of the Arrow ``table`` (the training pairs, read in 64k-row batches: memory stays bounded on
+    a memory-mapped dataset) and of ``texts`` (the distillation sentences), in order."""
     import hashlib
 
     digest = hashlib.sha1()
-    for column in columns:
-        for value in column:
-            digest.update(f"{value}\0".encode())
-        digest.update(b"\1")
+    for batch in table.to_batches(max_chunksize=65_536):
+        for column in batch.columns:
+            digest.update("\0".join(map(str, column.to_pylist())).encode() + b"\1")
+    digest.update("\0".join(texts).encode())
     return digest.hexdigest()
 
 
@@ -419,8 +420,7 @@ def train_from_config(
     resumed = checkpoint is not None and initial.is_dir()
     model = load_trusted(initial) if resumed else build_model(recipe, train_dataset, seed, timings)
     auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir)
-    table = train_dataset.with_format("arrow")[:]
-    digest = data_digest(*(column.to_pylist() for column in table.columns), auxiliary.texts if auxiliary else ())
+    digest = data_digest(train_dataset.with_format("arrow")[:], auxiliary.texts if auxiliary else ())
     if resumed and (output_dir / DATA_FILE).is_file() and json.loads((output_dir / DATA_FILE).read_text()) != digest:
         raise ValueError(
             f"--resume: the training pairs or distillation sentences differ from those {output_dir} was trained on "
