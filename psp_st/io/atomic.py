@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import glob
 import json
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -52,6 +54,31 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         tmp.write_bytes(data)
 
 
+def _temporary_prefix(path: Path) -> str:
+    """``.NAME.HOST-PID.``: the prefix of this process's temporaries for ``path``. Those of a process on this host
+    that is gone (killed by ``kill -9`` or the OOM killer: nothing removed them) are deleted first."""
+    prefix = f".{path.name}.{socket.gethostname()}-"
+    for stale in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        pid = stale.name[len(prefix) :].partition(".")[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        if stale.is_dir():
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            stale.unlink(missing_ok=True)
+    return f"{prefix}{os.getpid()}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path``, on error it is removed.
@@ -60,7 +87,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)
     try:
         os.fchmod(fd, 0o666 & ~current_umask())
@@ -110,7 +137,7 @@ def atomic_directory(path: str | os.PathLike, replaces: Iterable[str] = ()) -> I
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=_temporary_prefix(path), suffix=".tmp", dir=path.parent))
     try:
         yield tmp
         apply_umask(tmp)

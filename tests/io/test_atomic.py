@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+from psp_st.io.atomic import atomic_directory, atomic_write_bytes
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_write_removes_the_temporaries_of_a_killed_writer_and_keeps_live_ones(tmp_path):
+    host = socket.gethostname()
+    stale = tmp_path / f".out.npy.{host}-{_dead_pid()}.x1y2z3.tmp"
+    live = tmp_path / f".out.npy.{host}-{os.getpid()}.a1b2c3.tmp"  # a writer still running
+    remote = tmp_path / ".out.npy.elsewhere-1.d4e5f6.tmp"  # another host's: its pid means nothing here
+    other = tmp_path / f".other.npy.{host}-{_dead_pid()}.g7h8i9.tmp"  # another output's
+    for path in (stale, live, remote, other):
+        path.write_bytes(b"half")
+    atomic_write_bytes(tmp_path / "out.npy", b"done")
+    assert (tmp_path / "out.npy").read_bytes() == b"done"
+    assert not stale.exists() and live.exists() and remote.exists() and other.exists()
+
+
+def test_a_folder_write_removes_a_killed_writers_temporary_folder(tmp_path):
+    stale = tmp_path / f".final.{socket.gethostname()}-{_dead_pid()}.q1w2e3.tmp"
+    stale.mkdir()
+    (stale / "model.safetensors").write_bytes(b"half")
+    with atomic_directory(tmp_path / "final") as folder:
+        (folder / "config.json").write_text("{}")
+    assert not stale.exists() and (tmp_path / "final" / "config.json").is_file()
