@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 
 #: File in a checkpoint folder holding the auxiliary loss's own parameters (a resume restores them).
-STATE_FILE = "auxiliary_parameters.pt"
+STATE_FILE = "auxiliary_parameters.safetensors"
 
 
 class AuxiliaryLoss(Protocol):
@@ -96,7 +96,10 @@ class AuxiliaryObjective:
     def save(self, folder: str | os.PathLike, model: nn.Module) -> None:
         """Save the loss's own parameters (e.g. the projection) into checkpoint ``folder``."""
         if self.parameters(model):
-            torch.save([p.detach() for p in self.parameters(model)], os.path.join(folder, STATE_FILE))
+            from safetensors.torch import save_file
+
+            tensors = {str(i): p.detach().contiguous() for i, p in enumerate(self.parameters(model))}
+            save_file(tensors, os.path.join(folder, STATE_FILE))
 
     @torch.no_grad()
     def load(self, folder: str | os.PathLike, model: nn.Module) -> None:
@@ -105,8 +108,14 @@ class AuxiliaryObjective:
         if parameters and not os.path.isfile(path):
             logger.warning("%s is missing: the distillation projection restarts from its initial value", path)
         elif parameters:
-            for parameter, saved in zip(parameters, torch.load(path, weights_only=True), strict=True):
-                parameter.copy_(saved)
+            from safetensors.torch import load_file
+
+            saved = load_file(path)
+            shapes = {str(i): tuple(p.shape) for i, p in enumerate(parameters)}
+            if {name: tuple(tensor.shape) for name, tensor in saved.items()} != shapes:
+                raise ValueError(f"{path} does not hold this run's distillation parameters (shapes {shapes})")
+            for i, parameter in enumerate(parameters):
+                parameter.copy_(saved[str(i)])
 
     def __call__(self, model, step: int) -> torch.Tensor:
         """The weighted auxiliary loss of optimizer step ``step`` (``model`` is the SentenceTransformer)."""

@@ -39,9 +39,10 @@ METADATA_COLUMNS = ("lang",)
 
 
 def read_checkpoint_state(checkpoint: str | os.PathLike, mining: bool = False) -> dict[str, Any] | None:
-    """Check the state files a resume reads from ``checkpoint`` (its JSON and ``torch.load`` files) and return its
+    """Check the state files a resume reads from ``checkpoint`` (its JSON, ``torch.load`` and safetensors files) and return its
     mined negatives (``None``: none saved; ``mining``: a mega-batching run, they must be there); a damaged or missing
     file is a ``ValueError`` naming it and the checkpoint to resume from instead."""
+    from safetensors import safe_open
     from transformers.trainer_pt_utils import safe_globals
 
     folder = Path(checkpoint)
@@ -57,6 +58,8 @@ def read_checkpoint_state(checkpoint: str | os.PathLike, mining: bool = False) -
             elif file.suffix in (".pt", ".pth"):
                 with safe_globals():
                     torch.load(file, map_location="cpu", weights_only=True, mmap=True)
+            elif file.suffix == ".safetensors":
+                safe_open(file, "pt").keys()
         except Exception as error:  # torch, pickle and json raise many types; the file is what matters
             detail = " ".join(str(error).split())[:200]
             raise ValueError(f"{file} is unreadable ({type(error).__name__}: {detail}): {_damaged(folder)}") from error

@@ -171,6 +171,7 @@ def _truncate(file):
     ("name", "damage"),
     [
         ("optimizer.pt", _truncate),
+        ("model.safetensors", _truncate),
         ("rng_state.pth", lambda file: torch.save(_Payload(), file)),
         ("trainer_state.json", lambda file: file.write_text("{junk")),
         ("megabatch_negatives.json", lambda file: file.write_text("{junk")),

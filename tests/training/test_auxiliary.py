@@ -83,3 +83,17 @@ def test_a_resumed_run_restores_the_projection(psp_module, caption_pairs, distil
         runs.append((module.embedding.weight.detach().clone(), aux.loss.projection.weight.detach().clone()))
     torch.testing.assert_close(runs[0][1], runs[1][1], rtol=0, atol=0)
     torch.testing.assert_close(runs[0][0], runs[1][0], rtol=0, atol=0)
+
+
+def test_a_checkpoint_keeps_the_projection_in_safetensors_and_refuses_a_mismatch(psp_module, distill_data, tmp_path):
+    from safetensors.torch import save_file
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.training.auxiliary import STATE_FILE
+
+    aux = objective(SentenceTransformer(modules=[psp_module], device="cpu"), distill_data, lr=0.05)
+    aux.save(tmp_path, aux.loss.model)
+    assert STATE_FILE.endswith(".safetensors") and (tmp_path / STATE_FILE).is_file()  # no pickle in a checkpoint
+    save_file({"0": torch.zeros(2, 2)}, str(tmp_path / STATE_FILE))
+    with pytest.raises(ValueError, match="does not hold this run's distillation parameters"):
+        aux.load(tmp_path, aux.loss.model)
