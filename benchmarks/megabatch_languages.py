@@ -34,8 +34,8 @@ def main() -> int:
     import torch
 
     from psp_st.data import load_training_pairs
-    from psp_st.hub.load import load
     from psp_st.inference.encode import encode_texts
+    from psp_st.inference.load import load
     from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
 
     torch.set_num_threads(1)

@@ -95,7 +95,7 @@ def main() -> None:
     import torch
 
     from psp_st.evaluation import run_suite
-    from psp_st.hub import load
+    from psp_st.inference.load import load
 
     if not (args.anchor / "modules.json").is_file():
         train_static_anchor(args.data_dir, args.anchor)

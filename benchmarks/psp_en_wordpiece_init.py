@@ -84,8 +84,8 @@ def main() -> None:
 
     from psp_st.distillation.piece_weights import piece_counts, sif_weights
     from psp_st.io.data_dir import resolve_data_files
-    from psp_st.mining.teacher import load_teacher
     from psp_st.modules.psp import PSPEmbedding
+    from psp_st.modules.teacher_init import load_teacher
     from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 
     vocabulary = load_teacher(args.teacher).tokenizer.get_vocab()

@@ -266,7 +266,7 @@ def recipe(args: argparse.Namespace, init_folder: Path) -> dict:
 def evaluate(model_folder: Path) -> dict:
     """xling suite numbers: dev (FLORES, STS-B dev) and test (Tatoeba, STS-B test), per language too."""
     from psp_st.evaluation import run_suite
-    from psp_st.hub.load import load
+    from psp_st.inference.load import load
 
     result = run_suite(load(str(model_folder)), "xling")["results"]
     out = {

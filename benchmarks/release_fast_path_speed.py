@@ -29,7 +29,7 @@ def main() -> None:
     import pandas as pd
     import torch
 
-    from psp_st.hub import load
+    from psp_st.inference.load import load
 
     torch.set_num_threads(1)
     sentences = pd.read_parquet(args.data_dir / "corpus/english_sentences.parquet").sentence.tolist()[: args.sentences]

@@ -53,7 +53,7 @@ def main() -> None:
     from datasets import concatenate_datasets, load_from_disk
 
     from psp_st.distillation.teacher_cache import cache_folder
-    from psp_st.mining.teacher import load_teacher
+    from psp_st.modules.teacher_init import load_teacher
 
     torch.set_num_threads(args.threads)
     shards = sorted(p for p in cache_folder(args.teacher_cache, args.teacher).glob("shard-*") if p.suffix != ".tmp")

@@ -11,7 +11,7 @@ __all__ = ["PSPEmbedding", "load", "SentencePieceTokenizer", "__version__"]
 
 #: Imported on first use, so that the torch-free parts (psp_st.inference.engine) import without torch.
 _LAZY = {
-    "load": "psp_st.hub.load",
+    "load": "psp_st.inference.load",
     "PSPEmbedding": "psp_st.modules.psp",
     "SentencePieceTokenizer": "psp_st.tokenization.sentencepiece",
 }

@@ -31,8 +31,8 @@ def run(args: argparse.Namespace) -> int:
     """Row i of the output is line i+1 of the input; an empty line gets the model's empty-text vector."""
     if args.ray is not None or args.shard_rows is not None:
         return run_sharded(args)
-    from psp_st.hub.load import open_model
     from psp_st.inference import embed_file
+    from psp_st.inference.load import open_model
     from psp_st.io.output_policy import check_output
 
     check_output(args.output, overwrite=args.overwrite, sealed=[args.input, args.model])

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     needs --overwrite, which replaces the files of the earlier run (results.json, report.md, the plots) as one."""
     from psp_st.arguments import check_int
     from psp_st.evaluation import run_suite, summary_markdown, write_report
-    from psp_st.hub.load import check_model_folder, open_model
+    from psp_st.inference.load import check_model_folder, open_model
     from psp_st.io.atomic import atomic_directory
     from psp_st.io.model_names import resolve_model_name
     from psp_st.io.output_policy import check_output

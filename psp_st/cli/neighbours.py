@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.data.loaders import read_texts
     from psp_st.evaluation.agreement import neighbour_tables
     from psp_st.evaluation.embeddings import EmbeddingCache
-    from psp_st.hub.load import open_model
     from psp_st.inference.files import no_known_piece
+    from psp_st.inference.load import open_model
 
     check_int("--top-k", args.top_k)
     if not all(query.strip() for query in args.query):

@@ -23,8 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Lines keep their order; a line without exactly one tab (or an empty line) is an error naming it."""
-    from psp_st.hub.load import open_model
     from psp_st.inference import score_file
+    from psp_st.inference.load import open_model
     from psp_st.io.output_policy import check_output
 
     check_output(args.output, overwrite=args.overwrite, sealed=[args.pairs, args.model])

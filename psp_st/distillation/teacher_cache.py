@@ -147,7 +147,7 @@ def teacher_vectors(
         cache_dir: root folder of the cache.
         label: what the sentences are (progress bar and log only).
         teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``; loaded with
-            :func:`psp_st.mining.teacher.load_teacher` only when a sentence is not cached yet.
+            :func:`psp_st.modules.teacher_init.load_teacher` only when a sentence is not cached yet.
         shard_size: new sentences per shard (the unit of resumption).
         batch_size: teacher batch size (the texts of a shard are encoded longest first, so a small batch wastes
             little on padding: ``benchmarks/teacher_pass_speed.py --batch-sizes``).
@@ -188,7 +188,7 @@ def _encode_missing(
     from datasets import Dataset
 
     if teacher is None:
-        from psp_st.mining.teacher import load_teacher
+        from psp_st.modules.teacher_init import load_teacher
 
         teacher = load_teacher(teacher_name)
     logger.info("teacher %s: encoding %d new sentence(s) of %s into %s", teacher_name, len(missing), label, folder)

@@ -295,7 +295,7 @@ def run_suite(
     """Run the ``quick`` or ``full`` suite on ``model`` (a ``SentenceTransformer``) and return the results.
 
     Args:
-        model: the model; open names and paths with :func:`psp_st.hub.load` first.
+        model: the model; open names and paths with :func:`psp_st.load` first.
         suite: ``"quick"``, ``"full"`` or ``"xling"``.
         data_dir: the shared data folder (default ``$PSP_ST_DATA_DIR`` or ``../shared/data``).
         out_dir: when given, plots are written there (the report itself: :func:`psp_st.evaluation.write_report`).

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from psp_st.hub.load import check_model_folder, load, looks_like_hub_id
+from psp_st.inference.load import check_model_folder, load, looks_like_hub_id
 from psp_st.io.atomic import atomic_directory
 from psp_st.io.model_names import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, read_build_record
 from psp_st.modules.trusted import load_trusted

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from psp_st.io.checksums import sha256_file
 from psp_st.io.model_names import BUILD_INFO_FILE, RECIPE_FILE, TRAINABLE_SUBFOLDER, read_build_record
 
 DTYPES = ("float32", "float16")
@@ -53,7 +54,6 @@ def write_record(folder: str | os.PathLike, info: dict[str, Any]) -> None:
 def _file_records(folder: Path) -> tuple[dict[str, int], dict[str, str]]:
     """Size and sha256 of every release file but the cards and the record itself."""
     from psp_st.hub.push import upload_files
-    from psp_st.mining.shards import sha256_file
 
     files = [r for r in upload_files(folder) if not r.endswith("README.md") and r != BUILD_INFO_FILE]
     return {r: (folder / r).stat().st_size for r in files}, {r: sha256_file(folder / r) for r in files}

@@ -281,7 +281,7 @@ def default_prompt(path: str | os.PathLike) -> str:
 
 def is_psp_folder(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a release folder with a ``trainable/`` P-SP form or a saved PSPEmbedding folder."""
-    from psp_st.hub.load import TRAINABLE_SUBFOLDER
+    from psp_st.io.model_names import TRAINABLE_SUBFOLDER
     from psp_st.modules.trusted import module_types
 
     path = Path(path)
@@ -292,7 +292,7 @@ def is_psp_folder(path: str | os.PathLike) -> bool:
 
 def load_engine(name_or_path: str | os.PathLike, threads: int | None = None, **hub_kwargs: Any) -> PSPEngine:
     """Open a P-SP model for inference: a release folder (read from its ``trainable/``), a saved PSPEmbedding
-    folder, or a psp-st short name / Hub id (resolved as :func:`psp_st.hub.load` does).
+    folder, or a psp-st short name / Hub id (resolved as :func:`psp_st.load` does).
 
     Args:
         name_or_path: folder, short name (``psp-en``) or Hub id.
@@ -303,7 +303,8 @@ def load_engine(name_or_path: str | os.PathLike, threads: int | None = None, **h
         ModelFolderError: the folder is incomplete, too new, carries code, or holds no P-SP model.
         ModelNotFoundError: the name resolves to no folder and no reachable Hub id.
     """
-    from psp_st.hub.load import TRAINABLE_SUBFOLDER, check_model_folder, model_folder
+    from psp_st.inference.load import check_model_folder, model_folder
+    from psp_st.io.model_names import TRAINABLE_SUBFOLDER
     from psp_st.modules.folder_format import ModelFolderError
     from psp_st.modules.trusted import check_no_code, module_types
 

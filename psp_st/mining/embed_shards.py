@@ -11,20 +11,21 @@ from typing import Any
 
 import numpy as np
 
+from psp_st.io.checksums import sha256_file
 from psp_st.mining.executor import Execution, run_tasks
-from psp_st.mining.shards import Shard, ShardStore, input_files, plan_shards, read_shard_texts, sha256_file
+from psp_st.mining.shards import Shard, ShardStore, input_files, plan_shards, read_shard_texts
 
 logger = logging.getLogger(__name__)
 
 
 class EmbedWorker:
-    """Shard worker: one model per process (:func:`psp_st.hub.load.open_model`: the engine for a P-SP model, the
+    """Shard worker: one model per process (:func:`psp_st.inference.load.open_model`: the engine for a P-SP model, the
     same vectors as ``psp-st embed``); ``run`` embeds one shard into ``part-NNNNN.npy``."""
 
     def __init__(
         self, model: str, folder: str, normalize: bool = False, float16: bool = False, threads: int | None = None
     ) -> None:
-        from psp_st.hub.load import open_model
+        from psp_st.inference.load import open_model
 
         self.model = open_model(model, threads, engine=True)
         self.store = ShardStore(folder, ".npy")

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from psp_st.arguments import check_int
+from psp_st.io.checksums import sha256_file
 from psp_st.mining.ann import exact_similarities, load_index, search
 from psp_st.mining.executor import Execution, run_tasks
-from psp_st.mining.shards import PLAN_FILE, Shard, ShardedVectors, ShardStore, read_manifest, sha256_file
+from psp_st.mining.shards import PLAN_FILE, Shard, ShardedVectors, ShardStore, read_manifest
 
 logger = logging.getLogger(__name__)
 

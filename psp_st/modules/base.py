@@ -107,7 +107,7 @@ class PSPInputModule(InputModule):
 
         Args:
             teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``, or a name
-                for :func:`psp_st.mining.teacher.load_teacher` (loaded only for texts not cached yet).
+                for :func:`psp_st.modules.teacher_init.load_teacher` (loaded only for texts not cached yet).
             tokenizer: a trained psp-st tokenizer, or the path of a sentencepiece ``.model`` file.
             embedding_dim: the module's vector size (default :attr:`teacher_embedding_dim`).
             seed: seed of the extra random dimensions (when ``embedding_dim`` exceeds the PCA components).

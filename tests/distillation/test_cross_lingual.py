@@ -26,7 +26,7 @@ def entry(path, **options):
 def test_teacher_column_labels_are_the_teacher_vectors_of_the_english_side(
     bitext, psp_model, stub_teacher, tmp_path, monkeypatch
 ):
-    import psp_st.mining.teacher as teacher_module
+    import psp_st.modules.teacher_init as teacher_module
     from psp_st.training.recipe import build_distillation
 
     teacher = stub_teacher(dim=6)

@@ -40,7 +40,7 @@ def test_interrupted_pass_keeps_finished_shards(tmp_path, stub_teacher):
 
 
 def test_cached_sentences_never_load_the_teacher(tmp_path, stub_teacher, monkeypatch):
-    from psp_st.mining import teacher as teacher_module
+    from psp_st.modules import teacher_init as teacher_module
 
     teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), shard_size=4, show_progress_bar=False)
 

@@ -62,7 +62,7 @@ def test_record_and_card_name_every_training_file_with_its_rows(release, tiny_re
 
 
 def test_static_and_trainable_forms_give_the_same_vectors(release, monkeypatch):
-    from psp_st.hub import load
+    from psp_st.inference.load import load
 
     monkeypatch.chdir(release.parent)
     static = load("psp-en").encode(SENTENCES)
@@ -181,7 +181,7 @@ def test_rebuild_from_the_recorded_recipe_gives_the_same_release(release_as_run,
 
 
 def test_record_holds_the_sha256_of_every_recorded_file(release):
-    from psp_st.mining.shards import sha256_file
+    from psp_st.io.checksums import sha256_file
 
     info = json.loads((release / "psp_build.json").read_text())
     assert info["sha256"] == {name: sha256_file(release / name) for name in info["files"]}

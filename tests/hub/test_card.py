@@ -150,7 +150,7 @@ def test_card_lists_sources_with_licences_pairs_and_stage_times(static_model):
 def test_card_unknown_pieces_note_says_what_the_two_forms_do(release):
     import numpy as np
 
-    from psp_st.hub import load
+    from psp_st.inference.load import load
 
     card = (release / "README.md").read_text()
     assert "dropped in both forms" in card and "gets zeros in the static form" in card

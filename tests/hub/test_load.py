@@ -22,7 +22,7 @@ def test_short_name_falls_back_to_hub_id(tmp_path, monkeypatch):
 
 
 def test_trainable_flag_loads_psp_embedding(release, monkeypatch):
-    from psp_st.hub import load
+    from psp_st.inference.load import load
     from psp_st.modules.psp import PSPEmbedding
 
     monkeypatch.chdir(release.parent)
@@ -30,7 +30,7 @@ def test_trainable_flag_loads_psp_embedding(release, monkeypatch):
 
 
 def test_missing_file_names_file_and_rebuild_command(release_copy):
-    from psp_st.hub import load
+    from psp_st.inference.load import load
 
     (release_copy / "trainable" / "sentencepiece.model").unlink()
     with pytest.raises(ModelFolderError, match=r"trainable/sentencepiece.model' is missing.*psp-st build psp-en"):
@@ -38,7 +38,7 @@ def test_missing_file_names_file_and_rebuild_command(release_copy):
 
 
 def test_truncated_weights_are_reported(release_copy):
-    from psp_st.hub import load
+    from psp_st.inference.load import load
 
     weights = release_copy / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:100])
@@ -47,7 +47,7 @@ def test_truncated_weights_are_reported(release_copy):
 
 
 def test_missing_psp_file_without_build_record_still_explains(release_copy):
-    from psp_st.hub import load
+    from psp_st.inference.load import load
 
     (release_copy / "psp_build.json").unlink()
     (release_copy / "trainable" / "sentencepiece.model").unlink()
@@ -56,7 +56,7 @@ def test_missing_psp_file_without_build_record_still_explains(release_copy):
 
 
 def test_folder_from_older_psp_st_is_refused_with_instructions(release_copy):
-    from psp_st.hub import load
+    from psp_st.inference.load import load
 
     config_file = release_copy / "trainable" / "psp_config.json"
     config = json.loads(config_file.read_text())
@@ -68,7 +68,7 @@ def test_folder_from_older_psp_st_is_refused_with_instructions(release_copy):
 
 
 def test_build_record_without_format_version_is_refused(release_copy):
-    from psp_st.hub import load
+    from psp_st.inference.load import load
 
     info_file = release_copy / "psp_build.json"
     info = json.loads(info_file.read_text())
@@ -81,7 +81,7 @@ def test_build_record_without_format_version_is_refused(release_copy):
 
 
 def test_folder_from_newer_psp_st_asks_to_upgrade(release_copy):
-    from psp_st.hub import load
+    from psp_st.inference.load import load
 
     info_file = release_copy / "psp_build.json"
     info = json.loads(info_file.read_text())
@@ -94,7 +94,7 @@ def test_folder_from_newer_psp_st_asks_to_upgrade(release_copy):
 def test_trainable_requested_from_static_only_folder(release_copy):
     import shutil
 
-    from psp_st.hub import load
+    from psp_st.inference.load import load
 
     shutil.rmtree(release_copy / "trainable")
     (release_copy / "psp_build.json").unlink()
@@ -105,7 +105,7 @@ def test_trainable_requested_from_static_only_folder(release_copy):
 def test_trainable_from_hub_id_downloads_the_repo_and_opens_its_subfolder(release, tmp_path, monkeypatch):
     import huggingface_hub
 
-    from psp_st.hub import load
+    from psp_st.inference.load import load
     from psp_st.modules.psp import PSPEmbedding
 
     calls = []
@@ -126,7 +126,7 @@ def test_folder_without_the_files_of_a_fileless_st_module_loads(tmp_path):
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Normalize
 
-    from psp_st.hub import load
+    from psp_st.inference.load import load
     from psp_st.modules.psp import PSPEmbedding
     from psp_st.tokenization import SentencePieceTokenizer
 
@@ -149,7 +149,7 @@ def test_eval_refuses_a_release_changed_after_the_build(changed_release, data_di
 
 
 def test_record_without_hashes_is_checked_by_size_only(changed_release):
-    from psp_st.hub.load import check_model_folder
+    from psp_st.inference.load import check_model_folder
 
     record = json.loads((changed_release / "psp_build.json").read_text())
     del record["sha256"]  # a release built before hashes were recorded
@@ -159,7 +159,7 @@ def test_record_without_hashes_is_checked_by_size_only(changed_release):
 
 def test_a_training_run_folder_points_at_its_final_model(tmp_path):
     """G6: `psp-st push run` / `psp_st.load("run")` on a `psp-st train` output folder names run/final."""
-    from psp_st.hub import check_model_folder
+    from psp_st.inference.load import check_model_folder
 
     (tmp_path / "run" / "final").mkdir(parents=True)
     (tmp_path / "run" / "final" / "modules.json").write_text("[]")
@@ -169,7 +169,7 @@ def test_a_training_run_folder_points_at_its_final_model(tmp_path):
 
 def test_a_damaged_release_of_another_recipe_gives_its_recorded_build_command(release_copy):
     """G6: not "re-save the model": the command the record says built it."""
-    from psp_st.hub import check_model_folder
+    from psp_st.inference.load import check_model_folder
 
     record = json.loads((release_copy / "psp_build.json").read_text())
     record["name"] = "mine"
@@ -181,6 +181,6 @@ def test_a_damaged_release_of_another_recipe_gives_its_recorded_build_command(re
 
 def test_a_packaged_recipe_not_found_says_build_it():
     """G6: `psp_st.load("psp-multi")` without a build: the command that builds psp-multi, not psp-en."""
-    from psp_st.hub.load import _not_found
+    from psp_st.inference.load import _not_found
 
     assert "build it with `psp-st build psp-multi`" in str(_not_found("psp-multi", "psp-multi", None))

@@ -319,7 +319,7 @@ def test_key_error_is_one_line(monkeypatch, capsys):
 
 def test_verbose_shows_the_traceback(text_file, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    from psp_st.hub.load import ModelNotFoundError
+    from psp_st.inference.load import ModelNotFoundError
 
     with pytest.raises(ModelNotFoundError, match="psp-enn"):
         main(["-v", "embed", "--model", "./psp-enn", "--input", str(text_file), "--output", str(tmp_path / "o.npy")])

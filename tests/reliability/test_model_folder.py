@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from psp_st.hub.load import ModelNotFoundError, load
+from psp_st.inference.load import ModelNotFoundError, load
 from psp_st.io.model_names import resolve_model_name
 from psp_st.modules.base import ModelFolderError
 from psp_st.modules.trusted import TRUSTED_MODULE_CLASSES, trusted_module_class
@@ -99,21 +99,21 @@ def test_psp_root_folder_loads_without_flag(saved_model, monkeypatch):
 
 def test_hub_download_for_trainable_is_not_trusted(saved_model, tmp_path, monkeypatch):
     """psp_st.load("<hub id>", trainable=True): the downloaded folder is checked like any other, no flag set."""
-    hub_load = importlib.import_module("psp_st.hub.load")
+    load_module = importlib.import_module("psp_st.inference.load")
 
     marker = tmp_path / "marker"
     _plant_evil(saved_model, marker)
-    monkeypatch.setattr(hub_load, "_download", lambda repo_id, **kwargs: saved_model)
+    monkeypatch.setattr(load_module, "_download", lambda repo_id, **kwargs: saved_model)
     with pytest.raises(ModelFolderError):
         load("someone/evil-model", trainable=True)
     assert not marker.exists()
 
 
 def test_hub_download_for_trainable_loads_clean_model(saved_model, monkeypatch):
-    hub_load = importlib.import_module("psp_st.hub.load")
+    load_module = importlib.import_module("psp_st.inference.load")
     from psp_st.modules.psp import PSPEmbedding
 
-    monkeypatch.setattr(hub_load, "_download", lambda repo_id, **kwargs: saved_model)
+    monkeypatch.setattr(load_module, "_download", lambda repo_id, **kwargs: saved_model)
     assert isinstance(load("someone/model", trainable=True)[0], PSPEmbedding)
 
 

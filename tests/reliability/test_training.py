@@ -145,7 +145,7 @@ def test_non_finite_weight_is_never_checkpointed(make_trainer, caption_pairs, sp
 
 
 def test_last_good_checkpoint_loads(make_trainer, caption_pairs, sp_tokenizer, tmp_path):
-    from psp_st.hub.load import load
+    from psp_st.inference.load import load
     from psp_st.training.finite import NonFiniteTrainingError
 
     trainer = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, PoisonAt(2), save_steps=1)

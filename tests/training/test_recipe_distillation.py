@@ -58,7 +58,7 @@ def recipe(files, cache):
 
 
 def test_distilled_recipe_trains_and_reuses_the_teacher_cache(files, data_dir, tmp_path, monkeypatch):
-    import psp_st.mining.teacher as teacher_module
+    import psp_st.modules.teacher_init as teacher_module
     from psp_st.training.recipe import train_from_config
 
     stub = Stub()
@@ -90,7 +90,7 @@ def test_distilled_recipe_trains_and_reuses_the_teacher_cache(files, data_dir, t
 
 
 def test_distillation_sources_giving_no_sentence_are_refused_leaving_no_run(files, data_dir, tmp_path, monkeypatch):
-    import psp_st.mining.teacher as teacher_module
+    import psp_st.modules.teacher_init as teacher_module
     from psp_st.training.recipe import train_from_config
 
     monkeypatch.setattr(teacher_module, "load_teacher", lambda name, device="cpu": Stub())

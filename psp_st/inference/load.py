@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from psp_st.arguments import check_int
+from psp_st.io.checksums import sha256_file
 from psp_st.io.model_names import (
     BUILD_INFO_FILE,
     PACKAGED_RECIPES,
@@ -82,8 +83,6 @@ def check_model_folder(path: str | os.PathLike, sha256: bool = False) -> None:
             raise ModelFolderError(
                 f"{path}: module folder '{entry.get('path')}' named in modules.json is missing: {_rebuild_hint(path)}."
             )
-    from psp_st.mining.shards import sha256_file
-
     info = _read_build_info(path)
     if info:
         files, hashes = info.get("files", {}), info.get("sha256", {}) if sha256 else {}
