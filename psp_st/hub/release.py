@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from psp_st.io.atomic import inside
 from psp_st.io.checksums import sha256_file
 from psp_st.io.model_names import BUILD_INFO_FILE, RECIPE_FILE, TRAINABLE_SUBFOLDER, read_build_record
 
@@ -27,7 +28,10 @@ def previous_release_files(folder: Path, name: str) -> set[str] | None:
     info = read_build_record(folder)
     if info is None or info.get("name") != name or not isinstance(info.get("files"), dict):
         return None
-    return {str(relative) for relative in info["files"]} | {BUILD_INFO_FILE}
+    files = {str(relative) for relative in info["files"]}
+    for relative in files:  # a planted record must not make a build delete files elsewhere
+        inside(folder, relative)
+    return files | {BUILD_INFO_FILE}
 
 
 def evaluate(model, data_dir: str | os.PathLike | None, suite: str = "quick") -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,19 @@ def _rebuild_hint(path: Path) -> str:
         )
     if (path / "final" / "modules.json").is_file():
         return f"this is a `psp-st train` run folder, whose trained model is {path / 'final'}"
-    if info.get("command"):
+    if _build_command(info.get("command")):
         return f"rebuild it with `{info['command']}` (its recorded build command) or download it again"
     return "re-save the model (model.save(path)) or download it again"
+
+
+def _build_command(command: object) -> bool:
+    """Whether a shell runs nothing but ``psp-st build`` from ``command`` (a record may be planted: never advise
+    running anything else)."""
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:  # unbalanced quotes
+        return False
+    return words[:2] == ["psp-st", "build"] and shlex.join(words) == command
 
 
 def _read_build_info(path: Path) -> dict[str, Any] | None:

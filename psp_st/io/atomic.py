@@ -122,6 +122,17 @@ def reserve_space(path: str | os.PathLike, size: int, final: str | os.PathLike |
                 raise
 
 
+def inside(folder: Path, relative: str) -> Path:
+    """``folder / relative``; ValueError if that leads out of ``folder`` (an absolute name, '..', a linked folder)."""
+    target = folder / relative
+    if ".." in Path(relative).parts or not target.parent.resolve().is_relative_to(folder.resolve()):
+        raise ValueError(
+            f"{folder}: refusing to write or remove {relative!r}, which is outside the folder (an absolute name, '..' "
+            "or a linked folder): the folder's records are damaged or planted; write to another folder"
+        )
+    return target
+
+
 def _files(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink()}
 
@@ -135,7 +146,9 @@ def atomic_directory(path: str | os.PathLike, replaces: Iterable[str] = ()) -> I
     previous build recorded) that the new content lacks are removed; every other file in ``path`` is kept: a
     writer never deletes files it did not write.
     """
-    path = Path(path)
+    path, replaces = Path(path), list(replaces)
+    for relative in replaces:  # refused before the caller's work
+        inside(path, relative)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=_temporary_prefix(path), suffix=".tmp", dir=path.parent))
     try:
@@ -150,7 +163,7 @@ def atomic_directory(path: str | os.PathLike, replaces: Iterable[str] = ()) -> I
         for relative in sorted(set(replaces) - new):
             (path / relative).unlink(missing_ok=True)
         for relative in sorted(new):
-            target = path / relative
+            target = inside(path, relative)
             target.parent.mkdir(parents=True, exist_ok=True)
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)

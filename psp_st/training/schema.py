@@ -205,8 +205,10 @@ class Recipe:
         return PSPTrainingArguments(**values)
 
 
-#: Trainer keys psp-st sets itself: a recipe setting them is refused (they would be silently overridden).
+#: Trainer keys psp-st sets itself: a recipe setting them is refused (they would be silently overridden); also
+#: ``push_to_hub`` and every ``hub_*`` key: a recipe never makes a run upload itself (pickles and token included).
 TRAINER_OVERRIDES = {"seed": "use the top-level seed", "output_dir": "use --output (train_from_config's output_dir)"}
+PUBLISH = "a run uploads nothing; publish its model with `psp-st push`, which checks what it uploads"
 
 
 def _check_loss(cls: type, options: dict[str, Any]) -> None:
@@ -273,8 +275,10 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     loss = _checked(loss, "recipe: loss", checks)
     trainer_keys = {item.name: TRAINER_CHECKS.get(item.name) for item in fields(SentenceTransformerTrainingArguments)}
     trainer = _checked(config.get("trainer"), "recipe: trainer", trainer_keys)
-    for key in TRAINER_OVERRIDES.keys() & trainer.keys():
-        raise ValueError(f"recipe: trainer.{key} is set by psp-st: {TRAINER_OVERRIDES[key]}")
+    for key in trainer:
+        why = TRAINER_OVERRIDES.get(key) or (PUBLISH if key == "push_to_hub" or key.startswith("hub_") else None)
+        if why:
+            raise ValueError(f"recipe: trainer.{key} is set by psp-st: {why}")
     recipe = Recipe(
         name=name,
         data=_section(DataSection, data, "recipe: data"),

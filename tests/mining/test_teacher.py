@@ -5,6 +5,23 @@ from __future__ import annotations
 import pytest
 
 
+def test_a_psp_st_model_loads_as_teacher_without_trust_remote_code(psp_model_dir):
+    """S4: the teacher loader refused psp-st's own classes, asking for trust_remote_code=True."""
+    from psp_st.modules.psp import PSPEmbedding
+    from psp_st.modules.teacher_init import load_teacher
+
+    assert isinstance(load_teacher(psp_model_dir)[0], PSPEmbedding)
+
+
+def test_a_teacher_folder_carrying_code_is_refused(psp_model_dir):
+    from psp_st.modules.folder_format import ModelFolderError
+    from psp_st.modules.teacher_init import load_teacher
+
+    (psp_model_dir / "helper.py").write_text("x = 1\n")
+    with pytest.raises(ModelFolderError, match=r"carries Python code \(helper\.py\)"):
+        load_teacher(psp_model_dir)
+
+
 def test_distillation_source_names_the_bad_column(tmp_path):
     import pandas as pd
 

@@ -230,3 +230,18 @@ def test_recipe_init_from_does_not_execute_planted_code(saved_model, tmp_path):
     with pytest.raises(ModelFolderError):
         build_model({"name": "t", "data": {"sources": ["x"]}, "model": {"init_from": str(saved_model)}}, None, 0)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("entry", [{"type": 5}, {"path": 5}, {"type": ["psp_st.modules.psp.PSPEmbedding"]}])
+def test_modules_json_entry_with_a_non_string_type_or_path_is_refused_naming_the_file(saved_model, entry):
+    """S5: a TypeError/AttributeError from deep in the folder check, not a message."""
+    from psp_st.inference import load_engine
+
+    modules = json.loads((saved_model / "modules.json").read_text())
+    modules[0].update(entry)
+    (saved_model / "modules.json").write_text(json.dumps(modules))
+    for opener in (load, load_engine):
+        with pytest.raises(
+            ModelFolderError, match=r"modules\.json must be a list of module entries .*'type' and 'path'"
+        ):
+            opener(saved_model)

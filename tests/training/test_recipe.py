@@ -100,6 +100,8 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ({"loss": {"name": "mnrl", "scale": -20.0}}, r"recipe: loss\.scale: Scale must be a positive value"),
         ({"trainer": {"seed": 7}}, r"recipe: trainer\.seed is set by psp-st: use the top-level seed"),
         ({"trainer": {"output_dir": "elsewhere"}}, r"recipe: trainer\.output_dir is set by psp-st: use --output"),
+        ({"trainer": {"push_to_hub": True}}, r"trainer\.push_to_hub is set by psp-st: a run uploads nothing"),  # S2
+        ({"trainer": {"hub_token": "hf_x"}}, r"trainer\.hub_token is set by psp-st: .*`psp-st push`"),
         ({"name": 5}, r"recipe: name must be a folder name .*got 5"),  # G1: the default output ./NAME
         ({"name": None}, r"recipe: name must be a folder name .*got None"),
         ({"name": "../out"}, r"recipe: name must be a folder name .*no '/'.*got '\.\./out'"),
