@@ -35,7 +35,9 @@ def encode_texts(
     if isinstance(model, PSPEngine):
         return model.encode(texts, batch_size=batch_size, normalize=normalize, dtype=dtype)
     module, has_normalize = fast_module(model)
-    if module is not None:  # ST's encode would prepend the model's default prompt: so does the fast path
+    if (
+        module is not None and getattr(model, "truncate_dim", None) is None
+    ):  # ST truncates, then normalizes  # ST's encode would prepend the model's default prompt: so does the fast path
         prompt = model.prompts.get(model.default_prompt_name or "", "")
         texts = [prompt + text for text in texts] if prompt else texts
         vectors = module.embed(texts, batch_size=batch_size, normalize=normalize or has_normalize)

@@ -25,7 +25,7 @@ from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.store import tokenizer_kind
 from psp_st.tokenization.text_checks import check_texts
 
-__all__ = ["FORMAT_VERSION", "ModelFolderError", "PSPInputModule", "pad_flat_ids"]
+__all__ = ["FORMAT_VERSION", "NO_TOKEN_EMBEDDINGS", "ModelFolderError", "PSPInputModule", "pad_flat_ids"]
 
 
 def pad_flat_ids(
@@ -51,6 +51,18 @@ def pad_flat_ids(
         ids[lengths == 0, 0] = empty_id
     input_ids = torch.from_numpy(ids)
     return input_ids, (input_ids != pad_id).long()
+
+
+class NoTokenEmbeddings:
+    """``features["token_embeddings"]`` of psp-st encoders: they pool a text into one vector, with no token output."""
+
+    def __iter__(self):
+        raise ValueError(
+            "psp-st encoders give one vector per text and no token embeddings: use output_value='sentence_embedding'"
+        )
+
+
+NO_TOKEN_EMBEDDINGS = NoTokenEmbeddings()
 
 
 class IdTokenizer(Protocol):

@@ -18,7 +18,7 @@ from typing import Any, cast
 import torch
 from torch import nn
 
-from psp_st.modules.base import ModelFolderError, PSPInputModule
+from psp_st.modules.base import NO_TOKEN_EMBEDDINGS, ModelFolderError, PSPInputModule
 from psp_st.modules.trusted import trusted_module_class
 from psp_st.tokenization.text_checks import check_texts
 
@@ -132,7 +132,7 @@ class CombinedEncoder(PSPInputModule):
             vectors.append(encoder(part)["sentence_embedding"])
         combined = torch.cat(vectors, dim=-1) if self.mode == "concat" else torch.stack(vectors).sum(0)
         features["sentence_embedding"] = combined
-        features["token_embeddings"] = None  # no per-token output: the encoders tokenize differently
+        features["token_embeddings"] = NO_TOKEN_EMBEDDINGS
         return features
 
     # -- saving and loading -------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from psp_st.arguments import check_int, check_probability
-from psp_st.modules.base import ModelFolderError, PSPInputModule
+from psp_st.modules.base import NO_TOKEN_EMBEDDINGS, ModelFolderError, PSPInputModule
 from psp_st.modules.scramble import scramble_ids
 from psp_st.tokenization.store import (
     load_tokenizer,
@@ -80,17 +80,7 @@ class TokenEncoder(PSPInputModule):
         self.tokenizer_kind = tokenizer_kind(tokenizer)
         self.check_tokenizer_kind(self.tokenizer_kind)
         self.tokenizer = tokenizer
-        if max_seq_length == "default":
-            max_seq_length = self.default_max_seq_length
-        if max_seq_length is not None and (not isinstance(max_seq_length, int) or max_seq_length < 1):
-            raise ValueError(f"max_seq_length must be a positive int or None, got {max_seq_length!r}")
-        limit = self.max_seq_length_limit
-        if limit is not None and (max_seq_length is None or max_seq_length > limit):
-            raise ValueError(
-                f"{type(self).__name__}: max_seq_length must be at most {limit} (got {max_seq_length}): "
-                "a recurrent encoder unrolls one step per token"
-            )
-        self.max_seq_length = max_seq_length
+        self.max_seq_length = self.default_max_seq_length if max_seq_length == "default" else max_seq_length
         self.scramble = check_probability("scramble", scramble)
         self.embedding_dim = embedding_dim
         vocab_size = tokenizer.vocab_size
@@ -108,6 +98,22 @@ class TokenEncoder(PSPInputModule):
             else:
                 self.init_embeddings(self.embedding.weight[:vocab_size])
             self.embedding.weight[vocab_size].zero_()
+
+    @property
+    def max_seq_length(self) -> int | None:
+        return self._max_seq_length
+
+    @max_seq_length.setter
+    def max_seq_length(self, value: object) -> None:  # checked here: ST sets it as model.max_seq_length = N
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"max_seq_length must be a positive int or None, got {value!r}")
+        limit = self.max_seq_length_limit
+        if limit is not None and (value is None or value > limit):
+            raise ValueError(
+                f"{type(self).__name__}: max_seq_length must be at most {limit} (got {value}): "
+                "a recurrent encoder unrolls one step per token"
+            )
+        self._max_seq_length = value
 
     def init_embeddings(self, weight: torch.Tensor) -> None:
         """Initial token vectors (in place); default ``N(0, 1)`` like ``nn.Embedding``."""
@@ -179,7 +185,7 @@ class TokenEncoder(PSPInputModule):
         if self.training and self.scramble > 0:
             input_ids = scramble_ids(input_ids, mask, self.scramble)
         features["sentence_embedding"] = self.pool(input_ids, mask)
-        features["token_embeddings"] = None
+        features["token_embeddings"] = NO_TOKEN_EMBEDDINGS
         return features
 
     def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -261,17 +261,14 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
     """
 
     args: PSPTrainingArguments
+    #: ST's default arguments (no ``args``), the required type, and the card's non-default hyperparameters
+    training_args_class = PSPTrainingArguments
 
     def __init__(self, *others: Any, auxiliary: AuxiliaryObjective | None = None, **kwargs: Any) -> None:
         self.auxiliary = auxiliary
         self._stream: MegaBatchStream | None = None
         self._restored_mining: dict[str, Any] | None = None
         super().__init__(*others, **kwargs)
-        if not isinstance(self.args, PSPTrainingArguments):
-            raise TypeError(
-                f"MegaBatchTrainer takes psp_st.training.PSPTrainingArguments (the mega-batch options are its "
-                f"fields), got {type(self.args).__name__}"
-            )
         self.schedule = (
             MegaBatchSchedule(self.args.megabatch_size, self.args.anneal) if self.args.megabatch_size else None
         )

@@ -357,3 +357,13 @@ def test_a_saved_default_prompt_applies_on_every_path(psp_module, tmp_path):
     expected = model.encode(TEXTS)
     np.testing.assert_allclose(load_engine(tmp_path / "prompted", threads=1).encode(TEXTS), expected, atol=1e-6)
     np.testing.assert_allclose(encode_texts(psp_st.load(tmp_path / "prompted"), TEXTS), expected, atol=1e-6)
+
+
+def test_encode_texts_applies_the_model_truncate_dim(psp_module):
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.inference import encode_texts
+
+    model = SentenceTransformer(modules=[psp_module], truncate_dim=8, device="cpu")
+    expected = model.encode(TEXTS, normalize_embeddings=True)  # ST truncates, then normalizes
+    np.testing.assert_allclose(encode_texts(model, TEXTS, normalize=True), expected, atol=1e-6)

@@ -140,3 +140,8 @@ def test_misspelt_option_is_refused(sp_tokenizer):
 
     with pytest.raises(TypeError, match="dropuot"):
         PSPEmbedding(sp_tokenizer, embedding_dim=8, dropuot=0.3)
+
+
+def test_token_embeddings_are_a_clear_error(psp_model):
+    with pytest.raises(ValueError, match="no token embeddings"):
+        psp_model.encode(["a dog runs"], output_value="token_embeddings")

@@ -107,8 +107,15 @@ def test_trainer_takes_psp_training_arguments(psp_model, caption_pairs, tmp_path
     from psp_st.training import MegaBatchTrainer
 
     args = SentenceTransformerTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True)
-    with pytest.raises(TypeError, match="PSPTrainingArguments"):
+    with pytest.raises(ValueError, match="PSPTrainingArguments"):  # ST's check of training_args_class
         MegaBatchTrainer(model=psp_model, args=args, train_dataset=caption_pairs, loss=ParaphraseMarginLoss(psp_model))
+
+
+def test_model_card_lists_non_default_megabatch_options(make_trainer, caption_pairs, psp_module):
+    trainer = make_trainer(psp_module, caption_pairs, megabatch_size=2, anneal=0, args={"max_steps": 1})
+    trainer.train()  # ST's card compares the arguments with its training_args_class's defaults
+    hyperparameters = trainer.model.model_card_data.non_default_hyperparameters
+    assert (hyperparameters["megabatch_size"], hyperparameters["anneal"]) == (2, 0)
 
 
 def test_language_column_gives_second_sentences_negatives_of_their_partners_language(

@@ -119,6 +119,17 @@ def test_recurrent_max_seq_length_default_and_limit(word_tokenizer):
             LSTMAveraging(word_tokenizer, embedding_dim=4, max_seq_length=bad)
 
 
+@pytest.mark.parametrize("bad", [None, 0, 5000, 2.5, True])
+def test_setting_max_seq_length_is_checked_like_the_constructor(word_tokenizer, bad):
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(modules=[LSTMAveraging(word_tokenizer, embedding_dim=4)], device="cpu")
+    with pytest.raises(ValueError, match="max_seq_length"):  # ST's documented setter: model.max_seq_length = N
+        model.max_seq_length = bad
+    model.max_seq_length = 7
+    assert model[0].max_seq_length == 7
+
+
 @pytest.mark.parametrize(
     ("option", "value"), [("gate", "rnn"), ("activation", "relu"), ("dropout", 1.0), ("scramble", -0.1)]
 )
