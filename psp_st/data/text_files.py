@@ -11,6 +11,7 @@ time).
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
 import json
 import logging
@@ -21,6 +22,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
+
+from psp_st.io import lines
 
 logger = logging.getLogger(__name__)
 
@@ -42,14 +45,20 @@ class BadLineError(ValueError):
 
 def text_lines(path: str) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of a UTF-8 text file (``.gz``, ``.bz2``, ``.xz`` decompressed), line ends and a
-    leading byte order mark removed; a line that is not UTF-8 raises :class:`BadLineError`."""
+    leading byte order mark removed; a line that is not UTF-8 raises :class:`BadLineError`, one over
+    :data:`~psp_st.io.lines.MAX_LINE_CHARS` a ValueError (before it is read whole)."""
+    limit = 4 * lines.MAX_LINE_CHARS + 2  # bytes: the longest line, its line end and one more
     with _OPENERS.get(os.path.splitext(path)[1].lower(), open)(path, "rb") as handle:
-        for line_number, data in enumerate(handle, start=1):
+        for line_number, data in enumerate(iter(functools.partial(handle.readline, limit), b""), start=1):
+            if len(data) == limit and not data.endswith(b"\n"):
+                raise lines.too_long_error(path, line_number, f"more than {lines.MAX_LINE_CHARS:,}")
             try:
-                line = data.decode("utf-8-sig" if line_number == 1 else "utf-8")
+                line = data.decode("utf-8-sig" if line_number == 1 else "utf-8").rstrip("\r\n")
             except UnicodeDecodeError as error:
                 raise BadLineError(path, line_number, f"line is not valid UTF-8 ({error.reason})") from None
-            yield line_number, line.rstrip("\r\n")
+            if len(line) > lines.MAX_LINE_CHARS:
+                raise lines.too_long_error(path, line_number, f"{len(line):,}")
+            yield line_number, line
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,7 @@ def embed_file(
     check_int("chunk_size (--chunk-size)", chunk_size)
     input_path = Path(input_path)
     total = count_lines(input_path)
+    chunk_size = min(chunk_size, max(total, 1))  # the buffers hold a chunk: never more rows than the file has
     dim = model.get_embedding_dimension()
     dtype = np.dtype(np.float16 if float16 else np.float32)
     row_bytes = dim * dtype.itemsize

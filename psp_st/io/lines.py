@@ -11,9 +11,11 @@ from psp_st.arguments import check_int
 #: Longest line (characters) the line readers accept: one sentence (or paragraph) per line, never a whole file.
 #: Embedding cost grows with a text's length; a longer line is refused naming it, before it is tokenized.
 MAX_LINE_CHARS = 1_000_000
+#: A block of lines is cut short once it holds this many characters: embedding a block takes ~20 bytes a character.
+MAX_BLOCK_CHARS = 1 << 24
 
 
-def _too_long(path: str | os.PathLike, number: int, length: str) -> ValueError:
+def too_long_error(path: str | os.PathLike, number: int, length: str) -> ValueError:
     return ValueError(
         f"{path}:{number}: line has {length} characters; the limit is {MAX_LINE_CHARS:,} per text (one text per "
         "line: split long texts, or check the file's line endings)"
@@ -43,7 +45,7 @@ def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[
         raise ValueError(f"{path}:{number}: line is not valid UTF-8 ({error.reason})") from None
     lines = text.split("\n")
     if len(text) > MAX_LINE_CHARS and len(longest := max(lines, key=len)) > MAX_LINE_CHARS:
-        raise _too_long(path, first_line + lines.index(longest), f"{len(longest):,}")
+        raise too_long_error(path, first_line + lines.index(longest), f"{len(longest):,}")
     if "\r" in text:
         lines = [line.rstrip("\r") for line in lines]
     return lines
@@ -52,7 +54,8 @@ def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[
 def iter_line_blocks(
     path: str | os.PathLike, block_lines: int, read_bytes: int = 1 << 22
 ) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(first_line_number, texts)`` with up to ``block_lines`` lines each (line endings removed).
+    """Yield ``(first_line_number, texts)`` with up to ``block_lines`` lines each (line endings removed), fewer
+    where long lines would pass about :data:`MAX_BLOCK_CHARS` characters.
 
     Reads ``read_bytes`` (4 MiB) at a time and decodes each block's whole lines at once (no per-line Python work beyond the
     split), so reading keeps up with the inference engine; invalid UTF-8 raises naming the file and line.
@@ -62,7 +65,7 @@ def iter_line_blocks(
     if not path.is_file():
         raise FileNotFoundError(f"input file not found: {path}")
     pending: list[str] = []
-    first = 1  # line number of pending[0]
+    first, chars = 1, 0  # line number of pending[0]; characters in pending
     rest = b""
     with open(path, "rb") as handle:
         while True:
@@ -72,7 +75,7 @@ def iter_line_blocks(
                 cut = data.rfind(b"\n")
                 if cut < 0:
                     if len(data) > 4 * MAX_LINE_CHARS:  # UTF-8: at most 4 bytes a character
-                        raise _too_long(path, first + len(pending), f"more than {MAX_LINE_CHARS:,}")
+                        raise too_long_error(path, first + len(pending), f"more than {MAX_LINE_CHARS:,}")
                     rest = data
                     continue
                 data, rest = data[:cut], data[cut + 1 :]
@@ -80,11 +83,19 @@ def iter_line_blocks(
                 break
             else:
                 rest = b""  # the last line, without a newline
-            pending.extend(decode_lines(data, path, first + len(pending)))
-            while len(pending) >= block_lines:
-                yield first, pending[:block_lines]
-                pending = pending[block_lines:]
-                first += block_lines
+            new = decode_lines(data, path, first + len(pending))
+            pending.extend(new)
+            chars += sum(map(len, new))
+            start = 0  # blocks are sliced off by position: cutting `pending` per block is quadratic in small blocks
+            while len(pending) - start >= block_lines:
+                lines = pending[start : start + block_lines]
+                chars -= sum(map(len, lines))
+                yield first + start, lines
+                start += block_lines
+            first, pending = first + start, pending[start:]
+            if chars >= MAX_BLOCK_CHARS:
+                yield first, pending
+                first, pending, chars = first + len(pending), [], 0
             if not block:
                 break
     if pending:

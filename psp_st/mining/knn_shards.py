@@ -24,8 +24,8 @@ from psp_st.mining.shards import PLAN_FILE, Shard, ShardedVectors, ShardStore, r
 
 logger = logging.getLogger(__name__)
 
-#: Queries searched at once: bounds the (queries x k x dim) re-ranking block to 128 MiB at k = 4, 1024 dims.
-QUERY_BLOCK = 8192
+#: Vectors re-ranked at once (queries x k): the (queries x k x dim) block is 128 MiB at 1024 dims, whatever k is.
+RERANK_ROWS = 8192 * 4
 
 
 def vector_shards(folder: str | os.PathLike) -> list[Shard]:
@@ -65,8 +65,9 @@ class KnnWorker:
         rows = np.arange(shard.row, shard.row + shard.rows, dtype=np.int64)
         ids = np.empty((shard.rows, self.k), dtype=np.int64)
         sims = np.empty((shard.rows, self.k), dtype=np.float32)
-        for start in range(0, shard.rows, QUERY_BLOCK):
-            stop = min(shard.rows, start + QUERY_BLOCK)
+        block = max(1, RERANK_ROWS // self.k)
+        for start in range(0, shard.rows, block):
+            stop = min(shard.rows, start + block)
             queries = np.asarray(vectors[start:stop], dtype=np.float32)
             _, found = search(self.index, queries, self.k, exclude=rows[start:stop] if self.exclude_self else None)
             exact = exact_similarities(queries, self.targets, found)

@@ -122,6 +122,8 @@ class MiningConfig:
             raise ValueError(f"need -1 <= min_cosine <= max_cosine <= 1, got {self.min_cosine}, {self.max_cosine}")
         check_int("chunk_rows", self.chunk_rows)
         check_number("min_margin", self.min_margin)
+        if self.k == 1 and self.min_margin > 1:  # a pair's cosine is at most either side's nearest neighbour's
+            raise ValueError(f"k (--k) 1 makes every margin <= 1: no pair reaches {self.min_margin}; use k >= 2")
         object.__setattr__(self, "exclude", frozenset(text_key(text) for text in self.exclude))
         self.filters()  # validates the filter settings (and py3langid's language codes)
 

@@ -120,20 +120,22 @@ class SentencePieceTokenizer:
         seed = check_int("seed", seed, minimum=0)
         num_threads = check_int("num_threads", (os.cpu_count() or 1) if num_threads is None else num_threads)
 
-        count = 0
+        count = too_long = 0
         bad_input: TypeError | None = None
         # one progress line while sentencepiece reads, then trains
         bar = progress_bar(desc=f"sentencepiece {vocab_size:,} pieces, reading", unit=" texts", leave=False)
 
         def sentences():
             # sentencepiece turns exceptions raised here into a bare RuntimeError: keep ours to re-raise it
-            nonlocal count, bad_input
+            nonlocal count, too_long, bad_input
             for index, text in enumerate(texts):
                 if not isinstance(text, str):
                     bad_input = TypeError(f"training text #{index} is {type(text).__name__}, expected str")
                     return
                 text = text.strip()
-                if text:
+                if 4 * len(text) > max_sentence_length and len(text.encode()) > max_sentence_length:
+                    too_long += 1  # sentencepiece would skip it without a word
+                elif text:
                     count += 1
                     if count % 10_000 == 0:
                         bar.update(10_000)
@@ -164,7 +166,10 @@ class SentencePieceTokenizer:
             if bad_input is not None:
                 raise bad_input from None
             if count == 0:
-                raise ValueError("cannot train a sentencepiece model: no non-empty training text") from error
+                longer = f" ({too_long:,} longer than max_sentence_length={max_sentence_length:,} bytes)" * bool(
+                    too_long
+                )
+                raise ValueError(f"cannot train a sentencepiece model: no non-empty training text{longer}") from error
             needed = re.search(r"smaller than required_chars\. \d+ vs (\d+)", str(error))
             if needed:
                 raise ValueError(
@@ -176,6 +181,10 @@ class SentencePieceTokenizer:
             bar.close()
         if bad_input is not None:
             raise bad_input
+        if too_long:
+            logger.warning(
+                "skipped %d training texts longer than max_sentence_length=%d bytes", too_long, max_sentence_length
+            )
         logger.info("trained sentencepiece %s model on %d sentences", model_type, count)
         return cls(buffer.getvalue(), lowercase=lowercase)
 

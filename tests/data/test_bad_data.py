@@ -205,3 +205,14 @@ def test_wrong_column_type_names_the_source(pairs_dataset):
     pairs = pairs_dataset({"sentence1": ["a"], "sentence2": ["b"], "score": ["x"]})
     with pytest.raises(TypeError, match=r"^p\.parquet: column 'score' holds string"):
         validate_pairs(pairs, source="p.parquet")
+
+
+@pytest.mark.parametrize("length", [20, 100])  # within one read of the line / past it: refused before it is read whole
+def test_a_line_over_the_length_limit_is_refused_naming_it(tmp_path, cache_dir, monkeypatch, length):
+    from psp_st.io import lines
+
+    monkeypatch.setattr(lines, "MAX_LINE_CHARS", 10)
+    path = tmp_path / "long.tsv"
+    path.write_text("a\tb\n" + "x" * length + "\tb\nc\td\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"long\.tsv:2: line has .* characters; the limit is 10 per text"):
+        load_pairs(path, cache_dir=cache_dir)

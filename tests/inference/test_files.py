@@ -46,6 +46,12 @@ def test_output_is_byte_identical_to_np_save(engine, lines, lines_file, tmp_path
     assert out.read_bytes() == _np_save_bytes(engine.encode(lines, dtype=dtype), tmp_path)
 
 
+def test_a_chunk_size_beyond_the_files_lines_allocates_for_the_file(engine, lines, lines_file, tmp_path):
+    out = tmp_path / "out.npy"  # two 10**12-row buffers (175 TiB each) were allocated up front: MemoryError
+    assert embed_file(engine, lines_file, out, chunk_size=10**12, show_progress_bar=False) == (len(lines), 48)
+    assert out.read_bytes() == _np_save_bytes(engine.encode(lines), tmp_path)
+
+
 def test_empty_input_gives_an_empty_array(engine, tmp_path):
     (tmp_path / "in.txt").write_bytes(b"")
     embed_file(engine, tmp_path / "in.txt", tmp_path / "out.npy", show_progress_bar=False)

@@ -44,3 +44,26 @@ def test_a_line_over_the_length_limit_is_refused_naming_it(tmp_path, monkeypatch
     path.write_text("short\n" + "é" * 10 + "\n" + "x" * 100 + "\nlast\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"in\.txt:3: line has .* characters; the limit is 10 per text"):
         list(lines.iter_line_blocks(path, 2, read_bytes=read_bytes))
+
+
+def test_a_block_of_long_lines_is_cut_short_by_characters(tmp_path, monkeypatch):
+    import psp_st.io.lines as lines
+
+    monkeypatch.setattr(lines, "MAX_BLOCK_CHARS", 200, raising=False)
+    path = tmp_path / "in.txt"
+    expected = [f"{i:02d}" + "x" * 38 for i in range(50)]
+    path.write_text("\n".join(expected) + "\n", encoding="utf-8")
+    blocks = list(lines.iter_line_blocks(path, 1000, read_bytes=64))  # embed's memory grows with a block's characters
+    assert [text for _, texts in blocks for text in texts] == expected
+    assert [first for first, _ in blocks] == [1 + sum(len(t) for _, t in blocks[:i]) for i in range(len(blocks))]
+    assert max(sum(map(len, texts)) for _, texts in blocks) <= 200 + 64 + 40
+
+
+def test_small_blocks_are_read_in_linear_time(tmp_path):
+    import time
+
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"\n" * 100_000)  # one read; cutting the pending list per block took 5 s (quadratic)
+    started = time.perf_counter()
+    assert sum(len(texts) for _, texts in iter_line_blocks(path, 1)) == 100_000
+    assert time.perf_counter() - started < 1.0

@@ -173,6 +173,12 @@ def test_min_margin_nan_is_refused():
         MiningConfig(min_margin=float("nan"))
 
 
+def test_k_1_with_a_margin_above_1_is_refused():  # mined every vector, then wrote 0 pairs
+    with pytest.raises(ValueError, match=r"k \(--k\) 1 makes every margin <= 1: no pair reaches 1.1; use k >= 2"):
+        MiningConfig(k=1)
+    MiningConfig(k=1, min_margin=1.0)
+
+
 def test_the_report_names_the_ivf_lists_used(psp_model_dir, caption_file, tmp_path):
     from psp_st.mining.ann import IndexSpec
 
@@ -187,3 +193,12 @@ def test_bitext_with_an_empty_side_names_it(psp_model_dir, caption_file, tmp_pat
     flag = "--input" if empty == "source" else "--target"
     with pytest.raises(ValueError, match=f"{flag} .*empty.txt has no sentences"):
         mine_pairs(sides["source"], tmp_path / "p.parquet", str(psp_model_dir), target=sides["target"])
+
+
+def test_the_rerank_block_does_not_grow_with_k(psp_model_dir, caption_file, tmp_path, monkeypatch):
+    from psp_st.mining import knn_shards
+
+    sizes, exact = [], knn_shards.exact_similarities
+    monkeypatch.setattr(knn_shards, "exact_similarities", lambda q, v, ids: sizes.append(ids.size) or exact(q, v, ids))
+    _mine(psp_model_dir, caption_file, tmp_path / "p.parquet", k=120, min_margin=2.0)  # was 300 x 120 x dim at once
+    assert sizes and max(sizes) <= 8192 * 4  # 128 MiB of float32 vectors at 1024 dims, whatever k is

@@ -39,6 +39,16 @@ def test_training_needs_text():
         SentencePieceTokenizer.train(["", "   "], vocab_size=100)
 
 
+def test_texts_over_max_sentence_length_are_named_not_a_sentencepiece_error():
+    with pytest.raises(ValueError, match="no non-empty training text \\(2 longer than max_sentence_length=20 bytes"):
+        SentencePieceTokenizer.train(["a" * 21, "a dog " * 4], vocab_size=100, max_sentence_length=20)
+
+
+def test_skipped_long_texts_are_counted_in_a_warning(caplog):
+    SentencePieceTokenizer.train(["a dog runs", "a cat " * 4], vocab_size=100, max_sentence_length=20)
+    assert "skipped 1 training texts longer than max_sentence_length=20 bytes" in caplog.text
+
+
 def test_training_rejects_non_strings():
     with pytest.raises(TypeError, match="#1"):
         SentencePieceTokenizer.train(["fine", 3], vocab_size=100)
