@@ -61,6 +61,9 @@ class NoTokenEmbeddings:
             "psp-st encoders give one vector per text and no token embeddings: use output_value='sentence_embedding'"
         )
 
+    def __repr__(self) -> str:  # what encode(output_value=None) shows under "token_embeddings"
+        return "<no token embeddings: psp-st encoders pool each text into one vector>"
+
 
 NO_TOKEN_EMBEDDINGS = NoTokenEmbeddings()
 
