@@ -121,7 +121,7 @@ def build(
     if not data_dir.is_dir():
         raise FileNotFoundError(f"data folder {data_dir} not found (pass --data-dir or set PSP_ST_DATA_DIR)")
     from psp_st.modules.base import FORMAT_VERSION
-    from psp_st.training.recipe import load_config, train_from_config
+    from psp_st.training.recipe import INITIAL_FOLDER, load_config, train_from_config
 
     config = load_config(recipe_path)
     # the recorded recipe is the one run: every override folded in, so rebuilding from psp_recipe.yaml matches
@@ -183,7 +183,7 @@ def build(
         if cache_dir and not Path(cache_dir).is_absolute():  # keep the user's folder clean: cache in the work dir
             run_config["data"]["cache_dir"] = str(work / cache_dir)
         start = time.perf_counter()
-        resume = work_dir is not None and not overwrite and (work / "initial").is_dir()  # a killed build goes on
+        resume = work_dir is not None and not overwrite and (work / INITIAL_FOLDER).is_dir()  # a killed build goes on
         model = train_from_config(
             run_config, output_dir=work, resume=resume, max_steps=max_steps, overwrite=overwrite, data_dir=data_dir
         )

@@ -166,8 +166,8 @@ class SentencePieceTokenizer:
             if bad_input is not None:
                 raise bad_input from None
             if count == 0:
-                longer = f" ({too_long:,} longer than max_sentence_length={max_sentence_length:,} bytes)" * bool(
-                    too_long
+                longer = (
+                    f" ({too_long:,} longer than max_sentence_length={max_sentence_length:,} bytes)" if too_long else ""
                 )
                 raise ValueError(f"cannot train a sentencepiece model: no non-empty training text{longer}") from error
             needed = re.search(r"smaller than required_chars\. \d+ vs (\d+)", str(error))

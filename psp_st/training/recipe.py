@@ -82,6 +82,8 @@ def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
 
 #: File beside a cached pair dataset with the pairs kept per ``data.sources`` entry.
 PAIR_COUNTS_FILE = "pair_counts.json"
+#: Folder in a run folder with the tokenizer and initial weights (a resume starts from it).
+INITIAL_FOLDER = "initial"
 #: File in a run folder with the sha1 of the data it trains on (a resume must see the same).
 DATA_FILE = "training_data.json"
 
@@ -385,7 +387,7 @@ def train_from_config(
     recipe = parse_recipe(config)
     seed = recipe.seed
     output_dir = Path(output_dir or Path("runs") / recipe.name)
-    initial, recorded = output_dir / "initial", output_dir / RECIPE_FILE
+    initial, recorded = output_dir / INITIAL_FOLDER, output_dir / RECIPE_FILE
     if resume and output_dir.is_dir() and any(output_dir.iterdir()) and not initial.is_dir():
         raise ValueError(
             f"--resume: {output_dir} holds no psp-st run (no initial/ folder); give the --output of an earlier "
