@@ -1,7 +1,3 @@
-from __future__ import annotations
-
-import sys
-
 from psp_st.cli import main
 
-sys.exit(main())
+raise SystemExit(main())

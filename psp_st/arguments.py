@@ -1,8 +1,5 @@
-"""Type, range and key checks of API arguments and recipes: a clear error naming the argument, never a crash deep inside.
-
-Python's ``bool`` is an ``int``, and ``"1000"`` or ``1000.0`` silently "work" in some places and crash in
-others; every public numeric option goes through one of these instead.
-"""
+"""Type, range and key checks of API arguments and recipes: an error naming the argument, never a crash deep inside
+(``True``, ``"1000"`` or ``1000.0`` is refused where an integer is due)."""
 
 from __future__ import annotations
 
@@ -44,8 +41,7 @@ def check_probability(name: str, value: object) -> float:
 
 
 def check_keys(where: str, mapping: Mapping[str, object], known: Iterable[str]) -> None:
-    """Refuse the first key of ``mapping`` outside ``known``, naming it as ``where.key`` with the closest known key:
-    ``recipe: megabatch.sise is not a known key (did you mean size?); known: anneal, size``."""
+    """Refuse the first key of ``mapping`` outside ``known``, naming it as ``where.key`` with the closest known key."""
     known = sorted(known)
     prefix = f"{where} " if where.endswith(":") else f"{where}."  # "recipe:" names top-level keys as "recipe: key"
     for key in mapping:

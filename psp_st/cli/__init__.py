@@ -1,10 +1,5 @@
-"""The ``psp-st`` command line: thin argument parsing over the library.
-
-Each command lives in its own module of this package and exposes ``register(subparsers)``, which adds its
-parser and sets ``func`` (called with the parsed arguments, returns an exit code). Commands import heavy
-libraries inside ``func`` so that ``psp-st --help`` stays fast (no torch import). Every command takes
-``--no-progress`` (all progress bars off, :mod:`psp_st.io.progress`; off too when stderr is no terminal); output is
-quiet unless ``-v``.
+"""The ``psp-st`` command line: one module per command with ``register(subparsers)`` setting ``func`` (args -> exit
+code); commands import heavy libraries inside ``func``, so ``psp-st --help`` imports no torch.
 """
 
 from __future__ import annotations
@@ -27,19 +22,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"psp-st {__version__}")
     parser.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=0,
-        help="show progress messages and, on error, the traceback (-vv: debug messages)",
+        "-v", "--verbose", action="count", default=0, help="progress messages and, on error, the traceback (-vv: debug)"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        if hasattr(module, "register"):
-            module.register(subparsers)
+    for name in sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")):
+        importlib.import_module(f"{__name__}.{name}").register(subparsers)
     _add_no_progress(parser)
     return parser
 
@@ -51,8 +38,7 @@ def _add_no_progress(parser: argparse.ArgumentParser) -> None:
             for command in set(action.choices.values()):
                 _add_no_progress(command)
             return
-    if "--no-progress" not in parser._option_string_actions and parser.prog != "psp-st":
-        parser.add_argument("--no-progress", action="store_true", help="hide every progress bar")
+    parser.add_argument("--no-progress", action="store_true", help="hide every progress bar")
 
 
 #: Exit code of every expected failure (bad input, missing file, full disk, offline Hub, ...); argparse uses it too.
@@ -61,12 +47,7 @@ EXIT_ERROR = 2
 #: Exit code after Ctrl-C (the shell's 128 + SIGINT).
 EXIT_INTERRUPTED = 130
 
-
-def _expected_errors() -> tuple[type[BaseException], ...]:
-    """Failures caused by the input or the environment, reported in one line (anything else is a bug: traceback)."""
-    import yaml  # a base dependency
-
-    return (OSError, ValueError, TypeError, KeyError, ImportError, FloatingPointError, yaml.YAMLError)
+DATA_DIR_HELP = "shared data folder for the recipe's relative paths (default: $PSP_ST_DATA_DIR or ../shared/data)"
 
 
 def error_message(error: BaseException) -> str:
@@ -94,37 +75,31 @@ def error_message(error: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a command; an expected failure prints one line (``-v``: the traceback) and returns :data:`EXIT_ERROR`.
-
-    Logging is quiet by default (warnings and errors only); ``-v`` shows progress messages (INFO), ``-vv`` debug.
-    """
+    """Run a command; an expected failure prints one line (``-v``: the traceback) and returns :data:`EXIT_ERROR`."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    verbose = args.verbose or 0
-    level = logging.DEBUG if verbose >= 2 else logging.INFO if verbose == 1 else logging.WARNING
+    level = logging.DEBUG if args.verbose >= 2 else logging.INFO if args.verbose == 1 else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger().setLevel(level)  # also when a handler was installed before (an embedding application)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_ERROR
+    import yaml  # a base dependency
+
     from psp_st.io.progress import progress_bars_disabled
 
-    if hasattr(args, "no_progress") and not sys.stderr.isatty():  # bars only on a terminal, never in a log
-        args.no_progress = True
+    args.no_progress = args.no_progress or not sys.stderr.isatty()  # bars only on a terminal, never in a log
+    # a failure caused by the input or the environment is one line; anything else is a bug (traceback)
     try:
-        with progress_bars_disabled() if getattr(args, "no_progress", False) else contextlib.nullcontext():
+        with progress_bars_disabled() if args.no_progress else contextlib.nullcontext():
             return int(args.func(args) or 0)
-    except _expected_errors() as error:
-        if verbose:
+    except (OSError, ValueError, TypeError, KeyError, ImportError, FloatingPointError, yaml.YAMLError) as error:
+        if args.verbose:
             raise
         print(f"psp-st {args.command}: error: {error_message(error)} (-v shows the traceback)", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt as error:  # Ctrl-C: one line (train's names the checkpoint --resume continues from)
-        if verbose:
+        if args.verbose:
             raise
         print(f"psp-st {args.command}: {str(error) or 'interrupted'}", file=sys.stderr)
         return EXIT_INTERRUPTED
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

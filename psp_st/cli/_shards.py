@@ -12,7 +12,6 @@ def add_shard_options(parser: argparse.ArgumentParser, command: str) -> None:
         "--ray",
         nargs="?",
         const="local",
-        default=None,
         metavar="ADDRESS",
         help=f"run {command} as a Ray Data job: on a new local Ray instance (no ADDRESS) or on the "
         'cluster at ADDRESS (e.g. ray://head:10001 or auto); needs pip install "psp-st[ray]"',
@@ -21,7 +20,6 @@ def add_shard_options(parser: argparse.ArgumentParser, command: str) -> None:
     group.add_argument(
         "--shard-rows",
         type=int,
-        default=None,
         help="rows per shard; --input may then be a folder or glob of .parquet/.txt shards"
         + (" and --output is a folder of .npy shards + manifest.json" if command == "embed" else ""),
     )

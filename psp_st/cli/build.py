@@ -5,49 +5,32 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from psp_st.cli import DATA_DIR_HELP
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "build",
         help="train a recipe (packaged NAME, e.g. psp-en) and write the release folder (default ./NAME)",
-        description="Run a pretrained-model recipe end to end: train, evaluate with the recipe's suite (quick unless "
-        "its release.suite says otherwise), and write the "
-        "release folder: the StaticEmbedding export at its root (SentenceTransformer"
-        "('NAME') works from the current folder, no flags), the trainable PSPEmbedding in trainable/, the "
-        "model card and psp_build.json.",
+        description="Train a pretrained-model recipe, evaluate it with its release.suite (else quick) and write the "
+        "release folder: the StaticEmbedding export at its root (SentenceTransformer('NAME') loads it from the current "
+        "folder), the trainable PSPEmbedding in trainable/, the model card and psp_build.json.",
     )
     parser.add_argument(
-        "name",
-        help="recipe name (psp-en, psp-multi, psp-de-en, psp-paper, or hub_configs/NAME.yaml here) or a .yaml file",
+        "name", help="recipe (psp-en, psp-multi, psp-de-en, psp-paper, or hub_configs/NAME.yaml here) or a .yaml file"
     )
-    parser.add_argument("--output", type=Path, default=None, help="release folder (default: ./NAME)")
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        help="shared data folder for the recipe's relative paths (default: $PSP_ST_DATA_DIR or ../shared/data)",
-    )
-    parser.add_argument("--seed", type=int, default=None, help="override the recipe's seed")
-    parser.add_argument("--max-steps", type=int, default=None, help="stop training after N steps (smoke tests)")
-    parser.add_argument(
-        "--suite",
-        default=None,
-        help="evaluation suite for the model card (default: the recipe's release.suite, else quick)",
-    )
+    parser.add_argument("--output", type=Path, help="release folder (default: ./NAME)")
+    parser.add_argument("--data-dir", type=Path, help=DATA_DIR_HELP)
+    parser.add_argument("--seed", type=int, help="override the recipe's seed")
+    parser.add_argument("--max-steps", type=int, help="stop training after N steps (smoke tests)")
+    parser.add_argument("--suite", help="suite for the model card (default: the recipe's release.suite, else quick)")
     parser.add_argument("--no-eval", action="store_true", help="skip the evaluation suite")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     parser.add_argument(
-        "--dtype",
-        choices=["float32", "float16"],
-        default=None,
-        help="weights dtype of the release files (default: the recipe's release.dtype, else float32)",
+        "--dtype", choices=["float32", "float16"], help="weights dtype (default: the recipe's release.dtype or float32)"
     )
     parser.add_argument(
-        "--work-dir",
-        type=Path,
-        default=None,
-        help="keep training checkpoints here (default: a temporary folder); the same build run again resumes "
-        "from them (--overwrite: starts over)",
+        "--work-dir", type=Path, help="checkpoints (default: a temp folder): a rerun resumes, --overwrite restarts"
     )
     parser.add_argument(
         "--overwrite",

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from psp_st.io.output_policy import OVERWRITE_HELP
+from psp_st.io.atomic import atomic_path
+from psp_st.io.output_policy import OVERWRITE_HELP, check_output
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "data",
-        help="check and filter a pair corpus (Parquet/TSV/JSONL/Hub) and print kept/dropped counts",
-        description=run.__doc__,
+        "data", help="check and filter a pair corpus (Parquet/TSV/JSONL/Hub), print the counts", description=run.__doc__
     )
     parser.add_argument("source", nargs="+", help="Hub id, or local files / folders / globs (Parquet, TSV, JSONL)")
     parser.add_argument(
@@ -28,17 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="OUT=SRC",
         help="map an output column to a source column (name, or 0-based position for header-less TSV); repeatable",
     )
+    parser.add_argument("--filters", help="YAML file or inline YAML: 'filters:' at the top or under a recipe's 'data:'")
     parser.add_argument(
-        "--filters",
-        help="YAML file with a filters block (top-level 'filters:' or a recipe's 'data: filters:'), or inline YAML",
+        "--on-error", choices=["raise", "skip"], default="raise", help="bad rows: stop (default) or skip and count"
     )
-    parser.add_argument(
-        "--on-error",
-        choices=["raise", "skip"],
-        default="raise",
-        help="bad rows and lines: stop (default) or skip and count",
-    )
-    parser.add_argument("--num-proc", type=int, default=None, help="processes for datasets' filter/map")
+    parser.add_argument("--num-proc", type=int, help="processes for datasets' filter/map")
     parser.add_argument("--cache-dir", help="datasets cache folder")
     parser.add_argument("--output", help="write the kept pairs to this .parquet file")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
@@ -84,8 +77,6 @@ def run(args: argparse.Namespace) -> int:
     if args.kind != "pairs" and (args.column or args.format):
         raise ValueError(f"--column and --format apply to --kind pairs; --kind {args.kind} has its own layout")
     if args.output:
-        from psp_st.io.output_policy import check_output
-
         files = [path for item in args.source for path in local_files(item) or []]  # what globs / folders name
         check_output(args.output, inputs=[*args.source, *files, args.filters], overwrite=args.overwrite)
         if not args.output.lower().endswith(".parquet"):
@@ -100,17 +91,14 @@ def run(args: argparse.Namespace) -> int:
     elif args.kind == "opusparcus":
         pairs = load_opusparcus(source, cache_dir=args.cache_dir, on_bad_lines=bad_lines)
     else:
-        columns = _columns(args.column)
         pairs = load_pairs(
-            source, format=args.format, columns=columns, cache_dir=args.cache_dir, on_bad_lines=bad_lines
+            source, format=args.format, columns=_columns(args.column), cache_dir=args.cache_dir, on_bad_lines=bad_lines
         )
     pairs, validation = validate_pairs(pairs, on_error=args.on_error, source=" ".join(args.source))
     print(validation)
     pairs, report = apply_filters(pairs, _filters(args.filters), num_proc=args.num_proc)
     print(report)
     if args.output:
-        from psp_st.io.atomic import atomic_path
-
         with atomic_path(args.output) as temporary:
             pairs.to_parquet(str(temporary))
         print(f"wrote {args.output}: {len(pairs):,} pairs")

@@ -5,23 +5,18 @@ from __future__ import annotations
 import argparse
 
 from psp_st.cli._shards import add_shard_options, execution_from_args
-from psp_st.io.output_policy import OVERWRITE_HELP
+from psp_st.io.output_policy import OVERWRITE_HELP, check_output
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "embed", help="embed a text file into a .npy array (streamed, low RAM)", description=run.__doc__
-    )
+    parser = subparsers.add_parser("embed", help="embed text lines into a .npy (streamed)", description=run.__doc__)
     parser.add_argument("--model", required=True, help="model folder, psp-st short name (psp-en) or Hub id")
-    parser.add_argument(
-        "--input", required=True, help="UTF-8 text file, one sentence per line (Parquet: with --shard-rows)"
-    )
+    parser.add_argument("--input", required=True, help="UTF-8 text, one sentence per line (Parquet: with --shard-rows)")
     parser.add_argument("--output", required=True, help="output .npy file (shape: lines x dim)")
     parser.add_argument("--float16", action="store_true", help="store float16 (half the size)")
     parser.add_argument("--normalize", action="store_true", help="L2-normalize the vectors")
     parser.add_argument("--chunk-size", type=int, default=16_384, help="lines embedded per chunk (RAM bound)")
-    parser.add_argument("--threads", type=int, default=None, help="torch/sentencepiece threads (default: all)")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--threads", type=int, help="torch/sentencepiece threads (default: all)")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     add_shard_options(parser, "embed")
     parser.set_defaults(func=run)
@@ -33,7 +28,6 @@ def run(args: argparse.Namespace) -> int:
         return run_sharded(args)
     from psp_st.inference import embed_file
     from psp_st.inference.load import open_model
-    from psp_st.io.output_policy import check_output
 
     check_output(args.output, overwrite=args.overwrite, sealed=[args.input, args.model])
     if not args.output.endswith(".npy"):
@@ -56,11 +50,9 @@ def run(args: argparse.Namespace) -> int:
 
 def run_sharded(args: argparse.Namespace) -> int:
     """Sharded embedding into a folder (``part-NNNNN.npy`` + ``manifest.json``); resumes a half-done folder."""
-    from psp_st.io.output_policy import check_output
     from psp_st.mining.embed_shards import embed_shards
 
-    # a folder holding a plan is a sharded job's: the same job resumes, another is refused (embed_shards);
-    # --overwrite starts over a job whose plan changed
+    # a folder with a plan.json is a sharded job's: embed_shards resumes it, or refuses another job's (--overwrite)
     check_output(
         args.output,
         sealed=[args.input, args.model],

@@ -7,7 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from psp_st.io.output_policy import OVERWRITE_HELP
+from psp_st.io.output_policy import OVERWRITE_HELP, check_output
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,31 +25,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "full: everything English and more; xling: FLORES-200 devtest retrieval per language (dev), Tatoeba "
         "deu/fra, PAWS-X dev/test in 7 languages, STSb and STS17 en-en (default: quick)",
     )
-    parser.add_argument(
-        "--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR or ../shared/data)"
-    )
+    parser.add_argument("--data-dir", help="shared data folder (default: $PSP_ST_DATA_DIR or ../shared/data)")
     parser.add_argument("--out", required=True, help="output folder for results.json, report.md and plots")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument(
-        "--opusparcus-dir",
-        default=None,
-        help="Opusparcus 1.0 folder (<lang>/{dev,test}/<lang>-{dev,test}.txt) for the full suite",
+        "--opusparcus-dir", help="Opusparcus 1.0 folder (<lang>/{dev,test}/<lang>-{dev,test}.txt) for the full suite"
     )
     parser.add_argument("--batch-size", type=int, default=64, help="encode batch size (default: 64)")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
+    parser.add_argument("--threads", type=int, help="torch threads (default: all)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the quick, full or xling suite, print a summary table, and write results.json, report.md and the plots
-    into --out. Every number comes from this run; the command line is recorded in the report. A non-empty --out
-    needs --overwrite, which replaces the files of the earlier run (results.json, report.md, the plots) as one."""
+    """Run the quick, full or xling suite, print a summary table, and write results.json, report.md (with the command
+    line) and the plots into --out; a non-empty --out needs --overwrite, which replaces the earlier files as one."""
     from psp_st.arguments import check_int
     from psp_st.evaluation import run_suite, summary_markdown, write_report
     from psp_st.inference.load import check_model_folder, open_model
     from psp_st.io.atomic import atomic_directory
     from psp_st.io.model_names import resolve_model_name
-    from psp_st.io.output_policy import check_output
 
     check_int("--batch-size", args.batch_size)
     folder = resolve_model_name(args.model)

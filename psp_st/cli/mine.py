@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 
 from psp_st.cli._shards import add_shard_options, execution_from_args
-from psp_st.io.output_policy import OVERWRITE_HELP
+from psp_st.io.output_policy import OVERWRITE_HELP, check_output
 
 logger = logging.getLogger(__name__)
 
@@ -16,83 +16,50 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "mine",
         help="mine paraphrase pairs (or X-English bitext with --target): FAISS neighbours + margin + filters",
-        description="Embed the sentences, find each one's k nearest neighbours with FAISS (exact below "
-        "--exact-below vectors, IVF or HNSW above), score candidates by the ratio margin of Artetxe & "
-        "Schwenk (2019), drop pairs by margin, cosine, length ratio, word-trigram overlap, exact "
-        "duplicates and (optionally) language id, and write them to Parquet (sentence1, sentence2, "
-        "score = margin, cosine, trigram_overlap, length_ratio, id1, id2) with a .json report holding "
-        "the filter counts and the ANN recall@k against exact search. Repeated texts (equal up to case and "
-        "punctuation) are collapsed to their first row before embedding. Resumable: the stages live in "
-        "--work-dir; a changed input or model is refused, --overwrite redoes what changed (a new --min-margin or "
-        "filter reuses the vectors and neighbours; a new --k or --index the vectors).",
+        description="Embed the sentences (repeats, equal up to case and punctuation, collapsed to their first row), "
+        "find each one's k nearest neighbours with FAISS (exact below --exact-below vectors, else IVF or HNSW), score "
+        "them by the ratio margin of Artetxe & Schwenk (2019), filter (margin, cosine, length ratio, word-trigram "
+        "overlap, duplicates, optionally language id) and write Parquet (sentence1, sentence2, score = margin, cosine, "
+        "trigram_overlap, length_ratio, id1, id2) and a .json report (filter counts, ANN recall@k vs exact search). "
+        "Resumable in --work-dir: a changed input or model is refused; --overwrite redoes only what changed.",
     )
     parser.add_argument(
-        "--model",
-        default="all-MiniLM-L6-v2",
-        help="model folder, psp-st short name or Hub id (default: the all-MiniLM-L6-v2 teacher)",
+        "--model", default="all-MiniLM-L6-v2", help="model folder, short name or Hub id (default: all-MiniLM-L6-v2)"
     )
     parser.add_argument(
-        "--input",
-        required=True,
-        nargs="+",
-        help="sentences (bitext: the X side): .parquet (see --column), text (one per line), a folder "
-        "or glob of such shards",
+        "--input", required=True, nargs="+", help="sentences (bitext: X side): .parquet (--column), text; folders/globs"
     )
-    parser.add_argument("--target", nargs="+", default=None, help="bitext mining: the English side (same forms)")
-    parser.add_argument("--target-column", default=None, help="Parquet column of --target (default: --column)")
+    parser.add_argument("--target", nargs="+", help="bitext mining: the English side (same forms)")
+    parser.add_argument("--target-column", help="Parquet column of --target (default: --column)")
     parser.add_argument("--output", required=True, type=Path, help="output .parquet of mined pairs")
     parser.add_argument(
-        "--work-dir",
-        type=Path,
-        default=None,
-        help="folder for vectors, index and neighbours (default: OUTPUT.work); rerun to resume",
+        "--work-dir", type=Path, help="folder for vectors, index and neighbours (default: OUTPUT.work); rerun to resume"
     )
     parser.add_argument(
-        "--k",
-        "--top-k",
-        dest="k",
-        type=int,
-        default=4,
-        help="neighbours per sentence, for candidates and the margin (default 4)",
+        "--k", "--top-k", type=int, default=4, help="neighbours per sentence, for candidates and the margin (default 4)"
     )
     parser.add_argument(
-        "--strategy",
-        choices=("all", "max"),
-        default=None,
-        help="all: every candidate above the margin; max: each sentence's best only "
-        "(default: all for paraphrases, max for bitext)",
+        "--strategy", choices=("all", "max"), help="all: every candidate; max: each sentence's best (bitext default)"
     )
     parser.add_argument(
-        "--min-margin",
-        type=float,
-        default=1.1,
-        help="minimum ratio margin (default 1.1; bitext mining uses about 1.06 with --strategy max)",
+        "--min-margin", type=float, default=1.1, help="minimum ratio margin (default 1.1; bitext ~1.06, --strategy max)"
     )
     parser.add_argument("--min-cosine", type=float, default=-1.0, help="minimum cosine (default -1: off)")
     parser.add_argument("--max-cosine", type=float, default=1.0, help="maximum cosine (below 1 drops near-copies)")
     parser.add_argument(
-        "--max-trigram-overlap",
-        type=float,
-        default=0.7,
-        help="maximum word-trigram overlap (default 0.7; 1 turns it off)",
+        "--max-trigram-overlap", type=float, default=0.7, help="maximum word-trigram overlap (default 0.7; 1: off)"
     )
     parser.add_argument(
         "--max-length-ratio", type=float, default=2.0, help="maximum ratio of character lengths (default 2.0)"
     )
     parser.add_argument(
-        "--no-dedup",
-        action="store_true",
-        help="keep repeated texts (by default they are collapsed before embedding: a copy takes a neighbour slot "
-        "and suppresses its pairs) and repeated text pairs",
+        "--no-dedup", action="store_true", help="keep repeated texts and text pairs (a copy takes a neighbour slot)"
     )
-    parser.add_argument("--lang", default=None, help="language id filter: both sides must be this language (py3langid)")
-    parser.add_argument("--source-lang", default=None, help="bitext: language of --input (language id filter)")
-    parser.add_argument("--target-lang", default=None, help="bitext: language of --target (language id filter)")
+    parser.add_argument("--lang", help="language id filter: both sides must be this language (py3langid)")
+    parser.add_argument("--source-lang", help="bitext: language of --input (language id filter)")
+    parser.add_argument("--target-lang", help="bitext: language of --target (language id filter)")
     parser.add_argument(
-        "--exclude-data-dir",
-        type=Path,
-        default=None,
-        help="drop pairs with a sentence from the evaluation files of this data folder",
+        "--exclude-data-dir", type=Path, help="drop pairs with a sentence from the evaluation files of this data folder"
     )
     parser.add_argument(
         "--index",
@@ -101,19 +68,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="FAISS index (default auto: exact below --exact-below vectors, else ivf)",
     )
     parser.add_argument("--exact-below", type=int, default=100_000, help="auto: exact search below this many vectors")
-    parser.add_argument("--nlist", type=int, default=None, help="IVF lists (default 4 * sqrt(n))")
+    parser.add_argument("--nlist", type=int, help="IVF lists (default 4 * sqrt(n))")
     parser.add_argument("--nprobe", type=int, default=16, help="IVF lists searched per query (default 16)")
-    parser.add_argument(
-        "--pca",
-        type=int,
-        default=None,
-        help="search in this many PCA dimensions (ivf/hnsw; e.g. 256 for 1024-d P-SP vectors)",
-    )
-    parser.add_argument("--train-size", type=int, default=None, help="vectors sampled to train IVF/PCA")
+    parser.add_argument("--pca", type=int, help="PCA dimensions to search in (ivf/hnsw; e.g. 256 for 1024-d P-SP)")
+    parser.add_argument("--train-size", type=int, help="vectors sampled to train IVF/PCA")
     parser.add_argument("--recall-k", type=int, default=10, help="report ANN recall@k vs exact search (default 10)")
     parser.add_argument("--recall-sample", type=int, default=1000, help="queries sampled for the recall (default 1000)")
     parser.add_argument("--float16", action="store_true", help="keep the work folder's vectors as float16")
-    parser.add_argument("--threads", type=int, default=None, help="threads per worker (default 1)")
+    parser.add_argument("--threads", type=int, help="threads per worker (default 1)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the recall sample and IVF training")
     add_shard_options(parser, "mine")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
@@ -121,7 +83,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from psp_st.io.output_policy import check_output
     from psp_st.mining.pairs import mine_pairs, mining_config
 
     sealed = [*args.input, *(args.target or []), args.model]
@@ -145,13 +106,8 @@ def run(args: argparse.Namespace) -> int:
         logger.info("  %-16s kept %10d  dropped %10d", step["filter"], step["kept"], step["dropped"])
     recall = report["recall"]
     if recall["recall"] is not None:
-        logger.info(
-            "ANN (%s) recall@%d vs exact search on %d queries: %.4f",
-            report["index"],
-            recall["k"],
-            recall["queries"],
-            recall["recall"],
-        )
+        message = "ANN (%s) recall@%d vs exact search on %d queries: %.4f"
+        logger.info(message, report["index"], recall["k"], recall["queries"], recall["recall"])
     sentences = f"{report['source_rows']} " + (f"source and {report['target_rows']} target " if args.target else "")
     repeats = report["source_repeats"] + (report["target_repeats"] if args.target else 0)
     print(

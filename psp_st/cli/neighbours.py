@@ -9,27 +9,18 @@ logger = logging.getLogger(__name__)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "neighbours", help="nearest-neighbour table of a query sentence", description=run.__doc__
-    )
+    parser = subparsers.add_parser("neighbours", help="the most similar sentences to a query", description=run.__doc__)
     parser.add_argument("--model", required=True, help="model folder, psp-st short name (psp-en) or Hub id")
     parser.add_argument("--query", required=True, action="append", help="query sentence (repeat for several tables)")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--candidates", help="UTF-8 text file, one candidate sentence per line")
     source.add_argument("--parquet", help="Parquet file; candidates are the distinct texts of --columns")
     parser.add_argument(
-        "--columns",
-        default="sentence1,sentence2",
-        help="comma-separated text columns of --parquet (default: sentence1,sentence2)",
+        "--columns", default="sentence1,sentence2", help="comma-separated columns of --parquet (default: %(default)s)"
     )
-    parser.add_argument(
-        "--gold",
-        action="append",
-        default=None,
-        help="annotated paraphrase of each query, shown in bold (repeat in query order)",
-    )
+    parser.add_argument("--gold", action="append", help="each query's annotated paraphrase, in bold (repeat in order)")
     parser.add_argument("-k", "--top-k", type=int, default=10, help="neighbours per query (default: 10)")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: all)")
+    parser.add_argument("--threads", type=int, help="torch threads (default: all)")
     parser.set_defaults(func=run)
 
 
@@ -60,6 +51,5 @@ def run(args: argparse.Namespace) -> int:
     for query in (query for query, bad in zip(args.query, unknown, strict=True) if bad):
         logger.warning("--query %r has no piece the model knows: its cosines say nothing about meaning", query)
     for table in neighbour_tables(cache, args.query, candidates, args.top_k, args.gold):
-        print(table)
-        print()
+        print(table, end="\n\n")
     return 0

@@ -18,20 +18,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("folder", type=Path, help="model folder to upload")
     parser.add_argument("--repo-id", required=True, help="target repository, ORG/NAME")
     parser.add_argument(
-        "--dry-run",
-        type=Path,
-        default=None,
-        metavar="OUT",
-        help="write the files that would be uploaded to OUT (a new folder) instead of uploading",
+        "--dry-run", type=Path, metavar="OUT", help="write the files that would be uploaded to OUT (a new folder)"
     )
     parser.add_argument("--private", action="store_true", help="create the repository as private")
     parser.add_argument(
         "--token",
-        default=None,
         help="Hub token (prefer the HF_TOKEN environment variable or `hf auth login`: a token on the "
         "command line is visible to other users of the machine); never printed or logged",
     )
-    parser.add_argument("--commit-message", default=None, help="commit message")
+    parser.add_argument("--commit-message", help="commit message")
     parser.set_defaults(func=run)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from psp_st.io.output_policy import OVERWRITE_HELP
+from psp_st.io.output_policy import OVERWRITE_HELP, check_output
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -12,32 +12,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     train = actions.add_parser("train", help="train a sentencepiece unigram model", description=run_train.__doc__)
     train.add_argument(
-        "--input",
-        required=True,
-        nargs="+",
-        help="text files (one sentence per line) or Parquet/JSONL/TSV files (see --column)",
+        "--input", required=True, nargs="+", help="text files (a sentence per line) or Parquet/JSONL/TSV (see --column)"
     )
     train.add_argument(
         "--column",
         action="append",
-        default=None,
         help="column(s) to read from tabular input (repeatable; default: sentence1 and sentence2 "
         "if present, else sentence, else text)",
     )
     train.add_argument("--output", required=True, help="output .model file")
     train.add_argument("--vocab-size", type=int, default=50_000)
     train.add_argument(
-        "--character-coverage",
-        type=float,
-        default=1.0,
-        help="1.0 keeps every character (the reference's 0.995 drops digits on caption data)",
+        "--character-coverage", type=float, default=1.0, help="1.0 keeps every character (0.995 drops caption digits)"
     )
     train.add_argument("--no-lowercase", dest="lowercase", action="store_false", help="keep case")
     train.add_argument("--input-sentence-size", type=int, default=10_000_000, help="cap on sampled sentences")
     train.add_argument("--model-type", choices=["unigram", "bpe"], default="unigram")
     train.add_argument("--byte-fallback", action="store_true", help="unknown characters become byte pieces")
     train.add_argument("--seed", type=int, default=42)
-    train.add_argument("--threads", type=int, default=None, help="sentencepiece training threads (default: all)")
+    train.add_argument("--threads", type=int, help="sentencepiece training threads (default: all)")
     train.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     train.set_defaults(func=run_train)
 
@@ -45,7 +38,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_train(args: argparse.Namespace) -> int:
     """Train on the given texts and report the vocabulary size and the share of texts with unknown pieces."""
     from psp_st.data.loaders import read_texts
-    from psp_st.io.output_policy import check_output
     from psp_st.tokenization import SentencePieceTokenizer
 
     check_output(args.output, inputs=args.input, overwrite=args.overwrite)

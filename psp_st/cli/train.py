@@ -3,35 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import os
 
+from psp_st.arguments import check_int
+from psp_st.cli import DATA_DIR_HELP
 from psp_st.io.output_policy import OVERWRITE_HELP
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "train", help="train a model from a recipe (a packaged name or a YAML file)", description=run.__doc__
-    )
+    parser = subparsers.add_parser("train", help="train a model from a recipe", description=run.__doc__)
     parser.add_argument("--config", required=True, help="recipe: a packaged name (psp-en) or a YAML file")
-    parser.add_argument("--output", default=None, help="run folder (default: runs/<recipe name>)")
+    parser.add_argument("--output", help="run folder (default: runs/<recipe name>)")
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
-    parser.add_argument("--max-steps", type=int, default=None, help="stop after this many optimizer steps")
-    parser.add_argument(
-        "--data-dir",
-        default=None,
-        help="shared data folder for the recipe's relative paths (default: $PSP_ST_DATA_DIR or ../shared/data)",
-    )
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    parser.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
+    parser.add_argument("--data-dir", help=DATA_DIR_HELP)
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Load the data, train the tokenizer and model, train with mega-batching, evaluate on STS-B dev during
-    training, checkpoint, and save the final model with psp-st's model card to ``<output>/final``."""
-    import os
-
-    from psp_st.arguments import check_int
-
+    """Train a recipe (mega-batching, STS-B dev scores, checkpoints); save it and psp-st's card in <output>/final."""
     if args.max_steps is not None:
         check_int("--max-steps", args.max_steps)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
