@@ -1,5 +1,4 @@
-"""The one data path, on HF ``datasets``: read pairs and tables, validate, filter, and build a recipe's training
-pairs with their group ids (memory-mapped Arrow, or streaming)."""
+"""The one data path, on HF ``datasets``: read, validate and filter pairs; a recipe's training pairs and groups."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The Opusparcus layout (Creutz 2018): ranked training files and annotated dev/test files, over
-:func:`psp_st.data.load_pairs`.
-
-The other layouts need no loader of their own: ParaNMT's ``reference<TAB>paraphrase<TAB>score`` is what
-:func:`~psp_st.data.load_pairs` reads from a header-less 3-field TSV, and X-English bitext is a
-:class:`~psp_st.data.PairSource` with ``columns: {sentence1: source, sentence2: target}`` (``lang`` kept) and
-``exclude: {corpus: ...}``.
-"""
+"""The Opusparcus layout (Creutz 2018) over ``load_pairs`` (ParaNMT and X-English bitext need no loader of their own)."""
 
 from __future__ import annotations
 
@@ -54,21 +47,10 @@ def load_opusparcus(
     cache_dir: str | os.PathLike | None = None,
     on_bad_lines: str = "error",
 ):
-    """Opusparcus (Creutz 2018) TSV files as pairs with a ``score``.
-
-    Layout (README of Opusparcus 1.0): training files (``*-train*.txt.bz2``) have 7 tab-separated fields
-    ``id, sentence1, sentence2, PMI score, expected frequency, pivot languages, edit distance`` and are ranked by
-    the PMI score, best first; dev/test files have 4 fields ``id, sentence1, sentence2, annotation`` with the
-    mean of two annotators' 1-4 scores (1, 1.5, ..., 4). ``score`` is field 4 in both.
-
-    Args:
-        source: file(s), folder or glob of one split.
-        split: ``"train"``, ``"dev"`` or ``"test"``; None reads it from the file names.
-        top_n: training split only: the noise level, i.e. keep the N best-ranked pairs (the corpus paper's
-            "top N" subsets). File order is the ranking; if the scores are not in non-increasing order (e.g.
-            several files), the pairs are sorted by score first (streaming: file order is trusted).
-        streaming, cache_dir, on_bad_lines: as in :func:`~psp_st.data.load_pairs`.
-    """
+    """Opusparcus TSV files of one split as pairs with a ``score`` (field 4: the PMI score in training files, ranked
+    best first; the mean of two annotators' 1-4 scores in dev/test files). ``split``: None reads it from the file
+    names. ``top_n`` (training only): keep the N best-ranked pairs, sorted by score first if the files are not
+    (streaming: file order is trusted)."""
     files = local_files(source)
     if files is None:
         raise ValueError(
@@ -97,11 +79,7 @@ def load_opusparcus(
         if is_streaming(dataset):
             return dataset.take(top_n)
         if np.any(np.diff(_scores(dataset)) > 0):  # the training files are ranked best first
-            logger.info(
-                "Opusparcus scores of %s are not in ranked order; sorting by score before taking the top %d",
-                files,
-                top_n,
-            )
+            logger.info("Opusparcus scores of %s are not ranked; sorting them to take the top %d", files, top_n)
             dataset = dataset.sort("score", reverse=True)
         if top_n > len(dataset):
             logger.warning("top_n=%d exceeds the %d pairs available; keeping all", top_n, len(dataset))

@@ -1,13 +1,5 @@
-"""Exact de-duplication of sentence pairs by 64-bit pair hashes.
-
-Why our own code: datasets has no de-duplication step. We keep the first occurrence of every exact
-``(sentence1, sentence2)`` pair (with ``symmetric=True`` also ``(b, a)`` counts as a duplicate of ``(a, b)``).
-
-Cost: a ``Dataset`` needs one pass and 9 bytes per row (a ``uint64`` BLAKE2b hash and a keep mask; the result is
-an on-disk indices mapping); an ``IterableDataset`` keeps a Python ``set`` of the hashes seen (~65 bytes per distinct
-pair, on every pass), so de-duplicate large corpora as a ``Dataset`` once and save them. A hash collision (about
-``n**2 / 2**65``) drops a pair; it never keeps a duplicate.
-"""
+"""Exact de-duplication of sentence pairs by 64-bit pair hashes (datasets has none): 9 bytes per row for a
+``Dataset``, a ``set`` of ~65 bytes per distinct pair for an ``IterableDataset``. A hash collision drops a pair."""
 
 from __future__ import annotations
 
@@ -18,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from psp_st.data.filters import FilterCount, is_streaming, keep_by_mask, require_columns
+from psp_st.data.filters import FilterCount, batch_pairs, drop_rows, is_streaming, require_columns
 from psp_st.data.text_files import TEXT_COLUMNS
 
 
@@ -44,7 +36,7 @@ def _stream_unique(source: Any, symmetric: bool, counter: FilterCount | None) ->
 
 @dataclass(frozen=True)
 class ExactDedup:
-    """Drop exact duplicate pairs, keeping the first occurrence. See the module docstring for the memory cost."""
+    """Drop exact duplicate pairs (``symmetric``: also ``(b, a)`` after ``(a, b)``), keeping the first occurrence."""
 
     symmetric: bool = False
     batch_size: int = 10_000
@@ -54,7 +46,7 @@ class ExactDedup:
     def keep(self, batch: dict[str, list]) -> list[bool]:
         """Batched predicate with a memory (streams, ``psp-st mine``): a pair is kept the first time any batch has it."""
         verdict = []
-        for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True):
+        for a, b in batch_pairs(batch):
             key = pair_hash(a, b, self.symmetric)
             verdict.append(key not in self.seen)
             self.seen.add(key)
@@ -66,12 +58,9 @@ class ExactDedup:
         offset = 0
         view = dataset.select_columns(list(TEXT_COLUMNS)).with_format("arrow")
         for table in view.iter(batch_size=self.batch_size):
-            lefts = table.column("sentence1").to_pylist()
-            rights = table.column("sentence2").to_pylist()
-            hashes[offset : offset + len(lefts)] = [
-                pair_hash(a, b, self.symmetric) for a, b in zip(lefts, rights, strict=True)
-            ]
-            offset += len(lefts)
+            keys = [pair_hash(a, b, self.symmetric) for a, b in batch_pairs(table.to_pydict())]
+            hashes[offset : offset + len(keys)] = keys
+            offset += len(keys)
         keep = np.zeros(len(dataset), dtype=bool)
         keep[np.unique(hashes, return_index=True)[1]] = True
         return keep
@@ -86,14 +75,4 @@ class ExactDedup:
                 features=dataset.features,
                 gen_kwargs={"source": dataset, "symmetric": self.symmetric, "counter": counter},
             )
-        keep = self.first_occurrences(dataset)
-        if keep.all():
-            return dataset
-        return dataset.filter(
-            keep_by_mask,
-            with_indices=True,
-            batched=True,
-            fn_kwargs={"keep": keep},
-            num_proc=num_proc,
-            desc="filter: dedup",
-        )
+        return drop_rows(dataset, self.first_occurrences(dataset), "filter: dedup", num_proc)

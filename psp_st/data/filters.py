@@ -1,18 +1,14 @@
-"""Row filters for sentence pairs, each a batched :meth:`datasets.Dataset.filter` step.
-
-Every filter is a small frozen dataclass with a batched ``keep(batch) -> list[bool]`` predicate and an
-``apply(dataset, num_proc=None, counter=None)`` method that works on a :class:`~datasets.Dataset` (result cached
-by datasets as an indices mapping on disk, so nothing is copied into RAM) and on a streaming
-:class:`~datasets.IterableDataset` (lazy; ``counter`` then counts kept/dropped rows as they stream by).
-"""
+"""Row filters for sentence pairs: a batched ``keep(batch) -> list[bool]`` predicate, and ``apply`` for a ``Dataset``
+(an indices mapping on disk) or, lazily, an ``IterableDataset`` (``counter`` then counts rows as they stream by)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
 import regex
 
 from psp_st.data.text_files import TEXT_COLUMNS
@@ -69,24 +65,21 @@ class PairFilter:
         """Filter ``dataset`` (``Dataset`` or ``IterableDataset``); ``counter`` is updated while streaming."""
         require_columns(dataset, self.columns(), self.name)
         if is_streaming(dataset):
-            predicate: Callable[[dict[str, list]], list[bool]] = self.keep
-            if counter is not None:
-                predicate = _Counting(self.keep, counter)
-            return dataset.filter(predicate, batched=True)
+            if counter is None:
+                return dataset.filter(self.keep, batched=True)
+
+            def counted(batch: dict[str, list]) -> list[bool]:  # runs in this process: datasets streams lazily
+                mask = self.keep(batch)
+                counter.update(mask)
+                return mask
+
+            return dataset.filter(counted, batched=True)
         return dataset.filter(self.keep, batched=True, num_proc=num_proc, desc=f"filter: {self.name}")
 
 
-@dataclass(frozen=True)
-class _Counting:
-    """A predicate that also counts its verdicts (streaming datasets only: datasets runs it in this process)."""
-
-    predicate: Callable[[dict[str, list]], list[bool]]
-    counter: FilterCount
-
-    def __call__(self, batch: dict[str, list]) -> list[bool]:
-        mask = self.predicate(batch)
-        self.counter.update(mask)
-        return mask
+def batch_pairs(batch: dict[str, list]) -> Iterator[tuple[str, str]]:
+    """The ``(sentence1, sentence2)`` pairs of a batch."""
+    return zip(batch["sentence1"], batch["sentence2"], strict=True)
 
 
 def words(text: str) -> list[str]:
@@ -100,22 +93,16 @@ def text_key(text: str) -> str:
 
 
 def trigram_overlap(text1: str, text2: str) -> float:
-    """ParaNMT's trigram overlap (Wieting & Gimpel 2018, footnote 6): the word trigrams the two sides share over
-    the trigrams of the side that has fewer (distinct, lower-cased ``\\w+`` words; 0..1). The one copy: the
-    ``trigram_overlap`` data filter, ``psp-st mine`` and the teacher miner all use it.
-
-    The paper leaves sides of fewer than 3 words undefined (no trigram); here n-grams of the shorter side's word
-    count are compared instead (bigrams for 2 words, unigrams for 1), so short near-copies are not waved through;
-    a side without words gives 0.
-    """
+    """ParaNMT's trigram overlap (Wieting & Gimpel 2018): the shared word trigrams over those of the side with fewer
+    (distinct lower-cased ``\\w+`` words; 0..1). A side of fewer than 3 words compares n-grams of its word count
+    (the paper leaves it undefined), so short near-copies are not waved through; a side without words gives 0."""
     words1, words2 = words(text1), words(text2)
     n = min(3, len(words1), len(words2))
     if n == 0:
         return 0.0
     grams1 = set(zip(*(words1[i:] for i in range(n)), strict=False))
     grams2 = set(zip(*(words2[i:] for i in range(n)), strict=False))
-    shorter, other = (grams1, grams2) if len(grams1) <= len(grams2) else (grams2, grams1)
-    return len(shorter & other) / len(shorter)
+    return len(grams1 & grams2) / min(len(grams1), len(grams2))
 
 
 def mean_length(text1: str, text2: str) -> float:
@@ -125,11 +112,7 @@ def mean_length(text1: str, text2: str) -> float:
 
 @dataclass(frozen=True)
 class TrigramOverlapFilter(PairFilter):
-    """Keep pairs whose :func:`trigram_overlap` is at most ``max_overlap`` (drops near-copies).
-
-    ParaNMT (Wieting & Gimpel 2018, section 3) filters its back-translated pairs by trigram overlap so that
-    training sees real rewording rather than copies; 0.7 is the default threshold here.
-    """
+    """Keep pairs whose :func:`trigram_overlap` is at most ``max_overlap`` (drops near-copies, as ParaNMT does)."""
 
     max_overlap: float = 0.7
     name: ClassVar[str] = "trigram_overlap"
@@ -139,10 +122,7 @@ class TrigramOverlapFilter(PairFilter):
             raise ValueError(f"max_overlap must be in [0, 1], got {self.max_overlap}")
 
     def keep(self, batch: dict[str, list]) -> list[bool]:
-        return [
-            trigram_overlap(a, b) <= self.max_overlap
-            for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True)
-        ]
+        return [trigram_overlap(a, b) <= self.max_overlap for a, b in batch_pairs(batch)]
 
 
 @dataclass(frozen=True)
@@ -158,20 +138,12 @@ class LengthFilter(PairFilter):
             raise ValueError(f"min_length {self.min_length} > max_length {self.max_length}")
 
     def keep(self, batch: dict[str, list]) -> list[bool]:
-        return [
-            self.min_length <= mean_length(a, b) <= self.max_length
-            for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True)
-        ]
+        return [self.min_length <= mean_length(a, b) <= self.max_length for a, b in batch_pairs(batch)]
 
 
 def length_ratio(text1: str, text2: str, scale: float = 1.0) -> float:
-    """Longer side's character count over the shorter side's (stripped texts; ``inf`` when one side is empty).
-
-    Characters rather than words so that the ratio also means something for scripts written without spaces
-    (bitext mining pairs English with such languages); 1.0 for equal lengths. ``scale`` multiplies the length of
-    ``text1`` first: the expected characters of ``text2`` per character of ``text1`` (about 3.5 for Chinese ->
-    English, see :func:`median_length_ratio`), so that a normal translation scores near 1 in any script.
-    """
+    """Longer side's character count (so scripts without spaces work too) over the shorter side's (stripped texts;
+    ``inf`` when one side is empty); ``text1``'s is multiplied by ``scale`` (:func:`median_length_ratio`) first."""
     length1, length2 = scale * len(text1.strip()), len(text2.strip())
     shorter, longer = min(length1, length2), max(length1, length2)
     if shorter == 0:
@@ -181,15 +153,8 @@ def length_ratio(text1: str, text2: str, scale: float = 1.0) -> float:
 
 @dataclass(frozen=True)
 class LengthRatioFilter(PairFilter):
-    """Keep pairs whose :func:`length_ratio` is at most ``max_ratio`` (drops pairs where one side is a fragment).
-
-    Bitext mining (Artetxe & Schwenk 2019; ParaCrawl/CCMatrix pipelines) discards candidate pairs whose lengths
-    differ too much: a sentence and a fragment of it can be close in embedding space without meaning the same.
-
-    For X-English bitext pass ``sentence1_scale`` (see :func:`length_ratio`; estimate it with
-    :func:`median_length_ratio`); unscaled, scripts of denser characters fail the ratio
-    (``benchmarks/results/bitext_filters.md``).
-    """
+    """Keep pairs whose :func:`length_ratio` is at most ``max_ratio`` (drops pairs where one side is a fragment, as
+    bitext mining does). For X-English bitext pass ``sentence1_scale``: unscaled, denser scripts fail the ratio."""
 
     max_ratio: float = 2.0
     sentence1_scale: float = 1.0
@@ -202,17 +167,12 @@ class LengthRatioFilter(PairFilter):
             raise ValueError(f"sentence1_scale must be a finite number > 0, got {self.sentence1_scale}")
 
     def keep(self, batch: dict[str, list]) -> list[bool]:
-        return [
-            length_ratio(a, b, self.sentence1_scale) <= self.max_ratio
-            for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True)
-        ]
+        return [length_ratio(a, b, self.sentence1_scale) <= self.max_ratio for a, b in batch_pairs(batch)]
 
 
 def median_length_ratio(sentence1: Iterable[str], sentence2: Iterable[str]) -> float:
     """Median over pairs of ``len(sentence2) / len(sentence1)`` in characters (pairs with an empty side skipped):
     the ``sentence1_scale`` of :class:`LengthRatioFilter` for one language's bitext."""
-    import numpy as np
-
     ratios = [
         len(b.strip()) / len(a.strip()) for a, b in zip(sentence1, sentence2, strict=True) if a.strip() and b.strip()
     ]
@@ -273,12 +233,18 @@ class ExcludeTextsFilter(PairFilter):
     name: ClassVar[str] = "excluded"
 
     def keep(self, batch: dict[str, list]) -> list[bool]:
-        pairs = zip(batch["sentence1"], batch["sentence2"], strict=True)
-        return [text_key(a) not in self.keys and text_key(b) not in self.keys for a, b in pairs]
+        return [text_key(a) not in self.keys and text_key(b) not in self.keys for a, b in batch_pairs(batch)]
 
 
 def keep_by_mask(batch: dict[str, list], indices: list[int], keep: Any) -> list[bool]:
     """Batched ``filter(..., with_indices=True)`` predicate: keep the rows whose ``keep[index]`` is True."""
-    import numpy as np
-
     return keep[np.asarray(indices, dtype=np.int64)].tolist()
+
+
+def drop_rows(dataset: Any, keep: Any, desc: str, num_proc: int | None = None) -> Any:
+    """A ``Dataset`` without the rows where the boolean array ``keep`` is False (``dataset`` itself if none)."""
+    if keep.all():
+        return dataset
+    return dataset.filter(
+        keep_by_mask, with_indices=True, batched=True, fn_kwargs={"keep": keep}, num_proc=num_proc, desc=desc
+    )

@@ -1,9 +1,4 @@
-"""The one false-negative group rule: pairs of one (file, group id), or that share a sentence on the same side,
-form one group.
-
-The mega-batch miner never takes a sentence of the same group as a pair's negative: captions of one image, or the
-up-to-8 simplifications of one Wikipedia sentence, are paraphrases of each other.
-"""
+"""The one false-negative group rule: pairs of one (file, group id), or sharing a sentence on one side, are a group."""
 
 from __future__ import annotations
 
@@ -26,11 +21,9 @@ def pair_groups(
     keys: np.ndarray | None = None,
     shared_sentence_groups: bool = True,
 ) -> np.ndarray:
-    """One int64 group id per pair, numbered in order of first appearance: the connected components of
-    "same ``keys`` value" (``keys``: one code per pair, unique across files, ``-1`` = no group) and, with
-    ``shared_sentence_groups``, "same ``sentence1``" or "same ``sentence2``" (equal after Arrow's lower-casing
-    and whitespace stripping). A text that is one pair's ``sentence1`` and another's ``sentence2`` does not link
-    them (the rule the released recipes were trained with)."""
+    """One int64 group id per pair (in order of first appearance): the connected components of "same ``keys``
+    value" (one code per pair, ``-1`` = no group) and, with ``shared_sentence_groups``, "same ``sentence1``" or
+    "same ``sentence2``" after lower-casing and stripping (not one pair's ``sentence1`` and another's ``sentence2``)."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc

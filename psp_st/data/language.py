@@ -7,14 +7,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from psp_st.data.filters import PairFilter
+from psp_st.data.filters import PairFilter, batch_pairs
+from psp_st.io.extras import require
 
 
 @lru_cache(maxsize=8)
 def language_identifier(normalized: bool, candidates: tuple[str, ...] | None = None) -> Any:
     """A cached py3langid identifier (one per process; loaded lazily so forked workers build their own)."""
-    from psp_st.io.extras import require
-
     langid = require("py3langid.langid", "the language filter")
     identifier = langid.LanguageIdentifier.from_model_file(langid.MODEL_FILE, norm_probs=normalized)
     if candidates:
@@ -26,25 +25,14 @@ def language_codes(value: str | Iterable[str] | None) -> frozenset[str] | None:
     """One code or several as a frozenset (None stays None: any language)."""
     if value is None:
         return None
-    if isinstance(value, str):
-        return frozenset([value])
-    return frozenset(value)
+    return frozenset([value] if isinstance(value, str) else value)
 
 
 @dataclass(frozen=True)
 class LanguageFilter(PairFilter):
-    """Keep pairs whose sides are identified as the expected languages (ISO 639-1 codes, e.g. ``"en"``).
-
-    Args:
-        sentence1: allowed language(s) of ``sentence1`` (None: any).
-        sentence2: allowed language(s) of ``sentence2`` (None: any).
-        min_confidence: also require a normalised probability of at least this much (None: argmax only).
-        candidates: restrict the classifier to these languages (often more accurate on short text).
-
-    Example (German-English bitext, X side first)::
-
-        LanguageFilter(sentence1="de", sentence2="en").apply(pairs)
-    """
+    """Keep pairs whose sides are identified as the allowed languages of ``sentence1`` / ``sentence2`` (ISO 639-1
+    codes, e.g. ``"en"``; None: any), with a normalised probability of at least ``min_confidence`` if given;
+    ``candidates`` restricts the classifier to these languages (often more accurate on short text)."""
 
     sentence1: frozenset[str] | None = None
     sentence2: frozenset[str] | None = None
@@ -70,13 +58,11 @@ class LanguageFilter(PairFilter):
         if allowed is None:
             return True
         language, confidence = identifier.classify(text)
-        if language not in allowed:
-            return False
-        return self.min_confidence is None or confidence >= self.min_confidence
+        return language in allowed and (self.min_confidence is None or confidence >= self.min_confidence)
 
     def keep(self, batch: dict[str, list]) -> list[bool]:
         identifier = language_identifier(self.min_confidence is not None, self.candidates)
         return [
             self._matches(a, self.sentence1, identifier) and self._matches(b, self.sentence2, identifier)
-            for a, b in zip(batch["sentence1"], batch["sentence2"], strict=True)
+            for a, b in batch_pairs(batch)
         ]

@@ -1,8 +1,4 @@
-"""Licence and genre of every shared training file, from the package data table ``resources/data_licenses.yaml``.
-
-The one table model cards read to list "trained on X (licence Y)". Keys are file stems; a file not listed there is
-shown as "not in psp_st.data.licenses: check its source".
-"""
+"""Licence and genre of every shared training file (by file stem) for model cards, from the package data table."""
 
 from __future__ import annotations
 

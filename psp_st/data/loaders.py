@@ -1,9 +1,4 @@
-"""``load_pairs``: paraphrase pairs from a Hub id or local Parquet / TSV / JSONL files as an HF dataset.
-
-Every loader returns a :class:`datasets.Dataset` backed by datasets' memory-mapped Arrow cache (or, with
-``streaming=True``, an :class:`datasets.IterableDataset`), so a multi-million-pair corpus is never loaded into
-RAM: rows are read from disk batch by batch while training.
-"""
+"""The one reader: ``load_pairs`` (Hub id or Parquet / TSV / JSONL files), ``load_table`` and ``read_texts``."""
 
 from __future__ import annotations
 
@@ -42,13 +37,16 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 Source = str | os.PathLike | Sequence[str | os.PathLike]
 
 
-def infer_format(path: str | os.PathLike) -> str:
-    """``"parquet"``, ``"tsv"`` or ``"jsonl"`` from a file name (``.gz`` / ``.bz2`` / ``.xz`` are looked through)."""
+def _suffix_format(path: str | os.PathLike) -> str | None:
     name = os.fspath(path).lower()
     for suffix in _COMPRESSION:
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    file_format = FORMATS.get(os.path.splitext(name)[1])
+        name = name.removesuffix(suffix)
+    return FORMATS.get(os.path.splitext(name)[1])
+
+
+def infer_format(path: str | os.PathLike) -> str:
+    """``"parquet"``, ``"tsv"`` or ``"jsonl"`` from a file name (``.gz`` / ``.bz2`` / ``.xz`` are looked through)."""
+    file_format = _suffix_format(path)
     if file_format is None:
         raise ValueError(
             f"cannot tell the format of {os.fspath(path)!r} from its suffix; pass format='parquet', 'tsv' or 'jsonl'"
@@ -59,26 +57,13 @@ def infer_format(path: str | os.PathLike) -> str:
 def local_files(source: Source, data_dir: str | os.PathLike | None = None) -> list[str] | None:
     """The local files ``source`` names (:func:`psp_st.io.data_dir.resolve_data_files`), or None for a Hub id."""
     try:
-        return resolve_data_files(source, data_dir, keep=_known_suffix)
+        return resolve_data_files(source, data_dir, keep=lambda name: _suffix_format(name) is not None)
     except FileNotFoundError:
-        text = os.fspath(source) if isinstance(source, (str, os.PathLike)) else ""
-        if (
-            isinstance(source, str)
-            and _HUB_ID.match(text)
-            and not text.startswith((".", "/"))
-            and not _known_suffix(text)
-            and not os.path.exists(text)  # a local folder without pair files is not a Hub id
-        ):
+        text = source if isinstance(source, str) else ""
+        local = text.startswith((".", "/")) or _suffix_format(text) is not None or os.path.exists(text)
+        if _HUB_ID.match(text) and not local:  # a local folder without pair files is not a Hub id
             return None
         raise
-
-
-def _known_suffix(name: str) -> bool:
-    try:
-        infer_format(name)
-    except ValueError:
-        return False
-    return True
 
 
 def load_pairs(
@@ -97,36 +82,20 @@ def load_pairs(
     """Load sentence pairs with columns ``sentence1``, ``sentence2`` (+ ``group_id`` / ``score`` / ``lang`` if present).
 
     Args:
-        source: a Hub dataset id, a local file, folder or glob (Parquet, TSV, JSONL; ``.gz``/``.bz2``/``.xz``
-            compressed text works), or a list of local files / globs (one format).
-        format: ``"parquet"``, ``"tsv"`` or ``"jsonl"``; inferred from the file suffix when None.
-        columns: output column -> source column, e.g. ``{"sentence1": "src", "sentence2": "tgt"}``. For a TSV
-            file without header, give 0-based positions, e.g. ``{"sentence1": 1, "sentence2": 2, "score": 3}``.
+        source: a Hub dataset id, a local file, folder or glob (Parquet, TSV, JSONL; text may be compressed), or a
+            list of local files / globs (one format).
+        columns: output column -> source column (a 0-based position in TSV without header), e.g. ``{"sentence1": 1}``.
         split: split to read from a Hub dataset (the split name given to local files).
-        streaming: return an :class:`~datasets.IterableDataset` that reads the files lazily (Parquet: one row
-            group at a time, row groups as shards; see :mod:`psp_st.data.parquet_stream`).
-        cache_dir: datasets cache folder (default: datasets' own, ``~/.cache/huggingface/datasets``).
         on_bad_lines: TSV/JSONL only: ``"error"`` raises :class:`~psp_st.data.text_files.BadLineError` naming
-            the file and line of a malformed line (wrong field count, invalid JSON, missing key, non-string text,
-            unparsable or NaN score); ``"skip"`` drops such lines and logs a count per file. A null or empty text
-            is read (as in Parquet): :func:`psp_st.data.validate_pairs` reports or drops it.
+            the file and line of a malformed line; ``"skip"`` drops such lines and logs a count per file.
         tsv_header: whether TSV files start with a header line; None detects it (the first line holds every
             requested column name). Header-less TSV defaults to ``sentence1, sentence2[, score]`` by position.
         keep_columns: further source columns to keep unchanged (e.g. ``("corpus",)``); a missing one raises.
-        data_dir: the data folder relative paths fall back to (:func:`psp_st.io.data_dir.resolve_data_files`).
 
-    Returns:
-        a :class:`datasets.Dataset` (memory-mapped) or, with ``streaming=True``, a :class:`datasets.IterableDataset`.
-        Parquet and Hub data are not checked row by row here: run :func:`psp_st.data.validate_pairs` next.
-
-    Example::
-
-        from psp_st.data import load_pairs
-
-        pairs = load_pairs("training_pairs/parasci.parquet")  # relative: from the data folder
-        para = load_pairs("para-nmt-5m.txt.gz", columns={"sentence1": 0, "sentence2": 1, "score": 2})
+    Null or empty texts (and all Parquet and Hub rows) are not checked here: run :func:`psp_st.data.validate_pairs`.
     """
     columns = dict(columns or {})
+    cache_dir = None if cache_dir is None else os.fspath(cache_dir)
     unknown = [name for name in columns if name not in (*TEXT_COLUMNS, *PASSTHROUGH_COLUMNS, *keep_columns)]
     if unknown:
         raise ValueError(
@@ -154,21 +123,14 @@ def _output_mapping(
 ) -> dict[str, str]:
     """output column -> source column; raises naming ``where`` when a sentence column is absent."""
     mapping: dict[str, str] = {}
-    for output in TEXT_COLUMNS:
-        name = columns.get(output, output)
-        if name not in available:
-            raise ValueError(
-                f"{where}: column {name!r} (for {output!r}) is missing; available columns: {list(available)}. "
-                f"Map it with columns={{{output!r}: '<column name>'}}"
-            )
-        mapping[output] = name
-    for output in (*PASSTHROUGH_COLUMNS, *keep_columns):
+    for output in (*TEXT_COLUMNS, *PASSTHROUGH_COLUMNS, *keep_columns):
         name = columns.get(output, output)
         if name in available:
             mapping[output] = name
-        elif output in columns or output in keep_columns:
+        elif output in TEXT_COLUMNS or output in columns or output in keep_columns:
             raise ValueError(
-                f"{where}: column {name!r} (for {output!r}) is missing; available columns: {list(available)}"
+                f"{where}: column {name!r} (for {output!r}) is missing; available columns: {list(available)}. "
+                f"Map it with columns={{{output!r}: '<column name>'}}"
             )
     return mapping
 
@@ -229,13 +191,8 @@ def _load_parquet(files: list[str], columns, split: str, streaming: bool, cache_
         from psp_st.data.parquet_stream import stream_parquet
 
         return stream_parquet(files, mapping, split=split)
-    dataset = load_dataset(
-        "parquet",
-        data_files={split: files},
-        split=split,
-        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
-        columns=list(dict.fromkeys(mapping.values())),
-    )
+    read = list(dict.fromkeys(mapping.values()))
+    dataset = load_dataset("parquet", data_files={split: files}, split=split, cache_dir=cache_dir, columns=read)
     return _rename(dataset, mapping)
 
 
@@ -248,13 +205,8 @@ def load_table(
     data_dir: str | os.PathLike | None = None,
     cache_dir: str | os.PathLike | None = None,
 ):
-    """Every column of local Parquet file(s) as one memory-mapped :class:`datasets.Dataset` (evaluation sets,
-    sentence lists): ``columns`` must exist, ``text_columns`` hold a string and ``numeric_columns`` a number in
-    every row.
-
-    Errors name the file: a missing column (with the columns it has), no rows, a column of the wrong type or the
-    first null row. Sentence *pairs* in any format load with :func:`load_pairs`.
-    """
+    """Every column of local Parquet file(s) as one memory-mapped ``Dataset``: ``columns`` must exist, ``text_columns``
+    hold a string and ``numeric_columns`` a number in every row (errors name the file and the first null row)."""
     import pyarrow.compute as pc
     from datasets import load_dataset
 
@@ -266,12 +218,8 @@ def load_table(
         missing = [column for column in columns if column not in names]
         if missing:
             raise ValueError(f"{path}: missing column(s) {missing}; it has {names}")
-    dataset = load_dataset(
-        "parquet",
-        data_files={"train": files},
-        split="train",
-        cache_dir=None if cache_dir is None else os.fspath(cache_dir),
-    )
+    cache = None if cache_dir is None else os.fspath(cache_dir)
+    dataset = load_dataset("parquet", data_files={"train": files}, split="train", cache_dir=cache)
     where = files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
     for column in (*text_columns, *numeric_columns):
         nulls = pc.is_null(dataset.data.column(column)).to_numpy(zero_copy_only=False)
@@ -329,29 +277,18 @@ def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines:
     return TextLayout(fields=positions, on_bad_lines=on_bad_lines)
 
 
-def _features(layout: TextLayout):
-    from datasets import Features, Value
-
-    return Features({name: Value("float64" if name == "score" else "string") for name in layout.fields})
-
-
 def _load_text(files: list[str], file_format: str, layout: TextLayout, split: str, streaming: bool, cache_dir):
-    from datasets import Dataset, IterableDataset
+    from datasets import Dataset, Features, IterableDataset, Value
     from datasets.exceptions import DatasetGenerationError
 
+    features = Features({name: Value("float64" if name == "score" else "string") for name in layout.fields})
     stamps = [f"{os.stat(path).st_size}:{os.stat(path).st_mtime_ns}" for path in files]
     gen_kwargs = {"files": list(files), "stamps": stamps, "layout": layout, "file_format": file_format}
     if streaming:
-        return IterableDataset.from_generator(
-            generate_pairs, features=_features(layout), gen_kwargs=gen_kwargs, split=split
-        )
+        return IterableDataset.from_generator(generate_pairs, features=features, gen_kwargs=gen_kwargs, split=split)
     try:
         return Dataset.from_generator(
-            generate_pairs,
-            features=_features(layout),
-            cache_dir=None if cache_dir is None else os.fspath(cache_dir),
-            gen_kwargs=gen_kwargs,
-            split=split,
+            generate_pairs, features=features, cache_dir=cache_dir, gen_kwargs=gen_kwargs, split=split
         )
     except DatasetGenerationError as error:
         if isinstance(error.__cause__, ValueError):  # datasets wraps it; surface our file:line message
@@ -368,10 +305,9 @@ def read_texts(
     columns: Sequence[str] | None = None,
     exclude: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
-    """All texts of ``paths``, column by column: the lines of text files, or the ``columns`` (default: ``sentence1``
-    and ``sentence2``, else ``sentence``, else ``text``) of Parquet/JSONL/TSV files, read as :func:`load_pairs` reads
-    them (errors name the file and line or row). Null cells are skipped; ``exclude`` (tables only): ``{column:
-    values}`` skips the rows whose column holds one of the values (e.g. a corpus's dev rows)."""
+    """All texts of ``paths``, column by column: the lines of text files, or the ``columns`` (default: the first of
+    :data:`DEFAULT_TEXT_COLUMNS` present) of Parquet/JSONL/TSV files, null cells skipped. ``exclude`` (tables only):
+    ``{column: values}`` skips the rows whose column holds one of the values (e.g. a corpus's dev rows)."""
     texts: list[str] = []
     skip = {name: set(values) for name, values in (exclude or {}).items()}
     for path in (os.fspath(name) for name in paths):

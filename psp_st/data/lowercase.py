@@ -11,11 +11,7 @@ from psp_st.data.text_files import TEXT_COLUMNS
 
 @dataclass(frozen=True)
 class Lowercase:
-    """Lower-case ``sentence1`` and ``sentence2`` (keeps every row).
-
-    On a :class:`~datasets.Dataset` the result is written to datasets' Arrow cache (a disk copy of the text
-    columns, never held in RAM); on an :class:`~datasets.IterableDataset` it is applied lazily.
-    """
+    """Lower-case ``sentence1`` and ``sentence2`` (keeps every row; a ``Dataset`` is copied to datasets' cache)."""
 
     name: ClassVar[str] = "lowercase"
 

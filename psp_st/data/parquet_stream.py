@@ -1,10 +1,4 @@
-"""Streaming Parquet reader with bounded memory: one row group at a time, row groups as shards.
-
-Why our own: datasets' streaming ``parquet`` builder holds far more heap than one row group while a shuffled
-stream is read; this reader holds one row group at a time. The streaming rows of
-``benchmarks/results/data_rss.md`` (``benchmarks/data_rss.py``) measure it in a full training run.
-Row groups as shards also make ``shuffle`` permute row groups (e.g. 100 of 50k rows) instead of whole files.
-"""
+"""Streaming Parquet, one row group at a time (datasets' streaming builder holds far more heap); row groups as shards."""
 
 from __future__ import annotations
 
@@ -51,11 +45,6 @@ def stream_parquet(
     return IterableDataset.from_generator(
         _rows,
         features=features,
-        gen_kwargs={
-            "files": shard_files,
-            "row_groups": shard_groups,
-            "mapping": dict(mapping),
-            "batch_size": batch_size,
-        },
+        gen_kwargs=dict(files=shard_files, row_groups=shard_groups, mapping=dict(mapping), batch_size=batch_size),
         split=split,
     )

@@ -35,15 +35,11 @@ class FilterReport:
         return self.steps[-1].kept if self.steps else self.total
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "total": self.total,
-            "kept": self.kept,
-            "streaming": self.streaming,
-            "steps": [
-                {"filter": step.name, "params": step.params, "kept": step.kept, "dropped": step.dropped}
-                for step in self.steps
-            ],
-        }
+        steps = [
+            {"filter": step.name, "params": step.params, "kept": step.kept, "dropped": step.dropped}
+            for step in self.steps
+        ]
+        return {"total": self.total, "kept": self.kept, "streaming": self.streaming, "steps": steps}
 
     def __str__(self) -> str:
         header = "data filters" + (" (streaming: counts so far)" if self.streaming else f" ({self.total:,} pairs in)")
@@ -84,7 +80,6 @@ def _range(value: Any, step: str) -> tuple[float, float]:
 
 
 def _build_step(name: str, value: Any):
-    """One filter object from its config entry."""
     if name == "lowercase":
         _options(name, value, ())
         return Lowercase()
@@ -129,10 +124,8 @@ def _entries(config: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[tu
 def apply_filters(
     dataset: Any, config: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None, *, num_proc: int | None = None
 ):
-    """Apply the filters named in ``config`` in order; return ``(dataset, FilterReport)``.
-
-    ``config`` is a recipe's ``filters:`` block (a mapping, applied in its order, or a list of one-key mappings).
-    A value of ``false`` / ``null`` disables a step. Known steps::
+    """Apply the filters of a recipe's ``filters:`` block (a mapping, in its order, or a list of one-key mappings;
+    ``false`` / ``null`` disables a step); return ``(dataset, FilterReport)``. Known steps::
 
         filters:
           lowercase: true
@@ -143,16 +136,7 @@ def apply_filters(
           length_ratio: {max: 2.0, sentence1_scale: 0.88}   # characters, sentence1 scaled (X-English bitext)
           dedup: true                        # or {symmetric: true}
 
-    Args:
-        dataset: a :class:`datasets.Dataset` or :class:`datasets.IterableDataset` with ``sentence1`` /
-            ``sentence2`` (see :func:`psp_st.data.load_pairs`).
-        config: the filters block; None or empty applies nothing.
-        num_proc: processes for datasets' ``map`` / ``filter`` on a ``Dataset`` (ignored when streaming).
-
-    Example::
-
-        pairs, report = apply_filters(load_pairs("pairs.parquet"), {"length": [3, 30], "trigram_overlap": 0.7})
-        print(report)
+    ``num_proc`` (datasets' processes) is ignored when streaming.
     """
     if num_proc is not None:
         check_int("num_proc (--num-proc)", num_proc)

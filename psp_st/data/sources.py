@@ -1,5 +1,4 @@
-"""Training pairs from a recipe's ``data.sources``: per source columns, row exclusion, filters, weight and cap;
-one false-negative group id per pair (:mod:`psp_st.data.groups`).
+"""Training pairs from a recipe's ``data.sources``, with one false-negative group id per pair.
 
 A source is a path/glob (``training_pairs/*.parquet``) or a mapping::
 
@@ -21,6 +20,11 @@ from typing import Any
 import numpy as np
 
 from psp_st.arguments import Check, check_keys
+from psp_st.data.filters import ExcludeFilter
+from psp_st.data.groups import group_keys, pair_groups
+from psp_st.data.loaders import load_pairs, local_files
+from psp_st.data.pipeline import FILTER_NAMES, apply_filters
+from psp_st.data.validation import validate_pairs
 
 logger = logging.getLogger(__name__)
 
@@ -59,8 +63,6 @@ class PairSource:
         columns = dict(entry.get("columns") or {})
         check_keys(f"{where}.columns", columns, SOURCE_OUTPUTS)
         exclude = parse_exclude(entry.get("exclude"), where)
-        from psp_st.data.pipeline import FILTER_NAMES
-
         check_keys("recipe: data.filters", filters or {}, FILTER_NAMES)
         check_keys(f"{where}.filters", entry.get("filters") or {}, FILTER_NAMES)
         merged = {**(filters or {}), **(entry.get("filters") or {})}
@@ -79,12 +81,8 @@ def parse_exclude(value: Mapping[str, Any] | None, where: str) -> dict[str, tupl
 
 
 def sample_rows(n: int, weight: float | None, max_pairs: int | None, seed: int | Sequence[int]) -> np.ndarray:
-    """Row indices of one source after its weight and cap (deterministic in ``seed``).
-
-    ``weight`` w: ``round(w * n)`` rows: every row ``floor(w)`` times plus a seeded sample of the remainder
-    (w < 1 subsamples, w > 1 repeats); then ``max_pairs`` caps the count with a seeded sample. Sorted.
-    ``seed`` is anything ``numpy.random.default_rng`` takes (an int or a sequence of ints).
-    """
+    """Sorted row indices of one source after its ``weight`` w (``round(w * n)`` rows: every row ``floor(w)`` times
+    plus a sample of the rest), then its cap (a sample); ``seed``: any ``numpy.random.default_rng`` seed."""
     rng = np.random.default_rng(seed)
     rows = np.arange(n)
     if weight is not None and weight != 1:
@@ -100,20 +98,15 @@ def sample_rows(n: int, weight: float | None, max_pairs: int | None, seed: int |
 _KEY = "__group_key"
 
 
-def _load_file(path: str, source: PairSource, key_offset: int, cache_dir: str | None) -> tuple[Any, int]:
+def _load_file(path: str, source: PairSource, key_offset: int, cache_dir: str | os.PathLike | None) -> tuple[Any, int]:
     """One file of a source: mapped columns, excluded rows dropped, group keys made unique across files."""
-    from psp_st.data.filters import ExcludeFilter
-    from psp_st.data.groups import group_keys
-    from psp_st.data.loaders import load_pairs
-
     pairs = load_pairs(path, columns=source.columns, keep_columns=tuple(source.exclude), cache_dir=cache_dir)
     for column, values in source.exclude.items():
         before = len(pairs)
         pairs = ExcludeFilter(column, frozenset(values)).apply(pairs)
         logger.info("%s: exclude %s %s dropped %d of %d pairs", path, column, list(values), before - len(pairs), before)
-    keys = np.full(len(pairs), -1, dtype=np.int64)
-    if "group_id" in pairs.column_names:
-        keys = group_keys(pairs["group_id"][:])
+    has_groups = "group_id" in pairs.column_names
+    keys = group_keys(pairs["group_id"][:]) if has_groups else np.full(len(pairs), -1, dtype=np.int64)
     used = int(keys.max(initial=-1)) + 1
     keys[keys >= 0] += key_offset
     kept = [name for name in ("sentence1", "sentence2", "lang") if name in pairs.column_names]
@@ -133,24 +126,11 @@ def load_training_pairs(
 ):
     """A recipe's training pairs: ``sentence1, sentence2, group_id`` (int64) and ``lang`` when a source has it.
 
-    ``sources``: a list of :class:`PairSource` entries (paths/globs/folders or mappings), or one path.
-
-    Per source (all the files its path matches, in name order, together): columns mapped, excluded rows dropped,
-    rows with a missing or empty side dropped (counted in the log), ``filters`` applied (the data-wide ones under
-    the source's own), then :func:`sample_rows` (seeded by ``seed`` and the source's position). ``max_pairs`` then
-    caps the whole set. ``counts`` (if given) receives the pairs kept per source path. Group ids: connected
-    components of "same (file, ``group_id``)" and, with ``shared_sentence_groups``, "shares a sentence".
-    Relative paths resolve with :func:`psp_st.io.data_dir.resolve_data_files` (``data_dir``); ``cache_dir``
-    holds datasets' Arrow copies of the files (default: datasets' own cache).
-    """
-    from psp_st.data.groups import pair_groups
-    from psp_st.data.loaders import local_files
-    from psp_st.data.pipeline import apply_filters
-    from psp_st.data.validation import validate_pairs
-
+    Per source (its files together): columns mapped, excluded and bad rows dropped, ``filters`` applied (the
+    data-wide ones under the source's own), :func:`sample_rows`; then ``max_pairs`` caps the whole set. ``counts``
+    (if given) receives the pairs kept per source path."""
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
-    cache = None if cache_dir is None else os.fspath(cache_dir)
     parts, paths, offset = [], [], 0  # paths: the source path of each part
     matched: dict[str, int] = {}  # file -> the first entry that matched it
     for number, entry in enumerate(sources):
@@ -169,7 +149,7 @@ def load_training_pairs(
                     first,
                     number,
                 )
-            pairs, offset = _load_file(path, source, offset, cache)
+            pairs, offset = _load_file(path, source, offset, cache_dir)
             loaded.append(pairs)
         pairs = _concatenate(loaded)
         pairs, report = validate_pairs(pairs, score_column=None, on_error="skip")
@@ -204,24 +184,16 @@ def _concatenate(parts: list[Any]) -> Any:
     """Concatenate datasets whose text columns may be ``string`` or ``large_string`` and may lack ``lang``."""
     from datasets import Value, concatenate_datasets
 
-    if any("lang" in part.column_names for part in parts):
-        parts = [
-            part
-            if "lang" in part.column_names
-            else part.add_column("lang", [None] * len(part), feature=Value("string"))
-            for part in parts
-        ]
-    parts = [_large_strings(part) for part in parts]
-    return parts[0] if len(parts) == 1 else concatenate_datasets(parts)
-
-
-def _large_strings(part: Any) -> Any:
-    from datasets import Value
-
-    for name in ("sentence1", "sentence2", "lang"):
-        if name in part.column_names and getattr(part.features[name], "dtype", None) == "string":
-            part = part.cast_column(name, Value("large_string"))
-    return part
+    with_lang = any("lang" in part.column_names for part in parts)
+    same: list[Any] = []
+    for part in parts:
+        if with_lang and "lang" not in part.column_names:
+            part = part.add_column("lang", [None] * len(part), feature=Value("string"))
+        for name in ("sentence1", "sentence2", "lang"):
+            if name in part.column_names and getattr(part.features[name], "dtype", None) == "string":
+                part = part.cast_column(name, Value("large_string"))
+        same.append(part)
+    return same[0] if len(same) == 1 else concatenate_datasets(same)
 
 
 #: Key of the pairs without a language (no ``lang`` value, e.g. English paraphrase pairs next to bitext).

@@ -1,12 +1,4 @@
-"""Line-checked readers for TSV and JSONL pair files: every malformed line is reported as ``file:line``.
-
-We read these two formats with our own generator instead of datasets' ``csv``/``json`` builders because those
-builders report a malformed line (a stray tab, a truncated JSON object, a number where text belongs) either
-without the file and line number or as a pyarrow error deep inside the Arrow conversion. The generator feeds
-:meth:`datasets.Dataset.from_generator`, so the rows still end up in datasets' memory-mapped Arrow cache (or,
-with ``streaming=True``, in an :class:`~datasets.IterableDataset` that reads the files lazily, one line at a
-time).
-"""
+"""Line-checked TSV and JSONL pair readers: every malformed line is reported as ``file:line`` (datasets' are not)."""
 
 from __future__ import annotations
 
@@ -44,9 +36,8 @@ class BadLineError(ValueError):
 
 
 def text_lines(path: str) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of a UTF-8 text file (``.gz``, ``.bz2``, ``.xz`` decompressed), line ends and a
-    leading byte order mark removed; a line that is not UTF-8 raises :class:`BadLineError`, one over
-    :data:`~psp_st.io.lines.MAX_LINE_CHARS` a ValueError (before it is read whole)."""
+    """``(line number, line)`` of a UTF-8 text file (decompressed; line ends and a leading BOM removed); a line that
+    is not UTF-8 raises :class:`BadLineError`, one over ``MAX_LINE_CHARS`` a ValueError before it is read whole."""
     limit = 4 * lines.MAX_LINE_CHARS + 2  # bytes: the longest line, its line end and one more
     with _OPENERS.get(os.path.splitext(path)[1].lower(), open)(path, "rb") as handle:
         for line_number, data in enumerate(iter(functools.partial(handle.readline, limit), b""), start=1):
@@ -63,16 +54,9 @@ def text_lines(path: str) -> Iterator[tuple[int, str]]:
 
 @dataclass(frozen=True)
 class TextLayout:
-    """Where each output column lives in a line.
-
-    Args:
-        fields: output column -> position (TSV, 0-based) or key (JSONL). Must contain ``sentence1`` and
-            ``sentence2``; ``score`` (float), ``group_id`` and ``lang`` (strings) are optional.
-        header: TSV only: the first line of every file is a header naming the fields (``fields`` then holds
-            names, resolved per file).
-        on_bad_lines: ``"error"`` raises :class:`BadLineError` at the first bad line; ``"skip"`` drops bad lines
-            and logs how many were dropped per file (with the first few ``file:line`` reasons).
-    """
+    """Where each output column lives in a line: ``fields`` maps it to a position (TSV, 0-based) or key (JSONL),
+    ``sentence1`` and ``sentence2`` required; ``header`` (TSV): every file starts with a header naming the fields;
+    ``on_bad_lines``: ``"error"`` raises :class:`BadLineError`, ``"skip"`` drops bad lines (logged per file)."""
 
     fields: Mapping[str, int | str]
     header: bool = False
@@ -195,11 +179,8 @@ def jsonl_rows(path: str, fields: Mapping[str, int | str], header: bool = False)
 def generate_pairs(
     files: Sequence[str], stamps: Sequence[object], layout: TextLayout, file_format: str
 ) -> Iterator[dict]:
-    """Yield checked rows (``sentence1``, ``sentence2`` and the layout's optional columns) from ``files``.
-
-    ``stamps`` (size and mtime of each file) only feeds datasets' cache fingerprint; ``files`` and ``stamps`` are
-    lists so that datasets can shard them across processes or DataLoader workers.
-    """
+    """Yield checked rows (``sentence1``, ``sentence2`` and the layout's optional columns) from ``files``; ``stamps``
+    (size and mtime of each file) only feeds datasets' cache fingerprint."""
     del stamps
     reader = tsv_rows if file_format == "tsv" else jsonl_rows
     for path in files:

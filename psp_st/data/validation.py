@@ -1,9 +1,4 @@
-"""``validate_pairs``: find bad rows before training starts, not as a crash in the middle of an epoch.
-
-Checked: every sentence column exists and holds strings; no row has a missing (null) or empty/whitespace-only
-side; a ``score`` column, when present, is numeric and has no null/NaN. A bad row raises a ValueError naming
-the row and column, or with ``on_error="skip"`` is dropped and counted in the :class:`ValidationReport`.
-"""
+"""``validate_pairs``: find bad rows (missing or empty side, null/NaN score) before training, not mid-epoch."""
 
 from __future__ import annotations
 
@@ -14,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.data.filters import is_streaming, keep_by_mask
+from psp_st.data.filters import drop_rows, is_streaming
 from psp_st.data.text_files import TEXT_COLUMNS, row_problem
 
 _STRING_TYPES = ("string", "large_string")
@@ -43,13 +38,8 @@ class ValidationReport:
         if not self.skipped:
             return f"data validation ({seen}): no bad rows"
         reasons = ", ".join(f"{reason}: {count:,}" for reason, count in sorted(self.reasons.items()))
-        return f"data validation ({seen}): skipped {self.skipped:,} bad rows ({reasons}); e.g. " + "; ".join(
-            self.examples
-        )
-
-
-def _dtype(feature: Any) -> str | None:
-    return getattr(feature, "dtype", None)
+        examples = "; ".join(self.examples)
+        return f"data validation ({seen}): skipped {self.skipped:,} bad rows ({reasons}); e.g. {examples}"
 
 
 def check_schema(
@@ -70,13 +60,11 @@ def check_schema(
     if features is None:
         return
     for column in columns:
-        dtype = _dtype(features[column])
-        if dtype is not None and dtype not in _STRING_TYPES:
-            raise TypeError(f"{where}column {column!r} holds {dtype}, expected strings")
-        if dtype is None:
-            raise TypeError(f"{where}column {column!r} holds {features[column]!r}, expected strings")
+        dtype = getattr(features[column], "dtype", None)
+        if dtype not in _STRING_TYPES:
+            raise TypeError(f"{where}column {column!r} holds {dtype or repr(features[column])}, expected strings")
     if score_column and score_column in available:
-        dtype = _dtype(features[score_column])
+        dtype = getattr(features[score_column], "dtype", None)
         if dtype is None or not dtype.startswith(_NUMBER_PREFIXES):
             kind = dtype or repr(features[score_column])
             raise TypeError(f"{where}column {score_column!r} holds {kind}, expected numbers")
@@ -103,8 +91,7 @@ def _bad_rows_arrow(table: Any, columns: Sequence[str], score_column: str | None
         bad |= pc.or_kleene(pc.is_null(values), pc.fill_null(empty, False)).to_numpy(zero_copy_only=False)
     if score_column and score_column in table.column_names:
         scores = table.column(score_column)
-        problem = pc.is_null(scores, nan_is_null=pa.types.is_floating(scores.type))
-        bad |= problem.to_numpy(zero_copy_only=False)
+        bad |= pc.is_null(scores, nan_is_null=pa.types.is_floating(scores.type)).to_numpy(zero_copy_only=False)
     return np.flatnonzero(bad)
 
 
@@ -140,23 +127,12 @@ def validate_pairs(
     """Check every row of a pair dataset; return ``(dataset, ValidationReport)``.
 
     Args:
-        dataset: a :class:`datasets.Dataset` (checked now, in one vectorised pass over the memory-mapped Arrow
-            data) or an :class:`datasets.IterableDataset` (schema checked now, rows checked lazily as they
-            stream, with the same errors).
-        columns: the text columns that must be non-empty strings.
+        dataset: a :class:`datasets.Dataset` (checked now, vectorised) or an :class:`datasets.IterableDataset`
+            (schema checked now, rows lazily as they stream, with the same errors).
         score_column: checked for null/NaN when present (None: not checked).
         on_error: ``"raise"``: ValueError naming the first bad row and column; ``"skip"``: drop bad rows and
-            count them in the report (the returned dataset is then a filtered view).
-        batch_size: Arrow batch size of the check pass.
+            count them in the report. A missing or mistyped column always raises (ValueError / TypeError).
         source: the data's file name(s), named in errors (rows count from 1).
-
-    A missing column or a column of the wrong type always raises (ValueError / TypeError naming the column),
-    whatever ``on_error`` says: no row of such a dataset is usable.
-
-    Example::
-
-        pairs, report = validate_pairs(load_pairs("pairs.parquet"), on_error="skip")
-        print(report)  # data validation (482,315 rows checked): skipped 2 bad rows (empty: 2); e.g. row 17: ...
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
@@ -168,7 +144,7 @@ def validate_pairs(
         return dataset.filter(_StreamCheck(columns, score_column, skip, report, where), with_indices=True), report
 
     report = ValidationReport(total=len(dataset))
-    keep: np.ndarray | None = None
+    keep = np.ones(len(dataset), dtype=bool)
     needed = list(columns) + ([score_column] if score_column and score_column in dataset.column_names else [])
     view = dataset.select_columns(needed).with_format("arrow")
     offset = 0
@@ -179,13 +155,7 @@ def validate_pairs(
             message = _message(offset + int(position), column, reason, row)
             if not skip:
                 raise _bad_pair(where, message)
-            if keep is None:
-                keep = np.ones(len(dataset), dtype=bool)
             keep[offset + int(position)] = False
             report.add(message, reason)
         offset += table.num_rows
-    if keep is not None:
-        dataset = dataset.filter(
-            keep_by_mask, with_indices=True, batched=True, fn_kwargs={"keep": keep}, desc="drop bad rows"
-        )
-    return dataset, report
+    return drop_rows(dataset, keep, "drop bad rows"), report
