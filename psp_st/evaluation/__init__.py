@@ -1,9 +1,5 @@
-"""Evaluation of paraphrastic sentence embeddings, native to Sentence-Transformers and MTEB.
-
-Evaluators are ST ``BaseEvaluator`` subclasses (usable as a trainer's ``evaluator``); :func:`run_suite` runs
-the ``quick`` or ``full`` suite and returns a dict; ``psp_st.evaluation.mteb_tasks`` holds offline MTEB tasks
-(imported lazily: it needs mteb).
-"""
+"""Evaluation of sentence embeddings: ST evaluators (usable as a trainer's ``evaluator``), :func:`run_suite`, and
+offline MTEB tasks in ``psp_st.evaluation.mteb_tasks`` (not imported here: it needs mteb)."""
 
 from __future__ import annotations
 

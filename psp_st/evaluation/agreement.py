@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from psp_st.arguments import check_int
-from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs
+from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs, shared_cache
 from psp_st.evaluation.correlation import as_scores
 from psp_st.evaluation.embeddings import EmbeddingCache, cosine_matrix, cosine_pairs
 
@@ -29,10 +29,7 @@ def exact_level(score: float) -> str:
 def score_level_stats(
     scores: ArrayLike, similarities: ArrayLike, level: Callable[[float], str] = exact_level
 ) -> list[dict[str, Any]]:
-    """Mean and standard deviation (sample, ``ddof=1``; 0 for one pair) of the similarities per score level.
-
-    Returns one ``{"level", "count", "mean", "std"}`` dict per level, sorted by level.
-    """
+    """One ``{"level", "count", "mean", "std"}`` dict per score level, sorted (std: ``ddof=1``, 0 for one pair)."""
     scores = as_scores(scores, "scores", "score levels")
     similarities = as_scores(similarities, "similarities", "score levels")
     if len(scores) != len(similarities):
@@ -43,20 +40,13 @@ def score_level_stats(
     rows = []
     for name in sorted(set(levels.tolist()), key=lambda text: float(text.split("-")[0])):
         values = similarities[levels == name]
-        rows.append(
-            {
-                "level": name,
-                "count": len(values),
-                "mean": float(values.mean()),
-                "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
-            }
-        )
+        std = float(values.std(ddof=1)) if len(values) > 1 else 0.0
+        rows.append({"level": name, "count": len(values), "mean": float(values.mean()), "std": std})
     return rows
 
 
 def plot_score_levels(name: str, rows: list[dict[str, Any]], path: str | os.PathLike, title: str = "") -> str:
-    """Bar plot of the mean cosine per score level of dataset ``name`` with std error bars (like Opusparcus'
-    Figure 2); ``rows`` are :func:`score_level_stats` rows. Writes a PNG (Agg backend) and returns its path."""
+    """Bar plot of :func:`score_level_stats` ``rows`` with std error bars (Opusparcus' Figure 2); returns its path."""
     from psp_st.io.extras import require
 
     matplotlib = require("matplotlib", "plots")
@@ -67,8 +57,7 @@ def plot_score_levels(name: str, rows: list[dict[str, Any]], path: str | os.Path
         raise ValueError("nothing to plot: no score-level statistics")
     colors = [plt.cm.viridis(index / max(len(rows) - 1, 1)) for index in range(len(rows))]
     figure, axis = plt.subplots(figsize=(max(4.0, 0.5 * len(rows) + 1.5), 3.2))
-    levels = [row["level"] for row in rows]
-    means, stds = [row["mean"] for row in rows], [row["std"] for row in rows]
+    levels, means, stds = ([row[key] for row in rows] for key in ("level", "mean", "std"))
     axis.bar(levels, means, width=0.8, color=colors, yerr=stds, ecolor="black", capsize=2)
     axis.set_xlabel(f"human score ({name})")
     axis.set_ylabel("mean cosine similarity (± std)")
@@ -88,10 +77,8 @@ def nearest_neighbours(
     k: int = 10,
     exclude: Sequence[str] | None = None,
 ) -> list[list[tuple[str, float]]]:
-    """For each query, the ``k`` most cosine-similar candidates as ``(text, cosine)``, best first.
-
-    ``exclude[i]`` (usually the query text itself) is skipped for query ``i``.
-    """
+    """For each query, the ``k`` most cosine-similar candidates as ``(text, cosine)``, best first, ``exclude[i]``
+    (usually the query itself) skipped for query ``i``."""
     k = check_int("k", k)
     results = []
     for row, similarities in enumerate(cosine_matrix(query_embeddings, candidate_embeddings)):
@@ -123,8 +110,7 @@ def neighbour_tables(
     k: int = 10,
     golds: Sequence[str] | None = None,
 ) -> list[str]:
-    """One :func:`neighbour_table_markdown` per query: its ``k`` nearest ``candidates`` (itself excluded), embedded
-    through ``cache``; ``golds[i]``, when given, is query ``i``'s annotated paraphrase."""
+    """One :func:`neighbour_table_markdown` per query (itself excluded); ``golds[i]`` is query ``i``'s paraphrase."""
     found = nearest_neighbours(cache.encode(queries), cache.encode(candidates), candidates, k=k, exclude=queries)
     return [
         neighbour_table_markdown(query, rows, gold=golds[index] if golds else None)
@@ -133,17 +119,10 @@ def neighbour_tables(
 
 
 class ScoreAgreementEvaluator(CachedEmbeddingEvaluator):
-    """Cosine similarity of each pair, summarised per human score level (mean, std, count).
+    """Cosine similarity of each pair, summarised per human score level (mean, std, count) in :attr:`stats`.
 
-    Args:
-        data: dataset with ``sentence1``, ``sentence2`` and a ``score`` column.
-        level: maps a score to its level name: :func:`exact_level` (Opusparcus' 7 grades, Turku labels) or
-            :func:`sts_bucket` (0-5 STS scores).
-        name: metric name prefix.
-
-    After a call, :attr:`stats` holds the rows for :func:`plot_score_levels`. The primary metric is the
-    difference between the mean cosine of the highest and of the lowest level (larger = better separation).
-    """
+    ``level``: :func:`exact_level` (Opusparcus, Turku) or :func:`sts_bucket` (0-5 STS). The primary metric,
+    ``separation``, is the mean cosine of the highest level minus that of the lowest."""
 
     def __init__(
         self,
@@ -162,16 +141,10 @@ class ScoreAgreementEvaluator(CachedEmbeddingEvaluator):
         self.stats: list[dict[str, Any]] = []
         self.primary_metric = "separation"
 
-    def __call__(
-        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-    ) -> dict[str, float]:
-        cache = self.embedding_cache(model)
+    def compute_metrics(self, model: Any) -> dict[str, float]:
+        cache = shared_cache(self, model)
         cache.add([*self.sentences1, *self.sentences2])
         similarities = cosine_pairs(cache.encode(self.sentences1), cache.encode(self.sentences2))
         self.stats = score_level_stats(self.scores, similarities, self.level)
-        metrics: dict[str, float] = {}
-        for row in self.stats:
-            for key in ("mean", "std", "count"):
-                metrics[f"{row['level']}_{key}"] = float(row[key])
-        metrics["separation"] = self.stats[-1]["mean"] - self.stats[0]["mean"]
-        return self.finish(model, metrics, epoch, steps)
+        metrics = {f"{row['level']}_{key}": float(row[key]) for row in self.stats for key in ("mean", "std", "count")}
+        return {**metrics, "separation": self.stats[-1]["mean"] - self.stats[0]["mean"]}

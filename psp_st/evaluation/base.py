@@ -17,11 +17,8 @@ def read_pairs(data: Any, column: str, source: str) -> tuple[list[str], list[str
 
 
 class CachedEmbeddingEvaluator(BaseEvaluator):
-    """A ``BaseEvaluator`` that embeds through an :class:`EmbeddingCache` (each text once, NaN checked).
-
-    Pass the same ``cache`` to several evaluators to share embeddings across datasets; without one, each call
-    builds a fresh cache. A cache built for another model is never reused.
-    """
+    """A ``BaseEvaluator`` that embeds through ``cache`` (shared by several evaluators; never one built for another
+    model) or a fresh :class:`EmbeddingCache`. Subclasses implement :meth:`compute_metrics`."""
 
     def __init__(
         self, name: str = "", batch_size: int = 64, show_progress_bar: bool = False, cache: EmbeddingCache | None = None
@@ -32,12 +29,15 @@ class CachedEmbeddingEvaluator(BaseEvaluator):
         self.show_progress_bar = show_progress_bar
         self.cache = cache
 
-    def embedding_cache(self, model: Any) -> EmbeddingCache:
-        return shared_cache(self, model)
+    def compute_metrics(self, model: Any) -> dict[str, float]:
+        """The metrics of ``model``, unprefixed."""
+        raise NotImplementedError
 
-    def finish(self, model: Any, metrics: dict[str, float], epoch: int, steps: int) -> dict[str, float]:
-        """Prefix the metric names with ``name`` and store them in the model card, like ST's evaluators."""
-        metrics = self.prefix_name_to_metrics(metrics, self.name)
+    def __call__(
+        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+    ) -> dict[str, float]:
+        """The metrics prefixed with ``name`` and stored in the model card, like ST's evaluators."""
+        metrics = self.prefix_name_to_metrics(self.compute_metrics(model), self.name)
         if hasattr(model, "model_card_data"):
             self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
         return metrics

@@ -17,22 +17,10 @@ DIRECTIONS = ("src2trg", "trg2src", "mean")
 
 
 class BitextMiningEvaluator(TranslationEvaluator):
-    """ST's ``TranslationEvaluator`` (cosine nearest neighbour, both directions), reported as error rates.
+    """ST's ``TranslationEvaluator`` (row ``i`` of ``source`` translates row ``i`` of ``target``), plus error rates.
 
-    Row ``i`` of ``source`` translates row ``i`` of ``target``. A retrieval is correct when the nearest
-    neighbour has the same text as the gold translation (so duplicate sentences do not count as errors, as in
-    LASER's Tatoeba evaluation). Adds ``src2trg_error``, ``trg2src_error`` and ``mean_error`` in percent, the
-    numbers P-SP reports for Tatoeba, to ST's accuracies. Embeds through a shared, NaN-checked cache.
-
-    Args:
-        data: dataset with ``source`` and ``target`` text columns.
-        name: metric name prefix (e.g. ``tatoeba-deu``).
-
-    Example::
-
-        evaluator = BitextMiningEvaluator(load_local("tatoeba-deu", data_dir), name="tatoeba-deu")
-        evaluator(model)["tatoeba-deu_mean_error"]
-    """
+    A retrieval is correct when the nearest neighbour has the gold's text (as in LASER's Tatoeba). Adds
+    ``src2trg_error``, ``trg2src_error`` and ``mean_error`` in percent (P-SP's Tatoeba numbers) to ST's accuracies."""
 
     def __init__(
         self,
@@ -70,22 +58,9 @@ class BitextMiningEvaluator(TranslationEvaluator):
 
 
 class MultiBitextEvaluator(CachedEmbeddingEvaluator):
-    """Bitext retrieval on several sets (e.g. one per language) with one embedding cache, and the mean errors.
-
-    Runs a :class:`BitextMiningEvaluator` per set and reports, in percent, ``<set>_src2trg_error``,
-    ``<set>_trg2src_error`` and ``<set>_mean_error`` for each, plus their unweighted means over the sets
-    (``mean_src2trg_error``, ``mean_trg2src_error``, ``mean_error``: every language counts once, whatever its
-    size). ST's ``SequentialEvaluator`` averages only one primary score, so the directions would be lost.
-
-    Args:
-        datasets: ``{set name: dataset with source/target columns}`` (at least one).
-        name: metric name prefix.
-
-    Example::
-
-        sets = {lang: load_flores(lang, data_dir) for lang in flores_languages(data_dir)}
-        MultiBitextEvaluator(sets, name="flores")(model)["flores_mean_src2trg_error"]
-    """
+    """:class:`BitextMiningEvaluator`'s errors on several sets (``<set>_src2trg_error``, ...) with one cache, and
+    their unweighted means (``mean_src2trg_error``, ``mean_trg2src_error``, ``mean_error``): ST's
+    ``SequentialEvaluator`` averages only one primary score, so the directions would be lost."""
 
     def __init__(
         self,
@@ -105,10 +80,8 @@ class MultiBitextEvaluator(CachedEmbeddingEvaluator):
         self.primary_metric = "mean_error"
         self.greater_is_better = False
 
-    def __call__(
-        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-    ) -> dict[str, float]:
-        cache = self.embedding_cache(model)
+    def compute_metrics(self, model: Any) -> dict[str, float]:
+        cache = shared_cache(self, model)
         metrics: dict[str, float] = {}
         for key, evaluator in self.evaluators.items():
             evaluator.cache = cache
@@ -118,11 +91,9 @@ class MultiBitextEvaluator(CachedEmbeddingEvaluator):
         for direction in DIRECTIONS:  # mean_src2trg_error, mean_trg2src_error and (both directions) mean_error
             values = [metrics[f"{key}_{direction}_error"] for key in self.evaluators]
             metrics["mean_error" if direction == "mean" else f"mean_{direction}_error"] = sum(values) / len(values)
-        return self.finish(model, metrics, epoch, steps)
+        return metrics
 
-    @property
-    def description(self) -> str:
-        return "Bitext Mining"
+    description = "Bitext Mining"
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"sets": list(self.evaluators)}

@@ -41,22 +41,10 @@ def turku_binary(dataset: Any) -> Any:
 
 
 class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
-    """ST's ``BinaryClassificationEvaluator`` (best-threshold accuracy/F1, AP, MCC on cosine similarity),
-    embedding through a shared :class:`~psp_st.evaluation.embeddings.EmbeddingCache` that checks for NaN.
-    The thresholds are the best ones on the evaluated set itself (ST's and MTEB's convention: optimistic).
+    """ST's ``BinaryClassificationEvaluator`` (best-threshold accuracy/F1, AP, MCC on cosine) over a shared cache.
 
-    Args:
-        data: a dataset with ``sentence1``, ``sentence2`` and a 0/1 ``label`` column.
-        name: metric name prefix.
-        cache: embedding cache shared with other evaluators (optional).
-        batch_size / show_progress_bar: as in ST.
-        source: the data's name in error messages (default: from ``name``).
-
-    Example::
-
-        evaluator = ThresholdClassificationEvaluator(load_local("msrpc-test", data_dir), name="msrpc")
-        evaluator(model)["msrpc_cosine_accuracy"]
-    """
+    ``data`` needs a 0/1 ``label``; ``source`` names it in errors. The thresholds are the best ones on the evaluated
+    set itself (ST's and MTEB's convention: optimistic)."""
 
     def __init__(
         self,
@@ -82,9 +70,8 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
         self.cache = cache
 
     def compute_metrics(self, model: Any) -> dict[str, dict[str, float]]:
-        """ST's metrics on cosines rounded to 6 decimals, and the majority rate (a threshold's floor). Rounding ties
-        pairs whose cosines differ only by float noise (a bag of pieces on reordered words, as in PAWS-X), so no
-        threshold or AP ranking splits them by that noise."""
+        """ST's metrics and the majority rate (a threshold's floor) on cosines rounded to 6 decimals, so pairs whose
+        cosines differ only by float noise (reordered words under a bag of pieces, as in PAWS-X) stay tied."""
         from sklearn.metrics import average_precision_score, matthews_corrcoef
 
         cache = shared_cache(self, model)
@@ -101,25 +88,9 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
 
 
 class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
-    """The Opusparcus protocol (Sjöblom et al., 2018): embed both sentences, concatenate the two vectors, train
-    an MLP with one hidden layer of 200 units on the training split (Opusparcus: the dev set), and report
-    accuracy on the test split next to the all-paraphrase baseline (the accuracy of answering "paraphrase"
-    for every test pair).
-
-    scikit-learn's ``MLPClassifier`` (Adam, ReLU) after standardizing the features, with early stopping on
-    10% of the training pairs; the paper gives no optimizer details, so these are sklearn's defaults with a
-    fixed seed.
-
-    Args:
-        train: dataset with ``sentence1``, ``sentence2``, 0/1 ``label`` to fit the classifier on.
-        test: dataset with the same columns to report accuracy on.
-        name: metric name prefix.
-        hidden_size: hidden units (200 in the paper).
-        max_iter: training epochs of the MLP.
-        seed: random seed of the MLP.
-
-    Reports ``accuracy``, ``f1``, ``all_paraphrase_accuracy``, ``train_pairs``, ``test_pairs``.
-    """
+    """The Opusparcus protocol (Sjöblom et al., 2018): an MLP on the concatenated embeddings, trained on ``train``,
+    and its accuracy on ``test`` beside the all-paraphrase baseline (both need a 0/1 ``label``). The paper gives
+    no optimizer details: sklearn's defaults (standardized features, early stopping on 10%), seeded."""
 
     def __init__(
         self,
@@ -144,13 +115,11 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
         self.primary_metric = "accuracy"
 
     def features(self, model: Any, split: str) -> np.ndarray:
-        cache = self.embedding_cache(model)
+        cache = shared_cache(self, model)
         first, second, _ = self.splits[split]
         return np.concatenate([cache.encode(first), cache.encode(second)], axis=1)
 
-    def __call__(
-        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-    ) -> dict[str, float]:
+    def compute_metrics(self, model: Any) -> dict[str, float]:
         import warnings
 
         from sklearn.exceptions import ConvergenceWarning
@@ -160,7 +129,7 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
         from sklearn.preprocessing import StandardScaler
         from threadpoolctl import threadpool_limits
 
-        cache = self.embedding_cache(model)
+        cache = shared_cache(self, model)
         cache.add([text for s1, s2, _ in self.splits.values() for text in (*s1, *s2)])
         train_x, test_x = self.features(model, "train"), self.features(model, "test")
         train_y, test_y = self.splits["train"][2], self.splits["test"][2]
@@ -178,18 +147,15 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
             warnings.simplefilter("ignore", ConvergenceWarning)
             classifier.fit(train_x, train_y)
         predicted = classifier.predict(test_x)
-        metrics = {
+        return {
             "accuracy": float(accuracy_score(test_y, predicted)),
             "f1": float(f1_score(test_y, predicted, zero_division=0.0)),
             "all_paraphrase_accuracy": float(np.mean(test_y == 1)),
             "train_pairs": float(len(train_y)),
             "test_pairs": float(len(test_y)),
         }
-        return self.finish(model, metrics, epoch, steps)
 
-    @property
-    def description(self) -> str:
-        return "Paraphrase MLP Classification"
+    description = "Paraphrase MLP Classification"
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"hidden_size": self.hidden_size, "max_iter": self.max_iter, "seed": self.seed}

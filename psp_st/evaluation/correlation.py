@@ -28,15 +28,8 @@ def correlations(
 ) -> dict[str, float]:
     """``{"pearson", "spearman"}`` between gold scores and predicted similarities (SciPy, ties averaged).
 
-    SciPy's ``pearsonr``/``spearmanr`` (what ST's ``EmbeddingSimilarityEvaluator`` and MTEB call) return NaN
-    with only a warning when one side is constant; here that raises :class:`UndefinedCorrelationError` naming
-    the dataset, as do NaN inputs and length mismatches. Spearman ranks ties by their average rank.
-
-    Args:
-        gold: human scores.
-        predicted: model similarities, same length.
-        name: dataset name used in error messages.
-    """
+    Where SciPy (what ST and MTEB call) warns and returns NaN for a constant side, this raises
+    :class:`UndefinedCorrelationError` naming ``name``; NaN inputs and length mismatches raise ``ValueError``."""
     from scipy.stats import pearsonr, spearmanr
 
     gold_array = as_scores(gold, "gold scores", name)

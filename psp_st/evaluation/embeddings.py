@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from psp_st.inference.encode import encode_texts, fast_module
+from psp_st.inference.engine import PSPEngine
 from psp_st.tokenization.text_checks import check_texts
-
-logger = logging.getLogger(__name__)
 
 
 class NonFiniteEmbeddingError(ValueError):
@@ -29,22 +28,17 @@ def model_label(model: Any) -> str:
 
 def check_finite(embeddings: np.ndarray, texts: Sequence[str], model: Any = None) -> np.ndarray:
     """Return ``embeddings`` if every value is finite; else raise naming the first offending text."""
-    finite = np.isfinite(embeddings).all(axis=1)
-    if not finite.all():
-        bad = np.flatnonzero(~finite)
-        first = int(bad[0])
+    bad = np.flatnonzero(~np.isfinite(embeddings).all(axis=1))
+    if len(bad):
         raise NonFiniteEmbeddingError(
             f"model {model_label(model)} returned NaN/inf embeddings for {len(bad)} of {len(texts)} texts, "
-            f"first at index {first}: {texts[first]!r:.80}"
+            f"first at index {bad[0]}: {texts[bad[0]]!r:.80}"
         )
     return embeddings
 
 
 def is_psp_model(model: Any) -> bool:
     """Whether ``model`` is psp-st's inference engine or a SentenceTransformer whose vector is a PSPEmbedding's."""
-    from psp_st.inference.encode import fast_module
-    from psp_st.inference.engine import PSPEngine
-
     if isinstance(model, PSPEngine):
         return True
     try:
@@ -55,19 +49,8 @@ def is_psp_model(model: Any) -> bool:
 
 
 class EmbeddingCache:
-    """Encodes texts with ``model.encode`` (Sentence-Transformers), each distinct text once, and checks them.
-
-    For a P-SP model (:func:`is_psp_model`) it runs psp-st's inference engine instead of ``model.encode``.
-
-    Every evaluator of a suite shares one cache, so a sentence that appears in several datasets (STS
-    Benchmark dev/test and the STS years share pairs; MSRPC repeats sentences) is embedded once. Embeddings
-    are float32 numpy rows, unnormalized, exactly what ``model.encode(texts)`` returns.
-
-    Args:
-        model: a ``SentenceTransformer`` (anything with a compatible ``encode``).
-        batch_size: ``encode`` batch size.
-        show_progress_bar: show ``encode``'s progress bar.
-    """
+    """Encodes texts with ``model.encode`` (a P-SP model: psp-st's engine, the same vectors, faster), each distinct
+    text once, and refuses NaN/inf. Rows are float32, unnormalized, exactly what ``model.encode(texts)`` returns."""
 
     def __init__(self, model: Any, batch_size: int = 64, show_progress_bar: bool = False) -> None:
         self.model = model
@@ -85,9 +68,7 @@ class EmbeddingCache:
         new = list(dict.fromkeys(text for text in texts if text not in self._index))
         if not new:
             return
-        if is_psp_model(self.model):  # P-SP: psp-st's inference engine, the same vectors as encode, faster
-            from psp_st.inference.encode import encode_texts
-
+        if is_psp_model(self.model):
             vectors = encode_texts(self.model, new)
         else:
             vectors = self.model.encode(
@@ -99,10 +80,8 @@ class EmbeddingCache:
                 f"model {model_label(self.model)} returned embeddings of shape {vectors.shape} for {len(new)} texts"
             )
         check_finite(vectors, new, self.model)
-        start = len(self._rows)
+        self._index.update({text: len(self._rows) + offset for offset, text in enumerate(new)})
         self._rows.extend(vectors)
-        for offset, text in enumerate(new):
-            self._index[text] = start + offset
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dim)`` embeddings of ``texts`` (embedding the unseen ones first)."""

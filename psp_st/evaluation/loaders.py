@@ -1,9 +1,5 @@
-"""Evaluation datasets as Hugging Face ``datasets.Dataset``, read from the shared data folder by :mod:`psp_st.data`.
-
-Files follow its layout (``sts/``, ``pair_classification/``, ``bitext_mining/``, ``bitext/``); every loader checks
-the columns the evaluation needs and raises naming the file, the column or the row otherwise. The official Hub
-copies run through MTEB (:func:`psp_st.evaluation.mteb_tasks.get_tasks` with ``offline=False``).
-"""
+"""Evaluation datasets as HF ``datasets.Dataset`` from the shared data folder, their columns checked (errors name
+the file, the column or the row); the official Hub copies run through MTEB (``get_tasks(offline=False)``)."""
 
 from __future__ import annotations
 
@@ -20,15 +16,10 @@ PAWSX_LANGS = ("de", "en", "es", "fr", "ja", "ko", "zh")
 
 #: Local files of the shared data folder, by dataset key.
 LOCAL_FILES: dict[str, str] = {
-    "stsb-train": "sts/stsbenchmark/train.parquet",
-    "stsb-dev": "sts/stsbenchmark/dev.parquet",
-    "stsb-test": "sts/stsbenchmark/test.parquet",
-    "sick-train": "sts/sick/train.parquet",
-    "sick-dev": "sts/sick/dev.parquet",
-    "sick-test": "sts/sick/test.parquet",
+    **{f"stsb-{split}": f"sts/stsbenchmark/{split}.parquet" for split in ("train", "dev", "test")},
+    **{f"sick-{split}": f"sts/sick/{split}.parquet" for split in ("train", "dev", "test")},
     "sts17-en-en": "sts/sts2017/en-en.parquet",
-    "msrpc-train": "pair_classification/msrpc/train.parquet",
-    "msrpc-test": "pair_classification/msrpc/test.parquet",
+    **{f"msrpc-{split}": f"pair_classification/msrpc/{split}.parquet" for split in ("train", "test")},
     "turku-release1-dev": "pair_classification/turku/fi_release1_dev.parquet",
     "turku-opus-parsebank-dev": "pair_classification/turku/fi_opus_parsebank_dev.parquet",
     **{
@@ -39,8 +30,8 @@ LOCAL_FILES: dict[str, str] = {
     **{f"tatoeba-{lang}": f"bitext_mining/tatoeba/{lang}-eng.parquet" for lang in ("deu", "fra")},
 }
 
-#: The ``corpus`` value of the FLORES-200 devtest rows inside ``bitext/<lang>-en.parquet`` (the cross-lingual dev
-#: set: training recipes drop these rows, the ``xling`` suite evaluates on them).
+#: The ``corpus`` of the FLORES-200 devtest rows of ``bitext/<lang>-en.parquet``: the cross-lingual dev set (the
+#: recipes drop these rows, the ``xling`` suite evaluates on them).
 FLORES_CORPUS = "flores200-devtest"
 #: The languages of the X-English bitext files (``bitext/<lang>-en.parquet``), ISO 639-1.
 BITEXT_LANGS = ("ar", "cs", "de", "es", "fi", "fr", "ru", "sv", "tr", "zh")
@@ -52,24 +43,16 @@ BITEXT_COLUMNS = ("source", "target")
 
 
 def check_columns(dataset: Any, columns: Sequence[str], source: str, text_columns: Sequence[str] = ()) -> None:
-    """Raise ``ValueError`` naming ``source`` if a column is missing or a text cell is empty/None.
-
-    Works on a ``datasets.Dataset``, a pandas ``DataFrame`` or a dict of columns.
-    """
-    if hasattr(dataset, "column_names"):
-        names = list(dataset.column_names)
-    elif hasattr(dataset, "columns"):
-        names = list(dataset.columns)
-    else:  # a mapping of columns
-        names = list(dataset)
+    """Raise ``ValueError`` naming ``source`` if a column is missing, there are no rows or a text cell is no string
+    (``dataset``: a ``datasets.Dataset``, a pandas ``DataFrame`` or a dict of columns)."""
+    names = list(dataset.column_names if hasattr(dataset, "column_names") else getattr(dataset, "columns", dataset))
     missing = [column for column in columns if column not in names]
     if missing:
         raise ValueError(f"{source}: missing column(s) {missing}; it has {names}")
     if len(dataset[columns[0]]) == 0:
         raise ValueError(f"{source}: no rows")
     for column in text_columns:
-        values = dataset[column]
-        for row, value in enumerate(values):
+        for row, value in enumerate(dataset[column]):
             if not isinstance(value, str):
                 missing_value = value is None or isinstance(value, float) and value != value
                 shown = "null (missing)" if missing_value else repr(value)
@@ -109,11 +92,8 @@ def bitext_path(lang: str, data_dir: str | os.PathLike | None = None) -> Path:
 
 
 def load_flores(lang: str, data_dir: str | os.PathLike | None = None) -> Any:
-    """The FLORES-200 devtest rows of ``bitext/<lang>-en.parquet`` as ``source`` (``lang``) / ``target`` (English).
-
-    Row ``i`` of ``source`` translates row ``i`` of ``target`` (a :class:`BitextMiningEvaluator` input). The file
-    needs ``source``, ``target`` and ``corpus`` columns and at least one row whose corpus is :data:`FLORES_CORPUS`.
-    """
+    """The FLORES-200 devtest rows (corpus :data:`FLORES_CORPUS`) of ``bitext/<lang>-en.parquet`` as ``source``
+    (``lang``) / ``target`` (English), a :class:`BitextMiningEvaluator` input."""
     import numpy as np
     import pyarrow.compute as pc
 
@@ -146,15 +126,13 @@ def flores_languages(data_dir: str | os.PathLike | None = None) -> list[str]:
 
 
 def load_sts_folder(path: str | os.PathLike) -> dict[str, Any]:
-    """Held-out STS years stored locally: a folder of ``<subset>.parquet`` files (e.g. ``sts2012/MSRpar.parquet``),
-    each with ``sentence1``, ``sentence2``, ``score``, as ``{subset: Dataset}``."""
+    """``{subset: Dataset}`` of a held-out STS year's ``<subset>.parquet`` files (``sts2012/MSRpar.parquet``)."""
     files = sorted(Path(path).glob("*.parquet"))
     if not files:
         raise FileNotFoundError(f"{path} holds no .parquet files (expected one file per STS subset)")
     return {file.stem: load_table(file, STS_COLUMNS, STS_COLUMNS[:2], STS_COLUMNS[2:]) for file in files}
 
 
-# -- Opusparcus ----------------------------------------------------------------------------------------------
 def opusparcus_path(root: str | os.PathLike, lang: str, split: str) -> Path:
     """``<root>/<lang>/<split>/<lang>-<split>.txt``, the layout of the Opusparcus 1.0 archive."""
     return Path(root) / lang / split / f"{lang}-{split}.txt"

@@ -1,17 +1,5 @@
-"""MTEB tasks that read our local files, so ``mteb.evaluate(model, tasks)`` runs with no network.
-
-Each class subclasses MTEB's own abstract task (``AbsTaskSTS``, ``AbsTaskPairClassification``,
-``AbsTaskBitextMining``) and only replaces ``load_data``: scoring is MTEB's. The task names end in ``.local``
-so their results never mix with the official tasks' in an MTEB results cache. With network access, use the
-official tasks unchanged: ``mteb.get_tasks(tasks=list(OFFICIAL_NAMES.values()))`` (see :func:`get_tasks`).
-
-Example::
-
-    import mteb
-    from psp_st.evaluation.mteb_tasks import get_tasks
-
-    results = mteb.evaluate(model, get_tasks(["STSBenchmark"], data_dir="../shared/data"), cache=None)
-"""
+"""MTEB's own tasks reading our local files (``mteb.evaluate(model, get_tasks(...))`` with no network; scoring is
+MTEB's), named ``<official>.local`` so their results never mix with the official tasks' in an MTEB results cache."""
 
 from __future__ import annotations
 
@@ -28,11 +16,11 @@ except ImportError as error:  # pragma: no cover - mteb ships with the eval extr
 
 from psp_st.evaluation.loaders import BITEXT_LANGS, PAWSX_LANGS, load_flores, load_local
 
-#: MTEB's task type and main score of each abstract task psp-st has local twins of.
-_KINDS: dict[type, tuple[TaskType, str]] = {
-    AbsTaskSTS: ("STS", "cosine_spearman"),
-    AbsTaskPairClassification: ("PairClassification", "max_ap"),
-    AbsTaskBitextMining: ("BitextMining", "f1"),
+#: MTEB's task type and main score, and the renames of our columns to MTEB's, of each abstract task we have twins of.
+_KINDS: dict[type, tuple[TaskType, str, dict[str, str]]] = {
+    AbsTaskSTS: ("STS", "cosine_spearman", {}),
+    AbsTaskPairClassification: ("PairClassification", "max_ap", {"label": "labels"}),
+    AbsTaskBitextMining: ("BitextMining", "f1", {"source": "sentence1", "target": "sentence2"}),
 }
 
 
@@ -41,9 +29,8 @@ class _LocalData:
 
     #: ``{hf subset: {split: local dataset key}}``; the subset ``None`` for a task without subsets.
     files: dict[str | None, dict[str, str]] = {}
-    #: Column renames from our files to MTEB's columns.
     renames: dict[str, str] = {}
-    #: Set by MTEB's ``AbsTask`` (the other base of every subclass).
+    # set by MTEB's ``AbsTask`` (the other base of every subclass)
     data_loaded: bool
     dataset: Any
     hf_subsets: list[str]
@@ -57,13 +44,11 @@ class _LocalData:
             return
         from datasets import DatasetDict
 
-        def splits(files: dict[str, str]) -> Any:
-            return DatasetDict({split: self.load(key) for split, key in files.items()})
+        def splits(keys: dict[str, str]) -> Any:
+            return DatasetDict({split: self.load(key) for split, key in keys.items()})
 
-        if None in self.files:
-            self.dataset = splits(self.files[None])
-        else:
-            self.dataset = {subset: splits(self.files[subset]) for subset in self.hf_subsets}
+        files = self.files
+        self.dataset = splits(files[None]) if None in files else {name: splits(files[name]) for name in self.hf_subsets}
         self.data_loaded = True
 
     def load(self, key: str) -> Any:
@@ -77,18 +62,15 @@ def _local_task(
     base: type,
     files: dict[str | None, dict[str, str]],
     description: str,
-    eval_langs: Any,
     reference: str,
+    eval_langs: Any = None,
     license: str = "not specified",
     eval_splits: tuple[str, ...] = ("test",),
     **attributes: Any,
 ) -> type[Any]:
-    """MTEB's ``base`` task named ``<official>.local`` whose ``load_data`` reads ``files`` (local dataset keys).
-
-    ``attributes`` become class attributes (``min_score``, ``renames``, a ``load`` override); MTEB's metadata
-    needs a dataset reference, which these tasks never pass to ``load_dataset``.
-    """
-    task_type, main_score = _KINDS[base]
+    """MTEB's ``base`` task named ``<official>.local`` whose ``load_data`` reads ``files`` (local dataset keys);
+    ``attributes`` become class attributes (``min_score``, a ``load`` override). ``eval_langs``: English by default."""
+    task_type, main_score, renames = _KINDS[base]
     metadata = TaskMetadata(
         name=f"{official}.local",
         description=f"{description} read from local files.",
@@ -96,12 +78,11 @@ def _local_task(
         type=task_type,
         main_score=main_score,
         eval_splits=list(eval_splits),
-        eval_langs=eval_langs,
+        eval_langs=eval_langs or ["eng-Latn"],
         license=license,
-        dataset={"path": f"local/{official}.local", "revision": "local"},
+        dataset={"path": f"local/{official}.local", "revision": "local"},  # required by MTEB, never loaded
         adapted_from=None if official == "MSRPC" else [official],  # MSRPC is no MTEB task
         category="t2t",
-        modalities=["text"],
         date=("2012-01-01", "2017-12-31"),
         domains=["Written"],
         task_subtypes=[],
@@ -111,8 +92,8 @@ def _local_task(
         bibtex_citation="",
     )
     doc = f"MTEB's ``{official}`` on the local files: {description}."
-    body = {"__doc__": doc, "__module__": __name__, "files": files, "metadata": metadata, **attributes}
-    return type(f"{official.replace('-', '')}Local", (_LocalData, base), body)
+    body = {"__doc__": doc, "__module__": __name__, "files": files, "metadata": metadata, "renames": renames}
+    return type(f"{official.replace('-', '')}Local", (_LocalData, base), {**body, **attributes})
 
 
 #: FLORES-200 code (language_Script) of each bitext and PAWS-X language (MTEB writes them ``lang-Script``).
@@ -156,72 +137,60 @@ _TASKS = [
         AbsTaskSTS,
         {None: {"validation": "stsb-dev", "test": "stsb-test"}},
         "STS Benchmark (Cer et al., 2017), scores 0-5",
-        ["eng-Latn"],
         _STS_PAPER,
         license="cc-by-sa-4.0",
-        min_score=0,
-        max_score=5,
     ),
     _local_task(
         "SICK-R",
         AbsTaskSTS,
         {None: {"test": "sick-test"}},
         "SICK relatedness (Marelli et al., 2014), scores 1-5",
-        ["eng-Latn"],
         "https://aclanthology.org/L14-1314",
         license="cc-by-nc-sa-3.0",
         min_score=1,
-        max_score=5,
     ),
     _local_task(
         "STS17",
         AbsTaskSTS,
         {"en-en": {"test": "sts17-en-en"}},
         "SemEval-2017 STS track 5, en-en (the other tracks are held out here)",
-        {"en-en": ["eng-Latn", "eng-Latn"]},
         _STS_PAPER,
+        {"en-en": ["eng-Latn", "eng-Latn"]},
         license="cc-by-sa-4.0",
-        min_score=0,
-        max_score=5,
     ),
     _local_task(
         "MSRPC",
         AbsTaskPairClassification,
         {None: {"test": "msrpc-test"}},
         "MSR Paraphrase Corpus (Dolan & Brockett, 2005), test set",
-        ["eng-Latn"],
         "https://aclanthology.org/I05-5002",
-        renames={"label": "labels"},
     ),
     _local_task(
         "PawsXPairClassification",
         AbsTaskPairClassification,
         {lang: {"test": f"pawsx-{lang}-test", "validation": f"pawsx-{lang}-dev"} for lang in PAWSX_LANGS},
         "PAWS-X (Yang et al., 2019), 7 languages",
-        {lang: [FLORES_CODES[lang].replace("_", "-").replace("zho", "cmn")] for lang in PAWSX_LANGS},  # MTEB: cmn
         "https://aclanthology.org/D19-1382",
+        {lang: [FLORES_CODES[lang].replace("_", "-").replace("zho", "cmn")] for lang in PAWSX_LANGS},  # MTEB: cmn
         eval_splits=("test", "validation"),
-        renames={"label": "labels"},
     ),
     _local_task(
         "Tatoeba",
         AbsTaskBitextMining,
         {f"{lang}-eng": {"test": f"tatoeba-{lang}"} for lang in ("deu", "fra")},
         "Tatoeba bitext mining, LASER v1 test sets deu-eng and fra-eng",
-        {"deu-eng": ["deu-Latn", "eng-Latn"], "fra-eng": ["fra-Latn", "eng-Latn"]},
         "https://github.com/facebookresearch/LASER",
+        {"deu-eng": ["deu-Latn", "eng-Latn"], "fra-eng": ["fra-Latn", "eng-Latn"]},
         license="cc-by-2.0",
-        renames={"source": "sentence1", "target": "sentence2"},
     ),
-    # X-English pairs only, both directions; these rows are the cross-lingual *dev* set of psp-st's recipes
-    # (dropped from training). Narrow the languages with ``task.filter_languages(...)``.
+    # X-English, both directions: the recipes' cross-lingual dev set. Narrow it with ``task.filter_languages(...)``.
     _local_task(
         "FloresBitextMining",
         AbsTaskBitextMining,
         {subset: {"devtest": subset} for subset in _FLORES_SUBSETS},
         "FLORES-200 devtest X-English pairs of the bitext files",
-        _FLORES_SUBSETS,
         "https://huggingface.co/datasets/facebook/flores",
+        _FLORES_SUBSETS,
         license="cc-by-sa-4.0",
         eval_splits=("devtest",),
         load=_load_flores,
@@ -240,13 +209,8 @@ XLING_TASKS = ["FloresBitextMining", "Tatoeba", "PawsXPairClassification", "STS1
 def get_tasks(
     names: list[str] | None = None, data_dir: str | os.PathLike | None = None, offline: bool = True
 ) -> list[Any]:
-    """MTEB task objects: local (offline) versions by default, the official ones with ``offline=False``.
-
-    Args:
-        names: official task names (keys of :data:`LOCAL_TASKS`); all when ``None``.
-        data_dir: the shared data folder for the local tasks.
-        offline: ``False`` returns ``mteb.get_tasks(names)`` (downloads from the Hub).
-    """
+    """MTEB task objects of official ``names`` (keys of :data:`LOCAL_TASKS`; all when ``None``): the local versions
+    reading ``data_dir``, or with ``offline=False`` the official ones (``mteb.get_tasks``, downloads from the Hub)."""
     names = list(names or LOCAL_TASKS)
     unknown = [name for name in names if name not in LOCAL_TASKS]
     if unknown:

@@ -10,13 +10,10 @@ from psp_st.io.atomic import atomic_path, atomic_write_json
 
 
 def summary_markdown(summary: list[dict[str, Any]]) -> str:
-    """The summary rows as markdown tables (the report's and the console's), one per group, one row per task and
-    one column per metric."""
+    """The summary rows as markdown tables: one per group, one row per task, one column per metric."""
     blocks = []
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for row in summary:
-        groups.setdefault(row["group"], []).append(row)
-    for group, rows in groups.items():
+    for group in dict.fromkeys(row["group"] for row in summary):
+        rows = [row for row in summary if row["group"] == group]
         metrics = list(dict.fromkeys(row["metric"] for row in rows))
         tasks = list(dict.fromkeys(row["task"] for row in rows))
         values = {(row["task"], row["metric"]): row["value"] for row in rows}
@@ -48,8 +45,7 @@ def to_markdown(result: dict[str, Any], command: str | None = None) -> str:
         lines += [f"![{plot}]({plot})" for plot in result["plots"]] + [""]
     if result.get("neighbours"):
         lines += ["### Nearest neighbours (STS Benchmark test sentences)", ""]
-        for table in result["neighbours"]:
-            lines += [table, ""]
+        lines += [line for table in result["neighbours"] for line in (table, "")]
     if result.get("task_seconds"):
         lines += ["### Time per task (s)", "", "| task | seconds |", "|---|---:|"]
         lines += [f"| {task} | {seconds:.1f} |" for task, seconds in result["task_seconds"].items()] + [""]
@@ -61,8 +57,7 @@ def write_report(result: dict[str, Any], out_dir: str | os.PathLike, command: st
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "results.json", "markdown": out / "report.md"}
-    payload = dict(result, command=command) if command else result
-    atomic_write_json(paths["json"], payload)
+    atomic_write_json(paths["json"], dict(result, command=command) if command else result)
     with atomic_path(paths["markdown"]) as temporary:
         Path(temporary).write_text(to_markdown(result, command), encoding="utf-8")
     return paths

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs
+from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs, shared_cache
 from psp_st.evaluation.classification import TURKU_PARAPHRASE_FROM
 from psp_st.evaluation.embeddings import EmbeddingCache
 from psp_st.evaluation.turku_labels import parse_labels
@@ -19,12 +19,8 @@ LABEL_GROUPS = ("1", "2", "3", "4<>", "4", "positive")
 def retrieval_ranks(
     embeddings: np.ndarray, queries: ArrayLike, targets: ArrayLike, batch_size: int = 1024
 ) -> np.ndarray:
-    """1-based rank of ``targets[i]`` among all rows of ``embeddings`` by cosine similarity to ``queries[i]``.
-
-    The query row itself is not a candidate (unless it is the target: rank 1). Ties count half: the rank is
-    ``1 + #(strictly more similar) + #(equally similar others) / 2``, the mean rank over the tie orders, so
-    a model that maps many texts to the same vector gains nothing from the order of the candidate list.
-    """
+    """1-based rank of row ``targets[i]`` among all rows of ``embeddings`` by cosine similarity to row ``queries[i]``
+    (itself no candidate, unless it is the target: rank 1). Ties count half (the mean over tie orders)."""
     import torch
 
     vectors = torch.nn.functional.normalize(torch.as_tensor(embeddings, dtype=torch.float32), dim=-1)
@@ -49,11 +45,8 @@ def retrieval_ranks(
 
 
 def rank_metrics(ranks: np.ndarray, num_candidates: int) -> dict[str, float]:
-    """``top1``/``top10`` accuracy (%) and mean rank as a percentage of the other candidates (0 = always first).
-
-    Mean rank % is ``mean(rank - 1) / (num_candidates - 1) * 100``: "as if there were 100 candidates", so 5%
-    means the target is ranked 6th of 100 on average (Kanerva et al., 2023, section 8.1).
-    """
+    """``top1``/``top10`` accuracy (%) and ``mean_rank_pct``, ``mean(rank - 1) / (num_candidates - 1) * 100``
+    ("as if there were 100 candidates": 5% is 6th of 100 on average; Kanerva et al., 2023, section 8.1)."""
     if len(ranks) == 0:
         raise ValueError("no pairs to compute retrieval metrics on")
     if num_candidates < 2:
@@ -68,18 +61,9 @@ def rank_metrics(ranks: np.ndarray, num_candidates: int) -> dict[str, float]:
 
 
 class RetrievalEvaluator(CachedEmbeddingEvaluator):
-    """For each pair (s1, s2): the rank of s2 among all unique statements of the split, queried with s1.
-
-    Reports top-1 / top-10 accuracy and mean rank (%) per label group (see :attr:`~psp_st.evaluation.turku_labels.TurkuLabel.group`) and for
-    all positive pairs (labels 3 and 4). Follows Kanerva et al. (2023), section 8.1: candidates are the
-    deduplicated statements of both sides of every pair of the split, compared by cosine similarity.
-    ST's ``InformationRetrievalEvaluator`` reports MRR/nDCG over relevant-document sets rather than the rank of
-    one target per label, so this is written directly.
-
-    Args:
-        data: dataset with ``sentence1``, ``sentence2`` and ``label_str`` (e.g. ``4>``) columns.
-        name: metric name prefix.
-    """
+    """Kanerva et al. (2023), section 8.1: :func:`rank_metrics` of s2 among the distinct sentences of both sides,
+    queried with s1, per Turku label group (``label_column``, ``4>``) and for all positive pairs (labels 3, 4).
+    ST's ``InformationRetrievalEvaluator`` reports MRR/nDCG over relevant sets, not one target's rank per label."""
 
     def __init__(
         self,
@@ -97,12 +81,10 @@ class RetrievalEvaluator(CachedEmbeddingEvaluator):
         self.positive = np.array([int(label.base) >= TURKU_PARAPHRASE_FROM for label in labels], dtype=bool)
         self.primary_metric = "positive_top1"
 
-    def __call__(
-        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-    ) -> dict[str, float]:
+    def compute_metrics(self, model: Any) -> dict[str, float]:
         candidates = list(dict.fromkeys([*self.sentences1, *self.sentences2]))
         index = {text: row for row, text in enumerate(candidates)}
-        embeddings = self.embedding_cache(model).encode(candidates)
+        embeddings = shared_cache(self, model).encode(candidates)
         ranks = retrieval_ranks(embeddings, [index[s] for s in self.sentences1], [index[s] for s in self.sentences2])
         groups = np.asarray(self.groups)
         metrics: dict[str, float] = {"candidates": float(len(candidates))}
@@ -111,8 +93,6 @@ class RetrievalEvaluator(CachedEmbeddingEvaluator):
             if mask.any():
                 for key, value in rank_metrics(ranks[mask], len(candidates)).items():
                     metrics[f"{group}_{key}"] = value
-        return self.finish(model, metrics, epoch, steps)
+        return metrics
 
-    @property
-    def description(self) -> str:
-        return "Paraphrase Retrieval"
+    description = "Paraphrase Retrieval"

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs
+from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs, shared_cache
 from psp_st.evaluation.correlation import correlations
 from psp_st.evaluation.embeddings import EmbeddingCache, cosine_pairs
 
@@ -16,10 +16,7 @@ from psp_st.evaluation.embeddings import EmbeddingCache, cosine_pairs
 def wieting_means(
     per_subset: Mapping[str, Mapping[str, float]], groups: Mapping[str, Sequence[str]], metric: str = "pearson"
 ) -> dict[str, float]:
-    """The Wieting convention: per group (STS year) the mean of its subsets' ``metric``; then their mean.
-
-    Returns ``{group: mean, ..., "all": mean of the group means}``.
-    """
+    """The Wieting convention: ``{group (STS year): mean of its subsets' metric, ..., "all": mean of those}``."""
     means: dict[str, float] = {}
     for group, names in groups.items():
         missing = [name for name in names if name not in per_subset]
@@ -46,29 +43,10 @@ def sbert_pooled(
 
 
 class STSEvaluator(CachedEmbeddingEvaluator):
-    """Cosine similarity vs. human scores on one or more STS subsets, optionally grouped into years.
+    """Cosine vs. human ``score`` on ``{subset name: dataset}``, optionally grouped (``{year: [subset names]}``).
 
-    For each subset: Pearson and Spearman between the gold score and the cosine of the two embeddings, the
-    same numbers as ST's ``EmbeddingSimilarityEvaluator`` (same ``pairwise_cos_sim`` and SciPy calls; a test
-    checks they agree). Written as its own evaluator because the STS years need what that one lacks: many
-    subsets in one pass with shared embeddings, the per-year averages of Wieting et al. (mean Pearson over a
-    year's subsets, then mean over years) and of SBERT (Spearman over a year's concatenated subsets), and a
-    clear error instead of NaN for constant scores or NaN embeddings.
-
-    Args:
-        subsets: ``{subset name: dataset}``; each dataset (``datasets.Dataset``, DataFrame or dict of lists)
-            needs ``sentence1``, ``sentence2`` and ``score`` columns.
-        groups: ``{year: [subset names]}`` to average over; ``None`` reports subsets only.
-        name: metric name prefix.
-        batch_size / show_progress_bar / cache: see :class:`CachedEmbeddingEvaluator`.
-
-    Example::
-
-        from psp_st.evaluation import STSEvaluator, load_local
-
-        evaluator = STSEvaluator({"stsb-test": load_local("stsb-test", "../shared/data")}, name="stsb")
-        evaluator(model)  # {"stsb_stsb-test_pearson": ..., "stsb_stsb-test_spearman": ...}
-    """
+    Per subset, the Pearson and Spearman of ST's ``EmbeddingSimilarityEvaluator`` (a test checks); our own for what
+    the STS years need: many subsets over shared embeddings, :func:`wieting_means`, :func:`sbert_pooled`, no NaN."""
 
     def __init__(
         self,
@@ -99,15 +77,13 @@ class STSEvaluator(CachedEmbeddingEvaluator):
 
     def predict(self, model: Any) -> dict[str, np.ndarray]:
         """Cosine similarity of every pair, per subset."""
-        cache = self.embedding_cache(model)
+        cache = shared_cache(self, model)
         cache.add([text for s1, s2, _ in self.subsets.values() for text in (*s1, *s2)])
         return {
             subset: cosine_pairs(cache.encode(s1), cache.encode(s2)) for subset, (s1, s2, _) in self.subsets.items()
         }
 
-    def __call__(
-        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-    ) -> dict[str, float]:
+    def compute_metrics(self, model: Any) -> dict[str, float]:
         predicted = self.predict(model)
         gold = {subset: scores for subset, (_, _, scores) in self.subsets.items()}
         per_subset = {
@@ -118,17 +94,14 @@ class STSEvaluator(CachedEmbeddingEvaluator):
             f"{subset}_{metric}": value for subset, values in per_subset.items() for metric, value in values.items()
         }
         if self.groups:
-            for group, value in wieting_means(per_subset, self.groups, "pearson").items():
-                metrics["wieting_pearson" if group == "all" else f"{group}_mean_pearson"] = value
-            for group, value in wieting_means(per_subset, self.groups, "spearman").items():
-                metrics["wieting_spearman" if group == "all" else f"{group}_mean_spearman"] = value
+            for metric in ("pearson", "spearman"):
+                for group, value in wieting_means(per_subset, self.groups, metric).items():
+                    metrics[f"wieting_{metric}" if group == "all" else f"{group}_mean_{metric}"] = value
             for group, value in sbert_pooled(gold, predicted, self.groups).items():
                 metrics["sbert_spearman" if group == "all" else f"{group}_all_spearman"] = value
-        return self.finish(model, metrics, epoch, steps)
+        return metrics
 
-    @property
-    def description(self) -> str:
-        return "Semantic Similarity"
+    description = "Semantic Similarity"
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"subsets": list(self.subsets), "groups": self.groups} if self.groups else {}

@@ -1,19 +1,9 @@
-"""The psp-st evaluation suite: one call that runs every evaluator of ``quick`` or ``full`` on a model.
-
-``quick`` (what the training recipes evaluate with; seconds for a static model): STS Benchmark dev/test,
-SICK-R test, STS 2017 en-en, PAWS-X en test and MSRPC test (cosine-threshold classification).
-``full`` adds the STS years when present locally, every STS 2017 track file present, PAWS-X in 7 languages,
-the Opusparcus MLP protocol (MSRPC train->test, PAWS-X en dev->test, Opusparcus dev->test when given), Turku
-binary classification and retrieval per label, Tatoeba error rates, human-score agreement plots and a
-nearest-neighbour table.
-``xling`` (cross-lingual models): FLORES-200 devtest retrieval error per language, x->en and en->x, and their
-mean over languages (the dev set: drop these rows from training), Tatoeba deu/fra error (test), PAWS-X dev and
-test in its 7 languages, and English retention: STS Benchmark dev/test and STS 2017 en-en.
-"""
+"""The evaluation suites, each run on a model by one call: ``quick`` (English STS, PAWS-X en, MSRPC: what the recipes
+evaluate with), ``full`` (+ STS years, PAWS-X x7, MLP protocol, Turku, Tatoeba, agreement plots, neighbours) and
+``xling`` (FLORES-200 devtest per language, Tatoeba, PAWS-X x7, English STS)."""
 
 from __future__ import annotations
 
-import logging
 import os
 import time
 from collections.abc import Callable
@@ -55,8 +45,6 @@ from psp_st.io.data_dir import default_data_dir
 from psp_st.io.extras import require
 from psp_st.io.progress import progress_bar
 
-logger = logging.getLogger(__name__)
-
 SUITES = ("quick", "full", "xling")
 OPUSPARCUS_LANGS = ("de", "en", "fi", "fr", "ru", "sv")
 STS_YEARS = ("sts2012", "sts2013", "sts2014", "sts2015", "sts2016")
@@ -68,37 +56,24 @@ SPLITS = ("dev", "test")
 
 @dataclass
 class SuiteTask:
-    """One line of the suite: how to build its evaluator, and which of its metrics go into the summary table.
-
-    ``headline`` maps a metric key (unprefixed) to ``(column label, scale)``; values are multiplied by
-    ``scale`` in the table (100 for correlations and accuracies given as fractions).
-    """
+    """One line of the suite: its evaluator's builder, and ``headline``, ``{metric key: (column label, scale)}`` of
+    the summary table (scale 100 for fractions)."""
 
     name: str
     group: str
     build: Callable[[EmbeddingCache], Any]
     headline: dict[str, tuple[str, float]] = field(default_factory=dict)
-    #: the data set whose score-level agreement (the evaluator's ``stats``) is plotted when the suite writes files
-    plot: str = ""
+    plot: str = ""  #: the data set whose score-level agreement (``stats``) is plotted when the suite writes files
 
 
 def _sts(name: str, load: Callable[[], Any]) -> SuiteTask:
-    return SuiteTask(
-        name,
-        "STS",
-        lambda cache: STSEvaluator({name: load()}, cache=cache),
-        {f"{name}_spearman": ("Spearman", 100.0), f"{name}_pearson": ("Pearson", 100.0)},
-    )
+    headline = {f"{name}_spearman": ("Spearman", 100.0), f"{name}_pearson": ("Pearson", 100.0)}
+    return SuiteTask(name, "STS", lambda cache: STSEvaluator({name: load()}, cache=cache), headline)
 
 
 def _bitext(name: str, group: str, load: Callable[[], Any], directions: tuple[str, str]) -> SuiteTask:
-    errors = {"src2trg_error": f"{directions[0]} error %", "trg2src_error": f"{directions[1]} error %"}
-    return SuiteTask(
-        name,
-        group,
-        lambda cache: BitextMiningEvaluator(load(), cache=cache),
-        {key: (label, 1.0) for key, label in errors.items()},
-    )
+    headline = {"src2trg_error": (f"{directions[0]} error %", 1.0), "trg2src_error": (f"{directions[1]} error %", 1.0)}
+    return SuiteTask(name, group, lambda cache: BitextMiningEvaluator(load(), cache=cache), headline)
 
 
 def _local(key: str, data_dir: Path) -> Callable[[], Any]:
@@ -143,7 +118,7 @@ def xling_tasks(data_dir: Path) -> tuple[list[SuiteTask], dict[str, str]]:
     tasks += [
         _threshold(f"pawsx-{lang}-{split}", group, _local(f"pawsx-{lang}-{split}", data_dir))
         for lang in PAWSX_LANGS
-        for split in ("dev", "test")
+        for split in SPLITS
     ]
     tasks += [_sts(key, _local(key, data_dir)) for key in ("stsb-dev", "stsb-test", "sts17-en-en")]
     return tasks, skipped
@@ -292,22 +267,17 @@ def run_suite(
     opusparcus_dir: str | os.PathLike | None = None,
     model_name: str | None = None,
 ) -> dict[str, Any]:
-    """Run the ``quick`` or ``full`` suite on ``model`` (a ``SentenceTransformer``) and return the results.
+    """Run the ``quick``, ``full`` or ``xling`` suite on ``model`` (open names with :func:`psp_st.load` first).
 
     Args:
-        model: the model; open names and paths with :func:`psp_st.load` first.
-        suite: ``"quick"``, ``"full"`` or ``"xling"``.
         data_dir: the shared data folder (default ``$PSP_ST_DATA_DIR`` or ``../shared/data``).
         out_dir: when given, plots are written there (the report itself: :func:`psp_st.evaluation.write_report`).
-        batch_size: ``encode`` batch size.
-        show_progress_bar: progress bars over tasks and embedding batches.
         opusparcus_dir: root of an Opusparcus 1.0 copy (``<lang>/{dev,test}/<lang>-{dev,test}.txt``).
         model_name: name shown in the results and plots (default: from the model card, else its class).
 
     Returns:
-        ``{"model", "suite", "data_dir", "seconds", "embedded_texts", "results": {task: metrics},
-        "summary": [{"group", "task", "metric", "value"}], "skipped": {task: reason}, "plots": [...],
-        "neighbours": [markdown tables]}``. Every metric comes from this run.
+        ``{"model", "suite", "data_dir", "seconds", "embedded_texts", "task_seconds", "results": {task: metrics},
+        "summary": [{"group", "task", "metric", "value"}], "skipped": {task: reason}, "plots", "neighbours"}``.
     """
     data_dir = Path(data_dir or default_data_dir())
     model_name = model_name or model_label(model)
@@ -357,16 +327,8 @@ def run_suite(
 
 
 class SuiteEvaluator(CachedEmbeddingEvaluator):
-    """The suite as an ST evaluator (e.g. a trainer's ``evaluator=``): flat ``{task}_{metric}`` results.
-
-    The primary metric is STS Benchmark dev Spearman, so checkpoint selection never looks at a test set.
-
-    Args:
-        suite: ``"quick"`` (default), ``"full"`` or ``"xling"``.
-        data_dir: the shared data folder.
-        name: metric name prefix.
-        batch_size: ``encode`` batch size.
-    """
+    """The suite as an ST evaluator (a trainer's ``evaluator=``): flat ``{task}_{metric}`` results; the primary
+    metric is STS Benchmark dev Spearman, so checkpoint selection never looks at a test set."""
 
     def __init__(
         self, suite: str = "quick", data_dir: str | os.PathLike | None = None, name: str = "", batch_size: int = 64
@@ -376,16 +338,13 @@ class SuiteEvaluator(CachedEmbeddingEvaluator):
         self.data_dir = data_dir
         self.primary_metric = "stsb-dev_spearman"
 
-    def __call__(
-        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
-    ) -> dict[str, float]:
+    def compute_metrics(self, model: Any) -> dict[str, float]:
         result = run_suite(model, self.suite, data_dir=self.data_dir, batch_size=self.batch_size)
-        metrics = {
+        return {
             key if key.startswith(f"{task}_") else f"{task}_{key}": value
             for task, values in result["results"].items()
             for key, value in values.items()
         }
-        return self.finish(model, metrics, epoch, steps)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"suite": self.suite}

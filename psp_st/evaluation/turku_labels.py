@@ -1,15 +1,5 @@
-"""The Turku Paraphrase Corpus label scheme: a base label plus optional flags, parsed strictly.
-
-A label is a base label ``1``-``4`` (1 unrelated, 2 related but not a paraphrase, 3 paraphrase in context,
-4 paraphrase in all contexts), and, on base label 4 only, the flags ``<`` or ``>`` (one side is more
-general; at most one of the two), ``i`` (minor deviation) and ``s`` (style difference). The corpus writes
-them in the order base, subsumption, ``i``, ``s`` (``4>is``); :func:`parse_label` also accepts the flags in
-another order but always gives back that canonical order.
-
-References:
-    Kanerva et al., "Towards Diverse and Contextually Anchored Paraphrase Modeling: A Dataset and Baselines
-    for Finnish", Natural Language Engineering (2023), sections 4 and 7.1.
-"""
+"""The Turku Paraphrase Corpus label scheme, parsed strictly (Kanerva et al., "Towards Diverse and Contextually
+Anchored Paraphrase Modeling: A Dataset and Baselines for Finnish", NLE 2023, sections 4 and 7.1)."""
 
 from __future__ import annotations
 
@@ -29,7 +19,9 @@ SCHEME_HELP = (
 
 @dataclass(frozen=True)
 class TurkuLabel:
-    """One parsed label: the base label and its three flags (empty strings when absent)."""
+    """One parsed label: the base label ``1``-``4`` (unrelated, related, paraphrase in context, in all contexts) and,
+    on 4 only, its flags (empty when absent): ``<`` or ``>`` (one side more general), ``i`` (minor deviation), ``s``
+    (style). ``str()`` gives the corpus' order, ``4>is``, whatever order :func:`parse_label` read."""
 
     base: str
     subsumption: str = ""
@@ -41,8 +33,7 @@ class TurkuLabel:
 
     @property
     def group(self) -> str:
-        """The retrieval reporting group (section 8.1): ``1``, ``2``, ``3``, ``4<>`` (4 with ``<`` or ``>``) or
-        ``4``; the flags ``i`` and ``s`` do not change it (``4i`` is ``4``, ``4>s`` is ``4<>``)."""
+        """The retrieval reporting group (section 8.1): ``4<>`` for 4 with ``<`` or ``>``, else the base label."""
         return f"{self.base}<>" if self.subsumption else self.base
 
 
