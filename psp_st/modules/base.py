@@ -1,10 +1,6 @@
-"""What every psp-st encoder module shares: the padded id batch contract and checked loading.
-
-Every encoder is a Sentence-Transformers ``InputModule`` whose ``preprocess`` emits padded 2-D ``input_ids``
-and ``attention_mask`` (what ST's merged forwards and cached losses expect), saves its weights as safetensors
-next to its own config file (never ``config.json``, which ST takes for a transformers config), and fails on
-load with a message that says which file is missing or wrong.
-"""
+"""What every psp-st encoder module shares: padded 2-D ``input_ids``/``attention_mask`` (what ST's merged forwards
+and cached losses expect), safetensors weights next to ``psp_config.json`` (``config.json`` would be taken for a
+transformers config) and loading that names the missing or bad file."""
 
 from __future__ import annotations
 
@@ -31,15 +27,8 @@ __all__ = ["FORMAT_VERSION", "NO_TOKEN_EMBEDDINGS", "ModelFolderError", "PSPInpu
 def pad_flat_ids(
     flat: np.ndarray, lengths: np.ndarray, pad_id: int, empty_id: int | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Turn a flat id array plus per-row lengths into padded ``(input_ids, attention_mask)``, vectorized.
-
-    Args:
-        flat: all ids of the batch, row after row.
-        lengths: number of ids of each row.
-        pad_id: id written into padding positions.
-        empty_id: a row with no id gets this single id (P-SP: the unknown piece); ``None`` leaves the row
-            all padding.
-    """
+    """Flat ids (row after row) plus per-row ``lengths`` -> padded ``(input_ids, attention_mask)``; a row with no id
+    gets the single ``empty_id`` (P-SP: the unknown piece) unless it is ``None``."""
     batch = len(lengths)
     rows = np.repeat(np.arange(batch), lengths)
     starts = np.cumsum(lengths) - lengths
@@ -83,13 +72,11 @@ class IdTokenizer(Protocol):
 class PSPInputModule(InputModule):
     """What psp-st's modules share: text preprocessing, the token-id layout, ``from_teacher``, checked loading."""
 
-    # ST declares an HF tokenizer (PreTrainedTokenizerBase | tokenizers.Tokenizer); psp-st modules hold their own.
-    tokenizer: IdTokenizer  # type: ignore[assignment]  # narrower-than-ST contract: psp-st's own tokenizers
+    tokenizer: IdTokenizer  # type: ignore[assignment]  # ST declares an HF tokenizer; psp-st modules hold their own
     config_file_name: str = "psp_config.json"
     weights_file_name: str = "model.safetensors"
     modalities = ["text"]
     embedding_dim: int
-    #: ``embedding_dim`` of :meth:`from_teacher` when none is given
     teacher_embedding_dim: ClassVar[int] = 300
 
     def get_config_dict(self) -> dict[str, Any]:
@@ -118,17 +105,15 @@ class PSPInputModule(InputModule):
         **options: Any,
     ) -> Any:
         """Token vectors distilled from a sentence encoder: each token's text through ``teacher.encode``, then PCA
-        to ``embedding_dim`` standardised components (for the zoo, the stand-in for the papers' PARAGRAM-SL999).
+        to ``embedding_dim`` (default :attr:`teacher_embedding_dim`) standardised components; for the zoo, the
+        stand-in for the papers' PARAGRAM-SL999. ``seed`` draws the dimensions beyond the PCA components.
 
         Args:
             teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``, or a name
-                for :func:`psp_st.modules.teacher_init.load_teacher` (loaded only for texts not cached yet).
+                for :func:`~psp_st.modules.teacher_init.load_teacher` (loaded only for texts not cached yet).
             tokenizer: a trained psp-st tokenizer, or the path of a sentencepiece ``.model`` file.
-            embedding_dim: the module's vector size (default :attr:`teacher_embedding_dim`).
-            seed: seed of the extra random dimensions (when ``embedding_dim`` exceeds the PCA components).
             cache_dir: cache the teacher's vectors there (:mod:`psp_st.distillation.teacher_cache`, keyed by
-                ``teacher_name``, required then, and the texts); ``None``: no cache.
-            batch_size: teacher batch size.
+                ``teacher_name``, required then, and the texts).
             options: further module arguments (``max_seq_length``, ``hidden_size``, ``dropout``, ...).
         """
         if isinstance(tokenizer, (str, os.PathLike)):
@@ -142,8 +127,7 @@ class PSPInputModule(InputModule):
         )
         return cls(tokenizer, embedding_dim=dim, embedding_weights=torch.from_numpy(weights), **options)
 
-    # -- Sentence-Transformers interface -----------------------------------------------------------------
-    # text-only modules: narrower inputs than ST's multimodal preprocess (check_texts rejects anything else)
+    # text only: narrower inputs than ST's multimodal preprocess (check_texts rejects anything else)
     def preprocess(  # type: ignore[override]
         self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any
     ) -> dict[str, torch.Tensor]:
@@ -173,11 +157,8 @@ class PSPInputModule(InputModule):
         return self.tokenizer.unk_id
 
     def padded_ids(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
-        """``features["input_ids"]`` with every position the attention mask excludes set to ``self.pad_id``.
-
-        Sentence-Transformers' merged forward (``merge_feature_batches``: one forward for anchor, positive and
-        negative columns) pads ``input_ids`` with 0, which is a real piece here; the mask is what says padding.
-        """
+        """``features["input_ids"]`` with every position the attention mask excludes set to ``self.pad_id``: ST's
+        merged forward (``merge_feature_batches``) pads with 0, a real token here."""
         input_ids = features["input_ids"]
         mask = features.get("attention_mask")
         if mask is not None and mask.shape == input_ids.shape:
@@ -185,7 +166,6 @@ class PSPInputModule(InputModule):
         return input_ids
 
     def _start_save(self, output_path: str | os.PathLike) -> str:
-        """Create ``output_path`` and write the config into it; returns it as a string."""
         output_path = str(output_path)
         os.makedirs(output_path, exist_ok=True)
         self.save_config(output_path)
@@ -193,7 +173,6 @@ class PSPInputModule(InputModule):
 
     @classmethod
     def _construct(cls, where: str, *args: Any, **config: Any) -> Any:
-        """``cls(*args, **config)``, a bad config value raised as :class:`ModelFolderError` naming ``where``."""
         try:
             return cls(*args, **config)
         except (TypeError, ValueError) as error:
@@ -201,6 +180,7 @@ class PSPInputModule(InputModule):
 
     @classmethod
     def _hub_kwargs(cls, **kwargs) -> dict[str, Any]:
+        """The Hub options among the keyword arguments ST calls ``load`` with (hence the narrower ``load``s)."""
         keys = ("subfolder", "token", "cache_folder", "revision", "local_files_only")
         return {key: kwargs[key] for key in keys if key in kwargs}
 
@@ -244,11 +224,3 @@ class PSPInputModule(InputModule):
         """Save safetensors weights with the umask permissions (safetensors alone writes them ``0600``)."""
         save_safetensors_file(tensors, path)
         apply_umask(path)
-
-    @staticmethod
-    def _check_shape(name: str, tensor: torch.Tensor, expected: tuple[int, ...], hint: str) -> None:
-        if tuple(tensor.shape) != expected:
-            raise ModelFolderError(
-                f"weight '{name}' has shape {tuple(tensor.shape)}, expected {expected} ({hint}). The weights do not "
-                "belong to this tokenizer/config: the folder mixes files from different models."
-            )

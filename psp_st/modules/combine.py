@@ -1,15 +1,9 @@
-"""Sum or concatenation of several encoders, trained jointly (ParaNMT's best model is WORD,TRIGRAM concat).
-
-Sentence-Transformers chains modules in sequence; it has no module that runs several input modules side by side,
-so :class:`CombinedEncoder` holds them. Its ``preprocess`` runs every encoder's own tokenizer, shifts each
-encoder's ids into its own range of one joint id space and lays them one after the other in each row of a single
-right-padded ``input_ids`` matrix (the contract every psp-st module follows, so mega-batch mining, row
-selection and padding trimming work unchanged); ``forward`` routes the ids back by range, runs each encoder and
-sums or concatenates their sentence vectors. Mining and similarity therefore use the combined vector.
-"""
+"""Sum or concatenation of several encoders, trained jointly (ParaNMT's best model is WORD,TRIGRAM concat). Why our
+own: Sentence-Transformers chains modules in sequence and has no module that runs input modules side by side."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Sequence
@@ -27,18 +21,8 @@ class CombinedEncoder(PSPInputModule):
     """Several psp-st encoders whose sentence vectors are summed or concatenated.
 
     Args:
-        encoders: the encoder modules (any psp-st input module: WordAveraging, TrigramAveraging, LSTMAveraging,
-            GRAN, PSPEmbedding, ...). Their parameters are trained jointly.
+        encoders: any psp-st input modules (WordAveraging, GRAN, PSPEmbedding, ...), trained jointly.
         mode: ``"concat"`` (output size = sum of sizes) or ``"sum"`` (all sizes must be equal).
-
-    Example::
-
-        from psp_st.modules.averaging import TrigramAveraging, WordAveraging
-        from psp_st.modules.combine import CombinedEncoder
-
-        word = WordAveraging.from_texts(sentences, embedding_dim=300)
-        trigram = TrigramAveraging.from_texts(sentences, embedding_dim=300)
-        model = SentenceTransformer(modules=[CombinedEncoder([word, trigram], mode="concat")])
     """
 
     config_keys: list[str] = ["mode"]
@@ -74,48 +58,36 @@ class CombinedEncoder(PSPInputModule):
         known = [int(length) for length in lengths if length is not None]
         return None if len(known) < len(lengths) else max(known)
 
-    # -- id layout ----------------------------------------------------------------------------------------
     @property
     def id_offsets(self) -> list[int]:
         """First joint id of each encoder: encoder ``k`` owns ids ``offsets[k] .. offsets[k] + pad_id_k``."""
-        offsets, total = [], 0
-        for encoder in self.parts:
-            offsets.append(total)
-            total += int(encoder.pad_id) + 1
-        return offsets
+        return [0, *itertools.accumulate(int(encoder.pad_id) + 1 for encoder in self.parts[:-1])]
 
     @property
     def pad_id(self) -> int:
         return sum(int(encoder.pad_id) + 1 for encoder in self.parts)
 
     @staticmethod
-    def _compact(ids: torch.Tensor, keep: torch.Tensor, pad_id: int, width: int | None = None) -> torch.Tensor:
+    def _compact(ids: torch.Tensor, keep: torch.Tensor, pad_id: int) -> torch.Tensor:
         """Move the kept ids of each row to its front (order preserved) and pad the rest with ``pad_id``."""
         columns = torch.arange(ids.shape[1], device=ids.device).expand_as(ids)
         order = torch.where(keep, columns, columns + ids.shape[1]).argsort(dim=1, stable=True)
         counts = keep.sum(1, keepdim=True)
-        width = max(int(counts.max()) if ids.shape[0] else 1, 1) if width is None else width
+        width = max(int(counts.max()) if ids.shape[0] else 1, 1)
         out = ids.gather(1, order)[:, :width]
         return out.masked_fill(columns[:, :width] >= counts, pad_id)
 
-    # -- Sentence-Transformers interface -----------------------------------------------------------------
-    # Text only: ST's signature also admits images and audio, which check_texts rejects with a clear error.
+    # text only: narrower inputs than ST's multimodal preprocess (check_texts rejects anything else)
     def preprocess(  # type: ignore[override]
         self, inputs: Sequence[str], prompt: str | None = None, **kwargs: Any
     ) -> dict[str, torch.Tensor]:
-        """Each encoder's ids, shifted into one joint id space and laid out one after the other in each row.
-
-        Row ``i`` holds encoder 0's tokens of text ``i``, then encoder 1's, ..., then padding (:attr:`pad_id`).
-        Each id says which encoder it belongs to, so the layout survives what trainers do to plain right-padded
-        ids: selecting rows, trimming padding columns, even shuffling a row (scrambling then shuffles each
-        encoder's tokens among themselves).
-        """
+        """Each encoder's ids, shifted into its own range of one joint id space: row ``i`` holds encoder 0's tokens
+        of text ``i``, then encoder 1's, ..., then padding. Each id names its encoder, so the layout survives what
+        trainers do to right-padded ids (selecting rows, trimming padding, scrambling a row)."""
         texts = check_texts(inputs, where="SentenceTransformer.encode")
-        if prompt:
-            texts = self._prepend_prompt(texts, prompt)
         ids, masks = [], []
         for encoder, offset in zip(self.parts, self.id_offsets, strict=True):
-            part = encoder.preprocess(texts)
+            part = encoder.preprocess(texts, prompt)
             ids.append(part["input_ids"] + offset)
             masks.append(part["attention_mask"].bool())
         input_ids = self._compact(torch.cat(ids, dim=1), torch.cat(masks, dim=1), self.pad_id)
@@ -135,7 +107,6 @@ class CombinedEncoder(PSPInputModule):
         features["token_embeddings"] = NO_TOKEN_EMBEDDINGS
         return features
 
-    # -- saving and loading -------------------------------------------------------------------------------
     def get_config_dict(self) -> dict[str, Any]:
         config = super().get_config_dict()
         config["encoders"] = [
@@ -150,7 +121,6 @@ class CombinedEncoder(PSPInputModule):
             encoder.save(os.path.join(output_path, f"encoder_{index}"))
 
     @classmethod
-    # ST calls ``load`` with keyword arguments; the Hub options arrive in ``kwargs`` (see _hub_kwargs).
     def load(cls, model_name_or_path: str, **kwargs: Any) -> CombinedEncoder:  # type: ignore[override]
         hub_kwargs = cls._hub_kwargs(**kwargs)
         config = cls._load_checked_config(model_name_or_path, **hub_kwargs)
@@ -167,20 +137,14 @@ class CombinedEncoder(PSPInputModule):
                     f"{json.dumps(entry)[:200]}"
                 ) from None
             encoder_cls = trusted_module_class(str(class_path))
-            if (
-                encoder_cls is None
-                or not issubclass(encoder_cls, PSPInputModule)
-                or not isinstance(folder, str)
-                or "/" in folder
-                or folder.startswith(".")
-            ):
+            plain_folder = isinstance(folder, str) and "/" not in folder and not folder.startswith(".")
+            if encoder_cls is None or not issubclass(encoder_cls, PSPInputModule) or not plain_folder:
                 raise ModelFolderError(
                     f"{cls.__name__}: refusing encoders[{index}] = {class_path!r} in {folder!r}: "
                     "only psp-st's own module classes in plain sub-folders are loaded"
                 )
-            sub_kwargs = dict(hub_kwargs)
-            sub_kwargs["subfolder"] = "/".join(p for p in (hub_kwargs.get("subfolder"), folder) if p)
-            encoders.append(encoder_cls.load(model_name_or_path, **sub_kwargs))
+            subfolder = "/".join(p for p in (hub_kwargs.get("subfolder"), folder) if p)
+            encoders.append(encoder_cls.load(model_name_or_path, **{**hub_kwargs, "subfolder": subfolder}))
         return cls._construct(model_name_or_path, encoders, **config)
 
     def __repr__(self) -> str:

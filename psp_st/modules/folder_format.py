@@ -1,5 +1,4 @@
-"""The on-disk format version of psp-st model folders and the error for bad folders (torch-free, so the
-inference engine can check folders without importing torch)."""
+"""The on-disk format version of psp-st model folders and the error for bad folders (torch-free, for the engine)."""
 
 from __future__ import annotations
 
@@ -35,8 +34,7 @@ def check_format_version(version: object, where: str, redo: str) -> int:
 
 
 def check_float_weights(path: str | os.PathLike, name: str, is_float: bool, dtype: object) -> None:
-    """:class:`ModelFolderError` unless tensor ``name`` of the weights file ``path`` is floating point (psp-st writes
-    no other kind)."""
+    """:class:`ModelFolderError` unless tensor ``name`` of the weights file ``path`` is floating point."""
     if not is_float:
         raise ModelFolderError(
             f"weights {path}: tensor '{name}' has dtype {dtype}, not a float type: the file is corrupt or not a psp-st "
@@ -65,9 +63,8 @@ def check_psp_config(config: Mapping[str, Any]) -> None:
 
 
 def read_config(path: str | os.PathLike, owner: str, check: Callable[[dict], None] | None = None) -> dict:
-    """The JSON object in the config file ``path``, its ``format_version`` checked and removed, its values checked by
-    ``check``; a corrupt file, an unreadable version or a bad value is a :class:`ModelFolderError` naming ``owner``
-    and ``path``."""
+    """The JSON object in the config file ``path``, ``format_version`` checked and removed, values checked by
+    ``check``; anything bad is a :class:`ModelFolderError` naming ``owner`` and ``path``."""
     try:
         with open(path, encoding="utf-8") as handle:
             config = json.load(handle)

@@ -1,13 +1,6 @@
-"""Recurrences over packed tokens with hand-written backward passes: Sjöblom et al.'s GRU and the LSTM.
-
-Both take the input products ``W x_t`` of every token precomputed (one matmul), run the time loop without a graph
-(keeping what the backward pass needs) over the rows still running at each step
-(:class:`~psp_st.modules.packing.PackedTokens`), and walk the steps back by hand.
-
-Why our own: ``torch.nn.GRU`` computes another function (reset gate after ``U_h``, extra biases, tanh only), and
-``nn.LSTM``'s backward on packed CPU input is slower than this loop (``benchmarks/results/zoo_speed.json``). The
-tests compare both, values and gradients, with a token-by-token autograd reference of the papers' equations.
-"""
+"""Sjöblom et al.'s GRU and the LSTM over packed tokens, with hand-written backward passes. Why our own: ``nn.GRU``
+computes another function (reset gate after ``U_h``, extra biases, tanh only), and ``nn.LSTM``'s backward on packed
+CPU input is slower (``benchmarks/results/zoo_speed.json``)."""
 
 from __future__ import annotations
 
@@ -17,13 +10,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-#: slope of the leaky ReLU (``torch.nn.functional.leaky_relu``'s default)
 LEAKY_SLOPE = 0.01
 
 
 def _starts(sizes: list[int]) -> list[int]:
     """First packed position of every step."""
-    return [0, *itertools.accumulate(sizes[:-1])]
+    return [0, *itertools.accumulate(sizes)][:-1]
 
 
 def _needs_graph(*tensors: torch.Tensor) -> bool:
@@ -51,15 +43,13 @@ def _gru_forward(
     activation: str,
     save: bool,
 ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-    """The forward loop: packed states, plus (when ``save``) the gates, pre-activations and dropped inputs."""
-    hidden = recurrent_h.shape[0]
-    tokens = projected.shape[0]
+    """Packed states, plus (when ``save``) the gates, pre-activations and dropped inputs."""
+    hidden, tokens = recurrent_h.shape[0], projected.shape[0]
     states = projected.new_empty(tokens, hidden)
     kept = [projected.new_empty(tokens, width) for width in (2 * hidden, hidden, hidden)] if save else []
     state = projected.new_zeros(sizes[0] if sizes else 0, hidden)
-    offset = 0
-    for size in sizes:
-        span = slice(offset, offset + size)
+    for size, start in zip(sizes, _starts(sizes), strict=True):
+        span = slice(start, start + size)
         x = projected[span]
         state = state[:size]
         previous = state if keep is None else state * keep[:size]
@@ -70,12 +60,11 @@ def _gru_forward(
         states[span] = state
         if save:
             kept[0][span], kept[1][span], kept[2][span] = rz, pre, previous
-        offset += size
     return states, kept
 
 
 class SjoblomGRU(torch.autograd.Function):
-    """Packed states ``(tokens, hidden)`` from packed input products ``(tokens, 3 * hidden)``; see :func:`sjoblom_gru`."""
+    """See :func:`sjoblom_gru`."""
 
     @staticmethod
     def forward(
@@ -140,7 +129,7 @@ def sjoblom_gru(
     keep: torch.Tensor | None = None,
     activation: str = "leaky_relu",
 ) -> torch.Tensor:
-    """The GRU of Sjöblom et al. (2018, section 3.1) over packed tokens::
+    """The packed states ``(tokens, hidden)`` of the GRU of Sjöblom et al. (2018, section 3.1)::
 
         r_t = sigmoid(W_r x_t + U_r h_{t-1})
         z_t = sigmoid(W_z x_t + U_z h_{t-1})
@@ -148,16 +137,10 @@ def sjoblom_gru(
 
     Args:
         projected: ``(tokens, 3 * hidden)``: ``[W_r; W_z; W_h] x_t`` of every packed token.
-        recurrent_rz: ``[U_r; U_z]`` ``(2 * hidden, hidden)``.
-        recurrent_h: ``U_h`` ``(hidden, hidden)``.
-        bias: ``b_h`` ``(hidden,)``.
+        recurrent_rz: ``[U_r; U_z]`` ``(2 * hidden, hidden)``; ``recurrent_h``: ``U_h``; ``bias``: ``b_h``.
         batch_sizes: rows running at each step (non-increasing; zeros are skipped).
         keep: variational dropout mask ``(rows, hidden)`` in packed slot order, or ``None``: it multiplies
             ``h_{t-1}`` inside the recurrent products; the carried ``(1 - z_t) * h_{t-1}`` is never dropped.
-        activation: ``"leaky_relu"`` or ``"tanh"``.
-
-    Returns:
-        the packed states ``(tokens, hidden)``.
     """
     sizes = [int(size) for size in batch_sizes if size > 0]
     if not _needs_graph(projected, recurrent_rz, recurrent_h, bias):
@@ -169,16 +152,14 @@ def sjoblom_gru(
 def _lstm_forward(
     projected: torch.Tensor, recurrent: torch.Tensor, sizes: list[int], save: bool
 ) -> tuple[torch.Tensor, list[torch.Tensor]]:
-    """The forward loop: packed states, plus (when ``save``) the activated gates and the cells."""
-    hidden = recurrent.shape[1]
-    tokens = projected.shape[0]
+    """Packed states, plus (when ``save``) the activated gates and the cells."""
+    hidden, tokens = recurrent.shape[1], projected.shape[0]
     states = projected.new_empty(tokens, hidden)
     kept = [projected.new_empty(tokens, width) for width in (4 * hidden, hidden)] if save else []
     state = projected.new_zeros(sizes[0] if sizes else 0, hidden)
     cell = torch.zeros_like(state)
-    offset = 0
-    for size in sizes:
-        span = slice(offset, offset + size)
+    for size, start in zip(sizes, _starts(sizes), strict=True):
+        span = slice(start, start + size)
         gates = torch.addmm(projected[span], state[:size], recurrent.t())
         gates[:, : 2 * hidden].sigmoid_()
         gates[:, 2 * hidden : 3 * hidden].tanh_()
@@ -189,12 +170,11 @@ def _lstm_forward(
         states[span] = state
         if save:
             kept[0][span], kept[1][span] = gates, cell
-        offset += size
     return states, kept
 
 
 class FusedLSTM(torch.autograd.Function):
-    """Packed states ``(tokens, hidden)`` of one LSTM direction; see :func:`lstm_layer`."""
+    """See :func:`lstm_layer`."""
 
     @staticmethod
     def forward(ctx: Any, projected: torch.Tensor, recurrent: torch.Tensor, sizes: list[int]) -> torch.Tensor:
@@ -211,8 +191,7 @@ class FusedLSTM(torch.autograd.Function):
         starts = _starts(sizes)
         grad_gates_all = grad_states.new_empty(grad_states.shape[0], 4 * hidden)
         previous_all = torch.zeros_like(states)  # h_{t-1} of every packed token, for the weight gradient
-        carried_h = grad_states.new_zeros(0, hidden)
-        carried_c = grad_states.new_zeros(0, hidden)
+        carried_h = carried_c = grad_states.new_zeros(0, hidden)
         for step in range(len(sizes) - 1, -1, -1):
             size, start = sizes[step], starts[step]
             span = slice(start, start + size)
@@ -241,16 +220,10 @@ class FusedLSTM(torch.autograd.Function):
 
 
 def lstm_layer(
-    inputs: torch.Tensor,
-    weights: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor],
-    batch_sizes: list[int],
+    inputs: torch.Tensor, weights: tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor], batch_sizes: list[int]
 ) -> torch.Tensor:
-    """One LSTM direction over packed ``inputs`` ``(tokens, dim)``, with ``nn.LSTM``'s parameters and equations.
-
-    ``weights`` are ``(W_ih, W_hh, b_ih, b_hh)`` as ``nn.LSTM`` holds them. ``i, f, g, o = split(W_ih x_t + b_ih +
-    W_hh h_{t-1} + b_hh)``; ``c_t = sigmoid(f) c_{t-1} + sigmoid(i) tanh(g)``; ``h_t = sigmoid(o) tanh(c_t)``;
-    zero initial state. Returns the packed states ``(tokens, hidden)``.
-    """
+    """Packed states ``(tokens, hidden)`` of one LSTM direction over packed ``inputs`` ``(tokens, dim)``, with
+    ``nn.LSTM``'s equations, zero initial state and its ``weights`` ``(W_ih, W_hh, b_ih, b_hh)``."""
     weight_ih, weight_hh, bias_ih, bias_hh = weights
     sizes = [int(size) for size in batch_sizes if size > 0]
     projected = F.linear(inputs, weight_ih, bias_ih) + bias_hh

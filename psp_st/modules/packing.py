@@ -1,9 +1,4 @@
-"""Packed token layout for the recurrent encoders: only real tokens are embedded, run and pooled.
-
-A batch of right-padded ids ``(batch, width)`` is laid out time-major with the rows sorted by length (longest
-first): step ``t`` holds the ``t``-th token of the ``batch_sizes[t]`` rows still running (the layout of
-``torch.nn.utils.rnn.PackedSequence``), so a batch costs its number of tokens, not ``batch x width``.
-"""
+"""Packed token layout (``PackedSequence``'s) for recurrent encoders: a batch costs its tokens, not batch x width."""
 
 from __future__ import annotations
 
@@ -14,14 +9,13 @@ import torch
 
 @dataclass(frozen=True)
 class PackedTokens:
-    """Where each real token of a right-padded batch sits in the packed (time-major, length-sorted) layout.
+    """Where each real token of a right-padded batch sits in the packed layout: time-major, rows sorted by length
+    (longest first), step ``t`` holding the ``t``-th token of the ``batch_sizes[t]`` rows still running.
 
     Attributes:
-        rows: ``(tokens,)`` batch row of each packed position.
-        steps: ``(tokens,)`` time step (column) of each packed position.
+        rows, steps: ``(tokens,)`` batch row and time step (column) of each packed position.
         batch_sizes: ``(width,)`` int64 on the CPU: rows still running at each step (non-increasing).
-        order: ``(batch,)`` the rows sorted by length, longest first (stable): packed slot ``j`` of every step is
-            row ``order[j]``.
+        order: ``(batch,)`` rows by length, longest first (stable): packed slot ``j`` of every step is row ``order[j]``.
         lengths: ``(batch,)`` tokens per row.
     """
 

@@ -26,40 +26,20 @@ from psp_st.tokenization.store import save_tokenizer
 class PSPEmbedding(TokenEncoder):
     """Sentence embedding = mean of the embeddings of the sentence's sentencepiece pieces.
 
-    Unknown-piece semantics follow the paper: pieces the sentencepiece model maps to ``<unk>`` are dropped
-    (with the bare ``▁`` word boundary sentencepiece puts before an unknown word, so the whole unknown word
-    is excluded: ``"a dog ☃ runs"`` embeds as ``"a dog runs"``); a text with no known piece (including ``""`` and whitespace-only text) gets the ``<unk>`` vector, never zeros
-    or NaN. Rows ``0 .. vocab_size-1`` are the pieces, row ``vocab_size`` is padding (all zeros, no gradient).
+    As in the paper, unknown pieces are dropped with the ``▁`` before them (``"a dog ☃ runs"`` embeds as
+    ``"a dog runs"``); a text with no known piece (also ``""``) gets the ``<unk>`` vector, never zeros or NaN.
 
     Args:
-        tokenizer: a :class:`~psp_st.tokenization.SentencePieceTokenizer` or the path of a ``.model`` file.
-        embedding_dim: vector size (the paper uses 1024).
-        embedding_weights: initial piece vectors ``(vocab_size, embedding_dim)``; random ``N(0, 1)`` if None.
+        embedding_weights: initial piece vectors ``(vocab_size, embedding_dim)`` (their size wins over
+            ``embedding_dim``); random ``N(0, 1)`` if None.
         max_seq_length: keep at most this many known pieces per text (``None``: no limit).
         dropout: dropout on piece vectors while training (the paper tunes 0, 0.1, 0.3).
-        lowercase: lower-case inputs; ``None`` keeps the tokenizer's setting (default ``True`` when trained
-            with :meth:`from_texts`).
-        weights_dtype: ``"float32"`` or ``"float16"``: the dtype the weights are saved and exported in (half the
-            file size; loading widens them to float32 again, so training and the engine compute in float32).
-
-    Example::
-
-        from sentence_transformers import SentenceTransformer
-        from psp_st.modules.psp import PSPEmbedding
-
-        module = PSPEmbedding.from_texts(sentences, vocab_size=50_000, embedding_dim=1024)
-        model = SentenceTransformer(modules=[module])
-        vectors = module.embed(["A man plays a guitar."])  # fast path, numpy, no ST overhead
+        lowercase: ``None`` keeps the tokenizer's setting.
+        weights_dtype: ``"float32"`` or ``"float16"``: the dtype the weights are saved and exported in (loading
+            widens them to float32).
     """
 
-    config_keys: list[str] = [
-        "embedding_dim",
-        "max_seq_length",
-        "dropout",
-        "lowercase",
-        "weights_dtype",
-    ]
-    #: The dtypes :attr:`weights_dtype` may name.
+    config_keys: list[str] = ["embedding_dim", "max_seq_length", "dropout", "lowercase", "weights_dtype"]
     weights_dtypes: tuple[str, ...] = PSP_WEIGHTS_DTYPES
     teacher_embedding_dim = 384
     draw_default_init = False
@@ -101,7 +81,6 @@ class PSPEmbedding(TokenEncoder):
     def lowercase(self) -> bool:
         return self.tokenizer.lowercase
 
-    # -- alternative constructors -------------------------------------------------------------------------
     @classmethod
     def from_texts(  # type: ignore[override]  # a sentencepiece vocabulary size instead of min_count/max_size
         cls,
@@ -113,15 +92,11 @@ class PSPEmbedding(TokenEncoder):
         seed: int = 42,
         **options: Any,
     ) -> PSPEmbedding:
-        """Train a sentencepiece unigram model on ``texts`` and return a fresh (untrained) module.
-
-        ``options`` go to :class:`PSPEmbedding` when they are its arguments (``max_seq_length``, ``dropout``) and
-        to :meth:`SentencePieceTokenizer.train` otherwise.
-        """
+        """Train a sentencepiece unigram model on ``texts``; a fresh module. ``options`` go to :class:`PSPEmbedding`
+        when they are its arguments (``max_seq_length``, ``dropout``), else to :meth:`SentencePieceTokenizer.train`."""
         embedding_dim = check_int("embedding_dim", embedding_dim)
         cls.check_tokenizer_kind(options.pop("tokenizer", "sentencepiece"))  # not a sentencepiece trainer option
-        module_keys = {"max_seq_length", "dropout"}
-        module_options = {key: options.pop(key) for key in list(options) if key in module_keys}
+        module_options = {key: options.pop(key) for key in ("max_seq_length", "dropout") if key in options}
         if character_coverage is not None:
             options["character_coverage"] = character_coverage
         tokenizer = SentencePieceTokenizer.train(
@@ -131,7 +106,6 @@ class PSPEmbedding(TokenEncoder):
         weights = torch.randn(tokenizer.vocab_size, embedding_dim, generator=generator)
         return cls(tokenizer, embedding_weights=weights, **module_options)
 
-    # -- Sentence-Transformers interface -----------------------------------------------------------------
     def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if not (self.training and self.dropout > 0):
             return bag_mean(input_ids, self.embedding, self.pad_id)
@@ -140,7 +114,6 @@ class PSPEmbedding(TokenEncoder):
         mask_f = mask.unsqueeze(-1).to(tokens.dtype)
         return (tokens * mask_f).sum(1) / mask_f.sum(1).clamp(min=1)
 
-    # -- fast path ----------------------------------------------------------------------------------------
     def embed(
         self,
         sentences: Sequence[str],
@@ -149,20 +122,17 @@ class PSPEmbedding(TokenEncoder):
         dtype: npt.DTypeLike = np.float32,
         show_progress_bar: bool = False,
     ) -> np.ndarray:
-        """Embed ``sentences`` into a ``(n, embedding_dim)`` array with no Sentence-Transformers overhead.
-
-        Runs psp-st's one inference engine (:class:`~psp_st.inference.engine.PSPEngine`, torch-free, sharing
-        this module's weights) with ``tokenizer.num_threads`` threads. Gives the same vectors as
-        ``SentenceTransformer.encode`` with this module (to float32 rounding).
-        """
+        """``(n, embedding_dim)`` vectors of ``sentences`` through :meth:`inference_engine`, with no
+        Sentence-Transformers overhead: the same vectors as ``SentenceTransformer.encode`` (to float32 rounding)."""
         batch_size = check_int("batch_size", batch_size)
         return self.inference_engine().encode(
             sentences, batch_size=batch_size, normalize=normalize, dtype=dtype, show_progress_bar=show_progress_bar
         )
 
     def inference_engine(self):
-        """The :class:`~psp_st.inference.engine.PSPEngine` of this module (cached; rebuilt when the weight
-        tensor, the tokenizer or ``max_seq_length`` change; CPU weights are shared, not copied)."""
+        """The :class:`~psp_st.inference.engine.PSPEngine` of this module, run with ``tokenizer.num_threads``
+        threads (cached; rebuilt when the weight tensor, the tokenizer or ``max_seq_length`` change; CPU weights
+        are shared, not copied)."""
         from psp_st.inference.engine import PSPEngine
 
         weight = self.embedding.weight
@@ -182,7 +152,6 @@ class PSPEmbedding(TokenEncoder):
         engine.threads = self.tokenizer.num_threads
         return engine
 
-    # -- saving and loading -------------------------------------------------------------------------------
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
         output_path = self._start_save(output_path)
         weights = self._export_weights()
@@ -190,30 +159,29 @@ class PSPEmbedding(TokenEncoder):
         save_tokenizer(self.tokenizer, output_path)
 
     @classmethod
-    def load(  # type: ignore[override]  # ST's named hub options arrive in **kwargs (see _hub_kwargs)
-        cls, model_name_or_path: str, **kwargs: Any
-    ) -> PSPEmbedding:
+    def load(cls, model_name_or_path: str, **kwargs: Any) -> PSPEmbedding:  # type: ignore[override]
         hub_kwargs = cls._hub_kwargs(**kwargs)
         config = cls._load_checked_config(model_name_or_path, check=check_psp_config, **hub_kwargs)
-        config.pop("word_dropout", None)  # a training-only option that earlier versions saved (removed: lost on dev)
+        config.pop("word_dropout", None)  # saved by earlier versions, ignored
         tokenizer, _ = cls._read_tokenizer(model_name_or_path, "sentencepiece", None, hub_kwargs)
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
         if "embedding.weight" not in weights:
             raise ModelFolderError(f"{cls.__name__}: weights file has no 'embedding.weight' (found: {sorted(weights)})")
-        cls._check_shape(
-            "embedding.weight",
-            weights["embedding.weight"],
-            (tokenizer.vocab_size, config.get("embedding_dim", weights["embedding.weight"].shape[-1])),
-            f"{tokenizer.vocab_size} sentencepiece pieces x embedding_dim",
-        )
-        return cls._construct(model_name_or_path, tokenizer, embedding_weights=weights["embedding.weight"], **config)
+        weight = weights["embedding.weight"]
+        expected = (tokenizer.vocab_size, config.get("embedding_dim", weight.shape[-1]))
+        if tuple(weight.shape) != expected:
+            raise ModelFolderError(
+                f"weight 'embedding.weight' has shape {tuple(weight.shape)}, expected {expected} "
+                f"({tokenizer.vocab_size} sentencepiece pieces x embedding_dim). The weights do not belong to this "
+                "tokenizer/config: the folder mixes files from different models."
+            )
+        return cls._construct(model_name_or_path, tokenizer, embedding_weights=weight, **config)
 
     def _export_weights(self) -> torch.Tensor:
         """The piece vectors (no padding row) as a new CPU tensor of :attr:`weights_dtype`."""
         weights = self.embedding.weight.detach()[: self.vocab_size].cpu()
         return weights.to(getattr(torch, self.weights_dtype), copy=True).contiguous()
 
-    # -- export -------------------------------------------------------------------------------------------
     def to_static_embedding(self):
         """The same model as ST's built-in ``StaticEmbedding``, with the tokenizer of
         :meth:`SentencePieceTokenizer.to_hf_tokenizer` (``drop_unknown=True``, truncated to ``max_seq_length``
@@ -227,16 +195,13 @@ class PSPEmbedding(TokenEncoder):
         return StaticEmbedding(tokenizer, embedding_weights=self._export_weights())
 
     def export_static(self, path: str | os.PathLike, normalize: bool = False, overwrite: bool = False) -> None:
-        """Write a model folder that ``SentenceTransformer(path)`` loads with no flag and without psp-st.
-
-        See :meth:`to_static_embedding` for how close its outputs are. ``normalize`` appends ST's ``Normalize``.
-        An existing non-empty ``path`` is refused unless ``overwrite`` (:mod:`psp_st.io.output_policy`).
-        """
+        """Write :meth:`to_static_embedding` (plus ST's ``Normalize`` if ``normalize``) as a folder that
+        ``SentenceTransformer(path)`` loads without psp-st. An existing non-empty ``path`` is refused unless
+        ``overwrite``."""
         from sentence_transformers import SentenceTransformer
         from sentence_transformers.sentence_transformer.modules import Normalize
 
         check_output(path, overwrite=overwrite, folder=True, option="export_static:", flag="overwrite=True")
-
         modules: list[nn.Module] = [self.to_static_embedding()]
         if normalize:
             modules.append(Normalize())
@@ -244,13 +209,9 @@ class PSPEmbedding(TokenEncoder):
         apply_umask(path)  # ST's safetensors writer leaves the weights 0600
 
     def export_model2vec(self, path: str | os.PathLike, normalize: bool = False, overwrite: bool = False) -> None:
-        """Write model2vec's own folder format: ``model2vec.StaticModel.from_pretrained(path)`` loads it.
-
-        The same tokenizer and vectors as :meth:`to_static_embedding` (``pip install model2vec``), except that
-        model2vec averages every piece: its ``max_length`` cuts characters, not pieces, so it is saved as ``None``
-        and a ``max_seq_length`` is refused. ``normalize`` is model2vec's output normalization. An existing
-        non-empty ``path`` is refused unless ``overwrite``.
-        """
+        """Write model2vec's own folder format (``StaticModel.from_pretrained(path)``): the tokenizer and vectors of
+        :meth:`to_static_embedding`. Its ``max_length`` cuts characters, not pieces, so a ``max_seq_length`` is
+        refused. An existing non-empty ``path`` is refused unless ``overwrite``."""
         from psp_st.io.extras import require
 
         StaticModel = require("model2vec", "export_model2vec").StaticModel
@@ -260,12 +221,9 @@ class PSPEmbedding(TokenEncoder):
                 "cuts characters): set module.max_seq_length = None to export a model that averages every piece"
             )
         check_output(path, overwrite=overwrite, folder=True, option="export_model2vec:", flag="overwrite=True")
-
         weights = self._export_weights().numpy()
-        model = StaticModel(
-            weights, self.tokenizer.to_hf_tokenizer(drop_unknown=True), normalize=normalize, max_length=None
-        )
-        model.save_pretrained(str(path))
+        tokenizer = self.tokenizer.to_hf_tokenizer(drop_unknown=True)
+        StaticModel(weights, tokenizer, normalize=normalize, max_length=None).save_pretrained(str(path))
 
     def __repr__(self) -> str:
         return (

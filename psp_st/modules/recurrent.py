@@ -1,17 +1,5 @@
-"""Recurrent encoders: LSTM/BLSTM averaging (ParaNMT) and the gated recurrent averaging network (GRAN).
-
-- :class:`LSTMAveraging`: mean (or max) of the LSTM hidden states (Wieting & Gimpel, "ParaNMT-50M", section 4);
-  bidirectional with the two directions either summed (the paper's BLSTM: "averaging the forward and backward
-  hidden states with no concatenation") or concatenated.
-- :class:`GRAN`: ``a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)``, sentence = mean of ``a_t``, with the ``h_t`` of
-  an LSTM (Wieting et al. 2017, "Learning paraphrastic sentence embeddings from back-translated bitext",
-  section 4.1) or of the GRU written out in Sjöblom et al. 2018, section 3.1 (leaky ReLU activation, Xavier
-  init, embeddings uniform in [-0.01, 0.01], variational dropout).
-
-Only the real tokens are embedded, run, gated and pooled (:class:`~psp_st.modules.packing.PackedTokens`; the
-recurrences are in :mod:`psp_st.modules.fused_recurrence`). ``max_seq_length`` defaults to 128 tokens and may not
-exceed 1024: a recurrent encoder unrolls one step per token.
-"""
+"""Recurrent encoders: LSTM/BLSTM averaging (ParaNMT) and the gated recurrent averaging network (GRAN), over the real
+tokens only (:class:`~psp_st.modules.packing.PackedTokens`, :mod:`psp_st.modules.fused_recurrence`)."""
 
 from __future__ import annotations
 
@@ -25,9 +13,7 @@ from psp_st.modules.fused_recurrence import lstm_layer, sjoblom_gru
 from psp_st.modules.packing import PackedTokens
 from psp_st.modules.token_encoder import TokenEncoder
 
-#: default cap on tokens per text for the recurrent encoders
 RECURRENT_MAX_SEQ_LENGTH = 128
-#: hard cap: one recurrent step per token
 RECURRENT_MAX_SEQ_LENGTH_LIMIT = 1024
 
 
@@ -43,9 +29,8 @@ def variational_dropout_mask(shape: tuple[int, int], p: float, like: torch.Tenso
 
 
 def run_lstm(lstm: nn.LSTM, inputs: torch.Tensor, packed: PackedTokens) -> torch.Tensor:
-    """Packed states ``(tokens, directions * hidden)`` of the one-layer ``lstm`` over packed ``inputs``, computed by
-    :func:`~psp_st.modules.fused_recurrence.lstm_layer` with ``lstm``'s parameters. The backward direction's state
-    at packed position ``p`` belongs to the mirrored token: fine for mean and max pooling, all the encoders do."""
+    """Packed states ``(tokens, directions * hidden)`` of the one-layer ``lstm``; the backward direction's state at
+    packed position ``p`` is the mirrored token's (fine for the encoders' mean and max pooling)."""
     sizes = packed.batch_sizes.tolist()
     directions = [lstm_layer(inputs, lstm_weights(lstm, ""), sizes)]
     if lstm.bidirectional:
@@ -64,27 +49,19 @@ class _RecurrentEncoder(TokenEncoder):
         return self.pool_packed(self.embedding(packed.gather(input_ids)), packed, len(input_ids))
 
     def pool_packed(self, tokens: torch.Tensor, packed: PackedTokens, rows: int) -> torch.Tensor:
-        """Sentence vectors ``(rows, dim)`` from the packed token vectors ``(tokens, dim)`` (real tokens only)."""
+        """Sentence vectors ``(rows, dim)`` from the packed token vectors ``(tokens, dim)``."""
         raise NotImplementedError
 
 
 class LSTMAveraging(_RecurrentEncoder):
-    """LSTM / BLSTM averaging: the sentence vector pools the LSTM hidden states (ParaNMT section 4).
+    """LSTM / BLSTM averaging: mean (or max) of the LSTM hidden states (Wieting & Gimpel, "ParaNMT-50M", section 4).
 
     Args:
-        tokenizer: WordTokenizer, TrigramTokenizer, MorfessorTokenizer or SentencePieceTokenizer.
-        embedding_dim: token vector size.
         hidden_size: LSTM state size per direction (default: ``embedding_dim``).
-        bidirectional: run a BLSTM.
         pooling: ``"mean"`` (the paper) or ``"max"`` over time.
         combine: for a BLSTM, ``"sum"`` adds the two directions' pooled states (the paper's BLSTM) and
             ``"concat"`` concatenates them (output ``2 * hidden_size``).
-        scramble: probability of shuffling a text's token order while training (ParaNMT: 0.3).
-        max_seq_length: tokens kept per text (default 128, at most 1024).
-
-    Example::
-
-        module = LSTMAveraging.from_texts(sentences, embedding_dim=300, bidirectional=True, scramble=0.3)
+        kwargs: ``TokenEncoder``'s (``max_seq_length``: default 128, at most 1024).
     """
 
     config_keys: list[str] = TokenEncoder.config_keys + ["hidden_size", "bidirectional", "pooling", "combine"]
@@ -128,23 +105,15 @@ class GRAN(_RecurrentEncoder):
     """Gated recurrent averaging network: ``a_t = x_t * sigmoid(W_x x_t + W_h h_t + b)``, ``g(s) = mean_t a_t``.
 
     ``gate="lstm"``: ``h_t`` from an LSTM (Wieting et al. 2017, section 4.1). ``gate="gru"``: from the GRU of
-    Sjöblom et al. 2018 (section 3.1) exactly as written there (:func:`~psp_st.modules.fused_recurrence.sjoblom_gru`),
+    Sjöblom et al. 2018 (section 3.1) as written there (:func:`~psp_st.modules.fused_recurrence.sjoblom_gru`),
     with Xavier-initialized GRU weights and token vectors uniform in [-0.01, 0.01].
 
     Args:
-        tokenizer: WordTokenizer, TrigramTokenizer, MorfessorTokenizer or SentencePieceTokenizer.
-        embedding_dim: token vector size (also the sentence vector size).
         hidden_size: recurrent state size (default: ``embedding_dim``).
-        gate: ``"lstm"`` or ``"gru"``.
         dropout: variational dropout while training: one mask per sequence on the recurrent inputs (and, for the
             GRU, on ``h_{t-1}`` in the recurrent products).
         activation: ``"leaky_relu"`` (the paper's ``f``) or ``"tanh"``; GRU only.
-        scramble: probability of shuffling a text's token order while training.
-        max_seq_length: tokens kept per text (default 128, at most 1024).
-
-    Example::
-
-        module = GRAN.from_texts(sentences, embedding_dim=300, gate="gru", tokenizer="morfessor")
+        kwargs: as for :class:`LSTMAveraging`.
     """
 
     config_keys: list[str] = TokenEncoder.config_keys + ["hidden_size", "gate", "dropout", "activation"]
@@ -186,12 +155,12 @@ class GRAN(_RecurrentEncoder):
         if self.gate == "gru":
             nn.init.uniform_(weight, -0.01, 0.01)
         else:
-            nn.init.normal_(weight)
+            super().init_embeddings(weight)
 
     def pool_packed(self, tokens: torch.Tensor, packed: PackedTokens, rows: int) -> torch.Tensor:
         inputs = tokens
         dropping = self.training and self.dropout > 0
-        if dropping:  # one mask per sequence, reused at every step
+        if dropping:
             inputs = tokens * variational_dropout_mask((rows, self.embedding_dim), self.dropout, tokens)[packed.rows]
         if self.gate == "lstm":
             states = run_lstm(self.lstm, inputs, packed)
@@ -199,14 +168,7 @@ class GRAN(_RecurrentEncoder):
             keep = None
             if dropping:
                 keep = variational_dropout_mask((rows, self.hidden_size), self.dropout, inputs)[packed.order]
-            states = sjoblom_gru(
-                self.gru_input(inputs),
-                self.gru_recurrent_rz.weight,
-                self.gru_recurrent_h.weight,
-                self.gru_bias,
-                packed.batch_sizes.tolist(),
-                keep,
-                self.activation,
-            )
+            weights = (self.gru_recurrent_rz.weight, self.gru_recurrent_h.weight, self.gru_bias)
+            states = sjoblom_gru(self.gru_input(inputs), *weights, packed.batch_sizes.tolist(), keep, self.activation)
         gated = tokens * torch.sigmoid(self.gate_input(tokens) + self.gate_hidden(states))
         return packed.mean(gated)

@@ -1,9 +1,4 @@
-"""Scrambling: shuffle the token order of some rows of a padded id batch (regularizer for order-aware encoders).
-
-The one home of scrambling: :class:`~psp_st.modules.token_encoder.TokenEncoder` applies it in ``forward`` while
-training when its ``scramble`` option is set, so it works under any trainer and only for the encoders where
-token order matters (LSTM, GRAN); it changes nothing for averaging encoders.
-"""
+"""Scrambling: shuffle the token order of some rows of a padded id batch (regularizer for order-aware encoders)."""
 
 from __future__ import annotations
 
@@ -11,17 +6,10 @@ import torch
 
 
 def scramble_ids(
-    input_ids: torch.Tensor,
-    mask: torch.Tensor | None,
-    probability: float,
-    generator: torch.Generator | None = None,
+    input_ids: torch.Tensor, mask: torch.Tensor | None, probability: float, generator: torch.Generator | None = None
 ) -> torch.Tensor:
-    """With ``probability`` per row, randomly permute the row's non-padding tokens (padding stays at the end).
-
-    The "scrambling" regularizer of Wieting & Gimpel (2017, 2018), used for the LSTM models of ParaNMT (rate 0.3).
-    ``mask`` marks the real tokens (``None``: every position); padding is at the end of each row. One ``argsort``
-    of random keys over the batch; returns a new tensor and leaves ``input_ids`` unchanged.
-    """
+    """With ``probability`` per row, randomly permute the row's real tokens (``mask``; ``None``: every position);
+    padding stays at the end. The scrambling of Wieting & Gimpel (2017, 2018). Leaves ``input_ids`` unchanged."""
     if not 0.0 <= probability <= 1.0:
         raise ValueError(f"scrambling probability must be in [0, 1], got {probability}")
     if input_ids.ndim != 2 or probability == 0.0 or input_ids.shape[1] < 2:

@@ -33,14 +33,9 @@ class _SparseBagMean(torch.autograd.Function):
 
 
 def bag_mean(input_ids: torch.Tensor, embedding: nn.Embedding, pad_id: int) -> torch.Tensor:
-    """``F.embedding_bag(input_ids, weight, mode="mean", padding_idx=pad_id)``; when ``embedding.sparse`` is set (by
-    ``MegaBatchTrainer`` under ``PSPTrainingArguments.sparse_embeddings``) and gradients flow, with our own backward.
-
-    Why our own: torch's sparse ``embedding_bag`` backward emits one gradient row per *token* (later sorted by
-    ``coalesce``); this one emits one coalesced row per *distinct* token, computed as a second ``embedding_bag``
-    over the per-text gradients (``benchmarks/results/training.md`` measures the gain). Rows with no token give
-    zeros.
-    """
+    """``F.embedding_bag(input_ids, weight, mode="mean", padding_idx=pad_id)`` (rows with no token give zeros); when
+    ``embedding.sparse`` is set and gradients flow, with our own backward. Why: torch's sparse backward emits one
+    gradient row per *token*; ours one coalesced row per *distinct* token (``benchmarks/results/training.md``)."""
     weight = embedding.weight
     if not (embedding.sparse and weight.requires_grad and torch.is_grad_enabled()):
         return F.embedding_bag(input_ids, weight, mode="mean", padding_idx=pad_id)

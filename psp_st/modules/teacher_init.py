@@ -26,10 +26,8 @@ def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransf
 
 def distilled_piece_vectors(vectors: np.ndarray, embedding_dim: int, seed: int = 42) -> np.ndarray:
     """Teacher token vectors ``(n, t)`` -> ``(n, embedding_dim)`` float32: PCA, then per-column standardisation.
-
-    Components beyond ``min(n, t)`` are seeded ``N(0, 1)`` columns. The sign of each component is fixed
-    (largest-magnitude loading positive), so the result does not depend on the SVD routine's sign choice.
-    """
+    Components beyond ``min(n, t)`` are seeded ``N(0, 1)`` columns; each component's sign is fixed (largest-magnitude
+    loading positive), so the result does not depend on the SVD routine."""
     vectors = np.asarray(vectors, dtype=np.float64)
     if vectors.ndim != 2 or not np.isfinite(vectors).all():
         raise ValueError(f"teacher piece vectors must be a finite 2-D array, got shape {vectors.shape}")
@@ -57,28 +55,20 @@ def teacher_token_vectors(
     label: str = "pieces",
 ) -> np.ndarray:
     """``(len(texts), embedding_dim)`` float32 initial vectors: each text through the teacher on its own, then
-    :func:`distilled_piece_vectors` (PCA, each component standardised: the scale of the ``N(0, 1)`` init the
-    learning rates are tuned for). Arguments as in :meth:`~psp_st.modules.base.PSPInputModule.from_teacher`;
-    ``label`` names the texts in the cache's progress and log."""
+    :func:`distilled_piece_vectors` (standardised: the scale of the ``N(0, 1)`` init the learning rates are tuned for).
+    Arguments as in ``PSPInputModule.from_teacher``; ``label`` names the texts in the cache's progress and log."""
     embedding_dim = check_int("embedding_dim", embedding_dim)
     texts = list(texts)
     if isinstance(teacher, str):
         teacher_name = teacher_name or teacher
-        teacher = None
-        if cache_dir is None:
-            teacher = load_teacher(teacher_name)
+        teacher = load_teacher(teacher_name) if cache_dir is None else None
     if cache_dir is not None:
         if not teacher_name:
             raise ValueError("from_teacher: cache_dir needs teacher_name (part of the cache key)")
         from psp_st.distillation.teacher_cache import teacher_vectors
 
-        cached = teacher_vectors(
-            texts, teacher_name, cache_dir, label=label, teacher=teacher, batch_size=batch_size
-        ).with_format("numpy")
-        vectors = np.asarray(cached["embedding"], dtype=np.float64)
+        cached = teacher_vectors(texts, teacher_name, cache_dir, label=label, teacher=teacher, batch_size=batch_size)
+        vectors = cached.with_format("numpy")["embedding"]
     else:
-        vectors = np.asarray(
-            teacher.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
-            dtype=np.float64,
-        )
+        vectors = teacher.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
     return distilled_piece_vectors(vectors, embedding_dim, seed)

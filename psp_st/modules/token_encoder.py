@@ -1,10 +1,6 @@
-"""The base of the token encoders (P-SP, WORD/TRIGRAM averaging, LSTM/BLSTM/GRAN): any psp-st tokenizer, saving/loading.
-
-Unknown words, trigrams and morphs map to ``<unk>``, whose vector is trained like any other (ParaNMT); unknown
-sentencepiece pieces are dropped, as in P-SP. A text with no known token (``""``, whitespace, only unknown words)
-is the single ``<unk>`` token. Row ``vocab_size`` of the table is padding. A folder holds ``psp_config.json``
-(with the tokenizer kind), ``model.safetensors`` (the whole ``state_dict``) and the tokenizer's files.
-"""
+"""The base of the token encoders (P-SP, WORD/TRIGRAM, LSTM/BLSTM/GRAN). Unknown words, trigrams and morphs map to
+a trained ``<unk>`` (ParaNMT); unknown sentencepiece pieces are dropped (P-SP). A text with no known token is the
+single ``<unk>`` token. Row ``vocab_size`` of the table is padding."""
 
 from __future__ import annotations
 
@@ -30,8 +26,6 @@ from psp_st.tokenization.store import (
 
 def drop_rows_without_known_tokens(flat: np.ndarray, lengths: np.ndarray, unk_id: int) -> tuple[np.ndarray, np.ndarray]:
     """Empty the rows whose tokens are all ``unk_id``, so that they embed exactly like ``""`` (one ``<unk>``)."""
-    if len(flat) == 0:
-        return flat, lengths
     rows = np.repeat(np.arange(len(lengths)), lengths)
     known = np.bincount(rows, weights=(flat != unk_id), minlength=len(lengths))
     empty = (known == 0) & (lengths > 0)
@@ -41,27 +35,20 @@ def drop_rows_without_known_tokens(flat: np.ndarray, lengths: np.ndarray, unk_id
 
 
 class TokenEncoder(PSPInputModule):
-    """Base class: tokenizer, embedding table, preprocessing, checked saving and loading.
-
-    Subclasses implement :meth:`pool` (token vectors + mask -> sentence vector), list their extra constructor
-    arguments in ``config_keys`` and set ``default_max_seq_length``.
+    """Base class: tokenizer, embedding table, preprocessing, checked saving and loading. Subclasses implement
+    :meth:`pool` and list their extra constructor arguments in ``config_keys``.
 
     Args:
         tokenizer: a WordTokenizer, TrigramTokenizer, MorfessorTokenizer or SentencePieceTokenizer.
-        embedding_dim: size of the token vectors.
         embedding_weights: initial token vectors ``(vocab_size, embedding_dim)``; otherwise :meth:`init_embeddings`.
-        max_seq_length: keep at most this many tokens per text (``None``: no limit). The default is the class's
-            ``default_max_seq_length``.
-        scramble: while training, shuffle the token order of a text with this probability (regularizer for
-            order-aware encoders; ParaNMT uses 0.3 for LSTMs). Has no effect on averaging encoders.
+        max_seq_length: tokens kept per text (``None``: all; default: the class's ``default_max_seq_length``).
+        scramble: while training, shuffle a text's token order with this probability (ParaNMT: 0.3 for LSTMs).
     """
 
     config_keys: list[str] = ["embedding_dim", "max_seq_length", "scramble"]
     tokenizer: Any
     default_max_seq_length: ClassVar[int | None] = None
-    #: tokenizer kind :meth:`from_texts` trains unless told otherwise
     default_tokenizer: ClassVar[str] = "words"
-    #: the largest ``max_seq_length`` accepted (recurrent encoders unroll one step per token)
     max_seq_length_limit: ClassVar[int | None] = None
     #: draw ``nn.Embedding``'s own random init before the given or initial vectors replace it: the zoo's seeded
     #: runs depend on that random stream (their later layers are drawn after it); P-SP never drew it
@@ -135,32 +122,24 @@ class TokenEncoder(PSPInputModule):
         """Build the vocabulary (or train the Morfessor / sentencepiece model) on ``texts``; fresh vectors.
 
         Args:
-            texts: training sentences.
-            embedding_dim: vector size.
             tokenizer: ``"words"``, ``"trigrams"``, ``"morfessor"`` or ``"sentencepiece"`` (default: the class's).
-            min_count: keep tokens seen at least this often.
             max_size: vocabulary size cap (``<unk>`` included).
-            lowercase: lower-case all text.
-            seed: seed of the random initial vectors.
             tokenizer_options: extra arguments of the tokenizer training (e.g. Morfessor ``corpus_weight``).
             **options: module arguments (``max_seq_length``, ``hidden_size``, ``scramble``, ...).
         """
         texts = list(texts)
         check_int("embedding_dim", embedding_dim)  # before the tokenizer trains
-        cls.check_tokenizer_kind(tokenizer or cls.default_tokenizer)
-        clash = sorted({"min_count", "max_size", "lowercase", "vocab_size"} & set(tokenizer_options or {}))
+        kind = tokenizer or cls.default_tokenizer
+        cls.check_tokenizer_kind(kind)
+        tokenizer_options = tokenizer_options or {}
+        clash = sorted({"min_count", "max_size", "lowercase", "vocab_size"} & set(tokenizer_options))
         if clash:
             raise ValueError(
                 f"tokenizer_options {clash} repeat from_texts' own arguments: pass min_count, max_size (also the "
                 "sentencepiece vocab_size) and lowercase to from_texts itself"
             )
         trained = train_tokenizer_of_kind(
-            tokenizer or cls.default_tokenizer,
-            texts,
-            min_count=min_count,
-            max_size=max_size,
-            lowercase=lowercase,
-            **(tokenizer_options or {}),
+            kind, texts, min_count=min_count, max_size=max_size, lowercase=lowercase, **tokenizer_options
         )
         with torch.random.fork_rng():
             torch.manual_seed(seed)
@@ -192,7 +171,6 @@ class TokenEncoder(PSPInputModule):
         """Sentence vectors ``(batch, dim)`` from padded ids and their mask (padding at the end of each row)."""
         raise NotImplementedError
 
-    # -- saving and loading -------------------------------------------------------------------------------
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
         output_path = self._start_save(output_path)
         state = {name: tensor.detach().contiguous().cpu() for name, tensor in self.state_dict().items()}
@@ -200,7 +178,6 @@ class TokenEncoder(PSPInputModule):
         save_tokenizer(self.tokenizer, output_path)
 
     @classmethod
-    # ST calls ``load`` with keyword arguments; the Hub options arrive in ``kwargs`` (see _hub_kwargs).
     def load(cls, model_name_or_path: str, **kwargs: Any) -> TokenEncoder:  # type: ignore[override]
         hub_kwargs = cls._hub_kwargs(**kwargs)
         config = cls._load_checked_config(model_name_or_path, **hub_kwargs)
@@ -232,8 +209,9 @@ class TokenEncoder(PSPInputModule):
                 f"{cls.__name__}: unknown tokenizer kind {kind!r} in {cls.config_file_name}"
             ) from None
         paths = [cls._require_file(path, name, f"{kind} tokenizer file", **hub_kwargs) for name in files]
+        directory = os.path.dirname(paths[0])
         try:
-            return load_tokenizer(kind, os.path.dirname(paths[0]), lowercase=lowercase), os.path.dirname(paths[0])
+            return load_tokenizer(kind, directory, lowercase=lowercase), directory
         except (ValueError, FileNotFoundError) as error:
             raise ModelFolderError(
                 f"{cls.__name__}: cannot read the {kind} tokenizer {', '.join(paths)}: {error}"

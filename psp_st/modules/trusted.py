@@ -1,14 +1,5 @@
-"""The trust model: which module classes a model folder may name, and loading a folder without remote code.
-
-psp-st trusts exactly the class paths of :data:`TRUSTED_MODULE_CLASSES` (never a prefix), imported from the
-*installed* psp-st; every other class is Sentence-Transformers' decision (its own classes load, others need the
-user's ``trust_remote_code=True``).
-
-Why not ``trust_remote_code=True`` for psp-st folders: the flag is blanket (it also lets transformers import a
-``.py`` file shipped in the folder). :func:`load_trusted` instead hands Sentence-Transformers the already imported
-classes through ``SentenceTransformer._load_with_module_classes`` (what its trainer uses to reload checkpoints),
-so nothing in the folder can run code; a private method, so it fails loudly if a future version drops it.
-"""
+"""The trust model: which module classes a model folder may name, and loading a folder without remote code (the
+blanket ``trust_remote_code=True`` would also let transformers import a ``.py`` file shipped in the folder)."""
 
 from __future__ import annotations
 
@@ -35,16 +26,12 @@ TRUSTED_MODULE_CLASSES: tuple[str, ...] = (
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
+@cache
 def trusted_module_class(class_path: str) -> type | None:
     """The class for an allow-listed ``class_path``, defined in this installed psp_st package under exactly that
     name and a Sentence-Transformers ``Module``; else ``None``."""
     if class_path not in TRUSTED_MODULE_CLASSES:
         return None
-    return _import_trusted(class_path)
-
-
-@cache
-def _import_trusted(class_path: str) -> type | None:
     from sentence_transformers.base.modules import Module
 
     module_name, _, class_name = class_path.rpartition(".")
@@ -92,12 +79,8 @@ def module_types(folder: str | os.PathLike) -> list[str]:
 
 
 def check_no_code(folder: str | os.PathLike, import_classes: bool = True) -> None:
-    """Refuse a model folder that carries ``.py`` files or names a class outside the trusted set (with
-    ``import_classes=False``, for the torch-free engine that imports no class: the allow-list, not imported).
-
-    Raises:
-        ModelFolderError: naming the file or class, and saying that ``trust_remote_code=True`` is the user's call.
-    """
+    """:class:`ModelFolderError` for a model folder that carries ``.py`` files or names a class outside the
+    trusted set (``import_classes=False``: the allow-list only, for the torch-free engine)."""
     files = sorted(Path(folder).rglob("*.py"))  # symlinks not followed
     if files:
         shown = ", ".join(str(path.relative_to(folder)) for path in files[:3])
@@ -106,11 +89,8 @@ def check_no_code(folder: str | os.PathLike, import_classes: bool = True) -> Non
             "folder with code unless you pass trust_remote_code=True (only if you trust whoever wrote it)."
         )
     for class_path in module_types(folder):
-        if class_path.startswith("sentence_transformers.") or (
-            not import_classes and class_path in TRUSTED_MODULE_CLASSES
-        ):
-            continue
-        if trusted_module_class(class_path) is None:
+        trusted = trusted_module_class(class_path) if import_classes else class_path in TRUSTED_MODULE_CLASSES
+        if not (trusted or class_path.startswith("sentence_transformers.")):
             raise ModelFolderError(
                 f"{Path(folder) / 'modules.json'} names the module class {class_path!r}, which is neither a "
                 "Sentence-Transformers class nor one of psp-st's own modules; psp-st does not import it unless you "
@@ -120,7 +100,8 @@ def check_no_code(folder: str | os.PathLike, import_classes: bool = True) -> Non
 
 def load_trusted(name_or_path: str | os.PathLike, device: str | None = "cpu", **kwargs: Any):
     """``SentenceTransformer(name_or_path)`` with psp-st's allow-listed classes (a local folder first checked by
-    :func:`check_no_code`); with the user's ``trust_remote_code=True`` plain ``SentenceTransformer``."""
+    :func:`check_no_code`), through ``SentenceTransformer._load_with_module_classes`` (what its trainer uses to
+    reload checkpoints); with the user's ``trust_remote_code=True`` plain ``SentenceTransformer``."""
     from sentence_transformers import SentenceTransformer
 
     if kwargs.get("trust_remote_code"):
