@@ -1,11 +1,5 @@
-"""Frequency weights for piece vectors: SIF's ``a / (a + p(piece))`` folded into a static model's rows.
-
-Averaging models give frequent pieces (``▁the``, ``▁a``, ``.``) as much say as rare content pieces. Smooth inverse
-frequency (Arora et al., 2017) down-weights a piece in proportion to its unigram probability ``p``; model2vec
-folds the same weighting into its distilled vectors. Sentence-Transformers and model2vec do not expose it for a
-sentencepiece vocabulary counted on our own training text, hence this small module. Whether it helps psp-en is
-measured in ``benchmarks/results/psp_en_v3_ablation.md``.
-"""
+"""SIF weights ``a / (a + p(piece))`` for a static model's rows (Arora et al., 2017): neither Sentence-Transformers
+nor model2vec exposes them for a sentencepiece vocabulary counted on our own text."""
 
 from __future__ import annotations
 
@@ -25,13 +19,8 @@ def piece_counts(tokenizer: SentencePieceTokenizer, texts: Sequence[str]) -> np.
 
 
 def sif_weights(counts: np.ndarray, a: float) -> np.ndarray:
-    """``a / (a + p)`` per piece, ``p = count / total``, rescaled to mean 1 (so the vectors keep their scale).
-
-    Args:
-        counts: occurrences per piece id (:func:`piece_counts`).
-        a: SIF's smoothing constant (> 0): the smaller, the harder frequent pieces are pushed down; pieces
-            with ``p`` well below ``a`` keep a weight near the maximum.
-    """
+    """``a / (a + p)`` per piece id, ``p = count / total``, rescaled to mean 1 (so the vectors keep their scale);
+    ``a`` > 0: the smaller, the harder frequent pieces are pushed down."""
     if not a > 0:
         raise ValueError(f"the SIF constant a must be > 0, got {a}")
     counts = np.asarray(counts, dtype=np.float64)

@@ -1,23 +1,12 @@
-"""The unlabelled English sentences a recipe distils the teacher on: a seeded sample per source file or glob.
+"""The unlabelled sentences a recipe distils the teacher on: a seeded nested sample per source file or glob.
 
-Recipe form (``distillation.sources``)::
+Recipe form (``distillation.sources``; ``columns`` default to ``[sentence]``)::
 
-    - {path: corpus/wikipedia_sentences.parquet, max_sentences: 15000}              # column "sentence"
-    - {path: training_pairs_extra/*.parquet, columns: [sentence1, sentence2], max_sentences: 15000}
-    - {path: corpus/english_sentences.parquet, exclude: {source: flores200-devtest}}   # rows dropped (Parquet)
     - {path: bitext/de-en.parquet, columns: [source], teacher_column: target, max_sentences: 3000,
        exclude: {corpus: flores200-devtest}, filters: {language: {sentence1: de, sentence2: en}}}
 
-Per entry: the texts of the given column(s), de-duplicated (:func:`candidates`), then a seeded nested sample of
-``max_sentences`` (:func:`sample`), less the sentences an earlier entry chose.
-
-``teacher_column``: cross-lingual distillation (Reimers & Gurevych 2020): the student learns the text of the
-other column to match the teacher vector of the row's ``teacher_column`` text (its English translation); with
-``teacher_column`` in ``columns`` too, the sampled pairs' English sides also learn their own vectors
-(student(x) ~ teacher(en) and student(en) ~ teacher(en)). ``max_sentences`` then counts pairs. The rows are read
-as pairs (sentence1 = the student column, sentence2 = the teacher column) by
-:func:`psp_st.data.load_training_pairs`, so ``exclude`` and the pair ``filters`` (language id, length ratio, ...)
-work as in ``data.sources``.
+``teacher_column`` (Reimers & Gurevych 2020): the student text learns the teacher vector of the row's English
+text (rows read as pairs, so ``exclude`` and ``filters`` work as in ``data.sources``).
 """
 
 from __future__ import annotations
@@ -41,8 +30,7 @@ SOURCE_KEYS = ("path", "columns", "max_sentences", "exclude", "teacher_column", 
 
 
 def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillation.sources entry") -> dict[str, Any]:
-    """A ``distillation.sources`` entry as ``{path, columns, max_sentences, exclude, teacher_column, filters}``
-    (a bare string is a path)."""
+    """A ``distillation.sources`` entry (a bare string is a path) as a dict of every :data:`SOURCE_KEYS`."""
     entry = {"path": entry} if isinstance(entry, str) else dict(entry)
     check_keys(where, entry, SOURCE_KEYS)
     if not entry.get("path"):
@@ -61,9 +49,8 @@ def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillat
                 f"{where}.teacher_column must be a column name and columns one other column (plus, optionally, "
                 f"the teacher column), got teacher_column {teacher!r}, columns {entry['columns']!r}"
             )
-        columns = {"sentence1": students[0], "sentence2": teacher}
-        entry["pairs"] = {"path": entry["path"], "columns": columns, "exclude": entry["exclude"]}
-        entry["pairs"]["filters"] = entry.get("filters")
+        entry["pairs"] = dict(path=entry["path"], columns={"sentence1": students[0], "sentence2": teacher})
+        entry["pairs"].update(exclude=entry["exclude"], filters=entry.get("filters"))
         PairSource.parse(entry["pairs"], where=where)  # the pair source's own checks, errors naming this entry
     return entry
 
@@ -76,14 +63,9 @@ def distillation_sentences(
     cache_dir: str | os.PathLike | None = None,
     max_words: int | None = None,
 ) -> list[tuple[str, list[str], list[str]]]:
-    """``[(label, sentences, teacher_texts), ...]``, one per source entry (label = file stem or glob stem, for the
-    cache; ``teacher_texts[i]`` is the text whose teacher vector ``sentences[i]`` learns: itself, or its
-    ``teacher_column`` text); relative paths resolve in the data folder ``data_dir``
-    (:func:`psp_st.io.data_dir.resolve_data_files`). ``cache_dir``: datasets' cache for the ``teacher_column``
-    pairs (:func:`psp_st.data.load_training_pairs`); the training pairs' cache reuses their filter results.
-    ``max_words``: drop sampled sentences of more than this many whitespace words (after sampling, so the kept
-    sentences are a subset of the uncapped sample and reuse its cached teacher vectors; long sentences cost the
-    teacher pass most per sentence)."""
+    """``[(label, sentences, teacher_texts), ...]`` per source entry (``sentences[i]`` learns the teacher vector of
+    ``teacher_texts[i]``); ``cache_dir`` caches the ``teacher_column`` pairs; ``max_words`` drops longer sentences
+    after sampling (the kept ones reuse the uncapped sample's cached teacher vectors)."""
     from psp_st.data.loaders import read_texts
     from psp_st.data.sources import load_training_pairs
     from psp_st.io.data_dir import resolve_data_files
@@ -93,7 +75,6 @@ def distillation_sentences(
     out = []
     entries = [parse_source(source, f"recipe: distillation.sources[{n}]") for n, source in enumerate(sources)]
     for number, entry in enumerate(entries):
-        texts: list[str] = []
         teacher_of: dict[str, str] = {}
         if entry["teacher_column"]:
             pairs = load_training_pairs(
@@ -102,15 +83,12 @@ def distillation_sentences(
             for student, english in zip(pairs["sentence1"], pairs["sentence2"], strict=True):
                 teacher_of.setdefault(student, english)
             texts = list(teacher_of)
-        else:
-            for path in resolve_data_files(entry["path"], data_dir):
-                for column in entry["columns"]:
-                    stripped = (text.strip() for text in read_texts([path], [column], entry["exclude"]))
-                    texts.extend(text for text in stripped if text)
+        else:  # empty texts have no key: candidates() skips them
+            files = resolve_data_files(entry["path"], data_dir)
+            texts = [text.strip() for text in read_texts(files, entry["columns"], entry["exclude"])]
         kept = candidates(texts, evaluation)
         stem = Path(entry["path"]).name.replace(".parquet", "").replace("*", "all")
-        # sample first, then drop what an earlier entry chose: the sample stays nested across sizes (a larger
-        # max_sentences only adds sentences), so a grown recipe reuses every cached teacher vector
+        # sample first, then drop what an earlier entry chose: a grown recipe reuses every cached teacher vector
         chosen = sample(kept, entry.get("max_sentences"), seed=zlib.crc32(f"{seed}:{stem}".encode()))
         chosen = [text for text in chosen if text not in excluded]
         if entry["teacher_column"] in entry["columns"]:  # each chosen pair's teacher side learns its own vector too
@@ -125,8 +103,7 @@ def distillation_sentences(
 
 
 def candidates(sentences: Iterable[str], exclude: set[str], max_words: int = 80) -> list[str]:
-    """Unique sentences (first occurrence, up to case and punctuation: :func:`psp_st.data.filters.text_key`) of
-    1 to ``max_words`` whitespace words whose key is not in ``exclude`` (keys of evaluation text)."""
+    """Unique sentences (by ``text_key``) of 1 to ``max_words`` words whose key is not in ``exclude``."""
     seen: set[str] = set()
     kept = []
     for text in sentences:
@@ -138,11 +115,8 @@ def candidates(sentences: Iterable[str], exclude: set[str], max_words: int = 80)
 
 
 def sample(sentences: Iterable[str], limit: int | None, seed: int = 0) -> list[str]:
-    """A seeded random subset of at most ``limit`` sentences, in their original order.
-
-    Nested: for one seed, the subset of a smaller ``limit`` is part of the subset of a larger one (the first
-    ``limit`` of one seeded permutation), so growing a sample reuses every cached teacher vector.
-    """
+    """A seeded random subset of at most ``limit`` sentences, in their original order; nested (for one seed, a
+    smaller ``limit``'s subset is part of a larger one's), so growing a sample reuses the cached teacher vectors."""
     sentences = list(sentences)
     if limit is None or limit >= len(sentences):
         return sentences

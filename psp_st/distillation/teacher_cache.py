@@ -1,29 +1,17 @@
-"""Teacher featurisation as a cached, resumable step: sentences -> teacher vectors, as HF ``datasets`` Arrow on disk.
+"""Teacher vectors of sentences, cached on disk as HF ``datasets`` Arrow shards keyed by teacher and sentence text.
 
-A teacher pass is the longest step of a distilled build (all-MiniLM-L6-v2 encodes ~125 sentences/s per CPU
-thread), so every sentence is encoded once per teacher and memory-mapped afterwards. The cache is keyed by
-teacher and by sentence text: ``<cache_dir>/<teacher slug>/`` holds shards (``shard-00000-<hash>/``, each an HF
-``datasets`` folder with ``sentence`` and ``embedding``), so a larger sample, another seed or another recipe
-encodes only the sentences no earlier pass encoded. Each shard is saved to a temporary folder and renamed into
-place when complete: an interrupted pass loses at most the shard in progress, and a request whose sentences are
-all cached never loads the teacher.
-
-Why not ``datasets.Dataset.map`` with its fingerprint cache: that cache is keyed by the whole input table, so a
-sample that grows by one sentence is encoded again from scratch.
-
-A sentence's vector is the one of the pass that first encoded it. Transformers pad a batch to its longest text, so
-the same text in another batch can differ in the last float bits; a rebuild from the same cache is exact.
+Not ``Dataset.map``'s cache: keyed by the whole input, it would encode a sample grown by one sentence again. A
+sentence's vector is the one of the pass that first encoded it (batch padding can change the last float bits).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +19,7 @@ import numpy as np
 
 from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_directory, atomic_write_json
-from psp_st.io.progress import progress_bar
+from psp_st.io.progress import progress_bar, progress_bars_disabled
 
 if TYPE_CHECKING:
     import datasets
@@ -53,7 +41,7 @@ def cache_folder(cache_dir: str | os.PathLike, teacher_name: str) -> Path:
 
 
 def _shard_name(number: int, sentences: Sequence[str]) -> str:
-    """``shard-<number>-<content hash>``: two processes filling one cache never write the same folder name."""
+    """``shard-<number>-<content hash>``: two processes filling one cache never write the same folder."""
     digest = hashlib.sha1()
     for text in sentences:
         digest.update(text.encode("utf-8") + b"\x00")
@@ -77,8 +65,7 @@ def _check_meta(folder: Path, teacher_name: str) -> None:
         if recorded != str(teacher_name) and _model_path(recorded) != _model_path(teacher_name):
             raise ValueError(
                 f"teacher cache {folder} holds the vectors of teacher {recorded!r}, not {str(teacher_name)!r} (the "
-                "cache folder is named after the last part of the teacher's name); give this teacher another cache "
-                "folder (distillation.cache_dir)"
+                "folder is named after the last part of the name); give this teacher another distillation.cache_dir"
             )
         return
     folder.mkdir(parents=True, exist_ok=True)
@@ -87,28 +74,10 @@ def _check_meta(folder: Path, teacher_name: str) -> None:
 
 
 def _model_path(name: Any) -> str:
-    """Where a teacher name points (two names of one model, e.g. ``all-MiniLM-L6-v2`` with or without its org)."""
+    """Where a teacher name points (e.g. ``all-MiniLM-L6-v2`` with or without its org)."""
     from psp_st.io.model_names import resolve_model_name
 
     return os.path.realpath(resolve_model_name(str(name)))
-
-
-@contextlib.contextmanager
-def _quiet_datasets() -> Iterator[None]:
-    """No "Saving the dataset" bar per shard (our own bar counts sentences); the user's setting is restored."""
-    import datasets
-
-    was_disabled = datasets.are_progress_bars_disabled()
-    datasets.disable_progress_bars()
-    try:
-        yield
-    finally:
-        if not was_disabled:
-            datasets.enable_progress_bars()
-
-
-def _shards(folder: Path) -> list[Path]:
-    return sorted(path for path in folder.glob("shard-*") if path.is_dir() and not path.name.endswith(".tmp"))
 
 
 def _read_shards(folder: Path) -> tuple[list[Any], dict[str, int]]:
@@ -118,7 +87,7 @@ def _read_shards(folder: Path) -> tuple[list[Any], dict[str, int]]:
     shards: list[Any] = []
     row_of: dict[str, int] = {}
     offset = 0
-    for path in _shards(folder):
+    for path in sorted(path for path in folder.glob("shard-*") if path.is_dir() and not path.name.endswith(".tmp")):
         try:
             shards.append(load_from_disk(str(path)))
         except Exception as error:  # a shard is only ever renamed into place complete: this is damage
@@ -139,20 +108,9 @@ def teacher_vectors(
     batch_size: int = 32,
     show_progress_bar: bool = True,
 ) -> datasets.Dataset:
-    """Teacher vectors of ``sentences`` as a memory-mapped ``Dataset`` (``sentence``, ``embedding`` float32).
-
-    Args:
-        sentences: the texts, in order (row ``i`` of the result is ``sentences[i]``; repeats are encoded once).
-        teacher_name: the teacher's name (the cache folder), e.g. ``"all-MiniLM-L6-v2"``.
-        cache_dir: root folder of the cache.
-        label: what the sentences are (progress bar and log only).
-        teacher: an encoder with ``encode(list[str], batch_size=..., convert_to_numpy=True, ...)``; loaded with
-            :func:`psp_st.modules.teacher_init.load_teacher` only when a sentence is not cached yet.
-        shard_size: new sentences per shard (the unit of resumption).
-        batch_size: teacher batch size (the texts of a shard are encoded longest first, so a small batch wastes
-            little on padding: ``benchmarks/teacher_pass_speed.py --batch-sizes``).
-        show_progress_bar: a tqdm bar over the sentences to encode.
-    """
+    """Teacher vectors of ``sentences`` as a memory-mapped ``Dataset`` (``sentence``, ``embedding`` float32; row ``i``
+    is ``sentences[i]``); the teacher (default: :func:`psp_st.modules.teacher_init.load_teacher`) is loaded only when a
+    sentence is not cached yet; ``label`` names the sentences in logs, ``shard_size`` is the unit of resumption."""
     from datasets import Dataset, concatenate_datasets
 
     check_int("shard_size", shard_size)
@@ -162,52 +120,32 @@ def teacher_vectors(
         raise TypeError(f"teacher_vectors: sentence {bad[0]} is {type(sentences[bad[0]]).__name__}, expected str")
     folder = cache_folder(cache_dir, teacher_name)
     _check_meta(folder, teacher_name)
-
     shards, row_of = _read_shards(folder)
     missing = list(dict.fromkeys(text for text in sentences if text not in row_of))
     if missing:
-        _encode_missing(missing, folder, teacher_name, label, teacher, shard_size, batch_size, show_progress_bar)
+        if teacher is None:
+            from psp_st.modules.teacher_init import load_teacher
+
+            teacher = load_teacher(teacher_name)
+        logger.info("teacher %s: encoding %d new sentence(s) of %s into %s", teacher_name, len(missing), label, folder)
+        progress = progress_bar(total=len(missing), desc=f"teacher {label}", unit="sent", disable=not show_progress_bar)
+        for number, start in enumerate(range(0, len(missing), shard_size), start=len(shards)):
+            chunk = missing[start : start + shard_size]
+            vectors = np.asarray(
+                teacher.encode(chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
+                dtype=np.float32,
+            )
+            if vectors.ndim != 2 or vectors.shape[0] != len(chunk) or not np.isfinite(vectors).all():
+                raise ValueError(
+                    f"teacher {teacher_name} returned {vectors.shape} (non-finite values: "
+                    f"{not np.isfinite(vectors).all()}) for {len(chunk)} sentences"
+                )
+            shard = Dataset.from_dict({"sentence": chunk, "embedding": list(vectors)})
+            with atomic_directory(folder / _shard_name(number, chunk)) as temporary, progress_bars_disabled():
+                shard.save_to_disk(str(temporary))
+            progress.update(len(chunk))
+        progress.close()
         shards, row_of = _read_shards(folder)
     if not sentences:
         return Dataset.from_dict({"sentence": [], "embedding": []})
-    table = concatenate_datasets(shards)
-    return table.select([row_of[text] for text in sentences])
-
-
-def _encode_missing(
-    missing: list[str],
-    folder: Path,
-    teacher_name: str,
-    label: str,
-    teacher: Any | None,
-    shard_size: int,
-    batch_size: int,
-    show_progress_bar: bool,
-) -> None:
-    """Encode ``missing`` with the teacher, one atomically written shard per ``shard_size`` sentences."""
-    from datasets import Dataset
-
-    if teacher is None:
-        from psp_st.modules.teacher_init import load_teacher
-
-        teacher = load_teacher(teacher_name)
-    logger.info("teacher %s: encoding %d new sentence(s) of %s into %s", teacher_name, len(missing), label, folder)
-    progress = progress_bar(total=len(missing), desc=f"teacher {label}", unit="sent", disable=not show_progress_bar)
-    number = len(_shards(folder))
-    for start in range(0, len(missing), shard_size):
-        chunk = missing[start : start + shard_size]
-        vectors = np.asarray(
-            teacher.encode(chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False),
-            dtype=np.float32,
-        )
-        if vectors.ndim != 2 or vectors.shape[0] != len(chunk) or not np.isfinite(vectors).all():
-            raise ValueError(
-                f"teacher {teacher_name} returned {vectors.shape} (non-finite values: "
-                f"{not np.isfinite(vectors).all()}) for {len(chunk)} sentences"
-            )
-        shard = Dataset.from_dict({"sentence": chunk, "embedding": list(vectors)})
-        with atomic_directory(folder / _shard_name(number, chunk)) as temporary, _quiet_datasets():
-            shard.save_to_disk(str(temporary))
-        number += 1
-        progress.update(len(chunk))
-    progress.close()
+    return concatenate_datasets(shards).select([row_of[text] for text in sentences])

@@ -1,14 +1,9 @@
-"""The compiled (numba) kernels of :mod:`psp_st.tokenization.word_memo`: imported only when numba is installed.
+"""The numba kernels of :mod:`psp_st.tokenization.word_memo`. The memo's state, in the kernels' tuple order:
 
-Module-level functions, so numba caches their machine code on disk (``cache=True``) and a new process loads them
-instead of compiling again. The memo's state, in the kernels' tuple order:
-
-* ``table``: int64 open-addressing hash table (linear probing, at most half full), one slot per word: the high
-  32 bits of its key, then ``entry + 1`` in the low 32 bits (0: empty slot); 8 bytes a slot, so the table of a
-  few hundred thousand words stays in the last-level cache (a look-up is mostly cache misses);
-* ``records``: ``(words, 4)`` int64, per entry ``[word_start, id_start, word_len | id_len << 32, max_text]``
-  (one cache line holds two entries): where the word's bytes and its piece ids are, and the longest text (in
-  bytes) the word's certificate covers (-1: never served from the memo);
+* ``table``: int64 open-addressing hash table (linear probing, at most half full): per slot, the high 32 bits
+  of the word's key, then ``entry + 1`` in the low 32 bits (0: empty); small enough to stay in cache;
+* ``records``: ``(words, 4)`` int64, per entry ``[word_start, id_start, word_len | id_len << 32, max_text]``:
+  the longest text (in bytes) the word's certificate covers (-1: never served from the memo);
 * ``word_pool``: uint8, the words' bytes; ``id_pool``: int32, their piece ids (unknown pieces already dropped).
 """
 
@@ -40,15 +35,14 @@ def fold(code, lower):  # pragma: no cover - compiled
     return code
 
 
-#: The slot bits holding the key's high half (the rest: ``entry + 1``).
+#: The slot bits holding the key's high half, and ``entry + 1``.
 TAG = np.int64(-(1 << 32))
 ENTRY = np.int64(0xFFFFFFFF)
 
 
 @numba.njit(nogil=True, cache=True)
 def find(table, records, word_pool, key, text, start, stop, lower):  # pragma: no cover - compiled
-    """Entry of the bytes ``text[start:stop]`` (``key``: their FNV-1a hash, folded bytes), or -1: of a memo word, or,
-    with the piece table's ``(table, records, pool)``, of a piece."""
+    """Entry of ``text[start:stop]`` (``key``: FNV-1a of its folded bytes) in a memo or piece table, or -1."""
     mask = len(table) - 1
     slot = key & mask
     tag = key & TAG
@@ -104,8 +98,7 @@ def scan(
 ):  # pragma: no cover - compiled
     """Pieces of texts ``which`` from the memo into ``out``; status per text; new words into ``misses``.
 
-    ``modes[t]``: :data:`RAW` (printable ASCII, lower-cased here when ``lower``), :data:`NORMALIZED`
-    (sentencepiece's normalized text, ``▁`` as space) or :data:`SENTENCEPIECE` (not for the memo).
+    ``modes[t]``: :data:`RAW` (printable ASCII, lower-cased when ``lower``), ``NORMALIZED`` or ``SENTENCEPIECE``.
     """
     table, records, word_pool, id_pool = memo
     miss_start, miss_len, miss_fold = misses
@@ -167,7 +160,7 @@ def scan(
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def relax(work, s, e, piece, score):  # pragma: no cover - compiled
-    """Viterbi step: the edge ``s -> e`` labelled ``piece`` with ``score`` updates node ``e``'s best and second-best."""
+    """Viterbi step: the edge ``s -> e`` (``piece``, ``score``) updates node ``e``'s best and second-best."""
     best, second, back_pos, back_id = work[0], work[1], work[2], work[3]
     via_best, via_second = best[s] + score, second[s] + score
     if via_best > best[e]:
@@ -181,11 +174,8 @@ def relax(work, s, e, piece, score):  # pragma: no cover - compiled
 
 @numba.njit(nogil=True, cache=True)
 def certify(words, start, stop, sp_ids, pieces, max_piece, unk_id, unk_score, work):  # pragma: no cover - compiled
-    """Margin of ``▁word``'s best segmentation over the next one, or -1 if it is not sentencepiece's ``sp_ids``.
-
-    One lattice node per UTF-8 character (``▁`` is one byte here), as sentencepiece builds it: every piece
-    starting at the character, and an unknown node (one character, ``unk_score``) where no one-character piece is.
-    """
+    """Margin of ``▁word``'s best segmentation over the next one, or -1 if it is not sentencepiece's ``sp_ids``
+    (sentencepiece's lattice: an unknown node per UTF-8 character without a one-character piece)."""
     best, second, back_pos, back_id, path, lattice = work
     table, records, pool, scores = pieces
     size = stop - start + 1  # bytes of ▁word
@@ -237,12 +227,8 @@ def certify(words, start, stop, sp_ids, pieces, max_piece, unk_id, unk_score, wo
 def insert(
     words, word_offsets, trusted, sp_ids, sp_offsets, pieces, model, memo, counts
 ):  # pragma: no cover - compiled
-    """Certify and add each new word (words already present are skipped); ``counts``: words, bytes, ids used.
-
-    ``model``: ``(max_piece, unk_id, boundary_id, unk_score, scale)``; a word of ``w`` bytes with margin ``m``
-    is served for texts of ``n`` bytes while ``m > scale * (n + 1) * (w + 1)``: above sentencepiece's largest
-    float32 rounding error on it (see :mod:`psp_st.tokenization.word_memo`).
-    """
+    """Certify and add each new word (present ones are skipped); ``counts``: words, bytes, ids used. A word of
+    ``w`` bytes with margin ``m`` is served for texts of ``n`` bytes while ``m > scale * (n + 1) * (w + 1)``."""
     max_piece, unk_id, boundary_id, unk_score, scale = model
     table, records, word_pool, id_pool = memo
     longest = 0

@@ -1,9 +1,6 @@
-"""Morfessor Baseline segmentation: words -> morphs, as the token unit of any token-based encoder.
+"""Morfessor Baseline morphs as the token unit of any token-based encoder (Sjöblom et al., W-NUT 2018, 4.1).
 
-Sjöblom et al. (W-NUT 2018, section 4.1) embed Morfessor Baseline morphs instead of words, which shrinks the
-vocabulary of morphologically rich languages. :class:`MorfessorTokenizer` splits text into words (the
-:class:`~psp_st.tokenization.words.WordTokenizer` rules), segments each (Viterbi for unseen words) and maps morphs
-to ids. The model is saved in Morfessor's own text segmentation format (never pickle); ``pip install psp-st[zoo]``.
+Saved in Morfessor's own text segmentation format (never pickle); ``pip install psp-st[zoo]``.
 """
 
 from __future__ import annotations
@@ -16,12 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from psp_st.io.atomic import atomic_path
-from psp_st.tokenization.words import (
-    UNK_TOKEN,
-    Vocabulary,
-    WordTokenizer,
-    _VocabularyTokenizer,
-)
+from psp_st.tokenization.words import UNK_TOKEN, Vocabulary, WordTokenizer, _VocabularyTokenizer
 
 
 def _import_morfessor():
@@ -34,12 +26,8 @@ def _import_morfessor():
 
 
 class MorfessorSegmenter:
-    """A Morfessor Baseline model with a per-word cache.
-
-    Args:
-        segmentations: ``(count, word, morphs)`` triples, as ``BaselineModel.get_segmentations()`` gives them.
-        corpus_weight: the model's corpus weight (kept so a reloaded model segments unseen words the same way).
-    """
+    """A Morfessor Baseline model with a per-word cache, built from ``BaselineModel.get_segmentations()``'s
+    ``(count, word, morphs)`` triples."""
 
     file_name: ClassVar[str] = "morfessor_segmentation.txt"
 
@@ -54,8 +42,7 @@ class MorfessorSegmenter:
         for count, word, morphs in rows:
             if "".join(morphs) != word or not word or " " in word or any(" + " in m or not m for m in morphs):
                 raise ValueError(f"bad Morfessor segmentation {count} {word!r} -> {morphs!r}")
-        # The model is always rebuilt from its segmentation list (what the text file holds), so a freshly
-        # trained segmenter and one reloaded from disk segment every word, seen or unseen, identically.
+        # rebuilt from the segmentation list (what the file holds): trained and reloaded segment alike
         self.model = morfessor.BaselineModel(corpusweight=corpus_weight)
         self.model.load_segmentations(rows)
         self.segmentations = rows
@@ -75,18 +62,10 @@ class MorfessorSegmenter:
         max_words: int | None = None,
         seed: int = 0,
     ) -> MorfessorSegmenter:
-        """Train Morfessor Baseline (recursive batch algorithm) on word counts.
+        """Train Morfessor Baseline (recursive batch algorithm) on a ``Counter`` of words (or the words).
 
-        Args:
-            words: a ``Counter`` of word frequencies, or an iterable of words (counted here).
-            corpus_weight: Morfessor's ``alpha``: larger values give longer morphs / a larger lexicon.
-            count_modifier: ``"log"`` (``round(log(count + 1))``, the Morfessor 2.0 recommendation for
-                dampening frequent words), ``"types"`` (every word counts once) or ``"tokens"`` (raw counts).
-            finish_threshold: stop when the cost improves by less than this per word type.
-            max_epochs: cap on training epochs (``None``: until converged).
-            max_words: train on the ``max_words`` most frequent words only (training time grows with the
-                number of word types); other words are segmented with Viterbi when they are met.
-            seed: seed of the random order Morfessor visits words in.
+        ``corpus_weight`` (Morfessor's ``alpha``): larger values give longer morphs; ``count_modifier``: ``"log"``
+        (``round(log2(count + 1))``), ``"types"`` or ``"tokens"``; ``max_words``: train on the most frequent words.
         """
         import random
 
@@ -120,20 +99,18 @@ class MorfessorSegmenter:
         return morphs
 
     def save(self, directory: str | os.PathLike) -> None:
-        """Write the model in Morfessor's text segmentation format (atomically)."""
-        morfessor = _import_morfessor()
-        io = morfessor.MorfessorIO(encoding="utf-8")
+        """Write the model in Morfessor's text segmentation format."""
+        io = _import_morfessor().MorfessorIO(encoding="utf-8")
         with atomic_path(Path(directory) / self.file_name) as tmp:
             io.write_segmentation_file(str(tmp), self.segmentations)
 
     @classmethod
     def load(cls, directory: str | os.PathLike, corpus_weight: float = 1.0, **options: Any) -> MorfessorSegmenter:
         """Read a model written by :meth:`save` (or ``morfessor -S``) with Morfessor's text reader."""
-        morfessor = _import_morfessor()
+        io = _import_morfessor().MorfessorIO(encoding="utf-8")
         path = Path(directory) / cls.file_name
         if not path.is_file():
             raise FileNotFoundError(f"Morfessor segmentation file not found: {path}")
-        io = morfessor.MorfessorIO(encoding="utf-8")
         try:
             segmentations = list(io.read_segmentation_file(str(path)))
         except (ValueError, UnicodeDecodeError) as error:
@@ -144,18 +121,8 @@ class MorfessorSegmenter:
 
 
 class MorfessorTokenizer(_VocabularyTokenizer):
-    """Words segmented into Morfessor morphs, then mapped to ids with a morph vocabulary.
-
-    Args:
-        vocabulary: the morph vocabulary (``<unk>`` first).
-        segmenter: the trained :class:`MorfessorSegmenter`.
-        lowercase: lower-case the text before splitting it into words.
-
-    Example::
-
-        tokenizer = MorfessorTokenizer.train(finnish_sentences, min_count=1)
-        tokenizer.tokenize(["Talossa on kissoja."])  # [['talo', 'ssa', 'on', 'kissa', 'ja', '.']]
-    """
+    """Words segmented into Morfessor morphs (``"talossa"`` -> ``talo``, ``ssa``), mapped to ids by a morph
+    vocabulary."""
 
     kind: ClassVar[str] = "morfessor"
     files: ClassVar[tuple[str, ...]] = ("vocab.json", MorfessorSegmenter.file_name)
@@ -188,28 +155,22 @@ class MorfessorTokenizer(_VocabularyTokenizer):
         lowercase: bool = True,
         **morfessor_options: Any,
     ) -> MorfessorTokenizer:
-        """Train Morfessor Baseline on the words of ``texts``, then build the morph vocabulary.
-
-        ``morfessor_options`` go to :meth:`MorfessorSegmenter.train` (``corpus_weight``, ``count_modifier``,
-        ``max_epochs``, ...).
-        """
-        texts = list(texts)
+        """Train Morfessor Baseline on the words of ``texts`` (``morfessor_options``: :meth:`MorfessorSegmenter.train`),
+        then build the morph vocabulary."""
         word_counts = WordTokenizer.count_tokens(texts, lowercase=lowercase)
         segmenter = MorfessorSegmenter.train(word_counts, **morfessor_options)
         morph_counts: Counter = Counter()
         for word, count in word_counts.items():
             for morph in segmenter.segment(word):
                 morph_counts[morph] += count
-        vocabulary = Vocabulary.from_counts(morph_counts, min_count=min_count, max_size=max_size)
-        return cls(vocabulary, segmenter, lowercase=lowercase)
+        return cls(Vocabulary.from_counts(morph_counts, min_count, max_size), segmenter, lowercase=lowercase)
 
     def save(self, directory: str | os.PathLike) -> None:
-        """Write ``vocab.json`` (morph vocabulary, options) and ``morfessor_segmentation.txt``."""
+        """Write ``vocab.json`` and ``morfessor_segmentation.txt``."""
         self.segmenter.save(directory)
         super().save(directory)
 
     @classmethod
     def _load_options(cls, directory: str | os.PathLike, options: dict[str, Any]) -> dict[str, Any]:
-        corpus_weight = float(options.get("corpus_weight", 1.0))
-        segmenter = MorfessorSegmenter.load(directory, corpus_weight=corpus_weight)
+        segmenter = MorfessorSegmenter.load(directory, corpus_weight=float(options.get("corpus_weight", 1.0)))
         return {"segmenter": segmenter, "lowercase": options.get("lowercase", True)}

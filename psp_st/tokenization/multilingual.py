@@ -1,10 +1,4 @@
-"""One shared sentencepiece vocabulary over several languages, trained on a temperature-balanced sample.
-
-Temperature sampling (XLM, Conneau & Lample 2019): language ``l`` with ``n_l`` sentences gets the share
-``n_l^T / sum_k n_k^T`` of the sample (``T = 1``: raw proportions, ``T -> 0``: uniform); a language asked for more
-sentences than it has repeats them. :meth:`SentencePieceTokenizer.train
-<psp_st.tokenization.sentencepiece.SentencePieceTokenizer.train>` then keeps every character (coverage 1.0).
-"""
+"""The training text of a shared multilingual vocabulary: a temperature-balanced sample (XLM, Conneau & Lample 2019)."""
 
 from __future__ import annotations
 
@@ -16,12 +10,8 @@ from psp_st.arguments import check_int, check_number
 
 
 def temperature_shares(counts: Mapping[str, int], temperature: float) -> dict[str, float]:
-    """Each language's share ``n_l^T / sum_k n_k^T`` (sums to 1; a language with no sentence gets 0).
-
-    Args:
-        counts: sentences (or pairs) per language.
-        temperature: ``T`` in ``(0, 1]``: 1 keeps the raw proportions, smaller values flatten them.
-    """
+    """Each language's share ``n_l^T / sum_k n_k^T`` of ``counts`` (sentences per language); ``T`` in ``(0, 1]``:
+    1 keeps the raw proportions, towards 0 uniform."""
     temperature = check_number("temperature", temperature, 0.0, 1.0, why="1 = raw proportions, towards 0 = uniform")
     if temperature == 0.0:
         raise ValueError("temperature must be > 0 (a small value such as 0.01 is nearly uniform)")
@@ -40,11 +30,8 @@ def temperature_sample(
     total: int | None = None,
     seed: int = 0,
 ) -> dict[str, list[str]]:
-    """``round(total * share)`` texts per language (:func:`temperature_shares`), deterministic in ``seed``.
-
-    ``total`` defaults to the number of texts given. A language asked for more texts than it has repeats all of
-    them ``k`` times and adds a seeded sample of the remainder; one asked for fewer gets a seeded subset, in order.
-    """
+    """``round(total * share)`` texts per language (:func:`temperature_shares`; ``total``: all texts by default):
+    all of them repeated plus a seeded sample of the remainder, or a seeded subset, in order."""
     counts = {lang: len(texts) for lang, texts in texts_by_language.items()}
     shares = temperature_shares(counts, temperature)
     total = check_int("total", sum(counts.values()) if total is None else total)
@@ -69,12 +56,8 @@ def language_balanced_texts(
     pivot: str = "en",
     seed: int = 42,
 ) -> list[str]:
-    """The training text of a shared vocabulary for X-``pivot`` pairs: :func:`temperature_sample` over languages.
-
-    ``first[i]`` is in ``languages[i]`` (``None``: the pivot, e.g. an English paraphrase pair mixed into
-    X-English bitext) and every ``second[i]`` is in the pivot language. Each language's texts are de-duplicated
-    first (a source repeated by a recipe weight counts once), so the balance comes from ``temperature`` only.
-    """
+    """:func:`temperature_sample` of X-``pivot`` pairs' texts: ``first[i]`` is in ``languages[i]`` (``None``: the
+    pivot), ``second[i]`` in the pivot; de-duplicated first (a source repeated by a recipe weight counts once)."""
     if not (len(first) == len(languages) == len(second)):
         raise ValueError(
             f"first, languages and second must have one entry per pair, got {len(first)}, {len(languages)}, "
@@ -83,8 +66,6 @@ def language_balanced_texts(
     by_language: dict[str, dict[str, None]] = {}
     for text, lang in zip(first, languages, strict=True):
         by_language.setdefault(lang or pivot, {})[text] = None
-    pivot_texts = by_language.setdefault(pivot, {})
-    for text in second:
-        pivot_texts[text] = None
+    by_language.setdefault(pivot, {}).update(dict.fromkeys(second))
     sample = temperature_sample({lang: list(texts) for lang, texts in by_language.items()}, temperature, seed=seed)
     return [text for part in sample.values() for text in part]

@@ -1,9 +1,4 @@
-"""Training and batch encoding of sentencepiece unigram models.
-
-Why ``sentencepiece`` rather than HF ``tokenizers``: it encodes a list faster on one core
-(``benchmarks/encode_speed.py``); :meth:`SentencePieceTokenizer.to_hf_tokenizer` converts a model for the
-StaticEmbedding export.
-"""
+"""Training and batch encoding of sentencepiece unigram models (faster on one core than HF ``tokenizers``)."""
 
 from __future__ import annotations
 
@@ -16,7 +11,7 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import sentencepiece as spm
@@ -27,34 +22,27 @@ from psp_st.io.progress import progress_bar
 from psp_st.tokenization.text_checks import check_texts
 
 logger = logging.getLogger(__name__)
-#: Serializes building a tokenizer's word memo (threads encoding with one tokenizer build it once).
+#: Threads encoding with one tokenizer build its word memo once.
 _MEMO_LOCK = threading.Lock()
 
 #: Keep every character seen in training (the reference's 0.995 drops digits and letters of caption data).
 DEFAULT_CHARACTER_COVERAGE = 1.0
-#: The reference preprocessing caps the sentences sentencepiece sees while training.
+#: As the reference preprocessing.
 DEFAULT_INPUT_SENTENCE_SIZE = 10_000_000
 
 
 def truncate_flat(flat: np.ndarray, lengths: np.ndarray, max_length: int) -> tuple[np.ndarray, np.ndarray]:
-    """Keep the first ``max_length`` ids of each row of a flat id array (vectorized)."""
+    """Keep the first ``max_length`` ids of each row of a flat id array."""
     starts = np.cumsum(lengths) - lengths
     cols = np.arange(len(flat)) - np.repeat(starts, lengths)
     return flat[cols < max_length], np.minimum(lengths, max_length)
 
 
 class SentencePieceTokenizer:
-    """A sentencepiece model plus the preprocessing P-SP applies around it (lower-casing, truncation).
-
-    Args:
-        model_proto: the serialized sentencepiece ``ModelProto`` (the bytes of a ``.model`` file).
-        lowercase: lower-case texts before encoding, as the P-SP paper does.
-        num_threads: threads sentencepiece uses to encode a list (``1`` for single-thread benchmarks,
-            ``-1`` for all cores).
-    """
+    """A sentencepiece model (``model_proto``: a ``.model`` file's bytes) plus P-SP's lower-casing and truncation;
+    ``num_threads``: sentencepiece's threads for encoding a list (``-1``: all cores)."""
 
     kind: ClassVar[str] = "sentencepiece"
-    #: the file a model folder holds it in
     files: ClassVar[tuple[str, ...]] = ("sentencepiece.model",)
 
     def __init__(self, model_proto: bytes, lowercase: bool = True, num_threads: int = -1) -> None:
@@ -67,7 +55,6 @@ class SentencePieceTokenizer:
         self.lowercase = lowercase
         self.num_threads = num_threads
 
-    # -- construction -------------------------------------------------------------------------------------
     @classmethod
     def from_file(cls, path: str | os.PathLike, **kwargs) -> SentencePieceTokenizer:
         """Load a ``.model`` file written by sentencepiece or by :meth:`save`."""
@@ -94,17 +81,9 @@ class SentencePieceTokenizer:
         """Train a sentencepiece model on ``texts``.
 
         Args:
-            texts: training sentences (any iterable; a ``datasets`` column works).
-            vocab_size: target vocabulary size. It is a soft limit: a corpus too small to fill it gives a
-                smaller vocabulary instead of an error.
-            character_coverage: share of characters the model must cover; ``1.0`` (default) keeps all.
-            lowercase: lower-case the training text (and, later, every input).
-            input_sentence_size: at most this many sentences are sampled for training, as in the reference.
-            model_type: ``"unigram"`` (P-SP) or ``"bpe"``.
-            byte_fallback: decompose unknown characters into UTF-8 byte pieces instead of ``<unk>``.
-            seed: seed of sentencepiece's sentence sampling, for reproducible vocabularies.
-            max_sentence_length: longer training sentences (in bytes) are skipped by sentencepiece.
-            num_threads: sentencepiece's training threads (default: every core).
+            vocab_size: a soft limit: a corpus too small to fill it gives a smaller vocabulary, not an error.
+            character_coverage: share of characters the model must cover (``1.0``: all).
+            max_sentence_length: longer training sentences (in bytes) are skipped.
             **trainer_options: passed to ``sentencepiece.SentencePieceTrainer.train``.
         """
         if isinstance(texts, (str, bytes)):
@@ -122,7 +101,6 @@ class SentencePieceTokenizer:
 
         count = too_long = 0
         bad_input: TypeError | None = None
-        # one progress line while sentencepiece reads, then trains
         bar = progress_bar(desc=f"sentencepiece {vocab_size:,} pieces, reading", unit=" texts", leave=False)
 
         def sentences():
@@ -192,7 +170,6 @@ class SentencePieceTokenizer:
         """Write the model as a standard sentencepiece ``.model`` file (atomically)."""
         atomic_write_bytes(Path(path), self.model_proto)
 
-    # -- properties ---------------------------------------------------------------------------------------
     @property
     def vocab_size(self) -> int:
         return self.processor.get_piece_size()
@@ -209,12 +186,10 @@ class SentencePieceTokenizer:
         pieces = [self.id_to_piece(index) for index in range(self.vocab_size)]
         return [piece.replace("\u2581", " ").strip() or piece for piece in pieces]
 
-    # -- encoding -----------------------------------------------------------------------------------------
     def encode(
         self, texts: Sequence[str], max_length: int | None = None, num_threads: int | None = None
     ) -> list[list[int]]:
-        """Piece ids of each text (unknown pieces included as :attr:`unk_id`); ``num_threads`` overrides
-        :attr:`num_threads` for this call."""
+        """Piece ids of each text (unknown pieces included as :attr:`unk_id`)."""
         texts = check_texts(texts)
         if self.lowercase:
             texts = [text.lower() for text in texts]
@@ -232,12 +207,8 @@ class SentencePieceTokenizer:
         num_threads: int | None = None,
         memo: bool = True,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Encode ``texts`` into one flat id array and per-text lengths (no per-token Python work).
-
-        With ``drop_unknown``, unknown pieces are removed with the bare ``▁`` right before them (``"a dog ☃
-        runs"`` encodes as ``"a dog runs"``), through the exact word memo (:mod:`psp_st.tokenization.word_memo`)
-        when numba is installed and ``memo``; ``max_length`` then keeps the first pieces of each text.
-        """
+        """``texts`` as one flat id array and per-text lengths; ``drop_unknown`` removes unknown pieces with the bare
+        ``▁`` before them (``"a dog ☃ runs"`` -> ``"a dog runs"``), through the word memo with numba and ``memo``."""
         if drop_unknown and memo and num_threads in (None, 1):
             word_memo = self.word_memo()
             if word_memo is not None:
@@ -255,25 +226,22 @@ class SentencePieceTokenizer:
         """This model's :class:`~psp_st.tokenization.word_memo.WordMemo` (built on first use), or ``None``
         without numba (``pip install "psp-st[fast]"``) or for a model it cannot be exact for."""
         with _MEMO_LOCK:
-            memo = self.__dict__.get("_word_memo")
-            if memo is None:
-                memo = False
-                try:
-                    import numba  # noqa: F401  # the memo's kernels are compiled with numba
-                except ImportError:
-                    pass
-                else:
-                    from psp_st.tokenization.word_memo import WordMemo, unsupported_reason
+            if "_word_memo" not in self.__dict__:
+                self.__dict__["_word_memo"] = self._new_word_memo()
+        return self.__dict__["_word_memo"] or None
 
-                    reason = unsupported_reason(self)
-                    if reason is None:
-                        memo = WordMemo(self)
-                    else:
-                        logger.info(
-                            "no word memo for this sentencepiece model (%s): sentencepiece on every text", reason
-                        )
-                self.__dict__["_word_memo"] = memo
-        return memo or None
+    def _new_word_memo(self):
+        try:
+            import numba  # noqa: F401  # the memo's kernels are compiled with numba
+        except ImportError:
+            return None
+        from psp_st.tokenization.word_memo import WordMemo, unsupported_reason
+
+        reason = unsupported_reason(self)
+        if reason is None:
+            return WordMemo(self)
+        logger.info("no word memo for this sentencepiece model (%s): sentencepiece on every text", reason)
+        return None
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -281,16 +249,14 @@ class SentencePieceTokenizer:
         return state
 
     def _drop_unknown(self, flat: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        rows = np.repeat(np.arange(len(lengths)), lengths)
         unknown = flat == self.unk_id
         if not unknown.any():
             return flat, lengths
+        rows = np.repeat(np.arange(len(lengths)), lengths)
         drop = unknown.copy()
         space = self.word_boundary_id
-        if space is not None:
-            before_unknown = np.zeros_like(unknown)
-            before_unknown[:-1] = unknown[1:] & (rows[:-1] == rows[1:])
-            drop |= before_unknown & (flat == space)
+        if space is not None:  # the bare ▁ right before an unknown piece of the same text
+            drop[:-1] |= unknown[1:] & (rows[:-1] == rows[1:]) & (flat[:-1] == space)
         keep = ~drop
         return flat[keep], np.bincount(rows[keep], minlength=len(lengths))
 
@@ -302,26 +268,26 @@ class SentencePieceTokenizer:
 
     def unknown_rate(self, texts: Sequence[str]) -> float:
         """Share of texts that contain at least one unknown piece."""
-        if len(texts) == 0:
-            return 0.0
         unk = self.unk_id
-        return sum(unk in row for row in self.encode(texts)) / len(texts)
+        return sum(unk in row for row in self.encode(texts)) / max(len(texts), 1)
 
-    # -- conversion ---------------------------------------------------------------------------------------
-    def to_hf_tokenizer(self, drop_unknown: bool = False):
-        """An equivalent ``tokenizers.Tokenizer`` (same normalization, pieces, scores and unknown id).
-
-        With ``drop_unknown`` the pre-tokenizer removes every run of characters without a single-character piece
-        (and the ``▁`` before it), so the ids are those of :meth:`encode_flat` with ``drop_unknown=True``, except
-        that a text with no known piece gives no id, and a character found only inside longer pieces is ``<unk>``.
-        """
+    def parsed_proto(self) -> Any:
+        """The model as a sentencepiece ``ModelProto`` message."""
         from sentencepiece import sentencepiece_model_pb2
-        from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
-        # The protobuf-generated module defines its classes at import time; mypy cannot see them.
         proto = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]
         proto.ParseFromString(self.model_proto)
-        if proto.trainer_spec.model_type != sentencepiece_model_pb2.TrainerSpec.UNIGRAM:  # type: ignore[attr-defined]
+        return proto
+
+    def to_hf_tokenizer(self, drop_unknown: bool = False):
+        """An equivalent ``tokenizers.Tokenizer``; with ``drop_unknown`` its ids are :meth:`encode_flat`'s with
+        ``drop_unknown=True`` (runs of characters without a one-character piece removed with the ``▁`` before them),
+        except that a text with no known piece gives no id, and a character only inside longer pieces is ``<unk>``.
+        """
+        from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
+
+        proto = self.parsed_proto()
+        if proto.trainer_spec.model_type != proto.trainer_spec.UNIGRAM:
             raise ValueError("only unigram sentencepiece models can be converted to a tokenizers.Tokenizer")
         vocab = [(piece.piece, piece.score) for piece in proto.pieces]
         tokenizer = Tokenizer(
@@ -330,12 +296,10 @@ class SentencePieceTokenizer:
         steps: list[normalizers.Normalizer] = []
         if self.lowercase:
             steps.append(normalizers.Lowercase())
-        charsmap = proto.normalizer_spec.precompiled_charsmap
-        if charsmap:
-            steps.append(normalizers.Precompiled(charsmap))
+        if proto.normalizer_spec.precompiled_charsmap:
+            steps.append(normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap))
         if proto.normalizer_spec.remove_extra_whitespaces:
-            steps.append(normalizers.Strip())
-            steps.append(normalizers.Replace(Regex(" {2,}"), " "))
+            steps += [normalizers.Strip(), normalizers.Replace(Regex(" {2,}"), " ")]
         tokenizer.normalizer = normalizers.Sequence(steps)
         prepend = "always" if proto.normalizer_spec.add_dummy_prefix else "never"
         tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=prepend, split=False)

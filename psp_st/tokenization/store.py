@@ -1,7 +1,4 @@
-"""Train, save and load any psp-st tokenizer by kind (words, trigrams, Morfessor morphs, sentencepiece).
-
-The token-based encoders record the kind in their ``psp_config.json``; this module reads the matching files back.
-"""
+"""Train, save and load any psp-st tokenizer by kind (the kind a token encoder records in ``psp_config.json``)."""
 
 from __future__ import annotations
 
@@ -13,14 +10,13 @@ from psp_st.tokenization.morfessor import MorfessorTokenizer
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.words import TrigramTokenizer, WordTokenizer
 
-#: Tokenizer class by kind (the kind a token encoder records in its ``psp_config.json``).
 KINDS: dict[str, Any] = {
     cls.kind: cls for cls in (WordTokenizer, TrigramTokenizer, MorfessorTokenizer, SentencePieceTokenizer)
 }
 
 
 def _vocabulary_class(kind: str) -> Any:
-    """The vocabulary tokenizer class of ``kind``, ``None`` for sentencepiece (ValueError for an unknown kind)."""
+    """The vocabulary tokenizer class of ``kind``, ``None`` for sentencepiece."""
     if kind not in KINDS:
         raise ValueError(f"unknown tokenizer kind {kind!r} (expected words, trigrams, morfessor or sentencepiece)")
     return None if kind == SentencePieceTokenizer.kind else KINDS[kind]
@@ -38,7 +34,7 @@ def tokenizer_kind(tokenizer: Any) -> str:
 
 
 def tokenizer_files(kind: str) -> list[str]:
-    """The files a tokenizer of ``kind`` writes into a model folder (``KeyError`` for an unknown kind)."""
+    """The files a tokenizer of ``kind`` writes (``KeyError`` for an unknown kind)."""
     return list(KINDS[kind].files)
 
 
@@ -64,12 +60,8 @@ def load_tokenizer(kind: str, directory: str | os.PathLike, lowercase: bool | No
 def train_tokenizer_of_kind(
     kind: str, texts, min_count: int = 1, max_size: int | None = None, lowercase: bool = True, **options: Any
 ) -> Any:
-    """Train a tokenizer of ``kind`` on ``texts``.
-
-    ``min_count``/``max_size`` bound the vocabulary of words, trigrams and morphs; for ``"sentencepiece"``
-    ``max_size`` is the sentencepiece ``vocab_size`` (default 20,000) and ``options`` go to
-    :meth:`SentencePieceTokenizer.train`; for ``"morfessor"`` they go to :meth:`MorfessorSegmenter.train`.
-    """
+    """Train a tokenizer of ``kind`` on ``texts`` (``options``: its ``train``); for ``"sentencepiece"``
+    ``max_size`` is the ``vocab_size`` (default 20,000) and ``min_count`` is unused."""
     cls = _vocabulary_class(kind)
     if cls is not None:
         return cls.train(texts, min_count=min_count, max_size=max_size, lowercase=lowercase, **options)

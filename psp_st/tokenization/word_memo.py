@@ -1,34 +1,12 @@
-"""Exact memoised sentencepiece segmentation: each distinct word is segmented once, then looked up (compiled).
-
-Why not sentencepiece on every text: P-SP's inference is mostly tokenization, and sentencepiece re-runs its
-lattice search on every occurrence of every word and returns Python int lists. A unigram model segments a
-normalized text word by word (no piece has a ``▁`` after its first character, so every segmentation passes
-through each word start), so a word's pieces can be cached, but not naively: sentencepiece breaks near-ties
-between segmentations by the float32 rounding of the running *sentence* score, so a word alone can segment
-differently than inside a long sentence (``99.999%``: 6 of the 177,710 English corpus sentences with a plain
-word -> ids memo). This memo therefore stores, with each word, a certificate:
-
-* the ids come from sentencepiece itself (the word encoded alone);
-* an independent Viterbi over the same lattice (float64, top-2) must find the same best path, and its
-  *margin* (best minus second-best segmentation score) must exceed the largest float32 rounding error
-  sentencepiece can make on that word inside the text being encoded: ``4 * pieces * 2**-24 * bound``, where
-  ``bound = (characters of the text + 1) * max |piece score|`` bounds every partial path score. Within that
-  margin sentencepiece's choice cannot flip (every wrong choice is a different path, at least ``margin`` worse).
-
-Texts the memo cannot prove exact go to sentencepiece unchanged: any character outside printable ASCII (NFKC and
-lower-casing stay sentencepiece's and Python's), a word whose margin is too small for the text's length, a
-model with user-defined pieces or non-default normalization. Lookups run in numba with the GIL released
-(``nogil``), so batches scale over threads; the memo is shared by threads under a readers-writer lock and is
-emptied when it reaches ``max_words`` (bounded memory on endless new vocabulary). Ids match
-:meth:`SentencePieceTokenizer.encode_flat` with ``drop_unknown=True`` exactly (``tests/tokenization/test_word_memo.py``).
-"""
+"""Exact memoised sentencepiece segmentation: each distinct word is segmented once, then looked up (compiled)."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,17 +14,17 @@ import numpy as np
 if TYPE_CHECKING:
     from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 
-#: Byte standing for ``▁`` in the memo's piece keys (a control byte: never part of a memoised word).
+#: Byte standing for ``▁`` in the memo's piece keys (a control byte: never in a memoised word).
 BOUNDARY_BYTE = 1
 #: How a text reaches the memo: sentencepiece only; raw printable ASCII; sentencepiece-normalized UTF-8.
 SENTENCEPIECE, RAW, NORMALIZED = 0, 1, 2
 #: Text status after a memo pass: all words found and certified; some word not in the memo; sentencepiece's.
 OK, MISSING, FALLBACK = 0, 1, 2
-#: 64-bit FNV-1a as signed int64 (the kernels' key of words and pieces; a key of 0 becomes 1: 0 marks an empty slot).
+#: 64-bit FNV-1a as signed int64, the kernels' key of words and pieces (0 becomes 1: 0 marks an empty slot).
 FNV_OFFSET, FNV_PRIME = np.int64(0xCBF29CE484222325 - (1 << 64)), np.int64(0x100000001B3)
 #: Texts per memo pass (new words found in a pass are added before the next one).
 CHUNK = 8192
-#: Most new words collected per pass (more are collected in the next batch).
+#: Most new words collected per pass.
 MAX_MISSES = 1 << 16
 #: Normalizations under which printable ASCII is left unchanged (checked on every character at construction).
 ASCII_STABLE_NORMALIZERS = ("nmt_nfkc", "nfkc", "identity", "nmt_nfkc_cf", "nfkc_cf")
@@ -56,12 +34,9 @@ NORMAL, USER_DEFINED = 1, 4
 
 def unsupported_reason(tokenizer: SentencePieceTokenizer) -> str | None:
     """Why the memo cannot be exact for this model (``None``: it can), from the model's own settings."""
-    from sentencepiece import sentencepiece_model_pb2
-
-    proto = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]
-    proto.ParseFromString(tokenizer.model_proto)
+    proto = tokenizer.parsed_proto()
     spec = proto.normalizer_spec
-    if proto.trainer_spec.model_type != sentencepiece_model_pb2.TrainerSpec.UNIGRAM:  # type: ignore[attr-defined]
+    if proto.trainer_spec.model_type != proto.trainer_spec.UNIGRAM:
         return "not a unigram model"
     if spec.name not in ASCII_STABLE_NORMALIZERS:
         return f"normalization {spec.name!r}"
@@ -83,23 +58,17 @@ def unsupported_reason(tokenizer: SentencePieceTokenizer) -> str | None:
 
 def _piece_tables(tokenizer: SentencePieceTokenizer) -> dict[str, Any]:
     """Hash table of the pieces' UTF-8 bytes (a leading ``▁`` as :data:`BOUNDARY_BYTE`) and their scores."""
-    from sentencepiece import sentencepiece_model_pb2
-
-    proto = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]
-    proto.ParseFromString(tokenizer.model_proto)
+    proto = tokenizer.parsed_proto()
     vocab = len(proto.pieces)
     scores = np.array([piece.score for piece in proto.pieces], dtype=np.float32).astype(np.float64)
     normal = [piece.type == NORMAL for piece in proto.pieces]
-    min_score = float(scores[normal].min())
-    unk_score = float(np.float32(min_score) - np.float32(10.0))
+    unk_score = float(np.float32(scores[normal].min()) - np.float32(10.0))
     encoded: list[bytes | None] = []
     for piece, is_normal in zip(proto.pieces, normal, strict=True):
-        text = piece.piece
-        body = text[1:] if text.startswith("\u2581") else text
-        if not is_normal or any(ord(char) < 33 for char in body):
-            encoded.append(None)
-            continue
-        encoded.append((bytes([BOUNDARY_BYTE]) if text.startswith("\u2581") else b"") + body.encode("utf-8"))
+        body = piece.piece.removeprefix("\u2581")
+        prefix = bytes([BOUNDARY_BYTE]) if piece.piece.startswith("\u2581") else b""
+        usable = is_normal and all(ord(char) >= 33 for char in body)
+        encoded.append(prefix + body.encode("utf-8") if usable else None)
     table = np.zeros(1 << max(4, (2 * vocab).bit_length()), dtype=np.int64)
     records = np.zeros((vocab, 4), dtype=np.int64)  # the memo's record layout: [pool start, 0, length, 0]
     pool = bytearray()
@@ -131,37 +100,46 @@ class _ReadWriteLock:
         self._readers = 0
         self._writer = False
 
-    def acquire_read(self) -> None:
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
         with self._condition:
             while self._writer:
                 self._condition.wait()
             self._readers += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._readers -= 1
+                if self._readers == 0:
+                    self._condition.notify_all()
 
-    def release_read(self) -> None:
-        with self._condition:
-            self._readers -= 1
-            if self._readers == 0:
-                self._condition.notify_all()
-
-    def acquire_write(self) -> None:
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
         with self._condition:
             while self._writer or self._readers:
                 self._condition.wait()
             self._writer = True
-
-    def release_write(self) -> None:
-        with self._condition:
-            self._writer = False
-            self._condition.notify_all()
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._writer = False
+                self._condition.notify_all()
 
 
 class WordMemo:
-    """Word -> piece ids of one sentencepiece model, certified exact (see the module docstring).
+    """Word -> piece ids of one sentencepiece model, certified exact.
+
+    Why: P-SP's inference is mostly tokenization, and sentencepiece re-runs its lattice search on every word. It
+    breaks near-ties by the float32 rounding of the running *sentence* score, so each word has a certificate: a
+    float64 top-2 Viterbi finds sentencepiece's path for the word alone, with a margin over the second-best above
+    sentencepiece's largest rounding error inside the text (``4 * pieces * 2**-24 * (characters + 1) * max
+    |score|``). Other texts go to sentencepiece unchanged.
 
     Args:
-        tokenizer: the model; :func:`unsupported_reason` must be ``None`` for it.
         max_words: the memo is emptied when it would hold more words (about 70 bytes per word).
-        prefill: segment the vocabulary's whole-word pieces up front (warm from the first text).
+        prefill: segment the vocabulary's whole-word pieces up front.
     """
 
     def __init__(self, tokenizer: SentencePieceTokenizer, max_words: int = 500_000, prefill: bool = True) -> None:
@@ -178,7 +156,6 @@ class WordMemo:
         if prefill:
             self._add(self._vocabulary_words())
 
-    # -- state --------------------------------------------------------------------------------------------
     def _clear(self, words: int = 1 << 14, pool_bytes: int = 1 << 17, ids: int = 1 << 16) -> None:
         """An empty memo (layout: :mod:`psp_st.tokenization.memo_kernels`)."""
         self._table = np.zeros(1 << max(4, (2 * words).bit_length()), dtype=np.int64)
@@ -228,8 +205,7 @@ class WordMemo:
             return
         texts = [word.decode("utf-8") for word in words]
         processor = self.tokenizer.processor
-        # one list per word: with the collector on, a cold pass spent ~7% of its time in gen-0 collections of
-        # these acyclic lists (freed by reference counting below)
+        # one acyclic list per word (freed by reference counting): spare the collector's gen-0 passes
         collect = gc.isenabled()
         gc.disable()
         try:
@@ -252,8 +228,7 @@ class WordMemo:
         joined = b"".join(words)
         word_offsets = np.zeros(len(words) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, words), dtype=np.int64, count=len(words)), out=word_offsets[1:])
-        self._lock.acquire_write()
-        try:
+        with self._lock.writing():
             if int(self._counts[0]) + len(words) > self.max_words:
                 self._clear()
             self._reserve(len(words), len(joined), len(sp_ids))
@@ -262,8 +237,6 @@ class WordMemo:
                 np.frombuffer(joined, dtype=np.uint8), word_offsets, trusted, sp_ids, sp_offsets, pieces["arrays"],
                 pieces["model"], self._state(), self._counts,
             )  # fmt: skip
-        finally:
-            self._lock.release_write()
 
     def _scan(
         self, text: np.ndarray, starts: np.ndarray, lengths: np.ndarray, which: np.ndarray, modes: np.ndarray,
@@ -273,14 +246,11 @@ class WordMemo:
         miss_start = np.empty(min(MAX_MISSES, len(text) // 2 + 1), dtype=np.int64)
         miss_len = np.empty_like(miss_start)
         miss_fold = np.empty(len(miss_start), dtype=np.bool_)
-        self._lock.acquire_read()
-        try:
+        with self._lock.reading():
             _, misses = memo_kernels().scan(
                 text, starts, lengths, which, modes, self.tokenizer.lowercase, max_length, self._state(), out,
                 out_start, out_len, status, (miss_start, miss_len, miss_fold),
             )  # fmt: skip
-        finally:
-            self._lock.release_read()
         raw = text.data
         new = set()
         for start, width, fold in zip(miss_start[:misses], miss_len[:misses], miss_fold[:misses], strict=True):
@@ -289,12 +259,8 @@ class WordMemo:
         return sorted(new)
 
     def _buffer(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The texts as one byte buffer, their byte lengths and modes (see the ``scan`` kernel).
-
-        Printable-ASCII texts go in as they are (sentencepiece's normalization leaves them unchanged, and
-        lower-casing them is ASCII's); any other text goes in as sentencepiece normalizes it (after Python's
-        lower-casing, as :meth:`SentencePieceTokenizer.encode` does), unless a ``▁`` of its own would be lost.
-        """
+        """The texts as one byte buffer, their byte lengths and modes: printable ASCII as it is, other texts as
+        sentencepiece normalizes them after Python's lower-casing, unless a ``▁`` of their own would be lost."""
         count = len(texts)
         joined = "".join(texts)
         lengths = np.fromiter(map(len, texts), dtype=np.int64, count=count)
@@ -314,13 +280,8 @@ class WordMemo:
             modes[i] = NORMALIZED
         return np.frombuffer("".join(parts).encode("utf-8"), dtype=np.uint8), lengths, modes
 
-    # -- encoding -----------------------------------------------------------------------------------------
     def encode_flat(self, texts: list[str], max_length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Known piece ids of ``texts`` (checked strings) as one flat int64 array plus per-text lengths.
-
-        The same as ``tokenizer.encode_flat(texts, max_length, drop_unknown=True)``: memo look-ups where the
-        memo is certified exact, sentencepiece for every other text.
-        """
+        """``tokenizer.encode_flat(texts, max_length, drop_unknown=True)`` (``texts``: checked strings)."""
         if len(texts) > CHUNK:
             parts = [self.encode_flat(texts[i : i + CHUNK], max_length) for i in range(0, len(texts), CHUNK)]
             return np.concatenate([flat for flat, _ in parts]), np.concatenate([lengths for _, lengths in parts])

@@ -1,9 +1,4 @@
-"""Word and character-trigram tokenizers with a vocabulary built from training text (WORD / TRIGRAM models).
-
-Wieting & Gimpel, "ParaNMT-50M" (section 4): lower-cased words, and character trigrams of ``" " + text + " "``,
-mapped to ids by a :class:`Vocabulary` (id 0 is ``<unk>``). Trigrams use a vocabulary, as the paper does, not
-feature hashing: no collisions, and a corpus has only tens of thousands of them (cap with ``max_size``).
-"""
+"""Word and character-trigram tokenizers with a vocabulary (as ParaNMT-50M's WORD / TRIGRAM models, section 4)."""
 
 from __future__ import annotations
 
@@ -25,26 +20,20 @@ from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_path
 from psp_st.tokenization.text_checks import check_texts
 
-#: Words keep inner apostrophes, hyphens and dots ("don't", "well-known", "u.s") and combining marks (``regex``'s
-#: ``\w``: Devanagari vowel signs, NFD accents); other punctuation marks are tokens of their own, whitespace separates.
+#: Words keep inner ', - and . ("don't", "u.s") and combining marks; other punctuation marks are tokens of their own.
 WORD_PATTERN = regex.compile(r"\w+(?:['’\-.]\w+)*|[^\w\s]")
 _WHITESPACE = re.compile(r"\s+")
 UNK_TOKEN = "<unk>"
-#: Version of the tokenizer file layout.
 TOKENIZER_FORMAT_VERSION = 1
 
 
 def _strip_punctuation(word: str) -> str:
-    """``word`` without punctuation characters (ASCII and Unicode category P*)."""
+    """``word`` without ASCII and Unicode (category P*) punctuation."""
     return "".join(ch for ch in word if ch not in string.punctuation and not unicodedata.category(ch).startswith("P"))
 
 
 class Vocabulary:
-    """Token <-> id table; id 0 is ``<unk>``.
-
-    Args:
-        tokens: the tokens, in id order; ``tokens[0]`` must be ``"<unk>"``.
-    """
+    """Token <-> id table; ``tokens`` in id order, ``tokens[0]`` must be ``"<unk>"``."""
 
     def __init__(self, tokens: Sequence[str]) -> None:
         tokens = list(tokens)
@@ -81,14 +70,12 @@ class _VocabularyTokenizer:
 
     kind: ClassVar[str]
     file_name: ClassVar[str] = "vocab.json"
-    #: the files :meth:`save` writes
-    files: ClassVar[tuple[str, ...]] = ("vocab.json",)
+    files: ClassVar[tuple[str, ...]] = (file_name,)
 
     def __init__(self, vocabulary: Vocabulary | Sequence[str], lowercase: bool = True) -> None:
         self.vocab = vocabulary if isinstance(vocabulary, Vocabulary) else Vocabulary(vocabulary)
         self.lowercase = lowercase
 
-    # -- subclass hooks -----------------------------------------------------------------------------------
     def split(self, text: str, max_length: int | None = None) -> list[str]:
         raise NotImplementedError
 
@@ -98,7 +85,6 @@ class _VocabularyTokenizer:
     def _extra_config(self) -> dict[str, Any]:
         return {}
 
-    # -- properties ---------------------------------------------------------------------------------------
     @property
     def vocab_size(self) -> int:
         return len(self.vocab)
@@ -114,13 +100,12 @@ class _VocabularyTokenizer:
         """The text of every token id as a teacher should read it (trigram padding spaces stripped)."""
         return [token.strip() or token for token in self.vocab.tokens]
 
-    # -- encoding -----------------------------------------------------------------------------------------
     def tokenize(self, texts: Sequence[str] | str, max_length: int | None = None) -> list[list[str]]:
         """Token strings of each text (before the vocabulary lookup)."""
         return [self.split(text, max_length) for text in check_texts(texts)]
 
     def encode(self, texts: Sequence[str] | str, max_length: int | None = None) -> list[list[int]]:
-        """Token ids of each text; unknown tokens are :attr:`unk_id`. Stops after ``max_length`` tokens."""
+        """Token ids of each text (unknown tokens: :attr:`unk_id`), at most ``max_length`` each."""
         lookup = self.lookup
         return [[lookup(token) for token in self.split(text, max_length)] for text in check_texts(texts)]
 
@@ -131,7 +116,6 @@ class _VocabularyTokenizer:
         flat = np.fromiter((i for row in ids for i in row), dtype=np.int64, count=int(lengths.sum()))
         return flat, lengths
 
-    # -- training -----------------------------------------------------------------------------------------
     @classmethod
     def count_tokens(cls, texts: Iterable[str], **options: Any) -> Counter:
         splitter = cls(Vocabulary([UNK_TOKEN]), **options)
@@ -148,9 +132,8 @@ class _VocabularyTokenizer:
         counts = cls.count_tokens(texts, **options)
         return cls(Vocabulary.from_counts(counts, min_count=min_count, max_size=max_size), **options)
 
-    # -- saving and loading -------------------------------------------------------------------------------
     def save(self, directory: str | os.PathLike) -> None:
-        """Write ``vocab.json`` (kind, options and the token list) into ``directory`` (atomically)."""
+        """Write ``vocab.json`` (kind, options, tokens) into ``directory``."""
         data = {"format_version": TOKENIZER_FORMAT_VERSION, "kind": self.kind, "lowercase": self.lowercase}
         data.update(self._extra_config(), tokens=self.vocab.tokens)
         with atomic_path(Path(directory) / self.file_name) as tmp:
@@ -192,14 +175,8 @@ class _VocabularyTokenizer:
 
 
 class WordTokenizer(_VocabularyTokenizer):
-    """Lower-cased words and punctuation marks; an unknown word is retried with its punctuation removed
-    ("don't" -> "dont", "u.s" -> "us") before it becomes ``<unk>``.
-
-    Example::
-
-        tokenizer = WordTokenizer.train(sentences, min_count=2, max_size=100_000)
-        tokenizer.encode(["A man plays a guitar."])
-    """
+    """Lower-cased words and punctuation marks; an unknown word is retried without its punctuation ("don't" ->
+    "dont") before it becomes ``<unk>``."""
 
     kind: ClassVar[str] = "words"
 
@@ -228,23 +205,15 @@ class WordTokenizer(_VocabularyTokenizer):
 
 
 class TrigramTokenizer(_VocabularyTokenizer):
-    """Character trigrams of ``" " + text + " "`` (whitespace runs collapsed to one space, lower-cased).
-
-    A text of ``n`` characters gives ``n`` trigrams; ``""`` gives none (the encoder then uses ``<unk>``).
-
-    Example::
-
-        TrigramTokenizer.train(["a cat"]).tokenize(["a cat"])  # [[' a ', 'a c', ' ca', 'cat', 'at ']]
-    """
+    """Character trigrams of ``" " + text + " "`` (whitespace runs collapsed, lower-cased): ``n`` characters give
+    ``n`` trigrams, ``""`` none."""
 
     kind: ClassVar[str] = "trigrams"
 
     def split(self, text: str, max_length: int | None = None) -> list[str]:
         text = _WHITESPACE.sub(" ", text).strip()
-        if not text:
-            return []
         if self.lowercase:
             text = text.lower()
         padded = f" {text} "
-        count = len(padded) - 2 if max_length is None else min(len(padded) - 2, max_length)
+        count = len(text) if max_length is None else min(len(text), max_length)
         return [padded[i : i + 3] for i in range(count)]
