@@ -28,29 +28,28 @@ CITATION = """@inproceedings{sjoblom-etal-2018-paraphrase,
 
 class CosineContrastiveLoss(ContrastiveLoss):
     def __init__(self, model, margin: float = 0.5, size_average: bool = True) -> None:
-        """Contrastive loss on cosine distance ``d = 1 - cos``: paraphrases pulled together, others pushed apart.
-
-        ::
+        """Contrastive loss on cosine distance ``d = 1 - cos``: paraphrases pulled together, others pushed apart::
 
             loss = y * d + (1 - y) * relu(margin - d) ** 2
 
-        Unlike ST's ``ContrastiveLoss`` (which it subclasses), the positive term is linear in the cosine distance
-        and neither term has a ``0.5`` factor. (The paper's equation, section 3.2, swaps the roles of ``y``; its
-        text, followed here, puts the hinge on the non-paraphrases.)
+        Unlike its base, ST's ``ContrastiveLoss``: the positive term is linear in ``d``, no ``0.5`` factors; the hinge
+        is on the non-paraphrases, as in the paper's text (its equation swaps ``y``).
 
         Args:
             model: the SentenceTransformer being trained (any encoder).
             margin: non-paraphrases should be at least this cosine distance apart.
             size_average: average (else sum) over the batch.
 
+        References:
+            - Sjöblom et al., Paraphrase Detection on Noisy Subtitles in Six Languages (W-NUT 2018), section 3.2
+
         Inputs:
-            ``(sentence1, sentence2)`` pairs labelled 1 (paraphrase) or 0 (a label in between weighs the two
-            terms); :func:`add_random_negatives` makes negatives for positive-only data.
+            ``(sentence1, sentence2)`` pairs labelled 1 (paraphrase) or 0 (in between weighs the two terms);
+            :func:`add_random_negatives` makes negatives for positive-only data.
 
         Example::
 
-            train_dataset = add_random_negatives(positive_pairs, seed=0)  # adds a "label" column
-            loss = CosineContrastiveLoss(model, margin=0.5)
+            loss = CosineContrastiveLoss(model, margin=0.5)  # train on add_random_negatives(positive_pairs, seed=0)
         """
         super().__init__(
             model,
@@ -94,13 +93,10 @@ class CosineContrastiveLoss(ContrastiveLoss):
 
 
 def add_random_negatives(dataset, seed: int = 0):
-    """Turn a positive-only pair dataset into a labelled one with as many random negatives as positives.
+    """A positive-only pair dataset plus as many random negatives: ``sentence1, sentence2, label`` (1 / 0), shuffled.
 
-    Every ``sentence1`` is paired once more with the ``sentence2`` of another, randomly chosen row (a
-    random derangement: never its own partner; when a ``group_id`` column exists, never a row of the same group,
-    e.g. another caption of the same image, as far as 8 re-draws can avoid it). Returns a ``datasets.Dataset``
-    with columns ``sentence1, sentence2, label`` (1 = original pair, 0 = random pair), shuffled with ``seed``.
-    Works on memory-mapped datasets: only index arrays are built in RAM.
+    Each ``sentence1`` also gets the ``sentence2`` of a random other row (never its own partner; with a ``group_id``
+    column, not one of its group as far as 8 re-draws avoid it). Only index arrays are built in RAM.
     """
     from datasets import Dataset, concatenate_datasets
 
@@ -121,14 +117,8 @@ def add_random_negatives(dataset, seed: int = 0):
             if not len(clash):
                 break
             partner[clash] = (clash + rng.integers(1, n, size=len(clash))) % n
-    positives = dataset.select_columns(["sentence1", "sentence2"])
-    negatives = concatenate_datasets(
-        [
-            dataset.select_columns(["sentence1"]),
-            dataset.select(partner).select_columns(["sentence2"]).flatten_indices(),
-        ],
-        axis=1,
-    )
-    positives = positives.add_column("label", np.ones(n, dtype=np.int64))
+    positives = dataset.select_columns(["sentence1", "sentence2"]).add_column("label", np.ones(n, dtype=np.int64))
+    partners = dataset.select(partner).select_columns(["sentence2"]).flatten_indices()
+    negatives = concatenate_datasets([dataset.select_columns(["sentence1"]), partners], axis=1)
     negatives = negatives.add_column("label", np.zeros(n, dtype=np.int64))
     return concatenate_datasets([positives, negatives]).shuffle(seed=seed).flatten_indices()

@@ -28,34 +28,27 @@ CITATION = """@inproceedings{reimers-2020-multilingual-sentence-bert,
 
 class TeacherDistillationLoss(nn.Module):
     def __init__(self, model: SentenceTransformer, teacher_dim: int, seed: int = 0) -> None:
-        """Cosine distance between the student's projected sentence vectors and the teacher's (precomputed) vectors.
-
-        For student vectors ``s`` (the model's ``sentence_embedding``), the learned projection ``W`` (a bias-free
-        linear map from the student's to the teacher's dimension) and the teacher vectors ``t``::
+        """Cosine distance between the student's projected sentence vectors and the teacher's (precomputed) ones::
 
             loss = mean(1 - cos(W s, t))
 
-        The projection is trained with the student and never saved with the model. Why not ST's ``MSELoss``: it
-        has no projection (the dimensions must match) and no cosine variant; like it, this loss reads the (cached)
-        teacher vectors as labels. MSE, relational (in-batch cosine matrices) and projection-free variants lost on
-        dev and were removed (``benchmarks/results/psp_en_v2_ablation.md``, ``psp_en_v3_ablation.md``).
+        ``W``: a learned bias-free projection to the teacher's dimension, trained with the student, never saved with
+        the model. Not ST's ``MSELoss``: it has no projection (the dimensions must match) and no cosine variant.
 
         Args:
             model: the SentenceTransformer being trained (the student).
             teacher_dim: dimension of the teacher vectors (384 for all-MiniLM-L6-v2).
-            seed: seed of ``W``'s initialisation (scaled orthogonal rows/columns).
+            seed: seed of ``W``'s (scaled orthogonal) initialisation.
 
         References:
             - Reimers & Gurevych (EMNLP 2020), https://arxiv.org/abs/2004.09813 (MSE on teacher vectors)
 
         Inputs:
-            a ``sentence`` column; labels: the teacher vector ``(teacher_dim,)`` of each row (e.g. from
-            :func:`psp_st.distillation.teacher_vectors`).
+            a ``sentence`` column; labels: the teacher vector ``(teacher_dim,)`` of each row.
 
         Example::
 
-            dataset = Dataset.from_dict({"sentence": sentences, "label": teacher.encode(sentences).tolist()})
-            loss = TeacherDistillationLoss(model, teacher_dim=384)
+            loss = TeacherDistillationLoss(model, teacher_dim=384)  # labels: teacher.encode(sentences)
         """
         super().__init__()
         check_int("teacher_dim", teacher_dim)
@@ -69,10 +62,9 @@ class TeacherDistillationLoss(nn.Module):
                 "(get_embedding_dimension() is None); end it with a module that does, e.g. Pooling"
             )
         self.projection = nn.Linear(student_dim, teacher_dim, bias=False)
-        generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
             weight = torch.empty(teacher_dim, student_dim)
-            nn.init.orthogonal_(weight, generator=generator)
+            nn.init.orthogonal_(weight, generator=torch.Generator().manual_seed(seed))
             # a standardised student vector of n pieces has norm ~ sqrt(student_dim / n): start near unit scale
             self.projection.weight.copy_(weight / student_dim**0.5)
 

@@ -33,29 +33,14 @@ def mine_hardest_negatives(
     dtype: torch.dtype = torch.float32,
     anchor_languages: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """For every pair ``(s_i, t_i)`` pick the most similar sentence of the *opposite side*.
+    """For every pair ``(s_i, t_i)``, the most similar sentence of the *opposite side* but the partner.
 
-    Returns ``(anchor_negative, positive_negative)``, two index tensors of shape ``(N,)``:
-
-    * ``anchor_negative[i] = argmax_j cos(s_i, t_j)`` over positives ``j != i`` (the ``t'`` of the paper),
-    * ``positive_negative[i] = argmax_j cos(t_i, s_j)`` over anchors ``j != i`` (the ``s'``).
-
-    Opposite-side mining keeps bilingual (X-English) training valid: a negative comes from the side of the sentence
-    it stands in for. When the first side mixes languages (X-English bitext: the second side is English), pass
-    ``anchor_languages`` (an integer code per pair) and the negative of ``t_i`` also has the language of ``s_i``
-    (``positive_negative[i]`` among anchors of ``anchor_languages[i]``).
-
-    False-negative guards (both optional):
-
-    * ``groups``: pairs with the same non-negative group id (e.g. all captions of one image) are never each
-      other's negatives; ``-1`` means "no group".
-    * ``anchor_text_ids`` / ``positive_text_ids``: integer ids of the *text* of each sentence (equal text ->
-      equal id). A candidate whose text equals the sentence itself or its partner is skipped, so a sentence
-      repeated in another pair is never its own hardest negative.
-
-    A row whose every candidate is guarded (languages included) falls back to "anything but the partner"; with a
-    single pair the partner itself is returned. Similarities are computed in row chunks of ``chunk_size``, in
-    ``dtype`` (``torch.bfloat16`` is faster only on CPUs with native bf16 matmuls; argmax exact up to bf16 rounding).
+    Returns index tensors ``(N,)``: ``argmax_j cos(s_i, t_j)`` (the paper's ``t'``) and ``argmax_j cos(t_i, s_j)``
+    (``s'``), ``j != i``; opposite sides keep X-English training valid. Guards: pairs of one ``groups`` id (``-1``:
+    none); candidates whose text id (:func:`text_ids`) equals the sentence's or its partner's; with
+    ``anchor_languages``, a negative of ``t_i`` of another language than ``s_i``. A row whose every candidate is
+    guarded falls back to "anything but the partner"; one pair gets its partner. ``chunk_size`` rows are scored at
+    once in ``dtype`` (``torch.bfloat16`` pays only with native bf16 matmuls; argmax up to its rounding).
     """
     n = check_pairs(anchors, positives)
     check_int("chunk_size", chunk_size)
@@ -81,35 +66,29 @@ def mine_hardest_negatives(
                 (p, a, positive_text_ids, anchor_text_ids, anchor_languages, positive_negative),
             ):
                 scores = (queries[rows] @ candidates.T).float()
-                guard = None
-                if groups is not None:
-                    guard = same_group(groups[rows], groups)
+                guard = (
+                    torch.zeros_like(scores, dtype=torch.bool) if groups is None else same_group(groups[rows], groups)
+                )
                 if query_ids is not None and partner_ids is not None:
                     candidate_ids = partner_ids.to(device).unsqueeze(0)  # candidates are the partners' side
-                    same_text = (candidate_ids == query_ids.to(device)[rows].unsqueeze(1)) | (
-                        candidate_ids == partner_ids.to(device)[rows].unsqueeze(1)
-                    )
-                    guard = same_text if guard is None else guard | same_text
+                    guard |= candidate_ids == query_ids.to(device)[rows].unsqueeze(1)
+                    guard |= candidate_ids == partner_ids.to(device)[rows].unsqueeze(1)
                 if candidate_languages is not None:  # candidates must share the language of the partner
-                    other_language = candidate_languages.unsqueeze(0) != candidate_languages[rows].unsqueeze(1)
-                    guard = other_language if guard is None else guard | other_language
+                    guard |= candidate_languages.unsqueeze(0) != candidate_languages[rows].unsqueeze(1)
                 if n > 1:
                     scores[local, rows] = float("-inf")  # never the partner
-                best = (scores.masked_fill(guard, float("-inf")) if guard is not None else scores).argmax(dim=1)
-                if guard is not None:
-                    # rows whose every candidate is guarded fall back to "anything but the partner"
-                    empty = torch.isneginf(scores.gather(1, best.unsqueeze(1)).squeeze(1)) | guard[local, best]
-                    if bool(empty.any()):
-                        best[empty] = scores[empty].argmax(dim=1)
+                best = scores.masked_fill(guard, float("-inf")).argmax(dim=1)
+                # rows whose every candidate is guarded fall back to "anything but the partner"
+                empty = torch.isneginf(scores.gather(1, best.unsqueeze(1)).squeeze(1)) | guard[local, best]
+                if bool(empty.any()):
+                    best[empty] = scores[empty].argmax(dim=1)
                 out[rows] = best
     return anchor_negative, positive_negative
 
 
 def text_ids(*columns: list[str]) -> list[torch.Tensor]:
-    """Integer ids shared across ``columns``: texts equal after lower-casing and stripping get equal ids.
-
-    Vectorized with :func:`pandas.factorize` (feeds the text guard of :func:`mine_hardest_negatives`).
-    """
+    """Integer ids shared across ``columns`` (the text guard of :func:`mine_hardest_negatives`): texts equal after
+    lower-casing and stripping get equal ids."""
     import numpy as np
     import pandas as pd
 

@@ -65,33 +65,20 @@ class ParaphraseMarginLoss(nn.Module):
         in_batch_weight: float = 0.0,
         in_batch_scale: float = 20.0,
     ) -> None:
-        """Margin loss with hardest negatives: a paraphrase must beat its hardest non-paraphrase by ``margin``.
-
-        For pairs ``(s, t)`` with negatives ``t'`` (for ``s``, drawn from the ``t`` side) and ``s'`` (for ``t``,
-        drawn from the ``s`` side)::
+        """Margin loss with hardest negatives: a paraphrase must beat its hardest non-paraphrase by ``margin``::
 
             loss = relu(margin - cos(s, t) + cos(s, t')) + relu(margin - cos(s, t) + cos(t, s'))
 
-        averaged over the batch; ``symmetric=False`` keeps only the first term (the P-SP objective, eq. 1).
-        ``in_batch_weight > 0`` adds that weight times an in-batch softmax term over the mini-batch's pairs
-        (MultipleNegativesRankingLoss in both directions: cross-entropy over ``in_batch_scale * cos(s_i, t_j)``
-        with the partner as target, averaged over ``s -> t`` and ``t -> s``; with group labels, pairs of one group
-        are not each other's candidates; the mega-batch trainer's mini-batches carry no labels, so there every
-        other pair is one). Written here, not ST's ``MultipleNegativesRankingLoss``, because that loss has no
-        group mask.
-
-        Negatives are mined in the batch (two columns: the most similar opposite-side sentence but the partner,
-        :func:`~psp_st.losses.hard_negatives.mine_hardest_negatives`) or given as two more columns (mined over a
-        mega-batch by :class:`~psp_st.training.MegaBatchTrainer`).
-
-        Why not ST's ``MegaBatchMarginLoss``: it has fixed absolute margins (``cos(s,t) > 0.8``, ``cos(s,t') <
-        0.3``) and same-batch negatives; the papers use one relative margin over an annealed mega-batch.
+        averaged over pairs ``(s, t)``; ``t'`` is from the ``t`` side, ``s'`` from the ``s`` side, mined in the batch
+        or given as two more columns (mined over a mega-batch by :class:`~psp_st.training.MegaBatchTrainer`). Not
+        ST's ``MegaBatchMarginLoss``: its margins are absolute and its negatives same-batch.
 
         Args:
             model: the SentenceTransformer being trained (any encoder).
             margin: the margin delta (0.4 in both papers).
-            symmetric: also use the negative of the second sentence (the second term above).
-            in_batch_weight: weight of the in-batch softmax term (0: none, the papers' loss).
+            symmetric: also the second term (``False``: the P-SP objective, eq. 1).
+            in_batch_weight: weight of an added in-batch softmax term (0: none, the papers' loss): ST's
+                ``MultipleNegativesRankingLoss`` both ways, pairs of one group masked (ST's has no group mask).
             in_batch_scale: its cosine scale (ST's default, 20).
 
         References:
@@ -99,14 +86,12 @@ class ParaphraseMarginLoss(nn.Module):
             - Wieting et al., Paraphrastic Representations at Scale (EMNLP 2022 demos), section 3
 
         Inputs:
-            ``(anchor, positive)`` pairs (paraphrases or translations), labels none or a group id per pair
-            (``-1``: none; in-batch mining never pairs two of one group); or ``(anchor, positive,
+            ``(anchor, positive)`` pairs, labels none or a group id per pair (``-1``: none); or ``(anchor, positive,
             anchor_negative, positive_negative)``, labels ignored (``anchor_negative`` is from the positive side).
 
         Example::
 
-            loss = ParaphraseMarginLoss(model, margin=0.4)  # a sentence1/sentence2 dataset
-            trainer = SentenceTransformerTrainer(model=model, train_dataset=train_dataset, loss=loss)
+            loss = ParaphraseMarginLoss(model, margin=0.4)  # on a sentence1/sentence2 dataset
         """
         super().__init__()
         self.model = model

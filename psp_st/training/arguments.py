@@ -11,7 +11,7 @@ from psp_st.arguments import Check
 #: dtypes the mega-batch similarity matmul may run in.
 MINING_DTYPES = ("float32", "bfloat16", "float16")
 
-#: The checks of the mega-batch options (recipes set them in ``megabatch``, ``megabatch_size`` as ``size``).
+#: The checks of the mega-batch options (a recipe's ``megabatch`` section, ``megabatch_size`` as ``size``).
 MEGABATCH_CHECKS = {
     "megabatch_size": Check(int, low=0),
     "anneal": Check(int, low=0),
@@ -27,29 +27,16 @@ MEGABATCH_CHECKS = {
 
 @dataclass
 class PSPTrainingArguments(SentenceTransformerTrainingArguments):
-    """:class:`~sentence_transformers.SentenceTransformerTrainingArguments` with the options of
-    :class:`~psp_st.training.MegaBatchTrainer` (as ST adds its own to ``transformers.TrainingArguments``).
+    """ST's training arguments plus the options of :class:`~psp_st.training.MegaBatchTrainer`.
 
     Args:
         megabatch_size: the largest mega-batch M, in mini-batches (100 for P-SP, 40 for the ParaNMT models);
-            ``None`` or 0 turns mega-batching off (plain ST training with the given loss, e.g. in-batch MNRL).
-        anneal: mini-batches between increments of M (0: M = ``megabatch_size`` from the start).
-        group_column: integer group id column (``-1`` = no group); pairs of one group are never negatives of each
-            other. Ignored when the dataset has no such column.
-        text_guard: skip candidates whose text equals the sentence or its partner.
-        sparse_embeddings: sparse gradients for ``nn.Embedding``/``nn.EmbeddingBag`` tables, trained with
-            :class:`~psp_st.training.optimizer.SparseDenseAdam`; ``max_grad_norm`` then clips the global norm
-            over sparse and dense gradients. Otherwise ST's default optimizer.
-        mining_chunk_size: rows of the mining similarity matrix computed at once.
-        mining_dtype: dtype of the mining similarity matmul. ``"float32"`` (default) is exact and fast everywhere;
-            ``"bfloat16"`` pays only on CPUs with native bf16 matmuls (AMX/AVX512-BF16): elsewhere torch emulates
-            it, several times slower (``benchmarks/mining_dtype.py``), and the argmax may pick a near-tied negative.
-        encode_batch_size: sentences per no-grad forward when a mega-batch is embedded for mining.
-        language_guard: mine with the ``lang`` column (the language of each pair's *first* sentence; the second
-            side holds one language, English in X-English bitext; a missing value, e.g. an English paraphrase
-            pair mixed in, is one more language): the negative of a second sentence, drawn from the first side,
-            always has the language of its own first sentence, so an English sentence stands in only for an
-            English one and a German one for a German one. Off: sides only (right for one language per side).
+            ``None`` or 0: no mega-batching (plain ST training with the given loss, e.g. in-batch MNRL).
+        sparse_embeddings: sparse embedding-table gradients, trained with ``SparseDenseAdam`` (``max_grad_norm``
+            clips sparse and dense gradients together); off: ST's default optimizer.
+        mining_dtype: ``"bfloat16"`` pays only on CPUs with native bf16 matmuls (``benchmarks/mining_dtype.py``).
+        language_guard: the negative of a second sentence has the language (``lang``; a missing value is one more)
+            of its own first sentence. Off: sides only (right for one language per side).
     """
 
     megabatch_size: int | None = field(default=100, metadata={"help": "Largest mega-batch, in mini-batches."})

@@ -1,13 +1,5 @@
-"""A second objective trained in the same optimizer steps as the mined pairs (e.g. sentence distillation).
-
-Why not Sentence-Transformers' multi-dataset training (a ``DatasetDict`` with one loss per dataset): its batch
-sampler gives every optimizer step a batch of *one* dataset, so distillation batches would take steps (and
-learning-rate schedule) away from the pairs, and :class:`~psp_st.training.MegaBatchTrainer`'s stream, which mines
-negatives over mega-batches of pairs and keys its data order on the global step, would have to interleave
-them. Here the pair stream is unchanged (mining only ever sees pairs) and each step adds
-``weight * loss(auxiliary batch)`` to the pair loss; the auxiliary batch of step ``k`` is a pure function of
-``(seed, k)``, so a resumed run sees the same batches.
-"""
+"""A second objective (e.g. distillation) in the same optimizer steps as the pairs. Not ST's multi-dataset training:
+it gives each step a batch of *one* dataset, taking steps from the pairs and interleaving with mega-batch mining."""
 
 from __future__ import annotations
 
@@ -18,6 +10,8 @@ from typing import Any, Protocol
 
 import numpy as np
 import torch
+from safetensors.torch import load_file, save_file
+from sentence_transformers.util import batch_to_device
 from torch import nn
 
 logger = logging.getLogger(__name__)
@@ -38,17 +32,12 @@ class AuxiliaryLoss(Protocol):
 
 
 class AuxiliaryObjective:
-    """``weight * loss(batch)`` over a ``(text, label)`` dataset, one batch per optimizer step.
+    """``weight * loss(batch)`` over a ``(text, label)`` dataset, one batch per optimizer step; the batch of step ``k``
+    is a pure function of ``(seed, k)`` (epoch ``e`` of the data is ``permutation(seed, e)``), the same on resume.
 
     Args:
-        dataset: a ``datasets.Dataset`` with ``text_column`` (str) and ``label_column`` (a vector per row).
-        loss: an ST-style loss taking ``([features], labels)``, e.g.
-            :class:`~psp_st.losses.TeacherDistillationLoss` (its own parameters, such as a projection, are
-            trained with ``lr`` and are not part of the model).
-        weight: multiplier of the auxiliary loss.
-        batch_size: texts per step.
-        seed: data-order seed (epoch ``e`` of the auxiliary data is ``permutation(seed, e)``).
-        lr: learning rate of the loss's own parameters (``None``: the trainer's).
+        loss: an ST-style loss taking ``([features], labels)``, e.g. :class:`~psp_st.losses.TeacherDistillationLoss`;
+            its own parameters (e.g. a projection) are trained with ``lr`` (``None``: the trainer's).
     """
 
     def __init__(
@@ -95,10 +84,9 @@ class AuxiliaryObjective:
 
     def save(self, folder: str | os.PathLike, model: nn.Module) -> None:
         """Save the loss's own parameters (e.g. the projection) into checkpoint ``folder``."""
-        if self.parameters(model):
-            from safetensors.torch import save_file
-
-            tensors = {str(i): p.detach().contiguous() for i, p in enumerate(self.parameters(model))}
+        parameters = self.parameters(model)
+        if parameters:
+            tensors = {str(i): p.detach().contiguous() for i, p in enumerate(parameters)}
             save_file(tensors, os.path.join(folder, STATE_FILE))
 
     @torch.no_grad()
@@ -108,8 +96,6 @@ class AuxiliaryObjective:
         if parameters and not os.path.isfile(path):
             logger.warning("%s is missing: the distillation projection restarts from its initial value", path)
         elif parameters:
-            from safetensors.torch import load_file
-
             saved = load_file(path)
             shapes = {str(i): tuple(p.shape) for i, p in enumerate(parameters)}
             if {name: tuple(tensor.shape) for name, tensor in saved.items()} != shapes:
@@ -120,8 +106,7 @@ class AuxiliaryObjective:
     def __call__(self, model, step: int) -> torch.Tensor:
         """The weighted auxiliary loss of optimizer step ``step`` (``model`` is the SentenceTransformer)."""
         rows = self.rows(step)
-        features = model.preprocess([self.texts[i] for i in rows])
-        features = {k: v.to(model.device) if isinstance(v, torch.Tensor) else v for k, v in features.items()}
+        features = batch_to_device(model.preprocess([self.texts[i] for i in rows]), model.device)
         return self.weight * self.loss([features], self.labels[rows].to(model.device))
 
     def config(self) -> dict[str, Any]:

@@ -25,11 +25,9 @@ def first_non_finite_parameter(model: torch.nn.Module) -> str | None:
 def non_finite_error(what: str, step: int, output_dir: str) -> NonFiniteTrainingError:
     """The one message: what went non-finite at which step, and the last good checkpoint to resume from."""
     checkpoint = get_last_checkpoint(output_dir) if output_dir else None
-    kept = (
-        f"the last good checkpoint is {checkpoint} (nothing later was saved)"
-        if checkpoint
-        else "no checkpoint was saved yet"
-    )
+    kept = "no checkpoint was saved yet"
+    if checkpoint:
+        kept = f"the last good checkpoint is {checkpoint} (nothing later was saved)"
     return NonFiniteTrainingError(
         f"training stopped at step {step}: {what} is not finite (NaN/inf); {kept}. Lower trainer.learning_rate or "
         "check the data, then train again (--resume continues from that checkpoint)."
@@ -37,34 +35,30 @@ def non_finite_error(what: str, step: int, output_dir: str) -> NonFiniteTraining
 
 
 class FiniteGuard(TrainerCallback):
-    """Checks the weights every ``logging_steps`` optimizer steps and before every checkpoint (the loss is checked
-    every step by the trainer), so a checkpoint never holds a NaN/inf weight.
-
-    Checking every weight after every step would cost a full pass over the embedding table per step; a NaN in a
-    row the data uses shows up in the next step's loss. The pre-save check runs in ``on_step_end`` /
-    ``on_epoch_end`` once ``control.should_save`` is set (this callback runs after transformers' flow callback);
-    a save decided later (``save_strategy="best"``) is checked in ``on_save`` and its folder removed if broken.
-    """
+    """Checks the weights every ``logging_steps`` steps (every step would cost a pass over the embedding table; the
+    trainer checks the loss every step) and before every checkpoint, so a checkpoint never holds a NaN/inf weight.
+    A save decided after ``on_step_end`` (``save_strategy="best"``) is checked in ``on_save``, its folder removed."""
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
         every = max(int(args.logging_steps or 0), 1)
         if control.should_save or (args.logging_steps and state.global_step % every == 0):
-            _check(model, state.global_step, args.output_dir)
+            check_weights(model, state.global_step, args.output_dir)
         return control
 
     def on_epoch_end(self, args, state, control, model=None, **kwargs):
         if control.should_save:
-            _check(model, state.global_step, args.output_dir)
+            check_weights(model, state.global_step, args.output_dir)
         return control
 
     def on_save(self, args, state, control, model=None, **kwargs):
         if model is not None and first_non_finite_parameter(model) is not None:
             shutil.rmtree(os.path.join(args.output_dir or "", f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}"), True)
-            _check(model, state.global_step, args.output_dir)
+            check_weights(model, state.global_step, args.output_dir)
         return control
 
 
-def _check(model: torch.nn.Module | None, step: int, output_dir: str | None) -> None:
+def check_weights(model: torch.nn.Module | None, step: int, output_dir: str | None) -> None:
+    """Raise :func:`non_finite_error` naming the first NaN/inf weight of ``model``, if any."""
     name = None if model is None else first_non_finite_parameter(model)
     if name is not None:
         raise non_finite_error(f"weight '{name}'", step, output_dir or "")

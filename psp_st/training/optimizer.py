@@ -9,15 +9,10 @@ import torch
 
 
 class SparseDenseAdam(torch.optim.Optimizer):
-    """Adam that updates only the touched rows of sparse-gradient parameters ("lazy Adam").
+    """Adam that updates only the touched rows of sparse-gradient parameters ("lazy Adam"), AdamW for dense ones.
 
-    Why our own: ``torch.optim.SparseAdam`` rejects dense gradients and ``torch.optim.Adam`` rejects sparse
-    ones, while a model may hold both (an embedding table plus LSTM weights). A dense Adam step over a
-    50k x 1024 table costs about a second on one CPU core; this one touches only the rows of the batch.
-    Sparse rows follow ``SparseAdam`` (moments of untouched rows do not decay); dense parameters get AdamW.
-
-    Clipping is the trainer's job (``MegaBatchTrainer`` calls :func:`clip_grad_norm_sparse` with
-    ``args.max_grad_norm`` before each step), so the optimizer has no clipping option of its own.
+    Why our own: ``torch.optim.SparseAdam`` rejects dense gradients and ``torch.optim.Adam`` sparse ones, while a
+    model may hold both (an embedding table plus LSTM weights). No clipping: see :func:`clip_grad_norm_sparse`.
     """
 
     def __init__(
@@ -75,10 +70,8 @@ class SparseDenseAdam(torch.optim.Optimizer):
 
 @torch.no_grad()
 def clip_grad_norm_sparse(parameters: Iterable[torch.Tensor], max_norm: float) -> torch.Tensor:
-    """Global L2 norm of all gradients, sparse or dense; scales them to ``max_norm`` when above it (> 0).
-
-    ``torch.nn.utils.clip_grad_norm_`` fails on sparse gradients. Returns the norm before clipping.
-    """
+    """Global L2 norm of all gradients, sparse or dense (``torch.nn.utils.clip_grad_norm_`` fails on sparse ones);
+    scales them to ``max_norm`` when above it (> 0). Returns the norm before clipping."""
     grads = []
     for p in parameters:
         if p.grad is not None and p.grad.is_sparse:

@@ -1,10 +1,6 @@
-"""A recipe -> dataset, tokenizer, model, loss, trainer; train, checkpoint, resume, save.
-
-Recipes are YAML files; psp-st ships its own in ``psp_st/resources/hub_configs/`` (:func:`find_recipe`). Their
-sections and keys are the typed schema of :mod:`psp_st.training.schema` (every key checked, errors name it).
-Relative data paths (pairs, distillation sentences, evaluation) resolve in the working directory, else in the
-data folder (:func:`psp_st.io.data_dir.resolve_data_files`; ``data_dir`` of :func:`train_from_config`).
-"""
+"""A recipe (YAML; packaged ones in ``psp_st/resources/hub_configs/``) -> data, tokenizer, model, loss, trainer; train,
+checkpoint, resume, save. Relative data paths resolve in the working directory, else in the data folder
+(:func:`psp_st.io.data_dir.resolve_data_files`)."""
 
 from __future__ import annotations
 
@@ -26,8 +22,8 @@ logger = logging.getLogger(__name__)
 
 
 def find_recipe(name: str | os.PathLike) -> Path:
-    """The recipe file for ``name``: a ``.yaml``/``.yml`` path as given, else ``hub_configs/<name>.yaml`` in the
-    working directory (your own recipes), else the packaged ``psp_st/resources/hub_configs/<name>.yaml``."""
+    """The recipe file of ``name``: a ``.yaml``/``.yml`` path, else ``hub_configs/<name>.yaml`` in the working
+    directory, else the packaged one."""
     candidate = Path(name)
     if candidate.suffix in (".yaml", ".yml"):
         if candidate.is_file():
@@ -61,9 +57,8 @@ class RecipeLoader(yaml.SafeLoader):
 
 
 def load_config(config: dict | str | os.PathLike) -> dict[str, Any]:
-    """A recipe dict, a recipe name (``psp-en``: :func:`find_recipe`) or a YAML file, checked by
-    :func:`~psp_st.training.schema.parse_recipe` (a one-string ``data.sources`` becomes a one-element list; the
-    ``name`` defaults to the file's stem)."""
+    """A recipe dict, name (:func:`find_recipe`) or YAML file, checked by
+    :func:`~psp_st.training.schema.parse_recipe`; ``name`` defaults to the file's stem."""
     if not isinstance(config, dict):
         path = find_recipe(config)
         try:
@@ -89,8 +84,8 @@ DATA_FILE = "training_data.json"
 
 
 def data_digest(table, texts: Sequence[str] = ()) -> str:
-    """sha1 of the rows of the Arrow ``table`` (the training pairs, read in 64k-row batches: memory stays bounded on
-    a memory-mapped dataset) and of ``texts`` (the distillation sentences), in order."""
+    """sha1 of the rows of the Arrow ``table`` (the training pairs, in 64k-row batches: bounded memory) and of
+    ``texts`` (the distillation sentences), in order."""
     import hashlib
 
     digest = hashlib.sha1()
@@ -107,13 +102,9 @@ def load_recipe_pairs(
     counts: dict[str, int] | None = None,
     data_dir: str | os.PathLike | None = None,
 ):
-    """The recipe's training pairs (:func:`psp_st.data.load_training_pairs`); with ``data.cache_dir`` they are
-    saved once as Arrow and memory-mapped after, until a matched file changes (size or mtime); datasets' Arrow
-    copies of the files go there too.
-
-    ``counts`` (if given) receives the pairs per source entry (the same every epoch: weights and caps are
-    applied once, when the pairs are loaded). Fewer than 2 distinct pairs (no negative: a constant loss) is an error.
-    """
+    """The recipe's training pairs (:func:`psp_st.data.load_training_pairs`), fewer than 2 distinct ones an error;
+    with ``data.cache_dir`` saved once as Arrow and memory-mapped after, until a matched file changes (size or
+    mtime). ``counts`` (if given) receives the pairs per source entry."""
     import hashlib
 
     import pyarrow.compute as pc
@@ -126,14 +117,14 @@ def load_recipe_pairs(
 
     if isinstance(data, dict):
         data = DataSection(**data)
+    options = {key: value for key, value in vars(data).items() if key != "cache_dir"}  # load_training_pairs' own
     cache = None
     if data.cache_dir:
         folder = str(Path(data_dir or default_data_dir()).resolve())
-        described = {key: value for key, value in vars(data).items() if key != "cache_dir"}
         paths = [local_files(PairSource.parse(entry).path, data_dir) or [] for entry in data.sources]
         stats = {path: os.stat(path) for path in sum(paths, [])}
         files = [(path, stat.st_size, stat.st_mtime_ns) for path, stat in stats.items()]  # a changed file: a new key
-        key = hashlib.sha1(json.dumps([described, seed, folder, files], sort_keys=True).encode()).hexdigest()[:16]
+        key = hashlib.sha1(json.dumps([options, seed, folder, files], sort_keys=True).encode()).hexdigest()[:16]
         cache = Path(data.cache_dir) / f"pairs-{key}"
         if cache.is_dir() and (cache / PAIR_COUNTS_FILE).is_file():
             logger.info("training pairs: memory-mapping the cached %s", cache)
@@ -141,16 +132,7 @@ def load_recipe_pairs(
                 counts.update(json.loads((cache / PAIR_COUNTS_FILE).read_text()))
             return load_from_disk(str(cache))
     found: dict[str, int] = {}
-    dataset = load_training_pairs(
-        data.sources,
-        seed=seed,
-        max_pairs=data.max_pairs,
-        shared_sentence_groups=data.shared_sentence_groups,
-        filters=data.filters,
-        counts=found,
-        data_dir=data_dir,
-        cache_dir=datasets_cache(data),
-    )
+    dataset = load_training_pairs(**options, seed=seed, counts=found, data_dir=data_dir, cache_dir=datasets_cache(data))
     table = dataset.with_format("arrow")[:]
     if max(pc.count_distinct(table.column(name)).as_py() for name in ("sentence1", "sentence2")) < 2:
         raise ValueError(
@@ -160,8 +142,7 @@ def load_recipe_pairs(
     if counts is not None:
         counts.update(found)
     if cache is not None:
-        # Written beside the cache and renamed into place: a run that memory-maps the cache while another run with
-        # the same recipe and seed writes it never sees its files rewritten in place (that was a SIGBUS).
+        # renamed into place: a run memory-mapping the cache never sees it rewritten in place (a SIGBUS)
         with atomic_directory(cache) as temporary:
             dataset.save_to_disk(str(temporary))
             (temporary / PAIR_COUNTS_FILE).write_text(json.dumps(found, indent=2))
@@ -179,12 +160,8 @@ def _recipe(config: Recipe | dict[str, Any]) -> Recipe:
 
 
 def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timings: dict[str, float] | None = None):
-    """Train the sentencepiece tokenizer on the training sentences and build a fresh model.
-
-    ``model.init: teacher`` initialises the piece vectors from ``distillation.teacher``
-    (:meth:`PSPEmbedding.from_teacher`, cached); the default ``random`` draws them from ``N(0, 1)``.
-    ``timings`` (if given) receives ``tokenizer_seconds`` and ``teacher_pieces_seconds``.
-    """
+    """Train the sentencepiece tokenizer on the training sentences and build a fresh model (or load
+    ``model.init_from``). ``timings`` (if given) receives ``tokenizer_seconds`` and ``teacher_pieces_seconds``."""
     import torch
     from sentence_transformers import SentenceTransformer
     from torch import nn
@@ -197,7 +174,6 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
     timings = {} if timings is None else timings
     model_cfg = recipe.model
     if model_cfg.init_from:
-        # start from an existing model (its tokenizer, size and weights): a folder, a release's trainable/ form, a name
         trainable = Path(resolve_model_name(model_cfg.init_from)) / TRAINABLE_SUBFOLDER
         model = load(trainable if trainable.is_dir() else model_cfg.init_from, trainable=True)
         if model_cfg.max_seq_length is not None:
@@ -215,13 +191,8 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
                 "recipe: tokenizer.language_temperature needs a 'lang' column in the training pairs (a bitext "
                 "source keeps its language column; map one with columns: {lang: <column>})"
             )
-        texts = language_balanced_texts(
-            train_dataset["sentence1"][:],
-            train_dataset["lang"][:],
-            train_dataset["sentence2"][:],
-            recipe.tokenizer.language_temperature,
-            seed=seed,
-        )
+        columns = train_dataset["sentence1"][:], train_dataset["lang"][:], train_dataset["sentence2"][:]
+        texts = language_balanced_texts(*columns, recipe.tokenizer.language_temperature, seed=seed)
     else:
         texts = train_dataset["sentence1"][:] + train_dataset["sentence2"][:]
     start = time.perf_counter()
@@ -271,11 +242,8 @@ def build_distillation(
     timings: dict[str, float] | None = None,
     data_dir: str | os.PathLike | None = None,
 ):
-    """The sentence-distillation objective of ``distillation`` (``None`` when its weight is 0).
-
-    Teacher vectors come from :func:`psp_st.distillation.teacher_vectors` (cached per sentence; the teacher is
-    loaded only when a sentence is missing). ``timings`` receives ``teacher_sentences_seconds``.
-    """
+    """The sentence-distillation objective of ``distillation`` (``None`` when its weight is 0), teacher vectors
+    from :func:`psp_st.distillation.teacher_vectors`. ``timings`` receives ``teacher_sentences_seconds``."""
     recipe = _recipe(config)
     distil = recipe.distillation
     if not distil.weight:
@@ -301,12 +269,8 @@ def build_distillation(
             "recipe: distillation.sources give no sentence (after de-duplication, the evaluation sentences, exclude, "
             "filters and max_words): add sentences, or set distillation.weight: 0"
         )
-    dataset = teacher_vectors(
-        [text for _, _, teachers in parts for text in teachers],
-        distil.teacher,
-        distil.cache_dir,
-        label="distillation sentences",
-    )
+    teachers = [text for _, _, texts in parts for text in texts]
+    dataset = teacher_vectors(teachers, distil.teacher, distil.cache_dir, label="distillation sentences")
     students = [text for _, texts, _ in parts for text in texts]
     if students != dataset["sentence"]:  # teacher_column rows: the student reads the text, not its translation
         dataset = dataset.remove_columns("sentence").add_column("sentence", students)
@@ -359,16 +323,11 @@ def train_from_config(
 ):
     """Train the model a recipe describes; returns the trained ``SentenceTransformer`` (saved to ``output_dir/final``).
 
-    ``output_dir`` (default ``runs/<name>``) holds ``initial/`` (tokenizer + initial weights, so a resumed run
-    rebuilds the very same model) with the recipe beside it (``psp_recipe.yaml``), ``checkpoint-*/`` and ``final/``
-    (written whole or not at all). ``resume=True`` continues from the last checkpoint with the same step count and
-    data order; it refuses a folder holding no run and a recipe that differs (:func:`recipe_changes`). Without
-    ``resume``, a non-empty ``output_dir`` is refused unless ``overwrite``; never one holding an input
-    (:mod:`psp_st.io.output_policy`). ``data_dir``: the data folder relative data paths resolve in (default
-    :func:`psp_st.io.data_dir.default_data_dir`).
+    ``output_dir`` (default ``runs/<name>``) holds ``initial/`` (what a resume rebuilds from), the recipe,
+    ``checkpoint-*/`` and ``final/``. ``resume=True`` continues from the last checkpoint with the same data order;
+    it refuses a folder holding no run and a changed recipe (:func:`recipe_changes`) or data.
     """
     import torch
-    import yaml
     from transformers.trainer_utils import get_last_checkpoint
 
     from psp_st.arguments import check_int

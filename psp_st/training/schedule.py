@@ -9,13 +9,9 @@ from psp_st.arguments import check_int
 
 @dataclass(frozen=True)
 class MegaBatchSchedule:
-    """M (mini-batches per mega-batch) as a pure function of the global mini-batch index.
-
-    M starts at 1 and grows by 1 every ``anneal`` mini-batches up to ``megabatch_size`` (``anneal=0``: always
-    ``megabatch_size``). Because M depends on the *global* index only, its growth carries across epochs and
-    across checkpoint/resume with no extra state. A mega-batch never crosses an epoch boundary: the last one
-    of an epoch is cut short.
-    """
+    """M (mini-batches per mega-batch): 1, then 1 more every ``anneal`` mini-batches up to ``megabatch_size``
+    (``anneal=0``: always ``megabatch_size``). A pure function of the global mini-batch index, so it carries across
+    epochs and resume; the last mega-batch of an epoch is cut short."""
 
     megabatch_size: int = 100
     anneal: int = 150
@@ -31,10 +27,8 @@ class MegaBatchSchedule:
         return min(1 + batch_index // self.anneal, self.megabatch_size)
 
     def boundaries(self, first_batch: int, num_batches: int) -> list[tuple[int, int]]:
-        """``(start, end)`` mini-batch ranges (epoch-local) of the mega-batches of an epoch.
-
-        ``first_batch`` is the global index of the epoch's first mini-batch, ``num_batches`` its length.
-        """
+        """``(start, end)`` epoch-local mini-batch ranges of the mega-batches of an epoch whose first mini-batch has
+        global index ``first_batch``."""
         spans = []
         start = 0
         while start < num_batches:

@@ -1,10 +1,5 @@
-"""The typed recipe schema: one dataclass per section; an unknown key or a bad value is an error naming the key.
-
-    recipe: megabatch.sise is not a known key (did you mean size?); known: anneal, ...
-    recipe: trainer.learning_rate must be > 0, got -0.1
-
-:func:`parse_recipe` checks a recipe mapping (e.g. the packaged ``psp-en``) into a :class:`Recipe`; the trainer and
-megabatch sections become one :class:`~psp_st.training.PSPTrainingArguments` (:meth:`Recipe.training_arguments`).
+"""The typed recipe schema, one dataclass per section: :func:`parse_recipe` checks a recipe mapping into a
+:class:`Recipe`; an unknown key or a bad value is an error naming the key (``recipe: trainer.learning_rate ...``).
 """
 
 from __future__ import annotations
@@ -64,13 +59,11 @@ class TokenizerSection:
     lowercase: bool = _option(True, bool)
     character_coverage: float | None = _option(None, float, 0.9, 1.0)
     model_type: str | None = _option(None, str, choices=("unigram", "bpe"))
-    #: Train on a language-balanced sample (:func:`psp_st.tokenization.multilingual.language_balanced_texts`)
-    #: instead of every training sentence; ``None``: every sentence, as the pairs come.
+    #: Train on a language-balanced sample (:func:`~psp_st.tokenization.multilingual.language_balanced_texts`).
     language_temperature: float | None = _option(None, float, 0.0, 1.0)
 
     def options(self) -> dict[str, Any]:
-        """The set keys besides ``vocab_size``/``lowercase``/``language_temperature`` (passed on to sentencepiece's
-        trainer)."""
+        """The set keys passed on to sentencepiece's trainer."""
         own = ("vocab_size", "lowercase", "language_temperature")
         return {k: v for k, v in vars(self).items() if v is not None and k not in own}
 
@@ -89,8 +82,7 @@ class ModelSection:
 
     def module_options(self) -> dict[str, Any]:
         """The module options the recipe sets (``dropout``, ``max_seq_length``)."""
-        names = ("dropout", "max_seq_length")
-        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+        return {name: getattr(self, name) for name in ("dropout", "max_seq_length") if getattr(self, name) is not None}
 
 
 @dataclass
@@ -192,8 +184,7 @@ class Recipe:
         return {key: value for key, value in self.loss.items() if key != "name"}
 
     def training_arguments(self, output_dir: str, max_steps: int | None = None):
-        """The trainer and megabatch sections as :class:`~psp_st.training.PSPTrainingArguments` (the recipe's seed;
-        no mega-batching unless the loss is the margin loss)."""
+        """The trainer and megabatch sections as ``PSPTrainingArguments`` (mega-batching with the margin loss only)."""
         values = {**DEFAULT_TRAINER_ARGS, **self.trainer, "output_dir": output_dir, "seed": self.seed}
         if not self.evaluation.sts_dev:  # nothing to evaluate (parse_recipe refuses an explicit strategy)
             values["eval_strategy"] = "no"
@@ -205,8 +196,7 @@ class Recipe:
         return PSPTrainingArguments(**values)
 
 
-#: Trainer keys psp-st sets itself: a recipe setting them is refused (they would be silently overridden); also
-#: ``push_to_hub`` and every ``hub_*`` key: a recipe never makes a run upload itself (pickles and token included).
+#: Trainer keys psp-st sets itself, refused in a recipe; so are ``push_to_hub`` and ``hub_*``: a run never uploads.
 TRAINER_OVERRIDES = {"seed": "use the top-level seed", "output_dir": "use --output (train_from_config's output_dir)"}
 PUBLISH = "a run uploads nothing; publish its model with `psp-st push`, which checks what it uploads"
 
