@@ -132,7 +132,5 @@ def read_line_range(path: str | os.PathLike, byte_start: int, byte_stop: int, fi
         raise FileNotFoundError(f"input file not found: {path}")
     with open(path, "rb") as handle:
         handle.seek(byte_start)
-        data = handle.read(byte_stop - byte_start)
-    if data.endswith(b"\n"):
-        data = data[:-1]
+        data = handle.read(byte_stop - byte_start).removesuffix(b"\n")
     return decode_lines(data, path, first_line) if data else []

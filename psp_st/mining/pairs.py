@@ -51,16 +51,9 @@ from psp_st.mining.teacher import evaluation_sentences
 logger = logging.getLogger(__name__)
 
 #: Columns of the mined-pairs Parquet file and their Arrow types.
-_SCHEMA = {
-    "sentence1": "large_string",
-    "sentence2": "large_string",
-    "score": "float32",
-    "cosine": "float32",
-    "trigram_overlap": "float32",
-    "length_ratio": "float32",
-    "id1": "int64",
-    "id2": "int64",
-}
+_SCHEMA = {"sentence1": "large_string", "sentence2": "large_string"}
+_SCHEMA |= dict.fromkeys(("score", "cosine", "trigram_overlap", "length_ratio"), "float32")
+_SCHEMA |= {"id1": "int64", "id2": "int64"}
 PAIR_COLUMNS = tuple(_SCHEMA)
 
 
