@@ -1,9 +1,5 @@
-"""Atomic file and folder writes: a crash never leaves a half-written model, embedding or score file.
-
-Permissions: outputs get the user's umask, like a file created with ``open``: ``0o666 & ~umask`` for files and
-``0o777 & ~umask`` for folders (``tempfile`` alone would leave them ``0600``/``0700``, unreadable by the rest of a
-shared machine).
-"""
+"""Atomic file and folder writes: a crash never leaves a half-written model, embedding or score file. Outputs get
+the umask permissions of a plain ``open`` (``tempfile`` alone would leave them ``0600``/``0700``)."""
 
 from __future__ import annotations
 
@@ -27,11 +23,8 @@ def current_umask() -> int:
 
 
 def apply_umask(path: str | os.PathLike) -> None:
-    """Give ``path`` (a file, or a folder and everything in it) the permissions a plain ``open`` would.
-
-    Some writers create files ``0600`` whatever the umask (safetensors >= 0.8 writes through a private temporary
-    file); this resets files to ``0o666 & ~umask`` (``0o777`` if executable) and folders to ``0o777 & ~umask``.
-    """
+    """Give ``path`` (a file, or a folder and everything in it) the permissions a plain ``open`` would (some writers,
+    like safetensors >= 0.8, create files ``0600`` whatever the umask)."""
     mask = current_umask()
     path = Path(path)
     for item in [path, *path.rglob("*")] if path.is_dir() else [path]:
@@ -49,14 +42,14 @@ def atomic_write_json(path: str | os.PathLike, data: object) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename."""
+    """Write ``data`` to ``path`` through :func:`atomic_path`."""
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
 
 
 def _temporary_prefix(path: Path) -> str:
-    """``.NAME.HOST-PID.``: the prefix of this process's temporaries for ``path``. Those of a process on this host
-    that is gone (killed by ``kill -9`` or the OOM killer: nothing removed them) are deleted first."""
+    """``.NAME.HOST-PID.``: the prefix of this process's temporaries for ``path``; those left by a dead process on
+    this host (``kill -9``, the OOM killer) are deleted first."""
     prefix = f".{path.name}.{socket.gethostname()}-"
     for stale in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
         pid = stale.name[len(prefix) :].partition(".")[0]
@@ -75,16 +68,14 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # another user's process
-        return True
+        pass
     return True
 
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path``, on error it is removed.
-
-    The temporary file is created with the umask permissions, so the final file has them too.
-    """
+    """Yield a temporary path beside ``path`` (umask permissions); on success it replaces ``path``, on error it is
+    removed."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".tmp", dir=path.parent)
@@ -102,11 +93,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def reserve_space(path: str | os.PathLike, size: int, final: str | os.PathLike | None = None) -> None:
-    """Allocate ``size`` bytes of ``path`` on disk now, so a full disk is an ``OSError`` here, not a SIGBUS later.
-
-    A memory-mapped output is sparse until written; when the disk fills while writing through the map the kernel
-    kills the process (SIGBUS). Allocating first turns that into ENOSPC before any work, naming ``final``.
-    """
+    """Allocate ``size`` bytes of ``path`` on disk now, so a full disk is an ``OSError`` naming ``final`` here, not a
+    SIGBUS while writing through a memory map later."""
     with open(path, "r+b") as handle:
         try:
             os.posix_fallocate(handle.fileno(), 0, size)
@@ -133,19 +121,11 @@ def inside(folder: Path, relative: str) -> Path:
     return target
 
 
-def _files(folder: Path) -> set[str]:
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink()}
-
-
 @contextlib.contextmanager
 def atomic_directory(path: str | os.PathLike, replaces: Iterable[str] = ()) -> Iterator[Path]:
-    """Yield a temporary folder beside ``path``; on success its files are moved into ``path``.
-
-    A new or empty ``path`` is replaced in one rename. Into an existing folder the new files are moved one by one
-    (each replacing a same-named file); files listed in ``replaces`` (paths relative to ``path``, e.g. the files a
-    previous build recorded) that the new content lacks are removed; every other file in ``path`` is kept: a
-    writer never deletes files it did not write.
-    """
+    """Yield a temporary folder beside ``path``; on success its files are moved into ``path`` (a new or empty one is
+    replaced in one rename). Files of ``replaces`` (relative paths, e.g. a previous build's) that the new content
+    lacks are removed; every other file is kept: a writer never deletes files it did not write."""
     path, replaces = Path(path), list(replaces)
     for relative in replaces:  # refused before the caller's work
         inside(path, relative)
@@ -159,7 +139,7 @@ def atomic_directory(path: str | os.PathLike, replaces: Iterable[str] = ()) -> I
         if not path.exists():
             os.replace(tmp, path)
             return
-        new = _files(tmp)
+        new = {p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file() or p.is_symlink()}
         for relative in sorted(set(replaces) - new):
             (path / relative).unlink(missing_ok=True)
         for relative in sorted(new):

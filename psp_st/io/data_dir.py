@@ -14,12 +14,8 @@ DataPath = str | os.PathLike | Sequence[str | os.PathLike]
 
 
 def default_data_dir() -> Path:
-    """The shared data folder: ``$PSP_ST_DATA_DIR``; else ``../shared/data`` from the working directory (the repository
-    root in the README's commands); else ``shared/data`` beside a source checkout of psp-st.
-
-    Read at call time, so setting the variable after import works. When none exists the first candidate is returned
-    and the file that is then missing is reported by the loader, naming this variable.
-    """
+    """The shared data folder: ``$PSP_ST_DATA_DIR`` (read at call time); else ``../shared/data`` from the working
+    directory; else ``shared/data`` beside a source checkout. When none exists, the first candidate."""
     if os.environ.get(ENV_VAR):
         return Path(os.environ[ENV_VAR])
     candidates = [Path("../shared/data"), Path(__file__).resolve().parents[3] / "shared" / "data"]
@@ -29,14 +25,9 @@ def default_data_dir() -> Path:
 def resolve_data_files(
     source: DataPath, data_dir: str | os.PathLike | None = None, keep: Callable[[str], bool] | None = None
 ) -> list[str]:
-    """The files a data path names, in order: a file, a folder (its files ``keep`` accepts), a glob (``**``
-    recursive) or a list of these; each pattern's files sorted by name.
-
-    An absolute path is used as it is. A relative path that names something from the working directory is used
-    from there; otherwise it is looked up in ``data_dir`` (default :func:`default_data_dir`), so recipes write
-    ``training_pairs/*.parquet``. A pattern that matches no file raises ``FileNotFoundError`` naming it and the
-    data folder.
-    """
+    """The files a data path names: a file, a folder (its files ``keep`` accepts), a glob (``**`` recursive) or a
+    list of these, each pattern's files sorted. A relative path that names nothing from the working directory is
+    looked up in ``data_dir`` (default :func:`default_data_dir`); one that matches no file is a FileNotFoundError."""
     if not isinstance(source, (str, os.PathLike)):
         if isinstance(source, (bytes, bytearray)):
             raise TypeError("a data path is a path, a glob or a list of them, not bytes")

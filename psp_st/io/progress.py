@@ -1,13 +1,5 @@
-"""One switch for every progress bar a psp-st process shows: psp-st's own and its libraries'.
-
-Like ``datasets.disable_progress_bars()`` and ``huggingface_hub.utils.disable_progress_bars()``, which it also
-flips. The libraries decide differently when they are not asked explicitly, so :func:`progress_bars_disabled`
-covers each rule: huggingface_hub, transformers (weight loading) and datasets read their environment variables,
-tqdm reads ``TQDM_DISABLE`` for bars created without an explicit ``disable``;
-Sentence-Transformers' ``encode`` shows its "Batches" bar when its logger shows INFO, and the transformers
-``Trainer`` shows its bar unless its ``training_args`` logger is quieter than WARNING; both loggers are raised to
-WARNING/ERROR (they log nothing else a user needs at INFO). psp-st's own bars (:func:`progress_bar`) follow the switch.
-"""
+"""One switch for every progress bar a psp-st process shows: psp-st's own and its libraries' (each decides by its
+own rule: an environment variable, a logger level or a switch; :func:`progress_bars_disabled` sets all)."""
 
 from __future__ import annotations
 
@@ -24,7 +16,8 @@ _enabled = True
 #: default for bars created without an explicit ``disable`` (e.g. Sentence-Transformers' "Computing widget examples").
 HF_ENV = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS", "TQDM_DISABLE")
 
-#: Loggers whose level decides a library's bar when it is not asked explicitly, and the level that hides it.
+#: Loggers whose level decides a library's bar when it is not asked explicitly, and the level that hides it (they
+#: log nothing else a user needs at INFO).
 LOGGER_LEVELS = {
     "sentence_transformers.sentence_transformer.model": logging.WARNING,  # encode's "Batches" bar
     "transformers.training_args": logging.ERROR,  # the Trainer's bar (disable_tqdm=None)

@@ -1,7 +1,5 @@
 """Nearest-neighbour search with FAISS (unit vectors: inner product is cosine): exact (flat) below a size
-threshold, IVF or HNSW above it, built block by block from :class:`ShardedVectors`; :func:`exact_search` is the
-reference of :func:`recall_at_k`.
-"""
+threshold, IVF or HNSW above it, built block by block from :class:`ShardedVectors`."""
 
 from __future__ import annotations
 
@@ -34,18 +32,13 @@ class IndexSpec:
     """How to index the vectors.
 
     Args:
-        kind: ``flat`` (exact), ``ivf`` (inverted lists of full vectors), ``ivf-sq8`` (inverted lists of 8-bit
-            scalar-quantised vectors: a quarter of the memory), ``hnsw`` (graph), or ``auto``: ``flat`` below
-            ``exact_below`` vectors, else ``ivf``.
-        exact_below: the ``auto`` threshold.
+        kind: ``flat`` (exact), ``ivf`` (inverted lists), ``ivf-sq8`` (of 8-bit scalar-quantised vectors: a quarter
+            of the memory), ``hnsw`` (graph), or ``auto``: ``flat`` below ``exact_below`` vectors, else ``ivf``.
         nlist: IVF lists (default: ``4 * sqrt(n)``, the FAISS guideline, capped so each list trains on 39+ points).
-        nprobe: IVF lists visited per query.
         hnsw_m / ef_search / ef_construction: HNSW graph degree and search / build beam widths.
-        train_size: vectors sampled to train IVF (default: ``64 * nlist``).
-        pca: reduce the vectors to this many dimensions (a PCA trained with the index) before an IVF/HNSW index:
-            a 1024-d P-SP corpus searched at 256 dimensions costs a quarter of the time and memory; the mined
-            pairs' cosines are recomputed in full dimension, only the neighbour search is approximate.
-        seed: training sample and k-means seed.
+        train_size: vectors sampled to train IVF or PCA (default: ``64 * max(nlist, 1024)``).
+        pca: reduce the vectors to this many dimensions (a PCA trained with the index) before an IVF/HNSW index;
+            the mined pairs' cosines are recomputed in full dimension.
     """
 
     kind: str = "auto"
@@ -89,17 +82,14 @@ def build_index(vectors: ShardedVectors, spec: IndexSpec) -> Any:
     faiss = import_faiss()
     n, dim = len(vectors), vectors.dim
     kind = spec.resolve(n)
+    reduced = dim if kind == "flat" else min(spec.pca or dim, dim)
+    nlist = 0
     if kind == "flat":
-        index = faiss.IndexFlatIP(dim)
-        for _, block in vectors.blocks():
-            index.add(block)
-        return index
-    reduced = min(spec.pca or dim, dim)
-    if kind == "hnsw":
+        inner = faiss.IndexFlatIP(dim)
+    elif kind == "hnsw":
         inner = faiss.IndexHNSWFlat(reduced, spec.hnsw_m, faiss.METRIC_INNER_PRODUCT)
         inner.hnsw.efConstruction = spec.ef_construction
         inner.hnsw.efSearch = spec.ef_search
-        nlist = 0
     else:
         nlist = ivf_lists(spec, n)
         quantizer = faiss.IndexFlatIP(reduced)
@@ -111,9 +101,7 @@ def build_index(vectors: ShardedVectors, spec: IndexSpec) -> Any:
             )
         inner.cp.seed = spec.seed
         inner.nprobe = min(spec.nprobe, nlist)
-    index = inner
-    if reduced < dim:
-        index = faiss.IndexPreTransform(faiss.PCAMatrix(dim, reduced), inner)  # keeps Python refs to both
+    index = inner if reduced == dim else faiss.IndexPreTransform(faiss.PCAMatrix(dim, reduced), inner)
     if not index.is_trained:
         size = min(n, spec.train_size or 64 * max(nlist, 1024))
         if size < nlist:
@@ -146,12 +134,8 @@ def load_index(path: str | os.PathLike, nprobe: int | None = None, ef_search: in
 
 
 def search(index: Any, queries: np.ndarray, k: int, exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` ``(sims, ids)`` of each query, best first; ``exclude[i]`` (a row id) is removed from query i's list.
-
-    With ``exclude`` (monolingual mining: a sentence is not its own neighbour) ``k + 1`` are searched and the
-    excluded id is dropped wherever it ranks (it need not be first when duplicates tie with it). Missing
-    neighbours (an index smaller than ``k``) have id -1 and similarity -inf.
-    """
+    """Top-``k`` ``(sims, ids)`` of each query, best first; ``exclude[i]`` (a row id) is removed from query i's list
+    wherever it ranks (duplicates may tie with it). Missing neighbours have id -1 and similarity -inf."""
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     extra = 0 if exclude is None else 1
     sims, ids = index.search(queries, k + extra)
@@ -175,8 +159,7 @@ def exact_similarities(queries: np.ndarray, vectors: ShardedVectors, ids: np.nda
 def exact_search(
     queries: np.ndarray, vectors: ShardedVectors, k: int, exclude: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Brute-force top-``k`` by inner product over every block of ``vectors`` (the reference for recall), merged
-    with FAISS's ``ResultHeap``; ``exclude[i]`` (a row id) is never query i's neighbour."""
+    """Brute-force top-``k`` by inner product (the reference for recall); ``exclude[i]`` is never query i's neighbour."""
     faiss = import_faiss()
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     heap = faiss.ResultHeap(len(queries), k, keep_max=True)
@@ -199,12 +182,8 @@ def recall_at_k(
     exact_sims: np.ndarray | None = None,
     tolerance: float = 1e-5,
 ) -> float:
-    """Mean share of each query's exact top-k that the approximate top-k found.
-
-    With the true similarities of the approximate neighbours (``approx_sims``) and the exact top-k similarities, a
-    neighbour also counts when it ties with the exact k-th one (within ``tolerance``): duplicated sentences make
-    several equally good top-k lists, and any of them is a correct answer.
-    """
+    """Mean share of each query's exact top-k that the approximate top-k found; given both lists' true similarities,
+    one that ties with the exact k-th (within ``tolerance``) also counts (duplicates make several right answers)."""
     if approx_ids.shape != exact_ids.shape:
         raise ValueError(f"shapes differ: {approx_ids.shape} vs {exact_ids.shape}")
     if approx_ids.size == 0:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from psp_st.io.checksums import sha256_file
+from psp_st.io.model_names import resolve_model_name
 from psp_st.mining.executor import Execution, run_tasks
 from psp_st.mining.shards import Shard, ShardStore, input_files, plan_shards, read_shard_texts
 
@@ -19,8 +20,7 @@ logger = logging.getLogger(__name__)
 
 
 class EmbedWorker:
-    """Shard worker: one model per process (:func:`psp_st.inference.load.open_model`: the engine for a P-SP model, the
-    same vectors as ``psp-st embed``); ``run`` embeds one shard into ``part-NNNNN.npy``."""
+    """Shard worker: one model per process (the vectors of ``psp-st embed``); ``run`` embeds one shard into its ``.npy``."""
 
     def __init__(
         self, model: str, folder: str, normalize: bool = False, float16: bool = False, threads: int | None = None
@@ -47,10 +47,8 @@ class EmbedWorker:
 
 
 def model_fingerprint(model: str) -> str:
-    """sha256 over a model folder's files (cards and hidden files aside), so that a folder rebuilt in place is told
-    apart; for a Hub id, the id."""
-    from psp_st.io.model_names import resolve_model_name
-
+    """sha256 over a model folder's files (cards and hidden files aside: a folder rebuilt in place differs); else
+    the Hub id."""
     folder = Path(resolve_model_name(model))
     if not folder.is_dir():
         return str(model)
@@ -74,11 +72,8 @@ def embed_shards(
     overwrite: bool = False,
 ) -> dict[str, Any]:
     """Embed every row of ``inputs`` into ``folder`` (one ``.npy`` per shard + ``manifest.json``); returns the manifest.
-
-    Row ``i`` of shard ``k`` is input row ``shard.row + i``. Rerunning with the same arguments resumes: finished
-    shards are kept, the others are computed; an input or model folder whose content changed (sha256), or other
-    settings, are refused, and with ``overwrite`` start the job over. The outputs do not depend on ``execution`` (local or Ray).
-    """
+    A rerun resumes; an input or model folder whose content changed (sha256), or other settings, are refused, and
+    with ``overwrite`` start over."""
     execution = execution or Execution()
     files = input_files(inputs)
     # an empty input gives an empty result (one shard of 0 rows), as `psp-st embed` without shards does

@@ -1,9 +1,5 @@
-"""Running one worker per shard: in this process, or as a Ray Data ``map_batches`` job over an actor pool.
-
-A shard worker is a class built once per process (holding the model or the index) whose ``run(task)`` turns one
-JSON-able shard task into a result dict and writes its output itself (:mod:`psp_st.mining.shards`). On Ray an
-actor that dies is restarted and its task retried; a shard already done is skipped by the worker.
-"""
+"""Running one worker per shard: in this process, or as a Ray Data ``map_batches`` job over an actor pool. A shard
+worker is built once per process; its ``run(task)`` writes one JSON-able shard task's output (or skips a done one)."""
 
 from __future__ import annotations
 
@@ -51,11 +47,8 @@ def set_worker_threads(threads: int) -> None:
 
 @contextlib.contextmanager
 def ray_session(address: str, num_cpus: int | None = None) -> Iterator[Any]:
-    """Connect to Ray (``"local"``: start a local instance with ``num_cpus``); shut down only what was started here.
-
-    A local instance's workers get this process's ``psp_st`` on their ``PYTHONPATH`` so that they run the same code
-    as the driver (a source checkout included); a cluster's nodes use their own installed psp-st.
-    """
+    """Connect to Ray (``"local"``: start a local instance, whose workers run this process's ``psp_st``, with
+    ``num_cpus``); shut down only what was started here."""
     from psp_st.io.extras import require
 
     require("ray.data", "--ray")  # Ray with Ray Data, or an ImportError naming the extra
@@ -64,9 +57,9 @@ def ray_session(address: str, num_cpus: int | None = None) -> Iterator[Any]:
     if ray.is_initialized():
         yield ray
         return
-    quiet = not logger.isEnabledFor(logging.INFO)  # Ray's INFO lines only with psp-st -v, like ours
-    if quiet:
-        logging.getLogger("ray.data").setLevel(logging.WARNING)
+    level = logging.INFO if logger.isEnabledFor(logging.INFO) else logging.WARNING  # Ray's INFO only with psp-st -v
+    if level == logging.WARNING:
+        logging.getLogger("ray.data").setLevel(level)
     if address == LOCAL:
         import psp_st
 
@@ -78,10 +71,10 @@ def ray_session(address: str, num_cpus: int | None = None) -> Iterator[Any]:
             include_dashboard=False,
             runtime_env={"env_vars": env},
             log_to_driver=False,
-            logging_level=logging.WARNING if quiet else logging.INFO,
+            logging_level=level,
         )
     else:
-        ray.init(address=address, logging_level=logging.WARNING if quiet else logging.INFO)
+        ray.init(address=address, logging_level=level)
     try:
         yield ray
     finally:
@@ -103,8 +96,7 @@ class _RayShardActor:
         self.worker = worker_class(**worker_kwargs)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[str]]:
-        results = [json.dumps(self.worker.run(json.loads(str(task)))) for task in batch["task"]]
-        return {"result": results}
+        return {"result": [json.dumps(self.worker.run(json.loads(str(task)))) for task in batch["task"]]}
 
 
 def run_tasks(
@@ -117,20 +109,15 @@ def run_tasks(
         worker = worker_class(**worker_kwargs)
         return [worker.run(dict(task)) for task in tasks]
     with session(execution) as ray:
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False
+        ray.data.DataContext.get_current().enable_progress_bars = False
         dataset = ray.data.from_items([{"task": json.dumps(task)} for task in tasks], override_num_blocks=len(tasks))
+        actor_kwargs = {"worker_class": worker_class, "worker_kwargs": worker_kwargs, "threads": execution.threads}
         dataset = dataset.map_batches(
             _RayShardActor,
-            fn_constructor_kwargs={
-                "worker_class": worker_class,
-                "worker_kwargs": worker_kwargs,
-                "threads": execution.threads,
-            },
+            fn_constructor_kwargs=actor_kwargs,
             batch_size=1,
             compute=ray.data.ActorPoolStrategy(size=min(execution.workers, len(tasks))),
             num_cpus=execution.threads,  # a dead actor is restarted and its task retried: Ray Data's default
         )
         rows = dataset.take_all()
-    results = [json.loads(row["result"]) for row in rows]
-    return sorted(results, key=lambda result: result["shard"])
+    return sorted((json.loads(row["result"]) for row in rows), key=lambda result: result["shard"])

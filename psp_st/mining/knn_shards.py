@@ -1,10 +1,6 @@
-"""Sharded k-nearest-neighbour search: each shard of query vectors is searched against one saved FAISS index.
-
-Each query shard of an embedding job (:mod:`psp_st.mining.embed_shards`) becomes one ``.npz`` of ``ids`` (global
-rows of the indexed set) and ``sims``, ``(rows, k)``, best first: exact cosines recomputed from the vectors (a
-quantised or PCA index only chooses the neighbours; the margin needs true cosines). On a cluster the work folder
-must be on storage all nodes can read.
-"""
+"""Sharded k-nearest-neighbour search: each query shard of an embedding job becomes one ``.npz`` of ``ids`` (rows
+of the indexed set) and ``sims`` ``(rows, k)``, best first, the exact cosines (the margin needs them; a quantised or
+PCA index only chooses the neighbours). On a cluster the work folder must be on storage all nodes can read."""
 
 from __future__ import annotations
 
@@ -88,8 +84,7 @@ def knn_shards(
     ef_search: int | None = None,
     execution: Execution | None = None,
 ) -> dict[str, Any]:
-    """Search every query vector of the embedding folder ``queries`` against the index of the embedding folder
-    ``targets``; returns the manifest."""
+    """Search every vector of the embedding folder ``queries`` against ``targets``'s index; returns the manifest."""
     check_int("k", k)
     execution = execution or Execution()
     shards = vector_shards(queries)

@@ -1,12 +1,7 @@
-"""Margin-based scoring of nearest-neighbour candidates (Artetxe & Schwenk 2019, "Margin-based parallel corpus
-mining with multilingual sentence embeddings", section 3).
-
-The ratio margin discounts "hub" sentences that are close to everything::
+"""Scoring nearest-neighbour candidates by the ratio margin (Artetxe & Schwenk 2019, section 3), which discounts
+"hub" sentences that are close to everything::
 
     margin(x, y) = cos(x, y) / ( sum_{z in NN_k(x)} cos(x, z) / 2k  +  sum_{z in NN_k(y)} cos(y, z) / 2k )
-
-Candidates are each sentence's k neighbours in both directions; the ``max`` strategy keeps each sentence's
-best-margin candidate, ``all`` every candidate (paraphrase mining wants several per sentence).
 """
 
 from __future__ import annotations
@@ -21,8 +16,7 @@ def knn_mean(sims: np.ndarray) -> np.ndarray:
     sims = np.asarray(sims, dtype=np.float64)
     finite = np.isfinite(sims)
     count = finite.sum(axis=1)
-    total = np.where(finite, sims, 0.0).sum(axis=1)
-    return np.divide(total, count, out=np.zeros(len(sims)), where=count > 0)
+    return np.divide(np.where(finite, sims, 0.0).sum(axis=1), count, out=np.zeros(len(sims)), where=count > 0)
 
 
 def ratio_margin(cos: np.ndarray, mean1: np.ndarray, mean2: np.ndarray) -> np.ndarray:
@@ -33,12 +27,8 @@ def ratio_margin(cos: np.ndarray, mean1: np.ndarray, mean2: np.ndarray) -> np.nd
 
 
 def candidate_pairs(forward_ids: np.ndarray, backward_ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Unique candidate pairs ``(i, j)`` sorted by ``(i, j)``.
-
-    ``forward_ids[i]`` are source row i's neighbours among the targets; ``backward_ids[j]`` target row j's among the
-    sources (bitext). Without ``backward_ids`` (monolingual: one set, neighbours both ways are the same lists) a pair
-    is unordered and returned once with ``i < j``. Missing neighbours (id -1) are skipped.
-    """
+    """Unique candidate pairs ``(i, j)`` sorted, from source row i's neighbours ``forward_ids[i]`` and (bitext) target
+    row j's ``backward_ids[j]``; monolingual pairs are unordered, returned once with ``i < j``; ids -1 are skipped."""
     n, k = forward_ids.shape
     left = np.repeat(np.arange(n, dtype=np.int64), k)
     right = forward_ids.reshape(-1).astype(np.int64)
@@ -55,11 +45,8 @@ def candidate_pairs(forward_ids: np.ndarray, backward_ids: np.ndarray | None = N
 
 
 def best_margin_mask(left: np.ndarray, right: np.ndarray, margin: np.ndarray, monolingual: bool) -> np.ndarray:
-    """The ``max`` strategy: True for pairs that are the best-margin candidate of their left or right sentence.
-
-    In monolingual mining both ends are rows of the same set, so "best for a sentence" looks at pairs on either end.
-    Ties keep the first pair in ``(i, j)`` order.
-    """
+    """The ``max`` strategy: True for pairs that are the best-margin candidate of their left or right sentence
+    (monolingual: of a sentence at either end); ties keep the first pair in ``(i, j)`` order."""
     keep = np.zeros(len(margin), dtype=bool)
     if not len(margin):
         return keep

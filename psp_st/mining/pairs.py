@@ -1,8 +1,5 @@
-"""The mining job: embed, index, search both ways, score by margin, filter, write pairs to Parquet in chunks.
-
-Paraphrase mining takes one input, bitext mining a source and a target. Every stage is resumable in the work
-folder (:mod:`psp_st.mining.shards`); embedding and search run on Ray Data when :class:`Execution` names Ray.
-"""
+"""The mining job (paraphrases from one input, bitext from a source and a target): embed, index, search both ways,
+score by margin, filter, write pairs to Parquet in chunks; every stage resumable in the work folder."""
 
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ import math
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +36,7 @@ from psp_st.mining.ann import (
     exact_search,
     exact_similarities,
     ivf_lists,
+    load_index,
     recall_at_k,
     save_index,
     search,
@@ -47,27 +45,15 @@ from psp_st.mining.embed_shards import embed_shards
 from psp_st.mining.executor import Execution, session
 from psp_st.mining.knn_shards import knn_shards, read_neighbours, vector_shards
 from psp_st.mining.margin import STRATEGIES, best_margin_mask, candidate_pairs, knn_mean, ratio_margin
-from psp_st.mining.shards import (
-    ShardedVectors,
-    input_files,
-    plan_shards,
-    read_manifest,
-    read_shard_texts,
-)
+from psp_st.mining.shards import ShardedVectors, input_files, plan_shards, read_manifest, read_shard_texts
+from psp_st.mining.teacher import evaluation_sentences
 
 logger = logging.getLogger(__name__)
 
 #: Columns of the mined-pairs Parquet file and their Arrow types.
-_SCHEMA = {
-    "sentence1": "large_string",
-    "sentence2": "large_string",
-    "score": "float32",
-    "cosine": "float32",
-    "trigram_overlap": "float32",
-    "length_ratio": "float32",
-    "id1": "int64",
-    "id2": "int64",
-}
+_SCHEMA = {"sentence1": "large_string", "sentence2": "large_string"}
+_SCHEMA |= dict.fromkeys(("score", "cosine", "trigram_overlap", "length_ratio"), "float32")
+_SCHEMA |= {"id1": "int64", "id2": "int64"}
 PAIR_COLUMNS = tuple(_SCHEMA)
 
 
@@ -78,20 +64,16 @@ class MiningConfig:
     Args:
         k: neighbours per sentence, for candidates and for the margin's neighbourhood means (the margin paper: 4).
         strategy: ``all`` (every candidate; default for paraphrases) or ``max`` (best per sentence; the bitext paper).
-        min_margin: keep pairs whose ratio margin is at least this.
-        min_cosine / max_cosine: cosine range (``max_cosine`` < 1 drops near-copies).
-        max_trigram_overlap: drop pairs sharing more word trigrams than this (ParaNMT: 0.7; None: off).
-        max_length_ratio: drop pairs whose character lengths differ by more than this factor (None: off).
-        dedup: mine between distinct texts (repeats, equal up to case and punctuation, are collapsed to their first
-            row before embedding: a copy would fill a neighbour slot and raise the margin's denominator) and drop
-            repeated text pairs (monolingual: in either order), keeping the first.
+        max_cosine: below 1 drops near-copies.
+        max_trigram_overlap / max_length_ratio: drop pairs sharing more word trigrams than this (ParaNMT: 0.7) /
+            whose character lengths differ by more than this factor; None: off.
+        dedup: collapse repeated texts (up to case and punctuation) before embedding (a copy would fill a neighbour
+            slot and raise the margin's denominator) and drop repeated pairs (monolingual: in either order).
         languages: expected language(s) of sentence1 and sentence2 (py3langid codes; None: no language filter).
         exclude: texts whose pairs are dropped (e.g. evaluation sentences, for decontamination).
-        index: the FAISS index settings.
         recall_k / recall_sample: ANN recall@k is measured against exact search on this many sampled queries.
         shard_rows / chunk_rows: rows per embedding/search shard; candidate pairs per scoring chunk (row group).
-        float16: store the work folder's vectors as float16 (half the disk and page cache).
-        seed: seeds the recall sample and index training.
+        float16: store the work folder's vectors as float16.
     """
 
     k: int = 4
@@ -201,13 +183,13 @@ def _index(vectors_folder: Path, path: Path, spec: IndexSpec) -> Path:
             return path
     started = time.perf_counter()
     vectors = ShardedVectors.open(vectors_folder)
-    index = build_index(vectors, spec)
-    save_index(index, path)
+    save_index(build_index(vectors, spec), path)
     seconds = time.perf_counter() - started
     kind = spec.resolve(len(vectors))
     nlist = ivf_lists(spec, len(vectors)) if kind.startswith("ivf") else None
-    record = {"meta": meta, "sha256": sha256_file(path), "kind": kind, "nlist": nlist, "seconds": seconds}
-    atomic_write_json(meta_path, record)
+    atomic_write_json(
+        meta_path, {"meta": meta, "sha256": sha256_file(path), "kind": kind, "nlist": nlist, "seconds": seconds}
+    )
     return path
 
 
@@ -222,8 +204,6 @@ def measure_recall(
     spec: IndexSpec,
 ) -> dict[str, Any]:
     """ANN recall@k against exact search on ``sample`` seeded random queries."""
-    from psp_st.mining.ann import load_index
-
     size = min(sample, len(queries))
     if size == 0:
         return {"k": k, "queries": 0, "recall": None}
@@ -243,16 +223,10 @@ def measure_recall(
 
 
 def mining_config(options: dict[str, Any], bitext: bool = False) -> MiningConfig:
-    """A :class:`MiningConfig` from flat options named like its fields and :class:`IndexSpec`'s (``index`` is the
-    index kind), as ``psp-st mine`` takes them; options of other names are ignored.
-
-    Also: ``strategy`` None picks ``all`` for paraphrases and ``max`` for ``bitext``; ``lang`` sets both languages,
-    ``source_lang``/``target_lang`` one side (bitext only); ``no_dedup`` turns dedup off; ``exclude_data_dir`` drops
-    pairs with a sentence of that data folder's evaluation files; ``shard_rows`` None is the default.
-    """
-    from dataclasses import fields
-
-    from psp_st.mining.teacher import evaluation_sentences
+    """A :class:`MiningConfig` from ``psp-st mine``'s flat options, named like its and :class:`IndexSpec`'s fields
+    (``index``: the kind; other names are ignored). ``strategy`` None: ``all``, or ``max`` for ``bitext``; ``lang``
+    sets both languages, ``source_lang``/``target_lang`` one (bitext only); ``exclude_data_dir`` drops pairs with a
+    sentence of that data folder's evaluation files; ``shard_rows`` None is the default."""
 
     def pick(cls: type) -> dict[str, Any]:
         return {f.name: options[f.name] for f in fields(cls) if options.get(f.name) is not None}
@@ -284,13 +258,9 @@ def mine_pairs(
     execution: Execution | None = None,
     overwrite: bool = False,
 ) -> dict[str, Any]:
-    """Mine pairs from ``source`` (monolingual) or between ``source`` and ``target`` (bitext) into ``output``.
-
-    Returns (and writes next to ``output`` as ``.json``) the report: settings, rows, repeated texts collapsed,
-    candidate pairs, kept/dropped per filter, ANN recall and stage timings. ``work_dir`` (default
-    ``<output>.work``) keeps the resumable stages: a stage whose input or settings changed is refused, or with
-    ``overwrite`` started over; the others are reused (the kNN stage, derived data only, always starts over).
-    """
+    """Mine pairs from ``source`` (monolingual) or between ``source`` and ``target`` (bitext) into ``output``; returns
+    the report (also written as ``<output>.json``). ``work_dir`` (default ``<output>.work``) keeps the resumable
+    stages: one whose input or settings changed is refused (kNN: recomputed), or with ``overwrite`` started over."""
     config = config or MiningConfig()
     execution = execution or Execution()
     output = Path(output)
@@ -315,8 +285,8 @@ def mine_pairs(
         if not monolingual and not count:
             raise ValueError(f"{'--input' if name == 'source' else '--target'} {files} has no sentences")
         if monolingual and count < 2:
-            distinct_ = "distinct " if config.dedup else ""
-            raise ValueError(f"need at least 2 {distinct_}sentences to mine pairs; --input {files} has {count}")
+            adjective = "distinct " if config.dedup else ""
+            raise ValueError(f"need at least 2 {adjective}sentences to mine pairs; --input {files} has {count}")
     with session(execution):  # one Ray connection for the embedding and search jobs
         embed = functools.partial(
             embed_shards,
@@ -439,47 +409,41 @@ def _score_filter_write(
     total = len(left)
     schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in _SCHEMA.items()])
     written = 0
-    with atomic_path(output) as tmp:
-        writer = pq.ParquetWriter(str(tmp), schema)
-        try:
-            margins = np.empty(total)
-            cosines = np.empty(total, dtype=np.float32)
-            known = np.ones(total, dtype=bool)
-            for start in range(0, total, 16_384):  # vector blocks of 64 MiB at 1024 dims
-                stop = min(total, start + 16_384)
-                a, b = sources.take(left[start:stop]), targets.take(right[start:stop])
-                cosines[start:stop] = np.clip(np.einsum("ij,ij->i", a, b), -1.0, 1.0)  # unit vectors: rounding only
-                if unknown is not None:
-                    known[start:stop] = ~((a == unknown).all(1) | (b == unknown).all(1))
-                margins[start:stop] = ratio_margin(
-                    cosines[start:stop], source_mean[left[start:stop]], target_mean[right[start:stop]]
-                )
-            keep = margins >= config.min_margin
-            counters["margin"].update(keep.tolist())
-            if config.strategy == "max":
-                best = best_margin_mask(left, right, margins, monolingual)
-                counters["strategy"].update(best[keep].tolist())
-                keep &= best
-            in_range = (cosines >= config.min_cosine) & (cosines <= config.max_cosine)
-            counters["cosine"].update(in_range[keep].tolist())
-            keep &= in_range
+    with atomic_path(output) as tmp, pq.ParquetWriter(str(tmp), schema) as writer:
+        margins = np.empty(total)
+        cosines = np.empty(total, dtype=np.float32)
+        known = np.ones(total, dtype=bool)
+        for start in range(0, total, 16_384):  # vector blocks of 64 MiB at 1024 dims
+            stop = min(total, start + 16_384)
+            a, b = sources.take(left[start:stop]), targets.take(right[start:stop])
+            cosines[start:stop] = np.clip(np.einsum("ij,ij->i", a, b), -1.0, 1.0)  # unit vectors: rounding only
             if unknown is not None:
-                counters["no_known_piece"].update(known[keep].tolist())
-                keep &= known
-            survivors = np.flatnonzero(keep)
-            for start in range(0, len(survivors), config.chunk_rows):
-                rows = survivors[start : start + config.chunk_rows]
-                texts = (source_texts.take(pa.array(left[rows])), target_texts.take(pa.array(right[rows])))
-                batch = {"sentence1": texts[0].to_pylist(), "sentence2": texts[1].to_pylist()}
-                kept = _filter_chunk(batch, filters, counters)
-                chosen = rows[kept]
-                ids = source_rows[left[chosen]], target_rows[right[chosen]]
-                table = _pair_table(batch, kept, *ids, margins[chosen], cosines[chosen])
-                if table.num_rows:
-                    writer.write_table(table.cast(schema))
-                    written += table.num_rows
-        finally:
-            writer.close()
+                known[start:stop] = ~((a == unknown).all(1) | (b == unknown).all(1))
+            margins[start:stop] = ratio_margin(
+                cosines[start:stop], source_mean[left[start:stop]], target_mean[right[start:stop]]
+            )
+        masks = {"margin": margins >= config.min_margin}  # applied in this order, each counted on what is left
+        if config.strategy == "max":
+            masks["strategy"] = best_margin_mask(left, right, margins, monolingual)
+        masks["cosine"] = (cosines >= config.min_cosine) & (cosines <= config.max_cosine)
+        if unknown is not None:
+            masks["no_known_piece"] = known
+        keep = np.ones(total, dtype=bool)
+        for name, mask in masks.items():
+            counters[name].update(mask[keep].tolist())
+            keep &= mask
+        survivors = np.flatnonzero(keep)
+        for start in range(0, len(survivors), config.chunk_rows):
+            rows = survivors[start : start + config.chunk_rows]
+            texts = (source_texts.take(pa.array(left[rows])), target_texts.take(pa.array(right[rows])))
+            batch = {"sentence1": texts[0].to_pylist(), "sentence2": texts[1].to_pylist()}
+            kept = _filter_chunk(batch, filters, counters)
+            chosen = rows[kept]
+            ids = source_rows[left[chosen]], target_rows[right[chosen]]
+            table = _pair_table(batch, kept, *ids, margins[chosen], cosines[chosen])
+            if table.num_rows:
+                writer.write_table(table.cast(schema))
+                written += table.num_rows
     steps = [{"filter": c.name, "kept": c.kept, "dropped": c.dropped} for c in counters.values() if c.kept + c.dropped]
     return [{"filter": "candidates", "kept": total, "dropped": 0}, *steps], written
 
@@ -507,17 +471,7 @@ def _pair_table(
     import pyarrow as pa
 
     one, two = [batch["sentence1"][i] for i in kept], [batch["sentence2"][i] for i in kept]
-    return pa.table(
-        {
-            "sentence1": one,
-            "sentence2": two,
-            "score": margins.astype(np.float32),
-            "cosine": cosines,
-            "trigram_overlap": np.asarray([trigram_overlap(a, b) for a, b in zip(one, two, strict=True)], np.float32),
-            "length_ratio": np.asarray(
-                [min(length_ratio(a, b), math.inf) for a, b in zip(one, two, strict=True)], np.float32
-            ),
-            "id1": id1,
-            "id2": id2,
-        }
-    )
+    overlap = np.asarray([trigram_overlap(a, b) for a, b in zip(one, two, strict=True)], np.float32)
+    ratio = np.asarray([min(length_ratio(a, b), math.inf) for a, b in zip(one, two, strict=True)], np.float32)
+    columns = (one, two, margins.astype(np.float32), cosines, overlap, ratio, id1, id2)
+    return pa.table(dict(zip(PAIR_COLUMNS, columns, strict=True)))

@@ -1,20 +1,16 @@
 """Sharded jobs on disk: cutting inputs into row ranges, one output file per shard, and the manifest.
 
-A job writes into one folder::
+A job folder::
 
-    plan.json              the job settings, the shard list and the inputs' fingerprints (embedding: sha256 of
-                           the input files and the model folder), written first; a rerun must match it
-    part-00000.npy         one output file per shard, written atomically (temporary name, then rename)
-    part-00000.done.json   written after its shard file: rows and sha256; its presence marks the shard done
+    plan.json              written first: the job settings, shards and input fingerprints; a rerun must match it
+    part-00000.npy         one output file per shard, written atomically
+    part-00000.done.json   written after its shard file (rows, sha256): marks the shard done
     manifest.json          written last, when every shard is done: shard -> file, rows, checksum
-
-A shard whose ``.done.json`` exists and whose file still has that checksum is never recomputed: a job that lost
-a worker (or the driver) resumes when the same command runs again; with ``--overwrite`` a job whose plan changed
-(other inputs or settings) starts over (:meth:`ShardStore.clear`), one whose plan still matches resumes.
-"""
+A shard whose ``.done.json`` still matches its file is never recomputed, so a rerun of the same command resumes."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -58,8 +54,7 @@ class Shard:
 
 
 def input_files(spec: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
-    """The files of an input: files, folders (their ``.parquet`` and text files) or globs, as
-    :func:`psp_st.io.data_dir.resolve_data_files` finds them (relative paths also in the data folder)."""
+    """The files of an input (:func:`psp_st.io.data_dir.resolve_data_files`; of a folder, its Parquet and text files)."""
     return [
         Path(name) for name in resolve_data_files(spec, keep=lambda name: name.endswith((".parquet", *TEXT_SUFFIXES)))
     ]
@@ -76,30 +71,23 @@ def _parquet_rows(path: Path, column: str) -> int:
 
 
 def plan_shards(files: Sequence[Path], shard_rows: int, column: str = "sentence") -> list[Shard]:
-    """Cut ``files`` into shards of at most ``shard_rows`` rows (a shard never spans two files).
-
-    A text file's rows are its lines (an empty line is a row, so rows stay aligned with line numbers); a Parquet
-    file's rows are the values of ``column`` (a null is read as the empty text).
-    """
+    """Cut ``files`` into shards of at most ``shard_rows`` rows, never spanning two files: a text file's lines (an
+    empty line too), a Parquet file's values of ``column`` (a null is read as the empty text)."""
     check_int("shard_rows", shard_rows)
     shards: list[Shard] = []
     row = 0
     for path in files:
-        if path.suffix == ".parquet":
-            total = _parquet_rows(path, column)
-            for start in range(0, total, shard_rows):
-                stop = min(total, start + shard_rows)
-                shards.append(Shard(len(shards), str(path), start, stop, row, column=column))
-                row += stop - start
-            continue
-        offsets, total = line_offsets(path, shard_rows)
-        size = path.stat().st_size
+        if path.suffix != ".parquet":  # a text file: shards are byte ranges
+            offsets, total = line_offsets(path, shard_rows)
+            offsets.append(path.stat().st_size)
+        else:
+            total, offsets = _parquet_rows(path, column), []
         for number, start in enumerate(range(0, total, shard_rows)):
             stop = min(total, start + shard_rows)
-            byte_stop = offsets[number + 1] if number + 1 < len(offsets) else size
-            shards.append(
-                Shard(len(shards), str(path), start, stop, row, byte_start=offsets[number], byte_stop=byte_stop)
-            )
+            where: dict[str, Any] = {"column": column}
+            if offsets:
+                where = {"byte_start": offsets[number], "byte_stop": offsets[number + 1]}
+            shards.append(Shard(len(shards), str(path), start, stop, row, **where))
             row += stop - start
     return shards
 
@@ -111,20 +99,14 @@ def read_shard_texts(shard: Shard) -> list[str]:
     else:
         import pyarrow.parquet as pq
 
-        handle = pq.ParquetFile(shard.path)
-        groups: list[int] = []
-        first: int | None = None  # first row of the first group read; None while no group overlaps the shard
-        offset = 0
-        for group in range(handle.metadata.num_row_groups):
-            size = handle.metadata.row_group(group).num_rows
-            if offset < shard.stop and offset + size > shard.start:
-                groups.append(group)
-                first = offset if first is None else first
-            offset += size
+        handle = pq.ParquetFile(shard.path)  # only the row groups that overlap the shard are read
+        sizes = [handle.metadata.row_group(group).num_rows for group in range(handle.metadata.num_row_groups)]
+        starts = [0, *itertools.accumulate(sizes)]
+        groups = [i for i in range(len(sizes)) if starts[i] < shard.stop and starts[i + 1] > shard.start]
         values: list[Any] = []
-        if first is not None:
+        if groups:
             table = handle.read_row_groups(groups, columns=[shard.column])
-            values = table.column(0).slice(shard.start - first, shard.rows).to_pylist()
+            values = table.column(0).slice(shard.start - starts[groups[0]], shard.rows).to_pylist()
         texts = []
         for number, value in enumerate(values, start=shard.start):
             if value is not None and not isinstance(value, str):
@@ -156,23 +138,21 @@ class ShardStore:
     def pending(self, job: dict[str, Any], shards: Sequence[Shard], restart: bool = False) -> list[dict[str, Any]]:
         """Record the plan (or check it against the folder's: another job's folder is refused, or with ``restart``
         cleared; nothing is mixed) and return the shards still to compute, as dicts for the workers."""
-        plan = {"job": job, "shards": [asdict(shard) for shard in shards]}
+        plan = json.loads(json.dumps({"job": job, "shards": [asdict(shard) for shard in shards]}))
         path = self.folder / PLAN_FILE
         saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-        if saved is not None and restart and saved != json.loads(json.dumps(plan)):
+        if saved is not None and restart and saved != plan:
             self.clear()
             saved = None
         if saved is None:
             self.folder.mkdir(parents=True, exist_ok=True)
             atomic_write_json(path, plan)
-        elif saved != json.loads(json.dumps(plan)):
+        elif saved != plan:
             old, new = saved["job"].get("fingerprints", {}), job.get("fingerprints", {})
             changed = [name for name in new if name in old and old[name] != new[name]]
-            why = (
-                f"{changed[0]} changed since the job in {self.folder} started"
-                if changed
-                else f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or inputs)"
-            )
+            why = f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or inputs)"
+            if changed:
+                why = f"{changed[0]} changed since the job in {self.folder} started"
             raise ValueError(f"{why}: pass --overwrite to start over, or use a new output folder")
         return [asdict(shard) for shard in shards if self.record(shard) is None]
 
@@ -194,8 +174,7 @@ class ShardStore:
         return record
 
     def write(self, shard: Shard, **arrays: np.ndarray) -> dict[str, Any]:
-        """Save one shard's row-aligned arrays atomically (``.npy``: the one array; ``.npz``: each by name) and mark
-        the shard done."""
+        """Save one shard's row-aligned arrays (``.npy``: the one array; ``.npz``: each by name); mark the shard done."""
         for key, array in arrays.items():
             if len(array) != shard.rows:
                 raise ValueError(f"shard {shard.index}: {key} has {len(array)} rows for {shard.rows} input rows")
@@ -205,16 +184,8 @@ class ShardStore:
                 np.save(handle, array, allow_pickle=False)
             else:
                 np.savez(handle, allow_pickle=False, **arrays)
-        record = {
-            "shard": shard.index,
-            "file": self.file(shard).name,
-            "source": shard.path,
-            "start": shard.start,
-            "stop": shard.stop,
-            "row": shard.row,
-            "rows": shard.rows,
-            "sha256": sha256_file(self.file(shard)),
-        }
+        record = {"shard": shard.index, "file": self.file(shard).name, "source": shard.path, "start": shard.start}
+        record.update(stop=shard.stop, row=shard.row, rows=shard.rows, sha256=sha256_file(self.file(shard)))
         atomic_write_json(self._done_file(shard), record)
         return record
 
@@ -271,8 +242,6 @@ class ShardedVectors:
         for shard in np.unique(which):
             mask = which == shard
             local = ids[mask] - self.offsets[shard]
-            order = np.argsort(local)
-            rows = np.empty((len(local), self.dim), dtype=np.float32)
-            rows[order] = self.arrays[shard][local[order]]
-            out[mask] = rows
+            order = np.argsort(local)  # the memory map read in row order
+            out[np.flatnonzero(mask)[order]] = self.arrays[shard][local[order]]
         return out

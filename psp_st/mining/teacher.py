@@ -1,8 +1,4 @@
-"""The evaluation sentences mining and distillation leave out (decontamination).
-
-Mining pairs with the teacher is ``psp-st mine`` (:mod:`psp_st.mining.pairs`; its default model is the teacher,
-with exact search below 100k sentences); the teacher loads with :func:`psp_st.modules.teacher_init.load_teacher`.
-"""
+"""The evaluation sentences mining and distillation leave out (decontamination)."""
 
 from __future__ import annotations
 
