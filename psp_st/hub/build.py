@@ -1,8 +1,5 @@
-"""``psp-st build``: run a recipe (:func:`psp_st.training.recipe.find_recipe`) end to end and write the release folder.
-
-Training goes through :func:`psp_st.training.recipe.train_from_config`; the release folder (both forms, the
-evaluation, the build record and the model cards) is written by :func:`psp_st.hub.release.write_release`.
-"""
+"""``psp-st build``: train a recipe (:func:`~psp_st.training.recipe.train_from_config`) and write its release folder
+(:func:`~psp_st.hub.release.write_release`)."""
 
 from __future__ import annotations
 
@@ -11,6 +8,7 @@ import copy
 import json
 import logging
 import os
+import shlex
 import tempfile
 import time
 from collections.abc import Iterator
@@ -19,6 +17,9 @@ from typing import Any
 
 from psp_st.arguments import check_int
 from psp_st.hub.release import DTYPES, previous_release_files, write_record, write_release
+from psp_st.io.data_dir import default_data_dir, resolve_data_files
+from psp_st.io.output_policy import check_output
+from psp_st.modules.folder_format import FORMAT_VERSION
 
 logger = logging.getLogger(__name__)
 
@@ -27,25 +28,19 @@ RECIPE_SUITE = "recipe"
 
 
 def source_files(sources: list[str | dict[str, Any]], data_dir: Path) -> dict[str, int | None]:
-    """Every file the recipe's sources matched, relative to ``data_dir``, with its row count (Parquet metadata;
-    ``None`` for other files)."""
+    """Every file the recipe's sources matched, relative to ``data_dir``, with its Parquet row count (else ``None``)."""
     import pyarrow.parquet as pq
-
-    from psp_st.io.data_dir import resolve_data_files
 
     files: dict[str, int | None] = {}
     for source in sources:
-        source = source["path"] if isinstance(source, dict) else source
-        for path in resolve_data_files(source, data_dir):
+        for path in resolve_data_files(source["path"] if isinstance(source, dict) else source, data_dir):
             rows = pq.ParquetFile(path).metadata.num_rows if path.endswith(".parquet") else None
             files[_relative(path, data_dir)] = rows
     return files
 
 
 def _command(name: Any, output: Any, data_dir: Any, seed: Any, max_steps: Any, suite: Any, dtype: Any) -> str:
-    """The ``psp-st build`` command line these ``build`` arguments are (the recipe as given, the overrides)."""
-    import shlex
-
+    """The ``psp-st build`` command line of these ``build`` arguments."""
     words = ["psp-st", "build", str(name)]
     options = {"--output": output, "--data-dir": data_dir, "--seed": seed, "--max-steps": max_steps, "--dtype": dtype}
     options["--suite"] = None if suite in (RECIPE_SUITE, None) else suite
@@ -85,34 +80,20 @@ def build(
     overwrite: bool = False,
     dtype: str | None = None,
 ) -> Path:
-    """Train the ``name`` recipe and write its release folder (default ``./<name>``); return the folder.
+    """Train the ``name`` recipe (packaged, or a recipe file) and write its release folder; return the folder.
 
     Args:
-        name: recipe name (a packaged recipe such as ``psp-en``, see :func:`~psp_st.training.recipe.find_recipe`)
-            or a recipe file.
-        output: release folder, written when the build succeeds. An existing non-empty folder is refused before
-            training starts unless it is this recipe's own earlier release (its ``psp_build.json`` names the
-            recipe) or ``overwrite`` is set; either way only the files of the old release are replaced or removed,
-            other files in the folder are kept (:mod:`psp_st.io.output_policy`).
-        data_dir: the shared data folder the recipe's relative paths refer to (default: :func:`psp_st.io.data_dir.default_data_dir`).
-        seed: overrides the recipe's seed.
+        output: release folder (default ``./<name>``). A non-empty folder is refused before training unless it is
+            this recipe's earlier release or ``overwrite`` is set; only the old release's files are replaced.
+        data_dir: the data folder of the recipe's relative paths (default: ``default_data_dir()``).
         max_steps: stop training after this many optimizer steps (for smoke tests).
-        suite: evaluation suite recorded in the card (``None`` skips evaluation); default: the recipe's
-            ``release.suite``, else ``quick``.
-        threads: torch threads for training and evaluation (default: torch's choice).
-        work_dir: keep training checkpoints here (default: a temporary folder, removed afterwards); a build
-            whose work folder holds a run resumes it (``overwrite``: starts over).
-        overwrite: write into a non-empty ``output`` that is not this recipe's release.
-        dtype: weights dtype of the release files, ``float32`` or ``float16`` (half the size); default: the
-            recipe's ``release.dtype``, else ``float32``. The evaluation is measured on the folder as written, so
-            it includes the rounding.
+        suite: evaluation suite for the card (``None``: no evaluation; default: the recipe's, else ``quick``).
+        work_dir: keep checkpoints here (default: a temporary folder); a run there is resumed unless ``overwrite``.
+        dtype: ``float32`` or ``float16`` release weights (default: the recipe's, else ``float32``).
 
-    The overrides (``seed``, ``max_steps``, ``suite``, ``dtype``) are folded into the recorded recipe
-    (``psp_recipe.yaml`` rebuilds the same release) and the command line they make is recorded for the card.
+    The overrides are folded into the recorded recipe (``psp_recipe.yaml`` rebuilds the same release).
     """
     import psp_st
-    from psp_st.io.data_dir import default_data_dir
-    from psp_st.io.output_policy import check_output
     from psp_st.training.recipe import find_recipe
 
     recipe_path = find_recipe(name)  # the cheap checks first: a typo fails before torch and datasets load
@@ -120,11 +101,9 @@ def build(
     data_dir = Path(data_dir) if data_dir else default_data_dir()
     if not data_dir.is_dir():
         raise FileNotFoundError(f"data folder {data_dir} not found (pass --data-dir or set PSP_ST_DATA_DIR)")
-    from psp_st.modules.base import FORMAT_VERSION
     from psp_st.training.recipe import INITIAL_FOLDER, load_config, train_from_config
 
     config = load_config(recipe_path)
-    # the recorded recipe is the one run: every override folded in, so rebuilding from psp_recipe.yaml matches
     if seed is not None:
         config["seed"] = int(seed)
     config.setdefault("seed", 42)
@@ -151,13 +130,8 @@ def build(
     model_id = str(output or config["name"])  # the folder as given (./NAME by default): what the cards load
     output = Path(output) if output else Path.cwd() / config["name"]
     previous = previous_release_files(output, config["name"])
-    check_output(
-        output,
-        inputs=[recipe_path, data_dir, work_dir],
-        overwrite=overwrite,
-        folder=True,
-        ours=lambda _: previous is not None,
-    )
+    inputs = [recipe_path, data_dir, work_dir]
+    check_output(output, inputs=inputs, overwrite=overwrite, folder=True, ours=lambda _: previous is not None)
 
     import torch
 
@@ -174,11 +148,7 @@ def build(
     }
     with contextlib.ExitStack() as stack:
         stack.enter_context(torch_threads(threads))
-        work = (
-            Path(work_dir)
-            if work_dir
-            else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="psp-st-build-")))
-        )
+        work = Path(work_dir or stack.enter_context(tempfile.TemporaryDirectory(prefix="psp-st-build-")))
         cache_dir = run_config.get("data", {}).get("cache_dir")
         if cache_dir and not Path(cache_dir).is_absolute():  # keep the user's folder clean: cache in the work dir
             run_config["data"]["cache_dir"] = str(work / cache_dir)
@@ -203,17 +173,13 @@ def build(
         }
         if metrics.get("pairs_per_language"):
             info["training"]["pairs_per_language"] = metrics["pairs_per_language"]
-        distillation = metrics.get("distillation")
-        if distillation:
-            distillation = {
-                **distillation,
+        if metrics.get("distillation"):
+            info["training"]["distillation"] = {
+                **metrics["distillation"],
                 "teacher": (config.get("distillation") or {}).get("teacher"),
                 "files": list(source_files(run_config["distillation"]["sources"], data_dir)),
             }
-            info["training"]["distillation"] = distillation
-        # seconds per build stage: data, tokenizer, teacher passes, training (from the run), then eval and export
-        stages = {key.removesuffix("_seconds"): value for key, value in (metrics.get("stage_seconds") or {}).items()}
-        info["stage_seconds"] = stages
+        info["stage_seconds"] = {k.removesuffix("_seconds"): v for k, v in (metrics.get("stage_seconds") or {}).items()}
         write_release(
             model, output, info, data_dir=data_dir, suite=suite, dtype=dtype, replaces=previous or (), model_id=model_id
         )

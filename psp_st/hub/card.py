@@ -1,10 +1,5 @@
-"""Model cards of psp-st models: the template ``psp_st/resources/model_card.md`` filled from the build record.
-
-Rendered as Sentence-Transformers renders its own (``huggingface_hub.ModelCard.from_template`` with the model's
-``model_card_data``), from psp-st's template because ST's cannot know what a build knows: the usage of each form,
-the numbers with their command, every training file with its licence, the recipe as run, the losses' papers.
-Every number in a card comes from the build record (``psp_build.json``).
-"""
+"""Model cards: the template ``resources/model_card.md`` filled from the build record, rendered as Sentence-Transformers
+renders its own (ours because ST's cannot know each form's usage, the numbers, the files' licences, the recipe)."""
 
 from __future__ import annotations
 
@@ -17,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from psp_st.io.model_names import TRAINABLE_SUBFOLDER, read_build_record
+from psp_st.modules.trusted import load_trusted
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -48,17 +44,15 @@ def template_path() -> Path:
 def _file_rows(names: list[str], rows: dict[str, int | None] | None = None) -> list[dict[str, Any]]:
     from psp_st.data.licenses import data_license
 
-    table = []
-    for name in names:
-        genre, licence = data_license(name)
-        table.append({"name": name, "rows": (rows or {}).get(name), "genre": genre, "licence": licence})
-    return table
+    return [
+        {"name": name, "rows": (rows or {}).get(name), "genre": genre, "licence": licence}
+        for name, (genre, licence) in zip(names, map(data_license, names), strict=True)
+    ]
 
 
 def _genre_shares(files: list[dict[str, Any]], pairs_per_source: dict[str, int]) -> list[dict[str, Any]]:
-    """Share of the pairs trained per epoch by genre, largest first: each source's pairs (``pairs_per_source``, keyed
-    by the recipe's path or glob) spread over the files it matches by their rows; the files' rows when no source
-    matches (records without per-source counts). Files without a row count are left out."""
+    """Share of the pairs trained per epoch by genre, largest first: each source's pairs (keyed by the recipe's path
+    or glob) spread over its files by their rows; the files' rows when no source matches. Rowless files are left out."""
     weights = {row["name"]: float(row["rows"] or 0) for row in files}
     matched = {source: [name for name in weights if fnmatch.fnmatch(name, source)] for source in pairs_per_source}
     if any(matched.values()):
@@ -77,9 +71,8 @@ def _genre_shares(files: list[dict[str, Any]], pairs_per_source: dict[str, int])
 
 
 def language_rows(info: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Per language of a multilingual build: training pairs (``pairs_per_language``) and FLORES-200 devtest
-    retrieval error (the ``flores-<lang>`` rows of the evaluation); and the notes on small or untrained languages.
-    ``([], [])`` for a build without languages."""
+    """Per language of a multilingual build: training pairs and FLORES-200 retrieval error; and the notes on small or
+    untrained languages. ``([], [])`` for a build without languages."""
     from psp_st.data.sources import NO_LANGUAGE
 
     counts = dict((info.get("training") or {}).get("pairs_per_language") or {})
@@ -161,15 +154,10 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
 def render_model_card(
     model: SentenceTransformer, info: dict[str, Any], model_id: str | None = None, form: str = "static"
 ) -> str:
-    """The README.md of a psp-st model folder, from the template and the build record.
+    """The README.md of a psp-st model folder, from the template and the build record ``info`` (``{}`` without one).
 
-    Args:
-        model: the model the card describes (its dimension, architecture and metadata go in the card).
-        info: the build record (``psp_build.json``); ``{}`` for a folder without one (a ``psp-st train`` output).
-        model_id: the id the usage snippet loads (a Hub id; default: the record's short name, which loads the
-            local build).
-        form: ``"static"`` (a release root: plain Sentence-Transformers) or ``"trainable"`` (a ``PSPEmbedding``
-            folder: the ``trainable/`` subfolder of a release, or a training run's output).
+    ``model_id``: what the usage snippets load (default: the record's short name); ``form``: ``"static"`` (a release
+    root) or ``"trainable"`` (a ``PSPEmbedding`` folder: a release's ``trainable/``, or a training run's output).
     """
     from huggingface_hub import ModelCard
 
@@ -177,10 +165,7 @@ def render_model_card(
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
     dimension = model.get_embedding_dimension()
     if dimension is None:  # ST's answer when no module reports an output dimension; a P-SP model always has one
-        raise ValueError(
-            "render_model_card: the model reports no embedding dimension (get_embedding_dimension() is None); "
-            "build the card from a P-SP model folder (PSPEmbedding or StaticEmbedding)"
-        )
+        raise ValueError("render_model_card: the model reports no embedding dimension; use a P-SP model folder")
     name = info.get("name")
     model_id = model_id or name
     if not model_id:
@@ -216,16 +201,10 @@ def render_model_card(
 def write_model_cards(
     folder: str | os.PathLike, model_id: str | None = None, citations: dict[str, str] | None = None
 ) -> list[Path]:
-    """Write README.md for every form in ``folder`` and return the cards written.
-
-    A release (``psp-st build``: a build record) gets the static card at its root and the trainable card in
-    ``trainable/``; any other folder of psp-st modules (e.g. a ``psp-st train`` output) gets the trainable card.
-    ``model_id`` is the id the snippets load (default: the record's short name, else the folder path);
-    ``citations`` (name -> BibTeX, e.g. a trained model's ``model_card_data.citations``) adds the losses' papers
-    for a folder without a record.
-    """
-    from psp_st.modules.trusted import load_trusted
-
+    """Write README.md for every form in ``folder`` and return the cards written: a release gets the static card at
+    its root and the trainable card in ``trainable/``, any other folder of psp-st modules the trainable card.
+    ``model_id`` defaults to the record's short name, else the folder; ``citations`` (name -> BibTeX) adds papers
+    to a folder without a record."""
     folder = Path(folder)
     info = read_build_record(folder) or {}
     if not info and citations:
@@ -235,9 +214,8 @@ def write_model_cards(
     trainable = folder / TRAINABLE_SUBFOLDER
     forms = [(folder, "static"), (trainable, "trainable")] if info.get("name") else [(folder, "trainable")]
     for path, form in forms:
-        if not path.is_dir():
-            continue
-        card = render_model_card(load_trusted(path), info, model_id=model_id, form=form)
-        (path / "README.md").write_text(card, encoding="utf-8")
-        written.append(path / "README.md")
+        if path.is_dir():
+            card = render_model_card(load_trusted(path), info, model_id=model_id, form=form)
+            (path / "README.md").write_text(card, encoding="utf-8")
+            written.append(path / "README.md")
     return written

@@ -1,11 +1,5 @@
-"""Publishing a model folder to the Hugging Face Hub, with a corrected model card and a dry-run mode.
-
-:func:`stage_upload` writes exactly the files that would be uploaded (the model files plus README.md cards
-re-rendered for the target repo id) into a folder; :func:`push` stages into a temporary folder and uploads it
-with ``SentenceTransformer.push_to_hub(local_model_path=...)`` (``HfApi.upload_folder`` underneath), or, with
-``dry_run``, stages into that folder and uploads nothing. Tokens are never printed or logged: log records and
-error messages are scrubbed of the token while pushing.
-"""
+"""Publishing a model folder to the Hugging Face Hub (cards re-rendered for the repo id), or a dry run that writes
+the exact upload to a folder. The token never appears in logs or error messages."""
 
 from __future__ import annotations
 
@@ -18,10 +12,11 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from psp_st.hub.card import ST_PLACEHOLDER, write_model_cards
 from psp_st.inference.load import check_model_folder, load, looks_like_hub_id
 from psp_st.io.atomic import atomic_directory
 from psp_st.io.model_names import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, read_build_record
-from psp_st.modules.trusted import load_trusted
+from psp_st.modules.trusted import load_trusted, module_types, trusted_module_class
 
 logger = logging.getLogger(__name__)
 
@@ -87,12 +82,8 @@ def upload_files(folder: str | os.PathLike) -> list[str]:
 
 
 def _refresh_cards(staged: Path, repo_id: str) -> None:
-    """Re-render the cards of a psp-st folder (a release or a folder of psp-st modules) for ``repo_id``; in any
-    other model folder point the card's snippets at ``repo_id``: Sentence-Transformers' id placeholder, and the
-    ``"model_name"`` a model2vec card loads (its folder's name)."""
-    from psp_st.hub.card import ST_PLACEHOLDER, write_model_cards
-    from psp_st.modules.trusted import module_types, trusted_module_class
-
+    """Re-render the cards of a psp-st folder for ``repo_id``; in any other model folder point the card's snippets
+    at ``repo_id`` (Sentence-Transformers' id placeholder, the ``"model_name"`` a model2vec card loads)."""
     if (staged / BUILD_INFO_FILE).is_file() or any(trusted_module_class(t) for t in module_types(staged)):
         write_model_cards(staged, model_id=repo_id)
         return
@@ -107,13 +98,8 @@ def _refresh_cards(staged: Path, repo_id: str) -> None:
 
 
 def stage_upload(folder: str | os.PathLike, repo_id: str, out: str | os.PathLike) -> list[str]:
-    """Write into ``out`` exactly the files a push of ``folder`` to ``repo_id`` uploads; return their paths.
-
-    ``out`` must not exist or be an empty folder (nothing else may end up in the upload). ``folder`` (a local folder,
-    not a model name) is loaded first, each form as :func:`psp_st.load` loads it (finite weights, a readable
-    tokenizer and config: errors name the file in ``folder``), build record or not, and every file its build record
-    lists must have the recorded sha256; ``out`` is written atomically (nothing is left on failure).
-    """
+    """Write into ``out`` (new or empty) exactly the files a push of ``folder`` to ``repo_id`` uploads; return their
+    paths. ``folder`` must match its build record's sha256 and load, each form as :func:`psp_st.load` loads it."""
     folder, out = Path(folder), Path(out)
     check_repo_id(repo_id)
     if not folder.is_dir():  # push takes a folder only: it uploads local files, never a name resolved elsewhere
@@ -161,11 +147,8 @@ def push(
     dry_run: str | os.PathLike | None = None,
     commit_message: str | None = None,
 ) -> str:
-    """Upload a model folder to ``repo_id`` (or, with ``dry_run``, write the upload to that folder instead).
-
-    Returns the commit URL, or the dry-run folder. The token (argument, ``HF_TOKEN`` or the cached login) is
-    passed to ``huggingface_hub`` only; it never appears in logs or error messages.
-    """
+    """Upload a model folder to ``repo_id`` and return the commit URL (with ``dry_run``: write the upload to that
+    folder instead and return it). The token never appears in logs or error messages."""
     check_repo_id(repo_id)
     if dry_run is not None:
         files = stage_upload(folder, repo_id, dry_run)
@@ -174,13 +157,8 @@ def push(
     with tempfile.TemporaryDirectory(prefix="psp-st-push-") as tmp, redacted(token):
         staged = Path(tmp) / "upload"
         files = stage_upload(folder, repo_id, staged)
-        model = load_trusted(staged)
         logger.info("uploading %d files to %s", len(files), repo_id)
-        return model.push_to_hub(
-            repo_id,
-            token=token,
-            private=private,
-            local_model_path=str(staged),
-            exist_ok=True,
-            commit_message=commit_message or f"Upload {Path(folder).name} with psp-st",
+        message = commit_message or f"Upload {Path(folder).name} with psp-st"
+        return load_trusted(staged).push_to_hub(
+            repo_id, token=token, private=private, local_model_path=str(staged), exist_ok=True, commit_message=message
         )

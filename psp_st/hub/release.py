@@ -1,12 +1,5 @@
-"""Writing a release folder from a trained P-SP model: both forms, the evaluation, the build record and the cards.
-
-A release is what gets published: the root is the ``StaticEmbedding`` export (loads with
-``SentenceTransformer("psp-en")`` from the folder's parent, no flag, no psp-st), ``trainable/`` holds the same
-weights as a ``PSPEmbedding``, ``psp_recipe.yaml`` the recipe as run (command-line overrides folded in),
-``psp_build.json`` the build record (versions, command, recipe, seed, training, the evaluation suite's numbers,
-every file with its size and sha256) and ``README.md`` the model cards rendered from that record
-(:mod:`psp_st.hub.card`).
-"""
+"""Writing a release folder: the ``StaticEmbedding`` export at the root, the same weights as a ``PSPEmbedding`` in
+``trainable/``, the recipe as run, the build record (``psp_build.json``, every file's sha256) and the model cards."""
 
 from __future__ import annotations
 
@@ -16,7 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from psp_st.io.atomic import inside
+from psp_st.hub.card import write_model_cards
+from psp_st.hub.push import upload_files
+from psp_st.io.atomic import atomic_directory, atomic_write_json, inside
 from psp_st.io.checksums import sha256_file
 from psp_st.io.model_names import BUILD_INFO_FILE, RECIPE_FILE, TRAINABLE_SUBFOLDER, read_build_record
 
@@ -35,30 +30,22 @@ def previous_release_files(folder: Path, name: str) -> set[str] | None:
 
 
 def evaluate(model, data_dir: str | os.PathLike | None, suite: str = "quick") -> dict[str, Any]:
-    """Run the evaluation suite on ``model``; keep its summary table (values x100) and timing."""
+    """Run the evaluation suite on ``model``; keep its summary table and timing."""
     from psp_st.evaluation import run_suite
 
     result = run_suite(model, suite=suite, data_dir=str(data_dir) if data_dir else None)
     metrics = {f"{row['task']} / {row['metric']}": round(float(row["value"]), 4) for row in result["summary"]}
-    return {
-        "suite": suite,
-        "metrics": metrics,
-        "skipped": result.get("skipped", {}),
-        "seconds": round(float(result["seconds"]), 1),
-    }
+    skipped = result.get("skipped", {})
+    return {"suite": suite, "metrics": metrics, "skipped": skipped, "seconds": round(float(result["seconds"]), 1)}
 
 
 def write_record(folder: str | os.PathLike, info: dict[str, Any]) -> None:
     """Write the build record ``psp_build.json`` (atomically)."""
-    from psp_st.io.atomic import atomic_write_json
-
     atomic_write_json(Path(folder) / BUILD_INFO_FILE, info)
 
 
 def _file_records(folder: Path) -> tuple[dict[str, int], dict[str, str]]:
     """Size and sha256 of every release file but the cards and the record itself."""
-    from psp_st.hub.push import upload_files
-
     files = [r for r in upload_files(folder) if not r.endswith("README.md") and r != BUILD_INFO_FILE]
     return {r: (folder / r).stat().st_size for r in files}, {r: sha256_file(folder / r) for r in files}
 
@@ -73,24 +60,13 @@ def write_release(
     replaces: Iterable[str] = (),
     model_id: str | None = None,
 ) -> dict[str, Any]:
-    """Write ``model`` (a SentenceTransformer around a trained ``PSPEmbedding``) as the release folder ``output``.
-
-    Args:
-        model: the trained model.
-        output: the release folder, written atomically (:func:`psp_st.io.atomic.atomic_directory`): files listed
-            in ``replaces`` (an earlier release's) that the new release lacks are removed, other files are kept.
-        info: the build record so far (name, versions, recipe, training); completed here with the dtype, the
-            evaluation, the stage times and the file sizes and hashes, and returned.
-        data_dir: the shared data folder of the evaluation suite.
-        suite: evaluation suite run on the static form as written (``None``: no evaluation).
-        dtype: weights dtype of the release files, ``float32`` or ``float16`` (the evaluation includes the rounding).
-        model_id: what the cards' usage snippets load (default: the record's short name).
-    """
+    """Write ``model`` (around a trained ``PSPEmbedding``) as the release folder ``output``, atomically: files in
+    ``replaces`` (an earlier release's) that it lacks are removed, others kept. ``info``, the build record so far, is
+    completed (dtype, the ``suite``'s evaluation of the static form as written, times, sizes, hashes) and returned;
+    ``model_id``: what the cards' snippets load (default: the record's short name)."""
     import yaml
     from sentence_transformers import SentenceTransformer
 
-    from psp_st.hub.card import write_model_cards
-    from psp_st.io.atomic import atomic_directory
     from psp_st.modules.psp import PSPEmbedding
 
     module = model[0]

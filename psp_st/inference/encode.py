@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from psp_st.arguments import check_int
+from psp_st.inference.engine import PSPEngine
 from psp_st.inference.finite import check_finite
 from psp_st.tokenization.text_checks import check_texts
 
@@ -25,19 +26,15 @@ def fast_module(model):
 def encode_texts(
     model, texts: Sequence[str], batch_size: int = 8192, normalize: bool = False, dtype: npt.DTypeLike = np.float32
 ) -> np.ndarray:
-    """Embed ``texts`` as a ``(n, dim)`` array of ``dtype`` (float32 or float16) with ``model``: a
-    :class:`~psp_st.inference.engine.PSPEngine`, or a SentenceTransformer (its first module's ``embed``, the
-    engine for PSPEmbedding, when it has one)."""
-    from psp_st.inference.engine import PSPEngine
-
+    """Embed ``texts`` as a ``(n, dim)`` array of ``dtype`` (float32 or float16) with a
+    :class:`~psp_st.inference.engine.PSPEngine` or a SentenceTransformer (its first module's ``embed`` if any)."""
     texts = check_texts(texts)
     batch_size = check_int("batch_size", batch_size)
     if isinstance(model, PSPEngine):
         return model.encode(texts, batch_size=batch_size, normalize=normalize, dtype=dtype)
     module, has_normalize = fast_module(model)
-    if (
-        module is not None and getattr(model, "truncate_dim", None) is None
-    ):  # ST truncates, then normalizes  # ST's encode would prepend the model's default prompt: so does the fast path
+    if module is not None and getattr(model, "truncate_dim", None) is None:  # ST truncates, then normalizes
+        # ST's encode prepends the model's default prompt: so does the fast path
         prompt = model.prompts.get(model.default_prompt_name or "", "")
         texts = [prompt + text for text in texts] if prompt else texts
         vectors = module.embed(texts, batch_size=batch_size, normalize=normalize or has_normalize)

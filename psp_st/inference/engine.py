@@ -1,24 +1,5 @@
-"""The one P-SP inference engine: every psp-st entry point that embeds with a P-SP model runs this code.
-
-Torch-free (numpy, safetensors, sentencepiece; numba optional, for the word memo and the pooling kernel:
-``pip install "psp-st[fast]"``), so a released model can be served without torch::
-
-    from psp_st.inference import load_engine
-
-    engine = load_engine("psp-en")            # a release folder, a trainable/ folder, a short name or Hub id
-    vectors = engine.encode(["A man plays a guitar."])   # float32 (n, dim)
-
-Per batch: the piece ids of every text in one flat array, unknown pieces dropped
-(:meth:`SentencePieceTokenizer.encode_flat`: with numba installed, the exact word memo of
-:mod:`psp_st.tokenization.word_memo`, which segments each distinct word once with sentencepiece and looks it up
-afterwards, certified to give sentencepiece's ids; sentencepiece itself on every text it cannot certify), then
-one fused mean-pooling pass (:mod:`psp_st.inference.pooling`). Batches run in parallel threads (``threads``):
-the memo look-ups, sentencepiece and the pooling kernel release the GIL.
-
-The vectors are those of the trained :class:`~psp_st.modules.psp.PSPEmbedding` (whose ``embed`` is this engine):
-unknown pieces are dropped with the bare ``▁`` before them, a text with no known piece (``""``, whitespace, only
-unknown characters) gets the ``<unk>`` vector, and ``max_seq_length`` keeps the first known pieces.
-"""
+"""The one torch-free P-SP inference engine, run by every psp-st entry point that embeds with a P-SP model: per batch,
+known piece ids (``encode_flat``), then one fused mean-pooling pass; batches run in threads (both release the GIL)."""
 
 from __future__ import annotations
 
@@ -33,10 +14,14 @@ import numpy.typing as npt
 
 from psp_st.inference.finite import check_finite
 from psp_st.inference.pooling import huge_page_copy, pool_mean, weights_dtype
+from psp_st.io.model_names import TRAINABLE_SUBFOLDER
+from psp_st.io.progress import progress_bar
+from psp_st.modules.folder_format import ModelFolderError, check_float_weights, check_psp_config, read_config
+from psp_st.modules.trusted import check_no_code, module_types
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.text_checks import check_texts
 
-#: File names of a saved PSPEmbedding (the same as ``PSPEmbedding.config_file_name`` etc., which need torch).
+#: File names of a saved PSPEmbedding (as ``PSPEmbedding.config_file_name`` etc., which need torch).
 CONFIG_FILE = "psp_config.json"
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "sentencepiece.model"
@@ -45,23 +30,12 @@ WEIGHT_KEY = "embedding.weight"
 PSP_CLASS = "psp_st.modules.psp.PSPEmbedding"
 
 
-def _default_threads() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 class PSPEngine:
-    """Sentence vector = mean of the vectors of its known sentencepiece pieces (numpy, no torch).
+    """Sentence vector = mean of the vectors of its known sentencepiece pieces; a text with none gets ``<unk>``'s.
 
-    Args:
-        weights: piece vectors ``(vocab_size, dim)``: float32, or float16 (kept as float16 when the compiled
-            kernel pools from it, else widened to float32 once, here: the same vectors either way); other float
-            types become float32.
-        tokenizer: the model's :class:`~psp_st.tokenization.SentencePieceTokenizer` (its ``lowercase`` applies).
-        max_seq_length: keep at most this many known pieces per text (``None``: all).
-        threads: batches embedded in parallel (``None``: every core this process may use).
-        memo: segment through the tokenizer's exact word memo when numba is installed (``False``:
-            sentencepiece on every text; the same ids, slower).
-        prompt: prepended to every text (a folder's default prompt, as ``SentenceTransformer.encode`` does).
+    ``weights``: ``(vocab_size, dim)``, float32 or float16 (see :func:`~psp_st.inference.pooling.weights_dtype`);
+    ``max_seq_length``: known pieces kept per text; ``threads``: batches in parallel (``None``: every usable core);
+    ``memo``: the tokenizer's exact word memo, with numba (the same ids, faster); ``prompt``: prepended to each text.
     """
 
     def __init__(
@@ -83,9 +57,7 @@ class PSPEngine:
             raise ValueError(
                 "float16 weights with non-finite (NaN/inf) values: the model cannot give meaningful vectors"
             )
-        dtype = weights_dtype(weights.dtype)
-        if weights.dtype != dtype:
-            weights = weights.astype(dtype)
+        weights = weights.astype(weights_dtype(weights.dtype), copy=False)
         if max_seq_length is not None and max_seq_length < 1:
             raise ValueError(f"max_seq_length must be >= 1 or None, got {max_seq_length}")
         self.weights = weights
@@ -95,7 +67,6 @@ class PSPEngine:
         self.memo = memo
         self.prompt = prompt
 
-    # -- properties ---------------------------------------------------------------------------------------
     @property
     def dim(self) -> int:
         return int(self.weights.shape[1])
@@ -110,14 +81,14 @@ class PSPEngine:
 
     @threads.setter
     def threads(self, value: int | None) -> None:
-        if value is None or value == -1:
-            value = _default_threads()
+        if value is None or value == -1:  # every core this process may use
+            value = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
         if not isinstance(value, int) or value < 1:
             raise ValueError(f"threads must be an integer >= 1 (or None for all cores), got {value!r}")
         self._threads = value
 
     def get_embedding_dimension(self) -> int:
-        """The vector size (the name Sentence-Transformers models use, so callers take either)."""
+        """The vector size (Sentence-Transformers' name, so callers take either)."""
         return self.dim
 
     def __repr__(self) -> str:
@@ -126,7 +97,6 @@ class PSPEngine:
             f"max_seq_length={self.max_seq_length}, threads={self.threads})"
         )
 
-    # -- construction -------------------------------------------------------------------------------------
     @classmethod
     def from_module(cls, module: Any, threads: int | None = None) -> PSPEngine:
         """The engine of a :class:`~psp_st.modules.psp.PSPEmbedding`, sharing its (CPU) weight memory."""
@@ -141,8 +111,6 @@ class PSPEngine:
         from safetensors import SafetensorError
         from safetensors.numpy import load_file
 
-        from psp_st.modules.folder_format import ModelFolderError, check_float_weights, check_psp_config, read_config
-
         path = Path(path)
         missing = [name for name in (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE) if not (path / name).is_file()]
         if missing:
@@ -151,8 +119,8 @@ class PSPEngine:
                 "model (model.save(path)) or download it again."
             )
         config = read_config(path / CONFIG_FILE, "PSPEngine", check_psp_config)
-        try:  # lowercase None: the tokenizer's default, as PSPEmbedding
-            lowercase = config.get("lowercase") is not False
+        lowercase = config.get("lowercase") is not False  # None: the tokenizer's default, as PSPEmbedding
+        try:
             tokenizer = SentencePieceTokenizer.from_file(path / TOKENIZER_FILE, lowercase=lowercase, num_threads=1)
         except ValueError as error:
             raise ModelFolderError(
@@ -181,12 +149,10 @@ class PSPEngine:
                 f"{path}: weight '{WEIGHT_KEY}' has shape {matrix.shape}, expected "
                 f"({tokenizer.vocab_size}, {dim}): the folder mixes files from different models."
             )
-        # the engine owns these weights: on 2 MiB pages for pooling (see pooling.huge_page_copy), float16 kept
-        pooled = huge_page_copy(matrix, weights_dtype(matrix.dtype))
-        prompt = default_prompt(path)
-        return cls(pooled, tokenizer, max_seq_length=config.get("max_seq_length"), threads=threads, prompt=prompt)
+        pooled = huge_page_copy(matrix, weights_dtype(matrix.dtype))  # the engine's own copy, on 2 MiB pages
+        max_seq_length = config.get("max_seq_length")
+        return cls(pooled, tokenizer, max_seq_length=max_seq_length, threads=threads, prompt=default_prompt(path))
 
-    # -- encoding -----------------------------------------------------------------------------------------
     def token_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Known piece ids of ``texts`` (checked strings) as a flat array plus per-text lengths."""
         return self.tokenizer.encode_flat(
@@ -200,15 +166,9 @@ class PSPEngine:
         if out.dtype == np.float32 and out.flags.c_contiguous:
             pool_mean(self.weights, flat, offsets, self.tokenizer.unk_id, normalize, out)
         else:
+            pooled = np.empty((len(texts), self.dim), dtype=np.float32)
             with np.errstate(over="ignore"):  # refused by encode (check_finite)
-                out[...] = pool_mean(
-                    self.weights,
-                    flat,
-                    offsets,
-                    self.tokenizer.unk_id,
-                    normalize,
-                    np.empty((len(texts), self.dim), dtype=np.float32),
-                )
+                out[...] = pool_mean(self.weights, flat, offsets, self.tokenizer.unk_id, normalize, pooled)
 
     def encode(
         self,
@@ -219,16 +179,9 @@ class PSPEngine:
         show_progress_bar: bool = False,
         out: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Embed ``texts`` into a ``(len(texts), dim)`` array of ``dtype`` (float32 or float16).
-
-        Args:
-            texts: strings (a single string counts as a list of one); anything else raises ``TypeError``.
-            batch_size: texts per batch (memory bound; batches are split further to keep every thread busy).
-            normalize: L2-normalize each vector.
-            dtype: output float type (a vector beyond float16's range is refused: ``NonFiniteOutputError``).
-            show_progress_bar: a tqdm bar over batches.
-            out: write into this C-contiguous ``(len(texts), dim)`` array of ``dtype`` and return it (a
-                streaming caller reuses one buffer instead of faulting in fresh memory per call).
+        """Embed ``texts`` (a string counts as a list of one; not strings: ``TypeError``) into a ``(len(texts), dim)``
+        array of ``dtype`` (float32, or float16: a vector beyond its range raises ``NonFiniteOutputError``), in
+        batches of at most ``batch_size`` split across threads; ``out``: write into this C-contiguous array instead.
         """
         texts = check_texts(texts)
         if self.prompt:
@@ -258,9 +211,7 @@ class PSPEngine:
             self._embed_batch(batch, normalize, out[start : start + len(batch)])
             return len(batch)
 
-        from tqdm.auto import tqdm
-
-        with tqdm(total=len(texts), desc="embed", unit="text", disable=not show_progress_bar) as bar:
+        with progress_bar(total=len(texts), desc="embed", unit="text", disable=not show_progress_bar) as bar:
             if threads == 1 or len(starts) == 1:
                 for start in starts:
                     bar.update(run(start))
@@ -272,8 +223,7 @@ class PSPEngine:
 
 
 def default_prompt(path: str | os.PathLike) -> str:
-    """The prompt ``SentenceTransformer.encode`` prepends to every text of the model folder ``path`` (its
-    ``config_sentence_transformers.json`` ``default_prompt_name``), or ``""``."""
+    """The default prompt ``SentenceTransformer.encode`` prepends for the model folder ``path``, or ``""``."""
     file = Path(path) / "config_sentence_transformers.json"
     config = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
     return (config.get("prompts") or {}).get(config.get("default_prompt_name") or "", "")
@@ -281,9 +231,6 @@ def default_prompt(path: str | os.PathLike) -> str:
 
 def is_psp_folder(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a release folder with a ``trainable/`` P-SP form or a saved PSPEmbedding folder."""
-    from psp_st.io.model_names import TRAINABLE_SUBFOLDER
-    from psp_st.modules.trusted import module_types
-
     path = Path(path)
     if (path / TRAINABLE_SUBFOLDER / CONFIG_FILE).is_file():
         return True
@@ -291,22 +238,11 @@ def is_psp_folder(path: str | os.PathLike) -> bool:
 
 
 def load_engine(name_or_path: str | os.PathLike, threads: int | None = None, **hub_kwargs: Any) -> PSPEngine:
-    """Open a P-SP model for inference: a release folder (read from its ``trainable/``), a saved PSPEmbedding
-    folder, or a psp-st short name / Hub id (resolved as :func:`psp_st.load` does).
-
-    Args:
-        name_or_path: folder, short name (``psp-en``) or Hub id.
-        threads: batches embedded in parallel (``None``: all cores).
-        hub_kwargs: ``revision``, ``cache_folder``, ``token``, ``local_files_only`` for a Hub download.
-
-    Raises:
-        ModelFolderError: the folder is incomplete, too new, carries code, or holds no P-SP model.
-        ModelNotFoundError: the name resolves to no folder and no reachable Hub id.
-    """
+    """Open a P-SP model for inference: a release folder (its ``trainable/``), a saved PSPEmbedding folder, or a
+    psp-st short name / Hub id (resolved as :func:`psp_st.load` does; ``hub_kwargs``: ``revision``, ``cache_folder``,
+    ``token``, ``local_files_only``). Raises ``ModelFolderError`` (incomplete, too new, carries code, no P-SP model)
+    or ``ModelNotFoundError``."""
     from psp_st.inference.load import check_model_folder, model_folder
-    from psp_st.io.model_names import TRAINABLE_SUBFOLDER
-    from psp_st.modules.folder_format import ModelFolderError
-    from psp_st.modules.trusted import check_no_code, module_types
 
     path = model_folder(name_or_path, **hub_kwargs)
     check_no_code(path, import_classes=False)  # what psp_st.load refuses, the engine refuses too

@@ -14,21 +14,16 @@ import numpy as np
 
 from psp_st.arguments import check_int
 from psp_st.inference.encode import encode_texts
+from psp_st.inference.engine import PSPEngine
 from psp_st.inference.finite import NonFiniteOutputError, check_finite
 from psp_st.io.atomic import atomic_path, reserve_space
 from psp_st.io.lines import count_lines, iter_line_blocks
+from psp_st.io.progress import progress_bar
 
 logger = logging.getLogger(__name__)
 
 
-def _progress(total: int, desc: str, enabled: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="line", disable=not enabled)
-
-
-#: Block size of the output writes: O_DIRECT needs the buffer address, the file offset and the length aligned to
-#: the device's logical block size (512 or 4096 bytes).
+#: Block size of the output writes: O_DIRECT needs address, offset and length aligned to the logical block size.
 _ALIGN = 4096
 
 
@@ -40,12 +35,8 @@ def _aligned_bytes(size: int) -> np.ndarray:
 
 
 def _open_unbuffered(path: Path) -> int:
-    """``path`` opened for writing past the page cache (``O_DIRECT``) where the OS and file system allow it.
-
-    Copying a multi-GB output into the page cache costs the kernel a large share of the engine's own CPU time,
-    taken from the engine's core on a busy machine; a direct write costs almost none (measured in
-    benchmarks/results/encode_speed_embed_2026-11-25.md).
-    """
+    """``path`` opened for writing past the page cache (``O_DIRECT``) where the OS and file system allow it: copying
+    a multi-GB output into the page cache costs the kernel CPU time taken from the engine."""
     direct = getattr(os, "O_DIRECT", 0)
     if direct:
         try:
@@ -82,17 +73,11 @@ def embed_file(
     normalize: bool = False,
     show_progress_bar: bool = True,
 ) -> tuple[int, int]:
-    """Embed every line of ``input_path`` (UTF-8, one text per line) into the ``.npy`` file ``output_path``.
+    """Embed every line of ``input_path`` (UTF-8) into the ``.npy`` file ``output_path``; return the array shape.
 
-    Row ``i`` of the array is line ``i + 1``. An empty line is embedded as the empty text (for P-SP: the
-    ``<unk>`` vector), so rows stay aligned with lines. The array is written chunk by chunk (memory stays at
-    two chunks) and renamed into place only when complete. Two I/O threads read the next chunk and write the
-    previous one while the current one is embedded, in place, into one of two block-aligned buffers; the
-    writes bypass the page cache where the file system allows it (see :func:`_open_unbuffered`). Returns the
-    array shape.
+    Row ``i`` is line ``i + 1`` (an empty line is the empty text). Memory stays at two chunks: I/O threads read the
+    next chunk and write the previous one while the current one is embedded in place; the file appears when complete.
     """
-    from psp_st.inference.engine import PSPEngine
-
     check_int("chunk_size (--chunk-size)", chunk_size)
     input_path = Path(input_path)
     total = count_lines(input_path)
@@ -107,7 +92,8 @@ def embed_file(
     size = header.tell() + total * row_bytes
     # each buffer: the bytes of the last unwritten block (< _ALIGN) first, then the chunk's rows
     buffers = [_aligned_bytes(_ALIGN + chunk_size * row_bytes) for _ in range(2)]
-    with atomic_path(output_path) as tmp, _progress(total, "embed", show_progress_bar) as bar:
+    bar = progress_bar(total=total, desc="embed", unit="line", disable=not show_progress_bar)
+    with atomic_path(output_path) as tmp, bar:
         reserve_space(tmp, size, final=output_path)  # ENOSPC now, not in the middle of the job
         fd = _open_unbuffered(tmp)
         try:
@@ -163,10 +149,7 @@ def _split_pair(path: Path, number: int, text: str) -> tuple[str, str]:
 
 
 def no_known_piece(model, vectors: np.ndarray, normalize: bool = True) -> np.ndarray:
-    """Which rows of ``vectors`` (from :func:`encode_texts`) are the engine's ``<unk>`` vector: texts with no known
-    piece, whose cosines say nothing about meaning. All False for a model that is not a :class:`PSPEngine`."""
-    from psp_st.inference.engine import PSPEngine
-
+    """Which rows of ``vectors`` are a :class:`PSPEngine`'s ``<unk>`` vector (texts with no known piece; else none)."""
     if not isinstance(model, PSPEngine):
         return np.zeros(len(vectors), dtype=bool)
     return (vectors == encode_texts(model, [""], normalize=normalize)[0]).all(axis=1)
@@ -180,21 +163,14 @@ def score_file(
     header: bool = False,
     show_progress_bar: bool = True,
 ) -> int:
-    """Write each ``sentence1<TAB>sentence2`` line of ``pairs_path`` with a third column: their cosine.
-
-    Lines keep their order. A line without exactly one tab (including an empty line) raises
-    :class:`ValueError` naming its line number; nothing is written then. With ``header`` the first line is
-    copied with a ``cosine`` column added. Pairs with a side that has no known piece are counted in one warning.
-    Returns the number of scored pairs.
-    """
+    """Write each ``sentence1<TAB>sentence2`` line of ``pairs_path`` with a third column, their cosine; return the
+    number of pairs. A line without exactly one tab raises :class:`ValueError` naming its number (nothing is written);
+    ``header``: the first line gets a ``cosine`` column. Pairs with a side that has no known piece get one warning."""
     pairs_path = Path(pairs_path)
     total = count_lines(pairs_path)
     scored = unknown = 0
-    with (
-        atomic_path(output_path) as tmp,
-        open(tmp, "w", encoding="utf-8") as out,
-        _progress(total, "score", show_progress_bar) as bar,
-    ):
+    bar = progress_bar(total=total, desc="score", unit="line", disable=not show_progress_bar)
+    with atomic_path(output_path) as tmp, open(tmp, "w", encoding="utf-8") as out, bar:
         for first, texts in iter_line_blocks(pairs_path, chunk_size):
             if header and first == 1:
                 out.write(f"{texts[0]}\tcosine\n")

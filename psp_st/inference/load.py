@@ -1,19 +1,15 @@
-"""``psp_st.load``: open any model by path, Hub id or psp-st short name, with the right loading flags.
-
-A release (:mod:`psp_st.hub.release`) records every file with its size and sha256 in ``psp_build.json``, so a
-damaged folder is caught here with a message that says what to do instead of an obscure error deep in a loader
-(sizes on every load; the hashes, ~0.1 s for psp-en, where it matters: ``psp-st push`` and ``psp-st eval``).
-"""
+"""``psp_st.load``: open any model by path, Hub id or psp-st short name, checked against its build record (a
+damaged folder fails here with a message that says what to do, not deep in a loader)."""
 
 from __future__ import annotations
 
-import logging
 import os
 import shlex
 from pathlib import Path
 from typing import Any
 
 from psp_st.arguments import check_int
+from psp_st.inference.engine import is_psp_folder, load_engine
 from psp_st.io.checksums import sha256_file
 from psp_st.io.model_names import (
     BUILD_INFO_FILE,
@@ -25,8 +21,6 @@ from psp_st.io.model_names import (
 )
 from psp_st.modules.folder_format import ModelFolderError, check_format_version
 from psp_st.modules.trusted import load_trusted, module_entries, module_types, trusted_module_class
-
-logger = logging.getLogger(__name__)
 
 
 class ModelNotFoundError(ModelFolderError):
@@ -49,8 +43,7 @@ def _rebuild_hint(path: Path) -> str:
 
 
 def _build_command(command: object) -> bool:
-    """Whether a shell runs nothing but ``psp-st build`` from ``command`` (a record may be planted: never advise
-    running anything else)."""
+    """Whether a shell runs nothing but ``psp-st build`` from ``command`` (a record may be planted)."""
     try:
         words = shlex.split(command) if isinstance(command, str) else []
     except ValueError:  # unbalanced quotes
@@ -68,29 +61,22 @@ def _read_build_info(path: Path) -> dict[str, Any] | None:
         raise ModelFolderError(
             f"{file} is not a valid JSON object: rebuild the folder with `psp-st build` or download it again."
         )
-    name = info.get("name", "psp-en")
-    check_format_version(
-        info.get("format_version"), str(file), f"Rebuild it with this psp-st (psp-st build {name} --output {path})."
-    )
+    redo = f"Rebuild it with this psp-st (psp-st build {info.get('name', 'psp-en')} --output {path})."
+    check_format_version(info.get("format_version"), str(file), redo)
     return info
 
 
 def check_model_folder(path: str | os.PathLike, sha256: bool = False) -> None:
-    """Raise :class:`ModelFolderError` (saying what to do) if a model folder is incomplete or too new.
-
-    Checks ``modules.json`` and the folder of every psp-st module it names (folders of other modules are left to
-    Sentence-Transformers: e.g. ``Normalize`` has no files, and published models often omit its folder); for folders written by ``psp-st build`` also the
-    recorded ``format_version`` and that every recorded file is present with its recorded size, and with
-    ``sha256`` its recorded hash (about 0.1 s for psp-en; records from before hashes: sizes only).
-    """
+    """Raise :class:`ModelFolderError` (saying what to do) if a model folder is incomplete or too new: checks
+    ``modules.json``, the folder of every psp-st module it names (published models often omit ``Normalize``'s), and
+    with a build record its ``format_version`` and every recorded file's size (with ``sha256``, its hash)."""
     path = Path(path)
     if not (path / "modules.json").is_file():
         raise ModelFolderError(
             f"{path} is not a Sentence-Transformers model folder (no modules.json): {_rebuild_hint(path)}."
         )
     for entry in module_entries(path):
-        module_dir = path / entry.get("path", "")
-        if entry.get("type", "").startswith("psp_st.") and not module_dir.is_dir():
+        if entry.get("type", "").startswith("psp_st.") and not (path / entry.get("path", "")).is_dir():
             raise ModelFolderError(
                 f"{path}: module folder '{entry.get('path')}' named in modules.json is missing: {_rebuild_hint(path)}."
             )
@@ -164,11 +150,10 @@ def _not_found(name: str, resolved: str, error: BaseException | None) -> ModelNo
         tried.append(f"Hub id {resolved}: the Hugging Face Hub is unreachable (offline or HF_HUB_OFFLINE=1)")
     else:
         tried.append(f"Hub id {resolved}: {str(error).splitlines()[0][:160]}")
-    known = ", ".join(PRETRAINED)
     fix = (
         f"build it with `psp-st build {name}`"
         if name in PRETRAINED or (PACKAGED_RECIPES / f"{name}.yaml").is_file()
-        else f"check the path, or build a pretrained model ({known}) with `psp-st build psp-en`"
+        else f"check the path, or build a pretrained model ({', '.join(PRETRAINED)}) with `psp-st build psp-en`"
     )
     return ModelNotFoundError(
         f"model {name!r} not found ({'; '.join(tried)}): {fix} (or download it with network access)."
@@ -179,20 +164,15 @@ def _download(repo_id: str, **kwargs: Any) -> Path:
     """Fetch a whole Hub model repo (both forms: the folder is checked as one) and return its local folder."""
     from huggingface_hub import snapshot_download
 
-    hub_keys = ("revision", "cache_folder", "token", "local_files_only")
-    hub_kwargs = {key: kwargs[key] for key in hub_keys if kwargs.get(key) is not None}
-    if "cache_folder" in hub_kwargs:
-        hub_kwargs["cache_dir"] = hub_kwargs.pop("cache_folder")
+    hub_kwargs = {key: kwargs[key] for key in ("revision", "token", "local_files_only") if kwargs.get(key) is not None}
+    if kwargs.get("cache_folder") is not None:
+        hub_kwargs["cache_dir"] = kwargs["cache_folder"]
     return Path(snapshot_download(repo_id, **hub_kwargs))
 
 
 def model_folder(name: str | os.PathLike, **kwargs: Any) -> Path:
-    """The local folder of ``name``: the folder itself, or the whole Hub repo of a short name or Hub id
-    (downloaded; ``kwargs``: ``revision``, ``cache_folder``, ``token``, ``local_files_only``).
-
-    Raises:
-        ModelNotFoundError: ``name`` is no folder, short name or reachable Hub id.
-    """
+    """The local folder of ``name``, or the downloaded Hub repo of a short name or Hub id (``kwargs``: ``revision``,
+    ``cache_folder``, ``token``, ``local_files_only``); else :class:`ModelNotFoundError`."""
     name = str(name)
     resolved = resolve_model_name(name)
     if Path(resolved).is_dir():
@@ -214,21 +194,16 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
     """Load a ``SentenceTransformer``: a local folder, a psp-st short name (local build first), or a Hub id.
 
     Args:
-        name: a model folder, a short name (``psp-en``: ``./psp-en`` if it carries psp-st's build record for
-            ``psp-en``, else the Hub id ``psp-st/psp-en``) or any Hub id.
-        device: torch device.
-        trainable: load the trainable :class:`~psp_st.modules.psp.PSPEmbedding` form (the ``trainable/``
-            subfolder of a released model) instead of the static export.
+        name: a folder, a short name (``psp-en``: ``./psp-en`` if it holds psp-st's build of ``psp-en``, else the
+            Hub id ``psp-st/psp-en``) or any Hub id.
+        trainable: load the ``PSPEmbedding`` form (a release's ``trainable/``) instead of the static export.
         kwargs: passed to ``SentenceTransformer``.
 
-    Trust: psp-st's own module classes (the exact allow-list in :mod:`psp_st.modules.trusted`, imported from the
-    installed package) load without ``trust_remote_code``; a folder carrying ``.py`` files or naming any other
-    non-Sentence-Transformers class is refused unless you pass ``trust_remote_code=True`` yourself. The flag is
-    never set on your behalf, for local or downloaded content.
+    psp-st's own module classes load without ``trust_remote_code``; a folder carrying ``.py`` files or naming another
+    non-Sentence-Transformers class is refused unless you pass ``trust_remote_code=True`` yourself.
 
     Raises:
-        ModelNotFoundError: ``name`` is no folder, short name or reachable Hub id (one line: what was tried and
-            the command that builds the model).
+        ModelNotFoundError: ``name`` is no folder, short name or reachable Hub id.
         ModelFolderError: the folder is incomplete, corrupt, too new, or carries code.
     """
     name = str(name)
@@ -268,28 +243,22 @@ def set_threads(model: Any, threads: int | None) -> Any:
 
     torch.set_num_threads(threads)
     for module in model:
-        tokenizer = getattr(module, "tokenizer", None)
-        if tokenizer is not None and hasattr(tokenizer, "num_threads"):
-            tokenizer.num_threads = threads
+        if hasattr(getattr(module, "tokenizer", None), "num_threads"):
+            module.tokenizer.num_threads = threads
     return model
 
 
 def open_model(name: str, threads: int | None = None, engine: bool = False) -> Any:
-    """:func:`load` on ``threads`` threads; with ``engine``, a P-SP model (a release folder, a PSPEmbedding folder, a
-    psp-st short name) opens as psp-st's inference engine (:func:`psp_st.inference.load_engine`), so every
-    command that embeds (streamed or sharded) gives the same vectors."""
+    """:func:`load` on ``threads`` threads; with ``engine``, a P-SP model opens as the inference engine
+    (:func:`psp_st.inference.load_engine`), so every command that embeds gives the same vectors."""
     if threads is not None:
         check_int("--threads", threads)
     if engine and is_psp_model(name):
-        from psp_st.inference.engine import load_engine
-
         return load_engine(name, threads=threads)
     return set_threads(load(name), threads)
 
 
 def is_psp_model(name: str) -> bool:
     """Whether ``name`` is a P-SP model that ``open_model(..., engine=True)`` opens as the inference engine."""
-    from psp_st.inference.engine import is_psp_folder
-
     resolved = resolve_model_name(name)
     return name in PRETRAINED or (Path(resolved).is_dir() and is_psp_folder(resolved))

@@ -1,10 +1,5 @@
-"""The compiled (numba) mean-pooling kernel of :mod:`psp_st.inference.pooling`; imported only when numba is installed.
-
-Module level, so numba caches the machine code on disk (``cache=True``) and a new process loads it instead of
-compiling again. One kernel for float32 weights and for float16 weights passed as their ``uint16`` bits (numba has
-no float16 type on CPU): each element is widened to float32 in registers (:func:`widen`), then summed in the same
-order, so the vectors are bit for bit those of widening the weights first, with half the memory traffic.
-"""
+"""The numba kernel of :mod:`psp_st.inference.pooling` (module level: numba caches its machine code). float16 weights
+come as ``uint16`` bits (numba has no CPU float16), widened in registers (:func:`widen`): same sums, half the bytes."""
 
 from __future__ import annotations
 
@@ -30,11 +25,8 @@ def prefetch(typingctx, array, row, col):  # pragma: no cover - compiled
         pointer = cgutils.get_item_pointer(context, builder, array_type, view, [args[1], args[2]])
         byte_pointer = builder.bitcast(pointer, ir.IntType(8).as_pointer())
         int32 = ir.IntType(32)
-        function = cgutils.get_or_insert_function(
-            builder.module,
-            ir.FunctionType(ir.VoidType(), [byte_pointer.type, int32, int32, int32]),
-            "llvm.prefetch.p0",
-        )
+        prototype = ir.FunctionType(ir.VoidType(), [byte_pointer.type, int32, int32, int32])
+        function = cgutils.get_or_insert_function(builder.module, prototype, "llvm.prefetch.p0")
         builder.call(function, [byte_pointer, ir.Constant(int32, 0), ir.Constant(int32, 3), ir.Constant(int32, 1)])
         return context.get_dummy_value()
 
@@ -42,15 +34,9 @@ def prefetch(typingctx, array, row, col):  # pragma: no cover - compiled
 
 
 def half_to_float(builder, bits, native: bool):  # pragma: no cover - runs inside numba's compiler
-    """LLVM IR: the float32 of the float16 whose bits are the i16 ``bits``, exact for every finite float16.
-
-    ``native``: LLVM's ``fpext half`` (one ``vcvtph2ps`` per 8 values with x86 F16C, ``fcvtl`` on ARM64). Else
-    branch-free integer code: sign bit to bit 31 and exponent + mantissa to float32 place (by sign-extending and
-    shifting), read as a float32 ``2**112`` times too small, times ``2**112`` (exact, sign kept, ``-0.0`` too; a
-    float16 subnormal passes a float32 subnormal, computed exactly since numpy and numba leave
-    denormals-are-zero off). Both read half the bytes of float32 weights; pooling speed from float16 against
-    float32 on a CPU with F16C: ``benchmarks/results/encode_speed_f16_*.md``.
-    """
+    """LLVM IR: the float32 of the float16 whose i16 bits are ``bits``, exact for every finite float16: ``fpext half``
+    where ``native`` (x86 F16C, ARM64), else integer code (sign to bit 31, exponent + mantissa shifted into float32
+    place, read as a float32 ``2**112`` times too small, times ``2**112``; exact for ``-0.0`` and subnormals too)."""
     int32, float32 = ir.IntType(32), ir.FloatType()
     if native:
         return builder.fpext(builder.bitcast(bits, ir.HalfType()), float32)
@@ -60,16 +46,15 @@ def half_to_float(builder, bits, native: bool):  # pragma: no cover - runs insid
 
 
 def native_half(context) -> bool:  # pragma: no cover - runs inside numba's compiler
-    """Whether numba's target converts float16 in hardware (x86 with F16C as numba compiles for it, ARM64); else
-    LLVM would call a runtime function that numba's JIT may not link."""
+    """Whether numba's target converts float16 in hardware (x86 F16C, ARM64); else LLVM would call a runtime
+    function that numba's JIT may not link."""
     features = str(getattr(context.codegen(), "_tm_features", "")).split(",")
     return "+f16c" in features or platform.machine().lower() in ("aarch64", "arm64")
 
 
 @intrinsic
 def widen(typingctx, value):  # pragma: no cover - compiled
-    """``widen(x)``: a float32 ``x`` unchanged; a uint16 ``x`` (float16 bits) as the float32 of the same value
-    (:func:`half_to_float`; the callers' float16 weights are checked finite)."""
+    """``widen(x)``: a float32 ``x`` unchanged; a uint16 ``x`` (finite float16 bits) as the same value in float32."""
     if value == numba.types.float32:
         return numba.types.float32(value), lambda context, builder, signature, args: args[0]
     if value != numba.types.uint16:
@@ -87,8 +72,7 @@ def pool_mean(weights, flat, offsets, empty_row, normalize, out):  # pragma: no 
     dim = weights.shape[1]
     line = 64 // weights.itemsize  # elements per 64-byte cache line
     total = len(flat)
-    # sums go to one reused row that stays in L1; each output row is written once, at the end (summing into the
-    # output row itself was slower: every pass then touches a row of a large, cold buffer)
+    # sums go to one reused row that stays in L1 (summing into the large, cold output row was slower)
     acc = np.empty(dim, dtype=np.float32)
     for i in range(len(offsets) - 1):
         start = offsets[i]
