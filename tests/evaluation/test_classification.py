@@ -62,17 +62,29 @@ def test_mlp_protocol_on_the_opusparcus_fixture(opusparcus_dir, psp_model):
     assert 0.0 <= metrics["opusparcus-en_accuracy"] <= 1.0
 
 
-def test_mlp_learns_a_separable_problem(lookup_model):
+def _separable_mlp_sets():
+    """Vectors, train and test sets of a problem an MLP separates: paraphrases share the first coordinate's sign."""
     vectors = {f"p{i}": [1.0, i / 10] for i in range(10)} | {f"n{i}": [-1.0, i / 10] for i in range(10)}
-    model = lookup_model(vectors)
     train = {
         "sentence1": [f"p{i}" for i in range(8)] + [f"n{i}" for i in range(8)],
         "sentence2": [f"p{i + 1}" for i in range(8)] + [f"n{i + 1}" for i in range(8)],
         "label": [1] * 8 + [0] * 8,
     }
     test = {"sentence1": ["p8", "n8"], "sentence2": ["p9", "n9"], "label": [1, 0]}
-    metrics = ParaphraseMLPEvaluator(train, test, max_iter=500)(model)
+    return vectors, train, test
+
+
+def test_mlp_learns_a_separable_problem(lookup_model):
+    vectors, train, test = _separable_mlp_sets()
+    metrics = ParaphraseMLPEvaluator(train, test, max_iter=500)(lookup_model(vectors))
     assert metrics["accuracy"] == 1.0 and metrics["all_paraphrase_accuracy"] == 0.5
+
+
+def test_mlp_without_a_shared_cache_embeds_each_text_once(lookup_model):
+    vectors, train, test = _separable_mlp_sets()
+    model = lookup_model(vectors)
+    ParaphraseMLPEvaluator(train, test, max_iter=50)(model)
+    assert sorted(text for call in model.calls for text in call) == sorted(vectors)
 
 
 def test_turku_binary_refuses_a_label_outside_the_scheme():  # C4
