@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -65,16 +66,17 @@ class PairFilter:
         """Filter ``dataset`` (``Dataset`` or ``IterableDataset``); ``counter`` is updated while streaming."""
         require_columns(dataset, self.columns(), self.name)
         if is_streaming(dataset):
-            if counter is None:
-                return dataset.filter(self.keep, batched=True)
-
-            def counted(batch: dict[str, list]) -> list[bool]:  # runs in this process: datasets streams lazily
-                mask = self.keep(batch)
-                counter.update(mask)
-                return mask
-
-            return dataset.filter(counted, batched=True)
+            predicate = self.keep if counter is None else functools.partial(counted_verdicts, self.keep, counter)
+            return dataset.filter(predicate, batched=True)
         return dataset.filter(self.keep, batched=True, num_proc=num_proc, desc=f"filter: {self.name}")
+
+
+def counted_verdicts(keep: Callable[[dict[str, list]], list[bool]], counter: FilterCount, batch: dict) -> list[bool]:
+    """``keep(batch)``, its verdicts added to ``counter``; module-level (with ``functools.partial``) so that a
+    streamed dataset still pickles into DataLoader worker processes."""
+    mask = keep(batch)
+    counter.update(mask)
+    return mask
 
 
 def batch_pairs(batch: dict[str, list]) -> Iterator[tuple[str, str]]:

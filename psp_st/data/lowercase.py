@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -22,12 +23,12 @@ class Lowercase:
     def apply(self, dataset: Any, num_proc: int | None = None, counter: FilterCount | None = None) -> Any:
         require_columns(dataset, TEXT_COLUMNS, self.name)
         if is_streaming(dataset):
-            if counter is None:
-                return dataset.map(self.transform, batched=True)
-
-            def counted(batch: dict[str, list]) -> dict[str, list]:
-                counter.kept += len(batch["sentence1"])
-                return self.transform(batch)
-
-            return dataset.map(counted, batched=True)
+            function = self.transform if counter is None else functools.partial(_counted_transform, counter)
+            return dataset.map(function, batched=True)
         return dataset.map(self.transform, batched=True, num_proc=num_proc, desc="lowercase")
+
+
+def _counted_transform(counter: FilterCount, batch: dict[str, list]) -> dict[str, list]:
+    """:meth:`Lowercase.transform`, its rows counted as kept (module-level: a stream pickles into workers)."""
+    counter.kept += len(batch["sentence1"])
+    return Lowercase.transform(batch)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from psp_st.data import apply_filters
@@ -47,6 +49,12 @@ def test_streaming_report_fills_while_iterating(pairs):
     assert report.streaming and report.steps[1].kept == 0  # nothing counted before iteration
     assert [row["sentence1"] for row in kept] == ["a b c d"]
     assert [(step.kept, step.dropped) for step in report.steps] == [(5, 0), (4, 1), (3, 1), (2, 1), (1, 1)]
+
+
+def test_a_counted_stream_pickles_for_dataloader_workers(pairs):
+    kept, report = apply_filters(pairs.to_iterable_dataset(), CONFIG)
+    copy = pickle.loads(pickle.dumps(kept))  # what a spawned DataLoader worker receives
+    assert [row["sentence1"] for row in copy] == ["a b c d"]
 
 
 def test_unknown_filter_lists_known_ones(pairs):
