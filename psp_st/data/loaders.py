@@ -128,9 +128,9 @@ def _output_mapping(
         if name in available:
             mapping[output] = name
         elif output in TEXT_COLUMNS or output in columns or output in keep_columns:
+            hint = f". Map it with columns={{{output!r}: '<column name>'}}" if output in TEXT_COLUMNS else ""
             raise ValueError(
-                f"{where}: column {name!r} (for {output!r}) is missing; available columns: {list(available)}. "
-                f"Map it with columns={{{output!r}: '<column name>'}}"
+                f"{where}: column {name!r} (for {output!r}) is missing; available columns: {list(available)}{hint}"
             )
     return mapping
 

@@ -98,6 +98,12 @@ def test_missing_sentence_column_names_file_and_columns(write_parquet, cache_dir
         load_pairs(path, cache_dir=cache_dir)
 
 
+def test_missing_kept_column_is_named_without_a_columns_hint(write_parquet, cache_dir):
+    path = write_parquet("p.parquet", {"sentence1": ["x"], "sentence2": ["y"]})
+    with pytest.raises(ValueError, match=r"column 'corpus' \(for 'corpus'\) is missing.*'sentence2'\]$"):
+        load_pairs(path, cache_dir=cache_dir, keep_columns=["corpus"])
+
+
 def test_nonexistent_local_path_raises_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope"):
         load_pairs(str(tmp_path / "nope.tsv"))
