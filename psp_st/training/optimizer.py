@@ -27,6 +27,8 @@ class SparseDenseAdam(torch.optim.Optimizer):
             raise ValueError(f"learning rate must be >= 0, got {lr}")
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
         super().__init__(params, defaults)
+        if not any(group["params"] for group in self.param_groups):
+            raise ValueError("nothing to train: no parameter requires a gradient (is every module frozen?)")
 
     @torch.no_grad()
     def step(self, closure=None):

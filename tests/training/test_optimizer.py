@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from psp_st.training import SparseDenseAdam
@@ -19,6 +20,11 @@ def test_sparse_rows_match_dense_adam_first_step():
     torch.optim.Adam(dense.parameters(), lr=0.1).step()
     SparseDenseAdam(sparse.parameters(), lr=0.1).step()
     assert torch.allclose(sparse.weight, dense.weight, atol=1e-6)
+
+
+def test_parameter_groups_without_parameters_are_refused():
+    with pytest.raises(ValueError, match="nothing to train"):
+        SparseDenseAdam([{"params": []}], lr=0.1)
 
 
 def test_clipping_scales_sparse_and_dense_gradients():
