@@ -110,6 +110,7 @@ class MegaBatchStream(IterableDataset):
         self.global_step = global_step
         self.batch_size = args.train_batch_size
         self.group_column = args.group_column if args.group_column in dataset.column_names else None
+        self.mining_dtype = getattr(torch, args.mining_dtype)
         self.current_megabatch_size = schedule.size_at(0)
         #: The negatives of the last mined mega-batch, saved with each checkpoint (``MINING_STATE_FILE``).
         self.mined: dict[str, Any] | None = None
@@ -126,10 +127,14 @@ class MegaBatchStream(IterableDataset):
         order = np.random.default_rng([self.args.seed, epoch]).permutation(len(self.dataset))
         return [order[i * self.batch_size : (i + 1) * self.batch_size] for i in range(len(self))]
 
-    def __iter__(self) -> Iterator[dict[str, Any] | None]:
+    def position(self) -> tuple[int, int]:
+        """``(epoch, mini-batches already trained in it)`` from the trainer's global step."""
         updates_per_epoch = max(-(-len(self) // self.args.gradient_accumulation_steps), 1)
         epoch, updates = divmod(self.global_step(), updates_per_epoch)
-        skip = updates * self.args.gradient_accumulation_steps  # mini-batches of this epoch trained already
+        return epoch, updates * self.args.gradient_accumulation_steps
+
+    def __iter__(self) -> Iterator[dict[str, Any] | None]:
+        epoch, skip = self.position()
         batches = self.batches(epoch)
         for start, end in self.schedule.boundaries(epoch * len(self), len(batches)):
             if end <= skip:
@@ -169,7 +174,7 @@ class MegaBatchStream(IterableDataset):
                 anchor_ids,
                 positive_ids,
                 self.args.mining_chunk_size,
-                getattr(torch, self.args.mining_dtype),
+                self.mining_dtype,
                 anchor_languages=anchor_languages,
             )
         self.mined = {"key": list(key), "anchor": negatives[0].tolist(), "positive": negatives[1].tolist()}
