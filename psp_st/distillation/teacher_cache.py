@@ -109,8 +109,9 @@ def teacher_vectors(
     show_progress_bar: bool = True,
 ) -> datasets.Dataset:
     """Teacher vectors of ``sentences`` as a memory-mapped ``Dataset`` (``sentence``, ``embedding`` float32; row ``i``
-    is ``sentences[i]``); the teacher (default: :func:`psp_st.modules.teacher_init.load_teacher`) is loaded only when a
-    sentence is not cached yet; ``label`` names the sentences in logs, ``shard_size`` is the unit of resumption."""
+    is ``sentences[i]``); the teacher (default: :func:`psp_st.modules.teacher_init.load_teacher`; else anything with
+    ST's ``encode(texts, batch_size=, convert_to_numpy=True, show_progress_bar=)``) is loaded only when a sentence
+    is not cached yet; ``label`` names the sentences in logs, ``shard_size`` is the unit of resumption."""
     from datasets import Dataset, concatenate_datasets
 
     check_int("shard_size", shard_size)

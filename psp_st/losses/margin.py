@@ -78,7 +78,8 @@ class ParaphraseMarginLoss(nn.Module):
             margin: the margin delta (0.4 in both papers).
             symmetric: also the second term (``False``: the P-SP objective, eq. 1).
             in_batch_weight: weight of an added in-batch softmax term (0: none, the papers' loss): ST's
-                ``MultipleNegativesRankingLoss`` both ways, pairs of one group masked (ST's has no group mask).
+                ``MultipleNegativesRankingLoss`` both ways, pairs of one group masked when labels carry groups
+                (the mega-batch trainer's mini-batches carry none: there every other pair is a candidate).
             in_batch_scale: its cosine scale (ST's default, 20).
 
         References:
@@ -86,8 +87,9 @@ class ParaphraseMarginLoss(nn.Module):
             - Wieting et al., Paraphrastic Representations at Scale (EMNLP 2022 demos), section 3
 
         Inputs:
-            ``(anchor, positive)`` pairs, labels none or a group id per pair (``-1``: none); or ``(anchor, positive,
-            anchor_negative, positive_negative)``, labels ignored (``anchor_negative`` is from the positive side).
+            ``(anchor, positive)`` pairs, labels none or a group id per pair (``-1``: none; in-batch mining never
+            pairs two of one group); or ``(anchor, positive, anchor_negative, positive_negative)``, labels ignored
+            (``anchor_negative`` is from the positive side).
 
         Example::
 

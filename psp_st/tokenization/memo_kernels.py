@@ -5,6 +5,7 @@
 * ``records``: ``(words, 4)`` int64, per entry ``[word_start, id_start, word_len | id_len << 32, max_text]``:
   the longest text (in bytes) the word's certificate covers (-1: never served from the memo);
 * ``word_pool``: uint8, the words' bytes; ``id_pool``: int32, their piece ids (unknown pieces already dropped).
+Module-level functions, so numba caches their machine code on disk (``cache=True``): a new process loads it.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence, Set
 def check_texts(texts: Sequence[str] | str, where: str | None = None) -> list[str]:
     """``texts`` as a list of strings (a string: a list of one); a non-string raises TypeError naming its index,
     or ``where`` (Sentence-Transformers reorders inputs by length, so an index would mislead), a lone surrogate
-    ValueError."""
+    ValueError. Empty and whitespace-only strings are valid."""
     if isinstance(texts, str):
         return [texts]
     if isinstance(texts, (bytes, bytearray)):

@@ -41,7 +41,9 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
 
     megabatch_size: int | None = field(default=100, metadata={"help": "Largest mega-batch, in mini-batches."})
     anneal: int = field(default=150, metadata={"help": "Mini-batches between increments of the mega-batch size."})
-    group_column: str | None = field(default="group_id", metadata={"help": "Integer group id column."})
+    group_column: str | None = field(
+        default="group_id", metadata={"help": "Group id column (-1: none); ignored if absent."}
+    )
     text_guard: bool = field(default=True, metadata={"help": "Never a negative with the sentence's own text."})
     sparse_embeddings: bool = field(default=True, metadata={"help": "Sparse embedding gradients, SparseDenseAdam."})
     mining_chunk_size: int = field(default=4096, metadata={"help": "Rows of the mining matrix computed at once."})
