@@ -165,7 +165,10 @@ def render_model_card(
         raise ValueError(f"form must be one of {FORMS}, got {form!r}")
     dimension = model.get_embedding_dimension()
     if dimension is None:  # ST's answer when no module reports an output dimension; a P-SP model always has one
-        raise ValueError("render_model_card: the model reports no embedding dimension; use a P-SP model folder")
+        raise ValueError(
+            "render_model_card: the model reports no embedding dimension; use a P-SP model folder (PSPEmbedding or "
+            "StaticEmbedding)"
+        )
     name = info.get("name")
     model_id = model_id or name
     if not model_id:

@@ -98,8 +98,9 @@ def _refresh_cards(staged: Path, repo_id: str) -> None:
 
 
 def stage_upload(folder: str | os.PathLike, repo_id: str, out: str | os.PathLike) -> list[str]:
-    """Write into ``out`` (new or empty) exactly the files a push of ``folder`` to ``repo_id`` uploads; return their
-    paths. ``folder`` must match its build record's sha256 and load, each form as :func:`psp_st.load` loads it."""
+    """Write into ``out`` (new or empty; atomically: nothing is left on failure) exactly the files a push of
+    ``folder`` to ``repo_id`` uploads; return their paths. ``folder`` must match its build record's sha256 and load,
+    each form as :func:`psp_st.load` loads it."""
     folder, out = Path(folder), Path(out)
     check_repo_id(repo_id)
     if not folder.is_dir():  # push takes a folder only: it uploads local files, never a name resolved elsewhere
@@ -148,7 +149,8 @@ def push(
     commit_message: str | None = None,
 ) -> str:
     """Upload a model folder to ``repo_id`` and return the commit URL (with ``dry_run``: write the upload to that
-    folder instead and return it). The token never appears in logs or error messages."""
+    folder instead and return it). The token (argument, ``HF_TOKEN`` or the cached login) never appears in logs or
+    error messages."""
     check_repo_id(repo_id)
     if dry_run is not None:
         files = stage_upload(folder, repo_id, dry_run)
@@ -157,8 +159,9 @@ def push(
     with tempfile.TemporaryDirectory(prefix="psp-st-push-") as tmp, redacted(token):
         staged = Path(tmp) / "upload"
         files = stage_upload(folder, repo_id, staged)
+        model = load_trusted(staged)
         logger.info("uploading %d files to %s", len(files), repo_id)
         message = commit_message or f"Upload {Path(folder).name} with psp-st"
-        return load_trusted(staged).push_to_hub(
+        return model.push_to_hub(
             repo_id, token=token, private=private, local_model_path=str(staged), exist_ok=True, commit_message=message
         )

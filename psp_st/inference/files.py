@@ -92,8 +92,10 @@ def embed_file(
     size = header.tell() + total * row_bytes
     # each buffer: the bytes of the last unwritten block (< _ALIGN) first, then the chunk's rows
     buffers = [_aligned_bytes(_ALIGN + chunk_size * row_bytes) for _ in range(2)]
-    bar = progress_bar(total=total, desc="embed", unit="line", disable=not show_progress_bar)
-    with atomic_path(output_path) as tmp, bar:
+    with (
+        atomic_path(output_path) as tmp,
+        progress_bar(total=total, desc="embed", unit="line", disable=not show_progress_bar) as bar,
+    ):
         reserve_space(tmp, size, final=output_path)  # ENOSPC now, not in the middle of the job
         fd = _open_unbuffered(tmp)
         try:
@@ -169,8 +171,11 @@ def score_file(
     pairs_path = Path(pairs_path)
     total = count_lines(pairs_path)
     scored = unknown = 0
-    bar = progress_bar(total=total, desc="score", unit="line", disable=not show_progress_bar)
-    with atomic_path(output_path) as tmp, open(tmp, "w", encoding="utf-8") as out, bar:
+    with (
+        atomic_path(output_path) as tmp,
+        open(tmp, "w", encoding="utf-8") as out,
+        progress_bar(total=total, desc="score", unit="line", disable=not show_progress_bar) as bar,
+    ):
         for first, texts in iter_line_blocks(pairs_path, chunk_size):
             if header and first == 1:
                 out.write(f"{texts[0]}\tcosine\n")

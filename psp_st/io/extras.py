@@ -36,8 +36,8 @@ def install_hint(module: str) -> str:
 
 def missing_extra(error: BaseException) -> str | None:
     """For a ModuleNotFoundError of an optional dependency, the message naming its extra; else ``None``."""
-    top = (getattr(error, "name", None) or "").partition(".")[0]
-    if not isinstance(error, ImportError) or top not in EXTRAS:
+    top = (error.name or "").partition(".")[0] if isinstance(error, ImportError) else None
+    if top not in EXTRAS:
         return None
     return f"this needs the optional package {EXTRAS[top][0]!r}, which is not installed: {install_hint(top)}"
 

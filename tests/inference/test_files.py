@@ -131,3 +131,14 @@ def test_score_warns_once_about_pairs_with_no_known_piece(engine, tmp_path, capl
     score_file(engine, path, tmp_path / "out.tsv", show_progress_bar=False)
     warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
     assert len(warnings) == 1 and "2 of 3 pairs have a side with no known piece" in warnings[0]
+
+
+@pytest.mark.parametrize("command", ["embed", "score"])
+def test_an_output_that_cannot_be_created_shows_no_bar(engine, lines_file, tmp_path, capsys, command):
+    from psp_st.inference import score_file
+
+    (tmp_path / "afile").write_text("")
+    write = embed_file if command == "embed" else score_file
+    with pytest.raises(OSError):
+        write(engine, lines_file, tmp_path / "afile" / "out", show_progress_bar=True)
+    assert command not in capsys.readouterr().err

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from psp_st.io.extras import EXTRAS, install_hint, require
+from psp_st.io.extras import EXTRAS, install_hint, missing_extra, require
 
 REPO = Path(__file__).resolve().parents[2]
 #: The base install (pyproject dependencies and what they bring) by top-level module name.
@@ -54,3 +54,8 @@ def test_cli_error_names_the_extra(monkeypatch, capsys, tmp_path):
     source.write_text("a\tb\n")
     assert main(["data", str(source)]) == 2
     assert install_hint("datasets") in capsys.readouterr().err
+
+
+def test_an_error_other_than_an_import_error_names_no_extra():
+    assert missing_extra(AttributeError("x", name=5)) is None
+    assert "psp-st[mining]" in missing_extra(ModuleNotFoundError("x", name="faiss"))
