@@ -114,7 +114,8 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
         self.seed = seed
         self.primary_metric = "accuracy"
 
-    def features(self, cache: EmbeddingCache, split: str) -> np.ndarray:
+    def features(self, model: Any, split: str, cache: EmbeddingCache | None = None) -> np.ndarray:
+        cache = cache if cache is not None else shared_cache(self, model)
         first, second, _ = self.splits[split]
         return np.concatenate([cache.encode(first), cache.encode(second)], axis=1)
 
@@ -130,7 +131,7 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
 
         cache = shared_cache(self, model)
         cache.add([text for s1, s2, _ in self.splits.values() for text in (*s1, *s2)])
-        train_x, test_x = self.features(cache, "train"), self.features(cache, "test")
+        train_x, test_x = self.features(model, "train", cache), self.features(model, "test", cache)
         train_y, test_y = self.splits["train"][2], self.splits["test"][2]
         classifier = make_pipeline(
             StandardScaler(),

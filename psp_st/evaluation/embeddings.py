@@ -80,8 +80,9 @@ class EmbeddingCache:
                 f"model {model_label(self.model)} returned embeddings of shape {vectors.shape} for {len(new)} texts"
             )
         check_finite(vectors, new, self.model)
-        self._index.update({text: len(self._rows) + offset for offset, text in enumerate(new)})
+        start = len(self._rows)
         self._rows.extend(vectors)
+        self._index.update({text: start + offset for offset, text in enumerate(new)})
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """``(len(texts), dim)`` embeddings of ``texts`` (embedding the unseen ones first)."""

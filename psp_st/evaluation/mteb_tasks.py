@@ -69,7 +69,7 @@ def _local_task(
     **attributes: Any,
 ) -> type[Any]:
     """MTEB's ``base`` task named ``<official>.local`` whose ``load_data`` reads ``files`` (local dataset keys);
-    ``attributes`` become class attributes (``min_score``, a ``load`` override). ``eval_langs``: English by default."""
+    ``attributes`` become class attributes (``min_score``, ``renames``, a ``load`` override). ``eval_langs``: English by default."""
     task_type, main_score, renames = _KINDS[base]
     metadata = TaskMetadata(
         name=f"{official}.local",
@@ -139,6 +139,8 @@ _TASKS = [
         "STS Benchmark (Cer et al., 2017), scores 0-5",
         _STS_PAPER,
         license="cc-by-sa-4.0",
+        min_score=0,
+        max_score=5,
     ),
     _local_task(
         "SICK-R",
@@ -148,6 +150,7 @@ _TASKS = [
         "https://aclanthology.org/L14-1314",
         license="cc-by-nc-sa-3.0",
         min_score=1,
+        max_score=5,
     ),
     _local_task(
         "STS17",
@@ -157,6 +160,8 @@ _TASKS = [
         _STS_PAPER,
         {"en-en": ["eng-Latn", "eng-Latn"]},
         license="cc-by-sa-4.0",
+        min_score=0,
+        max_score=5,
     ),
     _local_task(
         "MSRPC",
@@ -194,6 +199,7 @@ _TASKS = [
         license="cc-by-sa-4.0",
         eval_splits=("devtest",),
         load=_load_flores,
+        renames={},  # _load_flores orients each subset itself
     ),
 ]
 #: Local task class by official MTEB task name.

@@ -133,4 +133,4 @@ def read_line_range(path: str | os.PathLike, byte_start: int, byte_stop: int, fi
     with open(path, "rb") as handle:
         handle.seek(byte_start)
         data = handle.read(byte_stop - byte_start).removesuffix(b"\n")
-    return decode_lines(data, path, first_line) if data else []
+    return decode_lines(data, path, first_line) if byte_stop > byte_start else []

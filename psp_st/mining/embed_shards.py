@@ -73,7 +73,7 @@ def embed_shards(
 ) -> dict[str, Any]:
     """Embed every row of ``inputs`` into ``folder`` (one ``.npy`` per shard + ``manifest.json``); returns the manifest.
     A rerun resumes; an input or model folder whose content changed (sha256), or other settings, are refused, and
-    with ``overwrite`` start over."""
+    with ``overwrite`` start over. Row ``i`` of a shard is input row ``shard.row + i``, locally and on Ray alike."""
     execution = execution or Execution()
     files = input_files(inputs)
     # an empty input gives an empty result (one shard of 0 rows), as `psp-st embed` without shards does

@@ -48,7 +48,7 @@ def set_worker_threads(threads: int) -> None:
 @contextlib.contextmanager
 def ray_session(address: str, num_cpus: int | None = None) -> Iterator[Any]:
     """Connect to Ray (``"local"``: start a local instance, whose workers run this process's ``psp_st``, with
-    ``num_cpus``); shut down only what was started here."""
+    ``num_cpus``; a cluster's nodes run their own installed psp-st); shut down only what was started here."""
     from psp_st.io.extras import require
 
     require("ray.data", "--ray")  # Ray with Ray Data, or an ImportError naming the extra

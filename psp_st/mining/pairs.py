@@ -473,5 +473,6 @@ def _pair_table(
     one, two = [batch["sentence1"][i] for i in kept], [batch["sentence2"][i] for i in kept]
     overlap = np.asarray([trigram_overlap(a, b) for a, b in zip(one, two, strict=True)], np.float32)
     ratio = np.asarray([min(length_ratio(a, b), math.inf) for a, b in zip(one, two, strict=True)], np.float32)
-    columns = (one, two, margins.astype(np.float32), cosines, overlap, ratio, id1, id2)
-    return pa.table(dict(zip(PAIR_COLUMNS, columns, strict=True)))
+    columns = {"sentence1": one, "sentence2": two, "score": margins.astype(np.float32), "cosine": cosines}
+    columns |= {"trigram_overlap": overlap, "length_ratio": ratio, "id1": id1, "id2": id2}
+    return pa.table(columns)

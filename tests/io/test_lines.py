@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from psp_st.io.lines import count_lines, iter_line_blocks
+from psp_st.io.lines import count_lines, iter_line_blocks, read_line_range
 
 TEXT = "a man rides\r\n\ntwo kids play\nné café\r\r\nlast line without newline"
 
@@ -67,3 +67,11 @@ def test_small_blocks_are_read_in_linear_time(tmp_path):
     started = time.perf_counter()
     assert sum(len(texts) for _, texts in iter_line_blocks(path, 1)) == 100_000
     assert time.perf_counter() - started < 1.0
+
+
+def test_a_range_holding_one_empty_line_reads_that_line(tmp_path):
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"a cat\nthe dog\n\n")
+    assert read_line_range(path, 14, 15, 3) == [""]
+    assert read_line_range(path, 0, 14, 1) == ["a cat", "the dog"]
+    assert read_line_range(path, 15, 15, 4) == []
