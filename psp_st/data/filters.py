@@ -66,12 +66,12 @@ class PairFilter:
         """Filter ``dataset`` (``Dataset`` or ``IterableDataset``); ``counter`` is updated while streaming."""
         require_columns(dataset, self.columns(), self.name)
         if is_streaming(dataset):
-            predicate = self.keep if counter is None else functools.partial(counted_verdicts, self.keep, counter)
+            predicate = self.keep if counter is None else functools.partial(_counted_verdicts, self.keep, counter)
             return dataset.filter(predicate, batched=True)
         return dataset.filter(self.keep, batched=True, num_proc=num_proc, desc=f"filter: {self.name}")
 
 
-def counted_verdicts(keep: Callable[[dict[str, list]], list[bool]], counter: FilterCount, batch: dict) -> list[bool]:
+def _counted_verdicts(keep: Callable[[dict[str, list]], list[bool]], counter: FilterCount, batch: dict) -> list[bool]:
     """``keep(batch)``, its verdicts added to ``counter``; module-level (with ``functools.partial``) so that a
     streamed dataset still pickles into DataLoader worker processes."""
     mask = keep(batch)

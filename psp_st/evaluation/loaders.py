@@ -45,7 +45,12 @@ BITEXT_COLUMNS = ("source", "target")
 def check_columns(dataset: Any, columns: Sequence[str], source: str, text_columns: Sequence[str] = ()) -> None:
     """Raise ``ValueError`` naming ``source`` if a column is missing, there are no rows or a text cell is no string
     (``dataset``: a ``datasets.Dataset``, a pandas ``DataFrame`` or a dict of columns)."""
-    names = list(dataset.column_names if hasattr(dataset, "column_names") else getattr(dataset, "columns", dataset))
+    if hasattr(dataset, "column_names"):  # a datasets.Dataset
+        names = list(dataset.column_names)
+    elif hasattr(dataset, "columns"):  # a DataFrame
+        names = list(dataset.columns)
+    else:  # a mapping of columns
+        names = list(dataset)
     missing = [column for column in columns if column not in names]
     if missing:
         raise ValueError(f"{source}: missing column(s) {missing}; it has {names}")

@@ -135,7 +135,8 @@ class WordMemo:
     breaks near-ties by the float32 rounding of the running *sentence* score, so each word has a certificate: a
     float64 top-2 Viterbi finds sentencepiece's path for the word alone, with a margin over the second-best above
     sentencepiece's largest rounding error inside the text (``4 * pieces * 2**-24 * (characters + 1) * max
-    |score|``). Other texts go to sentencepiece unchanged.
+    |score|``). Texts it cannot certify (a character outside printable ASCII, a margin too small for the text's
+    length) go to sentencepiece unchanged.
 
     Args:
         max_words: the memo is emptied when it would hold more words (about 70 bytes per word).
