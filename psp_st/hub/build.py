@@ -171,8 +171,9 @@ def build(
                 _relative(name, data_dir): count for name, count in (metrics.get("pairs_per_source") or {}).items()
             },
         }
-        if metrics.get("pairs_per_language"):
-            info["training"]["pairs_per_language"] = metrics["pairs_per_language"]
+        for key in ("pairs_per_language", "soup"):
+            if metrics.get(key):
+                info["training"][key] = metrics[key]
         if metrics.get("distillation"):
             info["training"]["distillation"] = {
                 **metrics["distillation"],

@@ -110,6 +110,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
 
     import psp_st
     from psp_st.losses.margin import PSP_CITATION  # torch: only where a card is filled
+    from psp_st.training.soup import SOUP_CITATION
 
     training = info.get("training") or {}
     evaluation = info.get("evaluation") or {}
@@ -147,7 +148,12 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         "max_steps": info.get("max_steps"),
         "training_minutes": training["seconds"] / 60 if training.get("seconds") else None,
         "training_threads": training.get("threads", "?"),
-        "citations": {"P-SP": PSP_CITATION, **(info.get("citations") or {})},
+        "soup": training.get("soup"),
+        "citations": {
+            "P-SP": PSP_CITATION,
+            **({"Model soups": SOUP_CITATION} if training.get("soup") else {}),
+            **(info.get("citations") or {}),
+        },
     }
 
 

@@ -3,6 +3,7 @@ it gives each step a batch of *one* dataset, taking steps from the pairs and int
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 from collections.abc import Iterator
@@ -68,6 +69,12 @@ class AuxiliaryObjective:
         self.seed = seed
         self.lr = lr
         self._order: tuple[int, np.ndarray] | None = None
+
+    def with_loss(self, loss: AuxiliaryLoss, seed: int) -> AuxiliaryObjective:
+        """This objective's data and settings with another ``loss`` (e.g. bound to another model) and batch order."""
+        other = copy.copy(self)
+        other.loss, other.seed, other._order = loss, seed, None
+        return other
 
     def rows(self, step: int) -> np.ndarray:
         """Row indices of the batch of optimizer step ``step`` (epochs of the auxiliary data wrap around)."""

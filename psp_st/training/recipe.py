@@ -338,6 +338,7 @@ def train_from_config(
     from psp_st.losses import add_random_negatives
     from psp_st.modules.trusted import load_trusted
     from psp_st.training.megabatch import MegaBatchTrainer
+    from psp_st.training.soup import add_to_soup
 
     if max_steps is not None:
         check_int("max_steps", max_steps)
@@ -353,7 +354,9 @@ def train_from_config(
             "psp-st train, or drop --resume"
         )
     check_output(output_dir, inputs=[config_file, data_dir], overwrite=overwrite or resume, folder=True)
-    checkpoint = get_last_checkpoint(str(output_dir)) if resume and output_dir.is_dir() else None
+    members = [output_dir] if recipe.soup == 1 else [output_dir / "soup" / str(i) for i in range(recipe.soup)]
+    checkpoints = [get_last_checkpoint(str(m)) if resume and m.is_dir() else None for m in members]
+    checkpoint = next((c for c in checkpoints if c), None)
     if resume and checkpoint is None:
         logger.warning("--resume: no checkpoint in %s, starting from scratch", output_dir)
     if checkpoint is not None and recorded.is_file():
@@ -393,8 +396,6 @@ def train_from_config(
     atomic_write_json(output_dir / DATA_FILE, digest)
     if recipe.loss["name"] == "contrastive":
         train_dataset = add_random_negatives(train_dataset, seed=seed)
-    loss = build_loss(recipe, model)
-    args = recipe.training_arguments(str(output_dir), max_steps=max_steps)
     evaluator = None
     if recipe.evaluation.sts_dev:  # STS file of the recipe, scored by the suite's STS evaluator
         from psp_st.data.loaders import load_table
@@ -405,30 +406,60 @@ def train_from_config(
         evaluator = STSEvaluator({"sts-dev": dev})
 
     model.model_card_data.model_name = recipe.description or recipe.name
-    trainer = MegaBatchTrainer(
-        model=model, args=args, train_dataset=train_dataset, loss=loss, evaluator=evaluator, auxiliary=auxiliary
-    )
-    start = time.perf_counter()
-    try:
-        output = trainer.train(resume_from_checkpoint=checkpoint)
-    except KeyboardInterrupt:
-        last = get_last_checkpoint(str(output_dir))
-        where = f"{last} is the last checkpoint: --resume continues from it" if last else "--resume starts again"
-        raise KeyboardInterrupt(f"training interrupted at step {trainer.state.global_step}; {where}") from None
-    timings["training_seconds"] = round(time.perf_counter() - start, 1)
+    soup: dict[str, torch.Tensor] = {}
+    output, timings["training_seconds"] = None, 0.0
+    for index, (folder, checkpoint) in enumerate(zip(members, checkpoints, strict=True)):
+        member_seed, done = seed + index, folder / "final"
+        if recipe.soup > 1 and resumed and done.is_dir():  # a resumed soup keeps its finished members
+            member = load_trusted(done)
+        else:
+            member = model if index == 0 else load_trusted(initial)
+            objective = auxiliary
+            if auxiliary is not None and index:  # the same sentences; the member's own projection and batch order
+                from psp_st.losses import TeacherDistillationLoss
+
+                distillation = TeacherDistillationLoss(member, auxiliary.labels.shape[1], seed=member_seed)
+                objective = auxiliary.with_loss(distillation, member_seed)
+            trainer = MegaBatchTrainer(
+                model=member,
+                args=recipe.training_arguments(str(folder), max_steps=max_steps, seed=member_seed),
+                train_dataset=train_dataset,
+                loss=build_loss(recipe, member),
+                evaluator=evaluator,
+                auxiliary=objective,
+            )
+            start = time.perf_counter()
+            try:
+                output = trainer.train(resume_from_checkpoint=checkpoint)
+            except KeyboardInterrupt:
+                last = get_last_checkpoint(str(folder))
+                where = (
+                    f"{last} is the last checkpoint: --resume continues from it" if last else "--resume starts again"
+                )
+                raise KeyboardInterrupt(f"training interrupted at step {trainer.state.global_step}; {where}") from None
+            timings["training_seconds"] = round(timings["training_seconds"] + time.perf_counter() - start, 1)
+            if recipe.soup > 1:
+                with atomic_directory(done) as temporary:
+                    member.save(str(temporary))
+        if recipe.soup > 1:
+            add_to_soup(soup, member, recipe.soup)
+    if recipe.soup > 1:
+        model.load_state_dict(soup)
     final = output_dir / "final"
     with atomic_directory(final) as temporary:  # a crash leaves no partial final/
         model.save(str(temporary))
     model.model_card_data.save_dir = str(final)
     metrics = {
-        **output.metrics,
-        "global_step": output.global_step,
+        **(output.metrics if output else {}),
+        "global_step": output.global_step if output else None,
         "train_pairs": len(train_dataset),
         "pairs_per_source": pair_counts,
         **({"pairs_per_language": pairs_per_language(train_dataset)} if "lang" in train_dataset.column_names else {}),
         "stage_seconds": timings,
         "distillation": auxiliary.config() if auxiliary is not None else None,
     }
+    if recipe.soup > 1:
+        metrics["soup"] = {"members": recipe.soup, "seeds": [seed + i for i in range(recipe.soup)]}
     atomic_write_json(output_dir / "train_metrics.json", metrics)
     logger.info("saved %s", final)
     return model

@@ -169,6 +169,7 @@ class Recipe:
     name: str
     data: DataSection
     seed: int = 42
+    soup: int = 1  # runs from one initial model at seeds seed, seed + 1, ...; their weights averaged (a model soup)
     description: str | None = None
     tokenizer: TokenizerSection = field(default_factory=TokenizerSection)
     model: ModelSection = field(default_factory=ModelSection)
@@ -183,9 +184,12 @@ class Recipe:
         """The loss section without ``name``: the loss constructor's keyword arguments."""
         return {key: value for key, value in self.loss.items() if key != "name"}
 
-    def training_arguments(self, output_dir: str, max_steps: int | None = None):
-        """The trainer and megabatch sections as ``PSPTrainingArguments`` (mega-batching with the margin loss only)."""
+    def training_arguments(self, output_dir: str, max_steps: int | None = None, seed: int | None = None):
+        """The trainer and megabatch sections as ``PSPTrainingArguments`` (mega-batching with the margin loss only);
+        ``seed``: the data order's (default: the recipe's)."""
         values = {**DEFAULT_TRAINER_ARGS, **self.trainer, "output_dir": output_dir, "seed": self.seed}
+        if seed is not None:
+            values["seed"] = seed
         if not self.evaluation.sts_dev:  # nothing to evaluate (parse_recipe refuses an explicit strategy)
             values["eval_strategy"] = "no"
         values.update({("megabatch_size" if key == "size" else key): value for key, value in self.megabatch.items()})
@@ -235,6 +239,7 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     _finite(config, "")
     check_keys("recipe:", config, [item.name for item in fields(Recipe)])
     Check(int, 0, 2**32 - 1)("recipe: seed", config.get("seed"))  # numpy's seed range
+    Check(int, 1, 2**32 - (config.get("seed") or 0))("recipe: soup", config.get("soup"))  # the last member's seed too
     Check(str)("recipe: description", config.get("description"))
     name = config.get("name", "recipe")  # the default release folder (./NAME) and the build record's short name
     if not isinstance(name, str) or not re.fullmatch(r"[^\W_][\w.-]*", name):
@@ -273,6 +278,7 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
         name=name,
         data=_section(DataSection, data, "recipe: data"),
         seed=config.get("seed", 42),
+        soup=config.get("soup", 1),
         description=config.get("description"),
         tokenizer=_section(TokenizerSection, config.get("tokenizer"), "recipe: tokenizer"),
         model=_section(ModelSection, config.get("model"), "recipe: model"),

@@ -79,6 +79,16 @@ def test_card_has_recipe_limitations_and_the_record_citations(static_model):
     assert "#### ParaphraseMarginLoss" in card and "@inproceedings{wieting-gimpel-2018-paranmt" in card
 
 
+def test_card_of_a_soup_names_its_members_and_cites_model_soups(static_model):
+    from psp_st.hub.card import render_model_card
+
+    plain = render_model_card(static_model, INFO)
+    soup = {**INFO, "training": {**INFO["training"], "soup": {"members": 3, "seeds": [7, 8, 9]}}}
+    card = render_model_card(static_model, soup)
+    assert "mean of 3 runs from one initial model at seeds 7, 8, 9" in card and "wortsman2022soups" in card
+    assert "model soup" not in plain and "wortsman2022soups" not in plain
+
+
 def test_card_comes_from_the_package_template(static_model):
     from psp_st.hub.card import render_model_card, template_path
 

@@ -1,0 +1,90 @@
+"""A recipe with ``soup: N`` trains N members from one initial model and saves the mean of their weights."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+import torch
+from safetensors.numpy import load_file
+
+from tests.training.conftest import Stub, distillation_recipe
+
+
+def soup_recipe(files, cache, members=2):
+    config = distillation_recipe(files, cache)
+    config["soup"] = members
+    config["trainer"].update({"save_strategy": "steps", "save_steps": 3})
+    return config
+
+
+@pytest.fixture
+def soup_run(files, tmp_path, monkeypatch):
+    import psp_st.modules.teacher_init as teacher_module
+    from psp_st.training.recipe import train_from_config
+
+    monkeypatch.setattr(teacher_module, "load_teacher", lambda name, device="cpu": Stub())
+    train_from_config(soup_recipe(files, tmp_path / "cache"), output_dir=tmp_path / "run", max_steps=3)
+    return tmp_path / "run"
+
+
+def weights(folder):
+    return load_file(str(folder / "model.safetensors"))["embedding.weight"]
+
+
+def test_add_to_soup_is_the_mean_of_the_weights_and_keeps_the_first_integer_buffer():
+    from psp_st.training.soup import add_to_soup
+
+    models = [torch.nn.Linear(3, 2) for _ in range(3)]
+    for i, model in enumerate(models):
+        model.register_buffer("count", torch.tensor([i]))
+    soup: dict[str, torch.Tensor] = {}
+    for model in models:
+        add_to_soup(soup, model, len(models))
+    want = np.mean([model.weight.detach().numpy() for model in models], axis=0)
+    np.testing.assert_allclose(soup["weight"].numpy(), want, rtol=1e-6)
+    assert soup["count"].tolist() == [0]
+
+
+def test_soup_final_is_the_mean_of_its_members(soup_run):
+    members = [weights(soup_run / "soup" / str(i) / "final") for i in range(2)]
+    assert not np.allclose(members[0], members[1])  # the members saw other data orders
+    np.testing.assert_allclose(weights(soup_run / "final"), (members[0] + members[1]) / 2, rtol=1e-6, atol=1e-7)
+    metrics = json.loads((soup_run / "train_metrics.json").read_text())
+    assert metrics["soup"] == {"members": 2, "seeds": [0, 1]} and metrics["global_step"] == 3
+
+
+def test_soup_of_one_is_the_plain_run(files, tmp_path, soup_run, monkeypatch):
+    from psp_st.training.recipe import train_from_config
+
+    monkeypatch.setattr("psp_st.modules.teacher_init.load_teacher", lambda name, device="cpu": Stub())
+    train_from_config(soup_recipe(files, tmp_path / "cache", members=1), output_dir=tmp_path / "one", max_steps=3)
+    assert not (tmp_path / "one" / "soup").exists()
+    np.testing.assert_array_equal(weights(tmp_path / "one" / "final"), weights(soup_run / "soup" / "0" / "final"))
+
+
+def test_resumed_soup_keeps_finished_members_and_continues_the_others(files, tmp_path, soup_run, monkeypatch):
+    from psp_st.training.recipe import train_from_config
+
+    def no_teacher(name, device="cpu"):
+        raise AssertionError("the teacher was loaded although every vector is cached")
+
+    monkeypatch.setattr("psp_st.modules.teacher_init.load_teacher", no_teacher)
+    copy = shutil.copytree(soup_run, tmp_path / "copy")
+    shutil.rmtree(copy / "final")
+    shutil.rmtree(copy / "soup" / "1" / "final")
+    first = (copy / "soup" / "0" / "final" / "model.safetensors").stat().st_mtime_ns
+    train_from_config(soup_recipe(files, tmp_path / "cache"), output_dir=copy, max_steps=3, resume=True)
+    assert (copy / "soup" / "0" / "final" / "model.safetensors").stat().st_mtime_ns == first  # not trained again
+    np.testing.assert_array_equal(weights(copy / "soup" / "1" / "final"), weights(soup_run / "soup" / "1" / "final"))
+    np.testing.assert_array_equal(weights(copy / "final"), weights(soup_run / "final"))
+
+
+@pytest.mark.parametrize(("soup", "message"), [(0, "recipe: soup must be >= 1"), ("2", "recipe: soup")])
+def test_soup_must_be_a_positive_integer(soup, message):
+    from psp_st.training.schema import parse_recipe
+
+    with pytest.raises(ValueError, match=message):
+        parse_recipe({"name": "x", "data": {"sources": ["pairs.parquet"]}, "soup": soup})
