@@ -410,7 +410,7 @@ def train_from_config(
     output, timings["training_seconds"] = None, 0.0
     for index, (folder, checkpoint) in enumerate(zip(members, checkpoints, strict=True)):
         member_seed, done = seed + index, folder / "final"
-        if recipe.soup > 1 and resumed and done.is_dir():  # a resumed soup keeps its finished members
+        if recipe.soup > 1 and resumed and checkpoint is None and done.is_dir():  # finished, saving no checkpoint
             member = load_trusted(done)
         else:
             member = model if index == 0 else load_trusted(initial)

@@ -37,14 +37,15 @@ def weights(folder):
 def test_add_to_soup_is_the_mean_of_the_weights_and_keeps_the_first_integer_buffer():
     from psp_st.training.soup import add_to_soup
 
+    torch.manual_seed(0)
     models = [torch.nn.Linear(3, 2) for _ in range(3)]
     for i, model in enumerate(models):
         model.register_buffer("count", torch.tensor([i]))
     soup: dict[str, torch.Tensor] = {}
     for model in models:
         add_to_soup(soup, model, len(models))
-    want = np.mean([model.weight.detach().numpy() for model in models], axis=0)
-    np.testing.assert_allclose(soup["weight"].numpy(), want, rtol=1e-6)
+    want = np.mean([model.weight.detach().numpy().astype(np.float64) for model in models], axis=0)
+    np.testing.assert_allclose(soup["weight"].numpy(), want, rtol=1e-12, atol=1e-15)
     assert soup["count"].tolist() == [0]
 
 
@@ -65,21 +66,36 @@ def test_soup_of_one_is_the_plain_run(files, tmp_path, soup_run, monkeypatch):
     np.testing.assert_array_equal(weights(tmp_path / "one" / "final"), weights(soup_run / "soup" / "0" / "final"))
 
 
-def test_resumed_soup_keeps_finished_members_and_continues_the_others(files, tmp_path, soup_run, monkeypatch):
-    from psp_st.training.recipe import train_from_config
+def no_teacher(name, device="cpu"):
+    raise AssertionError("the teacher was loaded although every vector is cached")
 
-    def no_teacher(name, device="cpu"):
-        raise AssertionError("the teacher was loaded although every vector is cached")
+
+def test_resumed_soup_finishes_each_member_from_its_checkpoint(files, tmp_path, soup_run, monkeypatch):
+    from psp_st.training.recipe import train_from_config
 
     monkeypatch.setattr("psp_st.modules.teacher_init.load_teacher", no_teacher)
     copy = shutil.copytree(soup_run, tmp_path / "copy")
     shutil.rmtree(copy / "final")
     shutil.rmtree(copy / "soup" / "1" / "final")
-    first = (copy / "soup" / "0" / "final" / "model.safetensors").stat().st_mtime_ns
     train_from_config(soup_recipe(files, tmp_path / "cache"), output_dir=copy, max_steps=3, resume=True)
-    assert (copy / "soup" / "0" / "final" / "model.safetensors").stat().st_mtime_ns == first  # not trained again
-    np.testing.assert_array_equal(weights(copy / "soup" / "1" / "final"), weights(soup_run / "soup" / "1" / "final"))
+    for member in ("0", "1"):  # no step more: the same weights, no new checkpoint
+        assert sorted(p.name for p in (copy / "soup" / member).glob("checkpoint-*")) == ["checkpoint-3"]
+        np.testing.assert_array_equal(
+            weights(copy / "soup" / member / "final"), weights(soup_run / "soup" / member / "final")
+        )
     np.testing.assert_array_equal(weights(copy / "final"), weights(soup_run / "final"))
+
+
+def test_resumed_soup_with_more_steps_extends_every_member(files, tmp_path, soup_run, monkeypatch):
+    from psp_st.training.recipe import train_from_config
+
+    monkeypatch.setattr("psp_st.modules.teacher_init.load_teacher", no_teacher)
+    copy = shutil.copytree(soup_run, tmp_path / "copy")
+    train_from_config(soup_recipe(files, tmp_path / "cache"), output_dir=copy, max_steps=6, resume=True)
+    for member in ("0", "1"):
+        assert sorted(p.name for p in (copy / "soup" / member).glob("checkpoint-*")) == ["checkpoint-3", "checkpoint-6"]
+    members = [weights(copy / "soup" / str(i) / "final") for i in range(2)]
+    np.testing.assert_allclose(weights(copy / "final"), (members[0] + members[1]) / 2, rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize(("soup", "message"), [(0, "recipe: soup must be >= 1"), ("2", "recipe: soup")])
