@@ -238,8 +238,10 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
         raise ValueError(f"recipe: expected a mapping at the top level, got {type(config).__name__}")
     _finite(config, "")
     check_keys("recipe:", config, [item.name for item in fields(Recipe)])
+    if "seed" in config and config["seed"] is None:  # `seed:` with no value: the trainer would fail late
+        raise ValueError("recipe: seed has no value; give an integer in [0, 2^32 - 1] or leave the key out (42)")
     Check(int, 0, 2**32 - 1)("recipe: seed", config.get("seed"))  # numpy's seed range
-    Check(int, 1, 2**32 - (config.get("seed") or 0))("recipe: soup", config.get("soup"))  # the last member's seed too
+    Check(int, 1, 2**32 - config.get("seed", 42))("recipe: soup", config.get("soup"))  # the last member's seed too
     Check(str)("recipe: description", config.get("description"))
     name = config.get("name", "recipe")  # the default release folder (./NAME) and the build record's short name
     if not isinstance(name, str) or not re.fullmatch(r"[^\W_][\w.-]*", name):

@@ -473,3 +473,10 @@ def test_init_from_a_training_run_folder_names_its_final_model(pairs_file, data_
     config["model"] = {"init_from": str(tmp_path / "run")}
     with pytest.raises(ModelFolderError, match=r"run folder, whose trained model is .*final"):
         build_model(config, None, seed=0)
+
+
+def test_a_seed_key_without_value_is_refused():
+    from psp_st.training.schema import parse_recipe
+
+    with pytest.raises(ValueError, match="recipe: seed has no value"):
+        parse_recipe({"name": "x", "data": {"sources": ["pairs.parquet"]}, "seed": None})
