@@ -313,6 +313,43 @@ def recipe_changes(before: Recipe, after: Recipe) -> list[str]:
     ]
 
 
+def _train_run(
+    recipe: Recipe,
+    model,
+    folder: Path,
+    checkpoint: str | None,
+    seed: int,
+    train_dataset,
+    evaluator,
+    auxiliary,
+    max_steps: int | None,
+):
+    """Train ``model`` (the only run or a soup member) in ``folder`` from ``checkpoint`` (or the start) at ``seed``;
+    returns the trainer's output. ``auxiliary`` is bound to the recipe's first model: another member gets the same
+    sentences with its own projection and batch order."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    from psp_st.losses import TeacherDistillationLoss
+    from psp_st.training.megabatch import MegaBatchTrainer
+
+    if auxiliary is not None and seed != recipe.seed:
+        auxiliary = auxiliary.with_loss(TeacherDistillationLoss(model, auxiliary.labels.shape[1], seed=seed), seed)
+    trainer = MegaBatchTrainer(
+        model=model,
+        args=recipe.training_arguments(str(folder), max_steps=max_steps, seed=seed),
+        train_dataset=train_dataset,
+        loss=build_loss(recipe, model),
+        evaluator=evaluator,
+        auxiliary=auxiliary,
+    )
+    try:
+        return trainer.train(resume_from_checkpoint=checkpoint)
+    except KeyboardInterrupt:
+        last = get_last_checkpoint(str(folder))
+        where = f"{last} is the last checkpoint: --resume continues from it" if last else "--resume starts again"
+        raise KeyboardInterrupt(f"training interrupted at step {trainer.state.global_step}; {where}") from None
+
+
 def train_from_config(
     config: dict | str | os.PathLike,
     output_dir: str | os.PathLike | None = None,
@@ -337,7 +374,6 @@ def train_from_config(
     from psp_st.io.output_policy import check_output
     from psp_st.losses import add_random_negatives
     from psp_st.modules.trusted import load_trusted
-    from psp_st.training.megabatch import MegaBatchTrainer
     from psp_st.training.soup import add_to_soup
 
     if max_steps is not None:
@@ -406,59 +442,43 @@ def train_from_config(
         evaluator = STSEvaluator({"sts-dev": dev})
 
     model.model_card_data.model_name = recipe.description or recipe.name
+    souped, outputs = recipe.soup > 1, []
     soup: dict[str, torch.Tensor] = {}
-    output, timings["training_seconds"] = None, 0.0
+    timings["training_seconds"] = 0.0
     for index, (folder, checkpoint) in enumerate(zip(members, checkpoints, strict=True)):
-        member_seed, done = seed + index, folder / "final"
-        if recipe.soup > 1 and resumed and checkpoint is None and done.is_dir():  # finished, saving no checkpoint
-            member = load_trusted(done)
+        if souped and resumed and checkpoint is None and (folder / "final").is_dir():  # finished, saving no checkpoint
+            member = load_trusted(folder / "final")
         else:
             member = model if index == 0 else load_trusted(initial)
-            objective = auxiliary
-            if auxiliary is not None and index:  # the same sentences; the member's own projection and batch order
-                from psp_st.losses import TeacherDistillationLoss
-
-                distillation = TeacherDistillationLoss(member, auxiliary.labels.shape[1], seed=member_seed)
-                objective = auxiliary.with_loss(distillation, member_seed)
-            trainer = MegaBatchTrainer(
-                model=member,
-                args=recipe.training_arguments(str(folder), max_steps=max_steps, seed=member_seed),
-                train_dataset=train_dataset,
-                loss=build_loss(recipe, member),
-                evaluator=evaluator,
-                auxiliary=objective,
-            )
             start = time.perf_counter()
-            try:
-                output = trainer.train(resume_from_checkpoint=checkpoint)
-            except KeyboardInterrupt:
-                last = get_last_checkpoint(str(folder))
-                where = (
-                    f"{last} is the last checkpoint: --resume continues from it" if last else "--resume starts again"
+            outputs.append(
+                _train_run(
+                    recipe, member, folder, checkpoint, seed + index, train_dataset, evaluator, auxiliary, max_steps
                 )
-                raise KeyboardInterrupt(f"training interrupted at step {trainer.state.global_step}; {where}") from None
+            )
             timings["training_seconds"] = round(timings["training_seconds"] + time.perf_counter() - start, 1)
-            if recipe.soup > 1:
-                with atomic_directory(done) as temporary:
+            if souped:
+                with atomic_directory(folder / "final") as temporary:
                     member.save(str(temporary))
-        if recipe.soup > 1:
+        if souped:
             add_to_soup(soup, member, recipe.soup)
-    if recipe.soup > 1:
+    if souped:
         model.load_state_dict(soup)
     final = output_dir / "final"
     with atomic_directory(final) as temporary:  # a crash leaves no partial final/
         model.save(str(temporary))
     model.model_card_data.save_dir = str(final)
+    output = outputs[-1]  # a resumed run has a checkpoint, so at least one run trains
     metrics = {
-        **(output.metrics if output else {}),
-        "global_step": output.global_step if output else None,
+        **output.metrics,
+        "global_step": output.global_step,
         "train_pairs": len(train_dataset),
         "pairs_per_source": pair_counts,
         **({"pairs_per_language": pairs_per_language(train_dataset)} if "lang" in train_dataset.column_names else {}),
         "stage_seconds": timings,
         "distillation": auxiliary.config() if auxiliary is not None else None,
     }
-    if recipe.soup > 1:
+    if souped:
         metrics["soup"] = {"members": recipe.soup, "seeds": [seed + i for i in range(recipe.soup)]}
     atomic_write_json(output_dir / "train_metrics.json", metrics)
     logger.info("saved %s", final)
