@@ -171,7 +171,7 @@ def build(
                 _relative(name, data_dir): count for name, count in (metrics.get("pairs_per_source") or {}).items()
             },
         }
-        for key in ("pairs_per_language", "soup"):
+        for key in ("pairs_per_language", "soup", "wise_ft"):
             if metrics.get(key):
                 info["training"][key] = metrics[key]
         if metrics.get("distillation"):

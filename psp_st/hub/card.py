@@ -111,6 +111,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
     import psp_st
     from psp_st.losses.margin import PSP_CITATION  # torch: only where a card is filled
     from psp_st.training.soup import SOUP_CITATION
+    from psp_st.training.wise_ft import WISE_FT_CITATION
 
     training = info.get("training") or {}
     evaluation = info.get("evaluation") or {}
@@ -149,9 +150,11 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         "training_minutes": training["seconds"] / 60 if training.get("seconds") else None,
         "training_threads": training.get("threads", "?"),
         "soup": training.get("soup"),
+        "wise_ft": training.get("wise_ft"),
         "citations": {
             "P-SP": PSP_CITATION,
             **({"Model soups": SOUP_CITATION} if training.get("soup") else {}),
+            **({"WiSE-FT": WISE_FT_CITATION} if training.get("wise_ft") else {}),
             **(info.get("citations") or {}),
         },
     }

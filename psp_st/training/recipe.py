@@ -375,6 +375,7 @@ def train_from_config(
     from psp_st.losses import add_random_negatives
     from psp_st.modules.trusted import load_trusted
     from psp_st.training.soup import add_to_soup
+    from psp_st.training.wise_ft import interpolate_from_initial
 
     if max_steps is not None:
         check_int("max_steps", max_steps)
@@ -464,6 +465,8 @@ def train_from_config(
             add_to_soup(soup, member, recipe.soup)
     if souped:
         model.load_state_dict(soup)
+    if recipe.wise_ft != 1:
+        interpolate_from_initial(model, load_trusted(initial), recipe.wise_ft)
     final = output_dir / "final"
     with atomic_directory(final) as temporary:  # a crash leaves no partial final/
         model.save(str(temporary))
@@ -480,6 +483,8 @@ def train_from_config(
     }
     if souped:
         metrics["soup"] = {"members": recipe.soup, "seeds": [seed + i for i in range(recipe.soup)]}
+    if recipe.wise_ft != 1:
+        metrics["wise_ft"] = recipe.wise_ft
     atomic_write_json(output_dir / "train_metrics.json", metrics)
     logger.info("saved %s", final)
     return model

@@ -170,6 +170,7 @@ class Recipe:
     data: DataSection
     seed: int = 42
     soup: int = 1  # runs from one initial model at seeds seed, seed + 1, ...; their weights averaged (a model soup)
+    wise_ft: float = 1.0  # the saved weights: initial + wise_ft * (trained - initial) (WiSE-FT); 1 = the trained ones
     description: str | None = None
     tokenizer: TokenizerSection = field(default_factory=TokenizerSection)
     model: ModelSection = field(default_factory=ModelSection)
@@ -199,6 +200,13 @@ class Recipe:
             values["max_steps"] = max_steps
         return PSPTrainingArguments(**values)
 
+
+#: The recipe's top-level numbers and what each must be (a key given with no value is an error, not the default).
+TOP_LEVEL_NUMBERS = {
+    "seed": "an integer in [0, 2^32 - 1]",
+    "soup": "a number of runs, 1 or more",
+    "wise_ft": "a number in (0, 1]",
+}
 
 #: Trainer keys psp-st sets itself, refused in a recipe; so are ``push_to_hub`` and ``hub_*``: a run never uploads.
 TRAINER_OVERRIDES = {"seed": "use the top-level seed", "output_dir": "use --output (train_from_config's output_dir)"}
@@ -238,10 +246,13 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
         raise ValueError(f"recipe: expected a mapping at the top level, got {type(config).__name__}")
     _finite(config, "")
     check_keys("recipe:", config, [item.name for item in fields(Recipe)])
-    if "seed" in config and config["seed"] is None:  # `seed:` with no value: the trainer would fail late
-        raise ValueError("recipe: seed has no value; give an integer in [0, 2^32 - 1] or leave the key out (42)")
+    for key, wanted in TOP_LEVEL_NUMBERS.items():  # `seed:` with no value: the trainer would fail late
+        if key in config and config[key] is None:
+            default = getattr(Recipe, key)
+            raise ValueError(f"recipe: {key} has no value; give {wanted} or leave the key out ({default})")
     Check(int, 0, 2**32 - 1)("recipe: seed", config.get("seed"))  # numpy's seed range
     Check(int, 1, 2**32 - config.get("seed", 42))("recipe: soup", config.get("soup"))  # the last member's seed too
+    Check(float, 0.0, 1.0, positive=True)("recipe: wise_ft", config.get("wise_ft"))
     Check(str)("recipe: description", config.get("description"))
     name = config.get("name", "recipe")  # the default release folder (./NAME) and the build record's short name
     if not isinstance(name, str) or not re.fullmatch(r"[^\W_][\w.-]*", name):
@@ -281,6 +292,7 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
         data=_section(DataSection, data, "recipe: data"),
         seed=config.get("seed", 42),
         soup=config.get("soup", 1),
+        wise_ft=float(config.get("wise_ft", 1.0)),
         description=config.get("description"),
         tokenizer=_section(TokenizerSection, config.get("tokenizer"), "recipe: tokenizer"),
         model=_section(ModelSection, config.get("model"), "recipe: model"),

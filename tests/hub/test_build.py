@@ -206,10 +206,14 @@ def test_a_killed_build_with_a_work_dir_resumes_from_its_checkpoint(build_cli, t
     np.testing.assert_array_equal(first, resumed)
 
 
-def test_a_soup_build_records_its_members_in_the_record_and_card(build_cli, tiny_recipe, data_dir, tmp_path):
+def test_a_soup_build_records_its_members_and_wise_ft_in_the_record_and_card(
+    build_cli, tiny_recipe, data_dir, tmp_path
+):
     recipe = tmp_path / "soup.yaml"
-    recipe.write_text(tiny_recipe.read_text().replace("seed: 7\n", "seed: 7\nsoup: 2\n"), encoding="utf-8")
+    text = tiny_recipe.read_text().replace("seed: 7\n", "seed: 7\nsoup: 2\nwise_ft: 0.5\n")
+    recipe.write_text(text, encoding="utf-8")
     assert build_cli(recipe, data_dir, tmp_path) == 0
     record = json.loads((tmp_path / "psp-en" / "psp_build.json").read_text())
-    assert record["training"]["soup"] == {"members": 2, "seeds": [7, 8]}
-    assert "mean of 2 runs" in (tmp_path / "psp-en" / "README.md").read_text()
+    assert record["training"]["soup"] == {"members": 2, "seeds": [7, 8]} and record["training"]["wise_ft"] == 0.5
+    card = (tmp_path / "psp-en" / "README.md").read_text()
+    assert "mean of 2 runs" in card and "plus 0.5 times what training changed" in card

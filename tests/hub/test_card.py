@@ -89,6 +89,15 @@ def test_card_of_a_soup_names_its_members_and_cites_model_soups(static_model):
     assert "model soup" not in plain and "wortsman2022soups" not in plain
 
 
+def test_card_of_a_wise_ft_model_says_how_far_it_is_from_the_initial_one_and_cites_it(static_model):
+    from psp_st.hub.card import render_model_card
+
+    plain = render_model_card(static_model, INFO)
+    card = render_model_card(static_model, {**INFO, "training": {**INFO["training"], "wise_ft": 0.8}})
+    assert "initial model's plus 0.8 times what training changed (WiSE-FT)" in card and "wortsman2022robust" in card
+    assert "WiSE-FT" not in plain and "wortsman2022robust" not in plain
+
+
 def test_card_comes_from_the_package_template(static_model):
     from psp_st.hub.card import render_model_card, template_path
 

@@ -475,8 +475,17 @@ def test_init_from_a_training_run_folder_names_its_final_model(pairs_file, data_
         build_model(config, None, seed=0)
 
 
-def test_a_seed_key_without_value_is_refused():
+@pytest.mark.parametrize("key", ["seed", "soup", "wise_ft"])
+def test_a_top_level_number_without_value_is_refused(key):
     from psp_st.training.schema import parse_recipe
 
-    with pytest.raises(ValueError, match="recipe: seed has no value"):
-        parse_recipe({"name": "x", "data": {"sources": ["pairs.parquet"]}, "seed": None})
+    with pytest.raises(ValueError, match=f"recipe: {key} has no value; give .* or leave the key out"):
+        parse_recipe({"name": "x", "data": {"sources": ["pairs.parquet"]}, key: None})
+
+
+@pytest.mark.parametrize("value", [0, -0.5, 1.5, "0.8"])
+def test_wise_ft_outside_zero_to_one_is_refused(value):
+    from psp_st.training.schema import parse_recipe
+
+    with pytest.raises(ValueError, match="recipe: wise_ft"):
+        parse_recipe({"name": "x", "data": {"sources": ["pairs.parquet"]}, "wise_ft": value})

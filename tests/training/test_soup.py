@@ -1,4 +1,5 @@
-"""A recipe with ``soup: N`` trains N members from one initial model and saves the mean of their weights."""
+"""A recipe with ``soup: N`` trains N members from one initial model and saves the mean of their weights; with
+``wise_ft: a`` it saves ``initial + a * (mean - initial)``."""
 
 from __future__ import annotations
 
@@ -104,3 +105,41 @@ def test_soup_must_be_a_positive_integer(soup, message):
 
     with pytest.raises(ValueError, match=message):
         parse_recipe({"name": "x", "data": {"sources": ["pairs.parquet"]}, "soup": soup})
+
+
+def test_interpolate_from_initial_moves_the_weights_towards_the_initial_ones_and_keeps_integer_buffers():
+    from psp_st.training.wise_ft import interpolate_from_initial
+
+    torch.manual_seed(0)
+    trained, initial = torch.nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    trained.register_buffer("count", torch.tensor([5]))
+    initial.register_buffer("count", torch.tensor([0]))
+    want = {
+        name: initial.state_dict()[name].double() * 0.7 + value.double() * 0.3
+        for name, value in trained.state_dict().items()
+        if name != "count"
+    }
+    interpolate_from_initial(trained, initial, 0.3)
+    for name, value in want.items():
+        np.testing.assert_allclose(trained.state_dict()[name].numpy(), value.numpy(), rtol=1e-6)
+    assert trained.count.tolist() == [5]
+
+
+def test_interpolate_from_initial_refuses_another_architecture():
+    from psp_st.training.wise_ft import interpolate_from_initial
+
+    with pytest.raises(ValueError, match="wise_ft: the initial model has no weight weight of shape"):
+        interpolate_from_initial(torch.nn.Linear(3, 2), torch.nn.Linear(4, 2), 0.5)
+
+
+def test_wise_ft_soup_saves_the_initial_weights_plus_a_times_the_members_mean_change(files, tmp_path, monkeypatch):
+    from psp_st.training.recipe import train_from_config
+
+    monkeypatch.setattr("psp_st.modules.teacher_init.load_teacher", lambda name, device="cpu": Stub())
+    config = {**soup_recipe(files, tmp_path / "cache"), "wise_ft": 0.25}
+    train_from_config(config, output_dir=tmp_path / "run", max_steps=3)
+    run = tmp_path / "run"
+    start = weights(run / "initial").astype(np.float64)
+    mean = (weights(run / "soup" / "0" / "final") + weights(run / "soup" / "1" / "final")) / 2
+    np.testing.assert_allclose(weights(run / "final"), start + 0.25 * (mean - start), rtol=1e-5, atol=1e-6)
+    assert json.loads((run / "train_metrics.json").read_text())["wise_ft"] == 0.25
