@@ -6,6 +6,10 @@
 * ``average``: the element-wise mean of the models' piece vectors (checkpoints of one run).
 * ``sif``: the first model's piece vectors times SIF's ``a / (a + p(piece))`` (piece frequencies of the
   ``training_pairs/`` text), folded after training instead of at initialisation.
+* ``wise-ft``: the mean of the models' piece vectors (a soup, or one run) moved back towards ``--initial`` (the
+  model the runs started from): ``initial + a * (mean - initial)`` for each ``--alphas`` a, as the recipe key
+  ``wise_ft`` saves it (round 18). ``--train-splits`` adds STS-B train and SICK-R train Spearman (held out: no
+  recipe trains or chooses on them).
 
 Every model must share the first one's tokenizer (sentencepiece model). Numbers: STS-B dev/test and SICK-R dev
 Spearman, SICK-R test Pearson, and the selection score (mean of the two dev columns), x100.
@@ -13,6 +17,7 @@ Spearman, SICK-R test Pearson, and the selection score (mean of the two dev colu
     python benchmarks/psp_en_combine.py ensemble MODEL MODEL [MODEL ...] --weights 0.3 0.5 0.7
     python benchmarks/psp_en_combine.py average MODEL MODEL [MODEL ...]
     python benchmarks/psp_en_combine.py sif MODEL --a 0.01 0.001
+    python benchmarks/psp_en_combine.py wise-ft MODEL [MODEL ...] --initial RUN/initial --alphas 0.6 0.8
 """
 
 from __future__ import annotations
@@ -30,13 +35,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 SETS = (("stsb_dev", "stsb-dev"), ("sick_dev", "sick-dev"), ("stsb_test", "stsb-test"), ("sick_test", "sick-test"))
 #: Printed columns, in order.
 COLUMNS = ("stsb_dev_spearman", "sick_dev_spearman", "selection", "stsb_test_spearman", "sick_test_pearson")
+#: The held-out train splits ``--train-splits`` adds (Spearman).
+TRAIN_SETS = (("stsb_train", "stsb-train"), ("sick_train", "sick-train"))
 
 
 def scores(cosines: dict[str, object], gold: dict[str, object]) -> dict[str, float]:
     """The ablation's numbers from per-set cosines."""
     from scipy.stats import pearsonr, spearmanr
 
-    out = {f"{name}_spearman": round(100 * spearmanr(cosines[name], gold[name])[0], 2) for name, _ in SETS}
+    out = {f"{name}_spearman": round(100 * spearmanr(cosines[name], gold[name])[0], 2) for name in cosines}
     out["sick_test_pearson"] = round(100 * pearsonr(cosines["sick_test"], gold["sick_test"])[0], 2)
     out["selection"] = round((out["stsb_dev_spearman"] + out["sick_dev_spearman"]) / 2, 2)
     return out
@@ -44,12 +51,17 @@ def scores(cosines: dict[str, object], gold: dict[str, object]) -> dict[str, flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("ensemble", "average", "sif"))
+    parser.add_argument("mode", choices=("ensemble", "average", "sif", "wise-ft"))
     parser.add_argument("models", nargs="+", help="model folders (a release root, trainable/ or a checkpoint)")
     parser.add_argument("--weights", type=float, nargs="+", default=[0.3, 0.5, 0.7], help="ensemble weights")
     parser.add_argument("--a", type=float, nargs="+", default=[0.01, 0.003, 0.001], help="SIF constants")
+    parser.add_argument("--initial", default=None, help="wise-ft: the model the runs started from (RUN/initial)")
+    parser.add_argument("--alphas", type=float, nargs="+", default=[0.6, 0.7, 0.8, 0.9], help="wise-ft: a values")
+    parser.add_argument("--train-splits", action="store_true", help="also STS-B train and SICK-R train Spearman")
     parser.add_argument("--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR)")
     args = parser.parse_args()
+    if args.mode == "wise-ft" and not args.initial:
+        parser.error("wise-ft needs --initial (the initial/ folder of the runs)")
 
     import numpy as np
     import pandas as pd
@@ -61,7 +73,9 @@ def main() -> None:
 
     engines = [load_engine(path, threads=1) for path in args.models]
     first = engines[0]
-    pairs = {name: load_local(key, args.data_dir) for name, key in SETS}
+    sets = SETS + (TRAIN_SETS if args.train_splits else ())
+    columns = COLUMNS + tuple(f"{name}_spearman" for name, _ in TRAIN_SETS if args.train_splits)
+    pairs = {name: load_local(key, args.data_dir) for name, key in sets}
     gold = {name: np.asarray(data["score"], dtype=np.float64) for name, data in pairs.items()}
 
     def cosines(engine) -> dict[str, np.ndarray]:
@@ -74,9 +88,9 @@ def main() -> None:
         }
 
     def show(label: str, numbers: dict[str, float]) -> None:
-        print(f"| {label} | " + " | ".join(f"{numbers[key]:.2f}" for key in COLUMNS) + " |", flush=True)
+        print(f"| {label} | " + " | ".join(f"{numbers[key]:.2f}" for key in columns) + " |", flush=True)
 
-    print("| model | " + " | ".join(COLUMNS) + " |\n|---|" + "---|" * len(COLUMNS))
+    print("| model | " + " | ".join(columns) + " |\n|---|" + "---|" * len(columns))
     single = [cosines(engine) for engine in engines]
     for path, result in zip(args.models, single, strict=True):
         show(path, scores(result, gold))
@@ -84,12 +98,18 @@ def main() -> None:
         for weight in args.weights:
             mixed = {
                 name: (1 - weight) * single[0][name] + weight * np.mean([c[name] for c in single[1:]], axis=0)
-                for name, _ in SETS
+                for name, _ in sets
             }
             show(f"ensemble, weight {weight} on the others", scores(mixed, gold))
     elif args.mode == "average":
         mean = np.mean([engine.weights for engine in engines], axis=0)
         show("mean of the piece vectors", scores(cosines(PSPEngine(mean, first.tokenizer, threads=1)), gold))
+    elif args.mode == "wise-ft":
+        mean = np.mean([engine.weights.astype(np.float64) for engine in engines], axis=0)
+        initial = load_engine(args.initial, threads=1).weights.astype(np.float64)
+        for alpha in [1.0, *args.alphas]:
+            mixed = (initial + alpha * (mean - initial)).astype(np.float32)
+            show(f"wise-ft a = {alpha}", scores(cosines(PSPEngine(mixed, first.tokenizer, threads=1)), gold))
     else:
         folder = Path(args.data_dir or default_data_dir())
         texts: list[str] = []
