@@ -25,7 +25,7 @@ def interpolate_from_initial(model: nn.Module, initial: nn.Module, alpha: float)
     for name, tensor in model.state_dict().items():
         if tensor.is_floating_point():
             if name not in start or start[name].shape != tensor.shape:
-                raise ValueError(f"wise_ft: the initial model has no weight {name} of shape {tuple(tensor.shape)}")
+                raise ValueError(f"wise_ft: the initial model has no {name!r} of shape {tuple(tensor.shape)}")
             origin = start[name].double()
             mixed[name] = (origin + alpha * (tensor.double() - origin)).to(tensor.dtype)
     model.load_state_dict(mixed, strict=False)

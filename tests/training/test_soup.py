@@ -128,7 +128,7 @@ def test_interpolate_from_initial_moves_the_weights_towards_the_initial_ones_and
 def test_interpolate_from_initial_refuses_another_architecture():
     from psp_st.training.wise_ft import interpolate_from_initial
 
-    with pytest.raises(ValueError, match="wise_ft: the initial model has no weight weight of shape"):
+    with pytest.raises(ValueError, match="wise_ft: the initial model has no .weight. of shape"):
         interpolate_from_initial(torch.nn.Linear(3, 2), torch.nn.Linear(4, 2), 0.5)
 
 
