@@ -9,7 +9,9 @@
 * ``wise-ft``: the mean of the models' piece vectors (a soup, or one run) moved back towards ``--initial`` (the
   model the runs started from): ``initial + a * (mean - initial)`` for each ``--alphas`` a, as the recipe key
   ``wise_ft`` saves it (round 18). ``--train-splits`` adds STS-B train and SICK-R train Spearman (held out: no
-  recipe trains or chooses on them).
+  recipe trains or chooses on them). ``--toward OTHER --betas b ...`` adds ``b * (other - initial)`` to each
+  (a plane through a third model, e.g. the initial vectors re-weighted or fitted: round 19). ``--genres`` adds, under each row, STS-B dev and test Spearman per source
+  file (MSRpar, headlines, answers-forums / answer-answer, ...: where a change gains or loses; round 19).
 
 Every model must share the first one's tokenizer (sentencepiece model). Numbers: STS-B dev/test and SICK-R dev
 Spearman, SICK-R test Pearson, and the selection score (mean of the two dev columns), x100.
@@ -57,17 +59,24 @@ def main() -> None:
     parser.add_argument("--a", type=float, nargs="+", default=[0.01, 0.003, 0.001], help="SIF constants")
     parser.add_argument("--initial", default=None, help="wise-ft: the model the runs started from (RUN/initial)")
     parser.add_argument("--alphas", type=float, nargs="+", default=[0.6, 0.7, 0.8, 0.9], help="wise-ft: a values")
+    parser.add_argument("--toward", default=None, help="wise-ft: a third model, added as b * (toward - initial)")
+    parser.add_argument("--betas", type=float, nargs="+", default=[0.0], help="wise-ft: b values for --toward")
     parser.add_argument("--train-splits", action="store_true", help="also STS-B train and SICK-R train Spearman")
+    parser.add_argument("--genres", action="store_true", help="also STS-B dev/test Spearman per source file")
     parser.add_argument("--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR)")
     args = parser.parse_args()
     if args.mode == "wise-ft" and not args.initial:
         parser.error("wise-ft needs --initial (the initial/ folder of the runs)")
+    if args.betas != [0.0] and not args.toward:
+        parser.error("--betas needs --toward (the third model)")
 
     import numpy as np
     import pandas as pd
+    from scipy.stats import spearmanr
 
     from psp_st.distillation.piece_weights import piece_counts, sif_weights
     from psp_st.evaluation import load_local
+    from psp_st.evaluation.loaders import local_path
     from psp_st.inference.engine import PSPEngine, load_engine
     from psp_st.io.data_dir import default_data_dir
 
@@ -87,13 +96,27 @@ def main() -> None:
             for name, data in pairs.items()
         }
 
-    def show(label: str, numbers: dict[str, float]) -> None:
+    sources = {  # STS-B rows' source files (load_local keeps only the scored columns), in load_local's row order
+        name: pd.read_parquet(local_path(key, args.data_dir), columns=["source_file"])["source_file"].to_numpy()
+        for name, key in SETS
+        if args.genres and name.startswith("stsb")
+    }
+    if any(len(source) != len(gold[name]) for name, source in sources.items()):
+        raise SystemExit("STS-B's source_file column does not line up with the loaded rows")
+
+    def show(label: str, numbers: dict[str, float], cosine: dict[str, np.ndarray] | None = None) -> None:
         print(f"| {label} | " + " | ".join(f"{numbers[key]:.2f}" for key in columns) + " |", flush=True)
+        for name, source in sources.items() if cosine is not None else ():
+            parts = [
+                f"{file} {100 * spearmanr(cosine[name][source == file], gold[name][source == file])[0]:.2f}"
+                for file in sorted(set(source))
+            ]
+            print(f"|   {name} by source: " + ", ".join(parts) + " |" + " |" * (len(columns) - 1), flush=True)
 
     print("| model | " + " | ".join(columns) + " |\n|---|" + "---|" * len(columns))
     single = [cosines(engine) for engine in engines]
     for path, result in zip(args.models, single, strict=True):
-        show(path, scores(result, gold))
+        show(path, scores(result, gold), result)
     if args.mode == "ensemble":
         for weight in args.weights:
             mixed = {
@@ -107,9 +130,13 @@ def main() -> None:
     elif args.mode == "wise-ft":
         mean = np.mean([engine.weights.astype(np.float64) for engine in engines], axis=0)
         initial = load_engine(args.initial, threads=1).weights.astype(np.float64)
+        toward = load_engine(args.toward, threads=1).weights.astype(np.float64) if args.toward else initial
         for alpha in [1.0, *args.alphas]:
-            mixed = (initial + alpha * (mean - initial)).astype(np.float32)
-            show(f"wise-ft a = {alpha}", scores(cosines(PSPEngine(mixed, first.tokenizer, threads=1)), gold))
+            for beta in args.betas:
+                mixed = (initial + alpha * (mean - initial) + beta * (toward - initial)).astype(np.float32)
+                result = cosines(PSPEngine(mixed, first.tokenizer, threads=1))
+                label = f"wise-ft a = {alpha}" + (f", b = {beta}" if args.toward else "")
+                show(label, scores(result, gold), result)
     else:
         folder = Path(args.data_dir or default_data_dir())
         texts: list[str] = []

@@ -48,7 +48,13 @@ def main() -> None:
 
     data_dir = args.data_dir or default_data_dir()
     distil = parse_recipe(load_config(args.recipe)).distillation
-    parts = distillation_sentences(distil.sources, seed=42, exclude=evaluation_sentences(data_dir), data_dir=data_dir)
+    parts = distillation_sentences(  # the sample the recipe distils on (max_words: the kept ones are cached)
+        distil.sources,
+        seed=42,
+        exclude=evaluation_sentences(data_dir),
+        data_dir=data_dir,
+        max_words=distil.max_words,
+    )
     students = [text for _, texts, _ in parts for text in texts]
     teacher_texts = [text for _, _, texts in parts for text in texts]
     cached = teacher_vectors(teacher_texts, distil.teacher, args.teacher_cache, show_progress_bar=False)

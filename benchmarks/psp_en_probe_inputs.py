@@ -1,0 +1,113 @@
+"""psp-en round 19: the inputs of its probes, made from the shared data (all negative: the recipe is unchanged).
+
+* ``subset``: the rows of a corpus file whose ``source`` starts with one of ``--source-prefix``, as a new Parquet
+  file (e.g. only the WMT news sentences of ``corpus/english_sentences.parquet``), which a distillation-sources
+  override then samples from like any data file.
+* ``sif-recount``: an initial model (a build's ``initial/`` folder: teacher-initialised piece vectors times SIF
+  weights counted on the ``training_pairs/`` text) with its SIF weights counted on other text instead: ``pairs``,
+  ``distil`` (the recipe's distillation sample) or ``pairs+distil``. The teacher vectors are recovered exactly by
+  dividing out the old weights (``sif_weights`` has no zero), then multiplied by the new ones.
+
+    python benchmarks/psp_en_probe_inputs.py subset corpus/english_sentences.parquet --source-prefix wmt-testsets \\
+        --out runs/round19/wmt_news_sentences.parquet
+    python benchmarks/psp_en_probe_inputs.py subset corpus/nltk_corpora.parquet --source-prefix nltk:webtext \\
+        nltk:nps_chat --out runs/round19/forum_sentences.parquet
+    python benchmarks/psp_en_probe_inputs.py sif-recount --initial runs/ablation/v6-s17-base/initial \\
+        --counts pairs+distil --out runs/round19/init-sif-pairs-distil
+
+Numbers: ``benchmarks/results/psp_en_v3_ablation.md`` (round 19), raw log ``psp_en_v19_runs.jsonl``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+#: The texts ``sif-recount`` can count pieces on.
+COUNTS = ("pairs", "distil", "pairs+distil")
+
+
+def subset(path: str, prefixes: list[str], out: str, data_dir: str | None) -> None:
+    """Write the rows of ``path`` whose ``source`` starts with one of ``prefixes`` to ``out``."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from psp_st.io.data_dir import resolve_data_files
+
+    (file,) = resolve_data_files(path, data_dir)
+    table = pq.read_table(file)
+    if "source" not in table.column_names:
+        raise SystemExit(f"{file} has no 'source' column (columns: {table.column_names})")
+    keep = pc.starts_with(table["source"], prefixes[0])
+    for prefix in prefixes[1:]:
+        keep = pc.or_(keep, pc.starts_with(table["source"], prefix))
+    chosen = table.filter(keep)
+    if not chosen.num_rows:
+        raise SystemExit(f"no row of {file} has a source starting with {prefixes}")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    pq.write_table(chosen, out)
+    print(f"{out}: {chosen.num_rows:,} of {table.num_rows:,} rows")
+
+
+def sif_recount(initial: str, counts_of: str, out: str, a: float, data_dir: str | None) -> None:
+    """Save ``initial`` with its SIF weights counted on ``counts_of`` text instead of the ``training_pairs/`` text."""
+    import numpy as np
+    import pandas as pd
+    import torch
+
+    from psp_st.distillation import distillation_sentences
+    from psp_st.distillation.piece_weights import piece_counts, sif_weights
+    from psp_st.io.data_dir import default_data_dir, resolve_data_files
+    from psp_st.mining.teacher import evaluation_sentences
+    from psp_st.modules.trusted import load_trusted
+    from psp_st.training.recipe import load_config
+    from psp_st.training.schema import parse_recipe
+
+    folder = data_dir or default_data_dir()
+    model = load_trusted(initial)
+    module = model[0]
+    vocab = module.vocab_size
+    pairs: list[str] = []
+    for file in resolve_data_files("training_pairs/*.parquet", folder):
+        frame = pd.read_parquet(file, columns=["sentence1", "sentence2"])
+        pairs += frame["sentence1"].tolist() + frame["sentence2"].tolist()
+    counts = {"pairs": piece_counts(module.tokenizer, pairs)}
+    if "distil" in counts_of:
+        distil = parse_recipe(load_config("psp-en")).distillation
+        parts = distillation_sentences(
+            distil.sources, seed=42, exclude=evaluation_sentences(folder), data_dir=folder, max_words=distil.max_words
+        )
+        counts["distil"] = piece_counts(module.tokenizer, [text for _, texts, _ in parts for text in texts])
+    new = sum(counts[name] for name in counts_of.split("+"))
+    ratio = sif_weights(new, a) / sif_weights(counts["pairs"], a)
+    with torch.no_grad():
+        module.embedding.weight[:vocab] *= torch.from_numpy(ratio.astype(np.float32)).unsqueeze(1)
+    model.save(out)
+    print(f"{out}: SIF weights counted on {counts_of} text (a = {a})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    one = commands.add_parser("subset", help="the rows of a corpus file from some sources")
+    one.add_argument("path", help="a corpus file (relative to the data folder or the working directory)")
+    one.add_argument("--source-prefix", nargs="+", required=True, help="keep rows whose source starts with one")
+    one.add_argument("--out", required=True)
+    two = commands.add_parser("sif-recount", help="an initial model with SIF weights counted on other text")
+    two.add_argument("--initial", required=True, help="a build's initial/ folder (SIF counted on training_pairs/)")
+    two.add_argument("--counts", choices=COUNTS, required=True)
+    two.add_argument("--a", type=float, default=0.001, help="SIF constant (the recipe's model.init_sif)")
+    two.add_argument("--out", required=True)
+    for command in (one, two):
+        command.add_argument("--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR)")
+    args = parser.parse_args()
+    if args.command == "subset":
+        subset(args.path, args.source_prefix, args.out, args.data_dir)
+    else:
+        sif_recount(args.initial, args.counts, args.out, args.a, args.data_dir)
+
+
+if __name__ == "__main__":
+    main()
