@@ -92,33 +92,15 @@ def test_memo_insert_speed_reads_the_corpus_from_the_data_folder(tmp_path, monke
     assert commands[0][5] == str(tmp_path / "corpus" / "english_sentences.parquet")
 
 
-def test_probe_inputs_subset_keeps_the_rows_of_the_named_sources(tmp_path, monkeypatch, capsys):
+def test_probe_inputs_subset_keeps_the_rows_of_the_named_sources(tmp_path, monkeypatch):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    corpus = tmp_path / "corpus.parquet"
+    corpus, out = tmp_path / "corpus.parquet", tmp_path / "out" / "wmt.parquet"
+    subset = ("subset", str(corpus), "--source-prefix", "wmt:", "--out", str(out))
     pq.write_table(pa.table({"sentence": ["a", "b", "c"], "source": ["wmt:x", "brown:y", "wmt:z"]}), corpus)
-    out = tmp_path / "out" / "wmt.parquet"
-    run_script(
-        REPO / "benchmarks" / "psp_en_probe_inputs.py",
-        monkeypatch,
-        "subset",
-        str(corpus),
-        "--source-prefix",
-        "wmt:",
-        "--out",
-        str(out),
-    )
+    run_script(REPO / "benchmarks" / "psp_en_probe_inputs.py", monkeypatch, *subset)
     assert pq.read_table(out).column("sentence").to_pylist() == ["a", "c"]
     pq.write_table(pa.table({"sentence": ["a"]}), corpus)
     with pytest.raises(SystemExit, match="no 'source' column"):
-        run_script(
-            REPO / "benchmarks" / "psp_en_probe_inputs.py",
-            monkeypatch,
-            "subset",
-            str(corpus),
-            "--source-prefix",
-            "wmt:",
-            "--out",
-            str(out),
-        )
+        run_script(REPO / "benchmarks" / "psp_en_probe_inputs.py", monkeypatch, *subset)
