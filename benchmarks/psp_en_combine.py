@@ -10,8 +10,9 @@
   model the runs started from): ``initial + a * (mean - initial)`` for each ``--alphas`` a, as the recipe key
   ``wise_ft`` saves it (round 18). ``--train-splits`` adds STS-B train and SICK-R train Spearman (held out: no
   recipe trains or chooses on them). ``--toward OTHER --betas b ...`` adds ``b * (other - initial)`` to each
-  (a plane through a third model, e.g. the initial vectors re-weighted or fitted: round 19). ``--genres`` adds, under each row, STS-B dev and test Spearman per source
-  file (MSRpar, headlines, answers-forums / answer-answer, ...: where a change gains or loses; round 19).
+  (a plane through a third model, e.g. the initial vectors re-weighted or fitted: round 19). ``--genres`` adds,
+  under each row, STS-B dev and test Spearman per source file (MSRpar, headlines, answers-forums / answer-answer,
+  ...: where a change gains or loses; round 19).
 
 Every model must share the first one's tokenizer (sentencepiece model). Numbers: STS-B dev/test and SICK-R dev
 Spearman, SICK-R test Pearson, and the selection score (mean of the two dev columns), x100.
@@ -72,7 +73,7 @@ def main() -> None:
 
     import numpy as np
     import pandas as pd
-    from scipy.stats import spearmanr
+    from training_genres import spearman_by
 
     from psp_st.distillation.piece_weights import piece_counts, sif_weights
     from psp_st.evaluation import load_local
@@ -107,10 +108,8 @@ def main() -> None:
     def show(label: str, numbers: dict[str, float], cosine: dict[str, np.ndarray] | None = None) -> None:
         print(f"| {label} | " + " | ".join(f"{numbers[key]:.2f}" for key in columns) + " |", flush=True)
         for name, source in sources.items() if cosine is not None else ():
-            parts = [
-                f"{file} {100 * spearmanr(cosine[name][source == file], gold[name][source == file])[0]:.2f}"
-                for file in sorted(set(source))
-            ]
+            by_source = spearman_by(cosine[name], gold[name], source)
+            parts = [f"{file} {value:.2f}" for file, value in by_source.items() if file != "all"]
             print(f"|   {name} by source: " + ", ".join(parts) + " |" + " |" * (len(columns) - 1), flush=True)
 
     print("| model | " + " | ".join(columns) + " |\n|---|" + "---|" * len(columns))

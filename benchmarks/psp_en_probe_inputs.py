@@ -54,9 +54,9 @@ def subset(path: str, prefixes: list[str], out: str, data_dir: str | None) -> No
 def sif_recount(initial: str, counts_of: str, out: str, a: float, data_dir: str | None) -> None:
     """Save ``initial`` with its SIF weights counted on ``counts_of`` text instead of the ``training_pairs/`` text."""
     import numpy as np
-    import pandas as pd
     import torch
 
+    from psp_st.data.loaders import read_texts
     from psp_st.distillation import distillation_sentences
     from psp_st.distillation.piece_weights import piece_counts, sif_weights
     from psp_st.io.data_dir import default_data_dir, resolve_data_files
@@ -69,10 +69,7 @@ def sif_recount(initial: str, counts_of: str, out: str, a: float, data_dir: str 
     model = load_trusted(initial)
     module = model[0]
     vocab = module.vocab_size
-    pairs: list[str] = []
-    for file in resolve_data_files("training_pairs/*.parquet", folder):
-        frame = pd.read_parquet(file, columns=["sentence1", "sentence2"])
-        pairs += frame["sentence1"].tolist() + frame["sentence2"].tolist()
+    pairs = read_texts(resolve_data_files("training_pairs/*.parquet", folder), ["sentence1", "sentence2"])
     counts = {"pairs": piece_counts(module.tokenizer, pairs)}
     if "distil" in counts_of:
         distil = parse_recipe(load_config("psp-en")).distillation

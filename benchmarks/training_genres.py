@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
@@ -16,19 +17,24 @@ from psp_st.io.model_names import resolve_model_name
 from psp_st.modules.trusted import load_trusted
 
 
+def spearman_by(cosine: np.ndarray, gold: np.ndarray, groups: np.ndarray) -> dict[str, float]:
+    """Spearman of ``cosine`` with ``gold`` over all rows (``all``) and within each value of ``groups``, x100."""
+    scores = {"all": spearmanr(cosine, gold)[0]}
+    for group in sorted(set(groups)):
+        rows = groups == group
+        scores[group] = spearmanr(cosine[rows], gold[rows])[0]
+    return {name: 100 * float(value) for name, value in scores.items()}
+
+
 def main(paths: list[str], by: str = "genre") -> None:
+    models = {path: load_trusted(resolve_model_name(path)) for path in paths}  # all-MiniLM-L6-v2 etc. by name
     for split in ("dev", "test"):
         frame = pd.read_parquet(default_data_dir() / "sts" / "stsbenchmark" / f"{split}.parquet")
-        for path in paths:
-            model = load_trusted(resolve_model_name(path))  # all-MiniLM-L6-v2 etc. from the installed package
+        for path, model in models.items():
             a = model.encode(frame.sentence1.tolist(), normalize_embeddings=True)
             b = model.encode(frame.sentence2.tolist(), normalize_embeddings=True)
-            cosine = (a * b).sum(1)
-            scores = {"all": spearmanr(cosine, frame.score)[0]}
-            for genre in sorted(frame[by].unique()):
-                rows = (frame[by] == genre).to_numpy()
-                scores[genre] = spearmanr(cosine[rows], frame.score[rows])[0]
-            print(split, path, {k: round(100 * float(v), 1) for k, v in scores.items()})
+            scores = spearman_by((a * b).sum(1), frame.score.to_numpy(), frame[by].to_numpy())
+            print(split, path, {k: round(v, 1) for k, v in scores.items()})
 
 
 if __name__ == "__main__":
