@@ -9,12 +9,16 @@ distillation objective changed in this process only:
   ``G - 1`` nearest neighbours by teacher cosine (instead of a random batch), so a batch holds related sentences.
 * ``--relational-weight W``: adds ``W * (1 - Pearson(student cosines, teacher cosines))`` over the batch's sentence
   pairs to the distillation loss: the student's own cosines (no projection) learn the teacher's graded similarity.
+* ``--contrastive-weight W`` (``--contrastive-scale S``): adds ``W`` times an in-batch softmax over the batch's
+  teacher vectors (cross-entropy of ``S * cos(W s_i, t_j)`` with target ``j = i``): each projected student vector
+  must pick out its own sentence's teacher vector among the batch's, not only point near it (round 20).
 * ``--decay-to F``: the distillation weight goes linearly from the recipe's to ``F`` times it over the epoch.
 
     OMP_NUM_THREADS=1 python benchmarks/psp_en_graded_distillation.py --fixed-sample-seed 42 \\
         --neighbour-batches 8 --relational-weight 1 --row v5 --set seed=42 --tag=-rel8w1-s42 --log runs.jsonl
 
-Numbers: ``benchmarks/results/psp_en_v3_ablation.md`` (round 10), raw log ``psp_en_v10_runs.jsonl``.
+Numbers: ``benchmarks/results/psp_en_v3_ablation.md`` (round 10, raw log ``psp_en_v10_runs.jsonl``; the contrastive
+term: round 20, ``psp_en_v20_runs.jsonl``).
 """
 
 from __future__ import annotations
@@ -50,6 +54,14 @@ def pearson_of_cosines(student: torch.Tensor, teacher: torch.Tensor) -> torch.Te
     t = (teacher @ teacher.T)[upper[0], upper[1]]
     s, t = s - s.mean(), t - t.mean()
     return (s * t).sum() / (s.norm() * t.norm() + 1e-8)
+
+
+def teacher_softmax(projected: torch.Tensor, teacher: torch.Tensor, scale: float) -> torch.Tensor:
+    """Cross-entropy of each row's scaled cosines to every teacher vector of the batch, its own being the target."""
+    student = torch.nn.functional.normalize(projected, dim=-1)
+    teacher = torch.nn.functional.normalize(teacher.to(student.dtype), dim=-1)
+    logits = scale * student @ teacher.T
+    return torch.nn.functional.cross_entropy(logits, torch.arange(len(student)))
 
 
 def patch(args: argparse.Namespace) -> None:
@@ -88,6 +100,14 @@ def patch(args: argparse.Namespace) -> None:
             return compute(self, embeddings, labels) + args.relational_weight * relational
 
         TeacherDistillationLoss.compute_loss_from_embeddings = with_relational  # type: ignore[method-assign]
+    if args.contrastive_weight:
+        compute_base = TeacherDistillationLoss.compute_loss_from_embeddings
+
+        def with_contrastive(self, embeddings, labels):
+            contrastive = teacher_softmax(self.projection(embeddings[0]), labels, args.contrastive_scale)
+            return compute_base(self, embeddings, labels) + args.contrastive_weight * contrastive
+
+        TeacherDistillationLoss.compute_loss_from_embeddings = with_contrastive  # type: ignore[method-assign]
     if args.decay_to is not None:
         call = AuxiliaryObjective.__call__
 
@@ -103,6 +123,8 @@ def main() -> None:
     parser.add_argument("--fixed-sample-seed", type=int, default=None)
     parser.add_argument("--neighbour-batches", type=int, default=0, help="group size G (0: random batches)")
     parser.add_argument("--relational-weight", type=float, default=0.0)
+    parser.add_argument("--contrastive-weight", type=float, default=0.0)
+    parser.add_argument("--contrastive-scale", type=float, default=20.0)
     parser.add_argument("--decay-to", type=float, default=None, help="final fraction of the distillation weight")
     parser.add_argument("--decay-steps", type=int, default=3769, help="steps of the decay (one epoch of psp-en)")
     args, rest = parser.parse_known_args()

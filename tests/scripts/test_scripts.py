@@ -104,3 +104,19 @@ def test_probe_inputs_subset_keeps_the_rows_of_the_named_sources(tmp_path, monke
     pq.write_table(pa.table({"sentence": ["a"]}), corpus)
     with pytest.raises(SystemExit, match="no 'source' column"):
         run_script(REPO / "benchmarks" / "psp_en_probe_inputs.py", monkeypatch, *subset)
+
+
+def test_teacher_softmax_is_the_cross_entropy_of_scaled_cosines(monkeypatch):
+    import numpy as np
+    import torch
+
+    monkeypatch.setattr(sys, "path", [str(REPO / "benchmarks"), *sys.path])
+    namespace = runpy.run_path(str(REPO / "benchmarks" / "psp_en_graded_distillation.py"))
+    student, teacher = np.random.default_rng(0).normal(size=(2, 5, 4))
+    cosines = (student / np.linalg.norm(student, axis=1, keepdims=True)) @ (
+        teacher / np.linalg.norm(teacher, axis=1, keepdims=True)
+    ).T
+    logits = 20.0 * cosines
+    expected = np.mean(np.log(np.exp(logits).sum(axis=1)) - np.diag(logits))
+    loss = namespace["teacher_softmax"](torch.tensor(student), torch.tensor(teacher), 20.0)
+    assert loss.item() == pytest.approx(expected, rel=1e-6)
