@@ -54,6 +54,19 @@ def test_wider_than_the_teacher_keeps_all_components_then_seeded_noise(sp_tokeni
     assert not np.array_equal(weights[:, 16:], other_weights[:, 16:])  # the seeded extra dimensions
 
 
+def test_directions_the_teacher_never_varies_in_become_seeded_noise():
+    from psp_st.modules.teacher_init import distilled_piece_vectors
+
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(50, 6)).astype(np.float32)
+    vectors[:, 4] = 0.25  # constant: once centred, only rounding noise
+    vectors[:, 5] = np.float32(0.5) + rng.normal(size=50).astype(np.float32) * 1e-9
+    out = distilled_piece_vectors(vectors, 6, seed=7)
+    expected = independent_pca(vectors[:, :4].astype(np.float64), 4)
+    np.testing.assert_allclose(out[:, :4], expected * np.sign((out[:, :4] * expected).sum(0)), atol=1e-4)
+    np.testing.assert_array_equal(out[:, 4:], np.random.default_rng(7).standard_normal((50, 2)).astype(np.float32))
+
+
 def test_piece_texts_read_like_words(sp_tokenizer):
     texts = sp_tokenizer.token_texts()
     assert len(texts) == sp_tokenizer.vocab_size
