@@ -132,6 +132,11 @@ def build(
     previous = previous_release_files(output, config["name"])
     inputs = [recipe_path, data_dir, work_dir]
     check_output(output, inputs=inputs, overwrite=overwrite, folder=True, ours=lambda _: previous is not None)
+    if work_dir is not None:  # training checks it again, but would name it --output
+        resumable = (Path(work_dir) / INITIAL_FOLDER).is_dir()
+        check_output(
+            work_dir, [recipe_path, data_dir], overwrite=overwrite or resumable, folder=True, option="--work-dir"
+        )
 
     import torch
 

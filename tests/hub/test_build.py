@@ -206,6 +206,15 @@ def test_a_killed_build_with_a_work_dir_resumes_from_its_checkpoint(build_cli, t
     np.testing.assert_array_equal(first, resumed)
 
 
+def test_a_work_dir_holding_no_run_is_refused_by_its_own_option(build_cli, tiny_recipe, data_dir, tmp_path, capsys):
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "notes.txt").write_text("mine")
+    assert build_cli(tiny_recipe, data_dir, tmp_path, "--work-dir", "work", "--output", "out") == 2
+    error = capsys.readouterr().err
+    assert "--work-dir work is a folder that is not empty" in error and "--overwrite" in error
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_soup_build_records_its_members_and_wise_ft_in_the_record_and_card(
     build_cli, tiny_recipe, data_dir, tmp_path
 ):
