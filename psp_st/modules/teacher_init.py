@@ -24,21 +24,25 @@ def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransf
     return load_trusted(resolve_model_name(name), device=device)
 
 
+def numerical_rank(singular: np.ndarray, shape: tuple[int, ...]) -> int:
+    """How many singular values of a ``shape`` matrix of float32 data stand above rounding noise
+    (``numpy.linalg.matrix_rank``'s tolerance at float32, the teacher cache's precision)."""
+    tolerance = np.max(singular, initial=0.0) * max(shape) * np.finfo(np.float32).eps
+    return int((np.asarray(singular) > tolerance).sum())
+
+
 def distilled_piece_vectors(vectors: np.ndarray, embedding_dim: int, seed: int = 42) -> np.ndarray:
     """Teacher token vectors ``(n, t)`` -> ``(n, embedding_dim)`` float32: PCA, then per-column standardisation.
-    Components beyond the vectors' numerical rank (``numpy.linalg.matrix_rank``'s tolerance at float32, the teacher
-    cache's precision) are seeded ``N(0, 1)`` columns, like those beyond ``t``: a direction the teacher never varies in
-    (all-MiniLM-L6-v2 has three) holds only rounding noise, which standardising would blow up to full scale or leave a
-    dead column. Each component's sign is fixed (largest-magnitude loading positive), so the result does not depend on
-    the SVD routine."""
+    Components beyond the vectors' :func:`numerical_rank` are seeded ``N(0, 1)`` columns, like those beyond ``t``: a
+    direction the teacher never varies in (all-MiniLM-L6-v2 has three) holds only rounding noise, which standardising
+    would blow up to full scale or leave a dead column. Each component's sign is fixed (largest-magnitude loading
+    positive), so the result does not depend on the SVD routine."""
     vectors = np.asarray(vectors, dtype=np.float64)
     if vectors.ndim != 2 or not np.isfinite(vectors).all():
         raise ValueError(f"teacher piece vectors must be a finite 2-D array, got shape {vectors.shape}")
     centred = vectors - vectors.mean(0, keepdims=True)
     _, singular, components = np.linalg.svd(centred, full_matrices=False)
-    tolerance = singular[:1].max(initial=0.0) * max(centred.shape) * np.finfo(np.float32).eps
-    rank = int((singular > tolerance).sum())
-    keep = min(embedding_dim, rank)
+    keep = min(embedding_dim, numerical_rank(singular, centred.shape))
     components = components[:keep]
     signs = np.sign(components[np.arange(keep), np.abs(components).argmax(1)])
     projected = centred @ (components * signs[:, None]).T
