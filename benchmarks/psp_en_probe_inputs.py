@@ -1,4 +1,4 @@
-"""psp-en round 19: the inputs of its probes, made from the shared data (all negative: the recipe is unchanged).
+"""psp-en rounds 19-20: the inputs of their probes, made from the shared data (all negative: the recipe is unchanged).
 
 * ``subset``: the rows of a corpus file whose ``source`` starts with one of ``--source-prefix``, as a new Parquet
   file (e.g. only the WMT news sentences of ``corpus/english_sentences.parquet``), which a distillation-sources
@@ -7,6 +7,12 @@
   weights counted on the ``training_pairs/`` text) with its SIF weights counted on other text instead: ``pairs``,
   ``distil`` (the recipe's distillation sample) or ``pairs+distil``. The teacher vectors are recovered exactly by
   dividing out the old weights (``sif_weights`` has no zero), then multiplied by the new ones.
+* ``whitening``: an initial model whose teacher PCA columns keep part of the teacher's variance spectrum instead
+  of being standardised: column ``j`` times ``s_j ** (1 - w)``, rescaled so the columns' mean variance stays 1
+  (``s_j``: the std of the teacher piece vectors' ``j``-th principal component; ``--strength w``: 1 is the
+  package's standardisation, 0 plain PCA; columns beyond the teacher's numerical rank, which it never varies in, go
+  to ~0 below 1). The teacher piece vectors come from the teacher cache; the script checks that the initial model's
+  columns within that rank are their standardised PCA times one weight per row before it rescales.
 
     python benchmarks/psp_en_probe_inputs.py subset corpus/english_sentences.parquet --source-prefix wmt-testsets \\
         --out runs/round19/wmt_news_sentences.parquet
@@ -14,8 +20,11 @@
         nltk:nps_chat --out runs/round19/forum_sentences.parquet
     python benchmarks/psp_en_probe_inputs.py sif-recount --initial runs/ablation/v6-s17-base/initial \\
         --counts pairs+distil --out runs/round19/init-sif-pairs-distil
+    python benchmarks/psp_en_probe_inputs.py whitening --initial runs/ablation/v6-s17-base/initial --strength 0 \
+        --teacher-cache runs/teacher_cache --out runs/round20/init-pca
 
-Numbers: ``benchmarks/results/psp_en_v3_ablation.md`` (round 19), raw log ``psp_en_v19_runs.jsonl``.
+Numbers: ``benchmarks/results/psp_en_v3_ablation.md`` (rounds 19 and 20), raw logs ``psp_en_v19_runs.jsonl``,
+``psp_en_v20_runs.jsonl``.
 """
 
 from __future__ import annotations
@@ -85,6 +94,37 @@ def sif_recount(initial: str, counts_of: str, out: str, a: float, data_dir: str 
     print(f"{out}: SIF weights counted on {counts_of} text (a = {a})")
 
 
+def whitening(initial: str, strength: float, teacher_cache: str, teacher: str, out: str) -> None:
+    """Save ``initial`` with its standardised teacher PCA columns rescaled to ``std_j ** (1 - strength)``."""
+    import numpy as np
+    import torch
+
+    from psp_st.distillation.teacher_cache import teacher_vectors
+    from psp_st.modules.teacher_init import distilled_piece_vectors, numerical_rank
+    from psp_st.modules.trusted import load_trusted
+
+    model = load_trusted(initial)
+    module = model[0]
+    vocab, dim = module.vocab_size, module.embedding_dim
+    raw = teacher_vectors(module.tokenizer.token_texts(), teacher, teacher_cache, label="pieces")
+    raw = np.asarray(raw.with_format("numpy")["embedding"], dtype=np.float64)
+    if dim > raw.shape[1]:
+        raise SystemExit(f"{initial}: {dim} dimensions, more than the teacher's {raw.shape[1]} principal components")
+    singular = np.linalg.svd(raw - raw.mean(0, keepdims=True), compute_uv=False)[:dim]
+    rank = numerical_rank(singular, raw.shape)  # the columns the check can hold to (the rest is seeded or noise)
+    standardised = distilled_piece_vectors(raw, dim).astype(np.float64)[:, :rank]
+    weights = module.embedding.weight[:vocab].detach().double().numpy()
+    rows = (weights[:, :rank] * standardised).sum(1) / (standardised**2).sum(1)
+    if np.abs(weights[:, :rank] - rows[:, None] * standardised).max() > 1e-4 * np.abs(weights).max():  # float32
+        raise SystemExit(f"{initial} is not the standardised teacher PCA times one weight per row (another teacher?)")
+    scale = (singular / singular.mean()) ** (1.0 - strength)
+    scale /= np.sqrt(np.mean(scale**2))
+    with torch.no_grad():
+        module.embedding.weight[:vocab] *= torch.from_numpy(scale.astype(np.float32)).unsqueeze(0)
+    model.save(out)
+    print(f"{out}: PCA columns at whitening strength {strength} (column stds {scale.max():.2f} to {scale.min():.3f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -97,11 +137,19 @@ def main() -> None:
     two.add_argument("--counts", choices=COUNTS, required=True)
     two.add_argument("--a", type=float, default=0.001, help="SIF constant (the recipe's model.init_sif)")
     two.add_argument("--out", required=True)
+    three = commands.add_parser("whitening", help="an initial model with partly standardised teacher PCA columns")
+    three.add_argument("--initial", required=True, help="a build's initial/ folder (teacher init, standardised)")
+    three.add_argument("--strength", type=float, required=True, help="1: standardised (as built), 0: plain PCA")
+    three.add_argument("--teacher-cache", required=True, help="the build's distillation.cache_dir")
+    three.add_argument("--teacher", default="all-MiniLM-L6-v2", help="the teacher the initial model came from")
+    three.add_argument("--out", required=True)
     for command in (one, two):
         command.add_argument("--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR)")
     args = parser.parse_args()
     if args.command == "subset":
         subset(args.path, args.source_prefix, args.out, args.data_dir)
+    elif args.command == "whitening":
+        whitening(args.initial, args.strength, args.teacher_cache, args.teacher, args.out)
     else:
         sif_recount(args.initial, args.counts, args.out, args.a, args.data_dir)
 
