@@ -20,8 +20,8 @@
         nltk:nps_chat --out runs/round19/forum_sentences.parquet
     python benchmarks/psp_en_probe_inputs.py sif-recount --initial runs/ablation/v6-s17-base/initial \\
         --counts pairs+distil --out runs/round19/init-sif-pairs-distil
-    python benchmarks/psp_en_probe_inputs.py whitening --initial runs/ablation/v6-s17-base/initial --strength 0 \
-        --teacher-cache runs/teacher_cache --out runs/round20/init-pca
+    python benchmarks/psp_en_probe_inputs.py whitening --initial runs/ablation/v6-s17-base/initial --strength 0 \\
+        --teacher-cache runs/teacher_cache --out runs/round20/init-white0
 
 Numbers: ``benchmarks/results/psp_en_v3_ablation.md`` (rounds 19 and 20), raw logs ``psp_en_v19_runs.jsonl``,
 ``psp_en_v20_runs.jsonl``.

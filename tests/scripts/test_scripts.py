@@ -120,3 +120,37 @@ def test_teacher_softmax_is_the_cross_entropy_of_scaled_cosines(monkeypatch):
     expected = np.mean(np.log(np.exp(logits).sum(axis=1)) - np.diag(logits))
     loss = namespace["teacher_softmax"](torch.tensor(student), torch.tensor(teacher), 20.0)
     assert loss.item() == pytest.approx(expected, rel=1e-6)
+
+
+def test_probe_inputs_whitening_gives_the_model_back_at_1_and_the_teacher_spectrum_at_0(
+    tmp_path, monkeypatch, sp_tokenizer, stub_teacher
+):
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.modules.psp import PSPEmbedding
+    from psp_st.modules.trusted import load_trusted
+
+    cache, teacher = tmp_path / "cache", stub_teacher(dim=16)
+    module = PSPEmbedding.from_teacher(teacher, sp_tokenizer, embedding_dim=16, cache_dir=cache, teacher_name="stub")
+    SentenceTransformer(modules=[module], device="cpu").save(str(tmp_path / "initial"))
+    weights = {}
+    for strength in ("1", "0"):
+        out = tmp_path / f"strength{strength}"
+        args = ("--initial", str(tmp_path / "initial"), "--teacher-cache", str(cache), "--teacher", "stub")
+        run_script(
+            REPO / "benchmarks" / "psp_en_probe_inputs.py",
+            monkeypatch,
+            "whitening",
+            *args,
+            "--strength",
+            strength,
+            "--out",
+            str(out),
+        )
+        model = load_trusted(str(out))[0]
+        weights[strength] = model.embedding.weight[: model.vocab_size].detach().numpy()
+    np.testing.assert_array_equal(weights["1"], module.embedding.weight[: module.vocab_size].detach().numpy())
+    pieces = np.stack([teacher.vector(text) for text in sp_tokenizer.token_texts()]).astype(np.float64)
+    singular = np.linalg.svd(pieces - pieces.mean(0), compute_uv=False)
+    np.testing.assert_allclose(weights["0"].std(0), singular / np.sqrt(np.mean(singular**2)), rtol=1e-4)
