@@ -130,7 +130,7 @@ def main() -> None:
         mean = np.mean([engine.weights.astype(np.float64) for engine in engines], axis=0)
         initial = load_engine(args.initial, threads=1).weights.astype(np.float64)
         toward = load_engine(args.toward, threads=1).weights.astype(np.float64) if args.toward else initial
-        for alpha in [1.0, *args.alphas]:
+        for alpha in dict.fromkeys([1.0, *args.alphas]):  # the plain soup first, once
             for beta in args.betas:
                 mixed = (initial + alpha * (mean - initial) + beta * (toward - initial)).astype(np.float32)
                 result = cosines(PSPEngine(mixed, first.tokenizer, threads=1))

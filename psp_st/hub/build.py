@@ -132,11 +132,6 @@ def build(
     previous = previous_release_files(output, config["name"])
     inputs = [recipe_path, data_dir, work_dir]
     check_output(output, inputs=inputs, overwrite=overwrite, folder=True, ours=lambda _: previous is not None)
-    if work_dir is not None:  # training checks it again, but would name it --output
-        resumable = (Path(work_dir) / INITIAL_FOLDER).is_dir()
-        check_output(
-            work_dir, [recipe_path, data_dir], overwrite=overwrite or resumable, folder=True, option="--work-dir"
-        )
 
     import torch
 
@@ -160,7 +155,13 @@ def build(
         start = time.perf_counter()
         resume = work_dir is not None and not overwrite and (work / INITIAL_FOLDER).is_dir()  # a killed build goes on
         model = train_from_config(
-            run_config, output_dir=work, resume=resume, max_steps=max_steps, overwrite=overwrite, data_dir=data_dir
+            run_config,
+            output_dir=work,
+            resume=resume,
+            max_steps=max_steps,
+            overwrite=overwrite,
+            data_dir=data_dir,
+            output_option="--work-dir",
         )
         metrics_file = work / "train_metrics.json"  # pairs per epoch and per source, stage seconds, distillation
         metrics = json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}

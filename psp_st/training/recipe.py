@@ -357,12 +357,14 @@ def train_from_config(
     max_steps: int | None = None,
     overwrite: bool = False,
     data_dir: str | os.PathLike | None = None,
+    output_option: str = "--output",
 ):
     """Train the model a recipe describes; returns the trained ``SentenceTransformer`` (saved to ``output_dir/final``).
 
     ``output_dir`` (default ``runs/<name>``) holds ``initial/`` (what a resume rebuilds from), the recipe,
     ``checkpoint-*/`` and ``final/``. ``resume=True`` continues from the last checkpoint with the same data order;
-    it refuses a folder holding no run and a changed recipe (:func:`recipe_changes`) or data.
+    it refuses a folder holding no run and a changed recipe (:func:`recipe_changes`) or data. ``output_option``:
+    the caller's name for ``output_dir`` in errors (``psp-st build`` trains in its ``--work-dir``).
     """
     import torch
     from transformers.trainer_utils import get_last_checkpoint
@@ -390,7 +392,9 @@ def train_from_config(
             f"--resume: {output_dir} holds no psp-st run (no initial/ folder); give the --output of an earlier "
             "psp-st train, or drop --resume"
         )
-    check_output(output_dir, inputs=[config_file, data_dir], overwrite=overwrite or resume, folder=True)
+    check_output(
+        output_dir, inputs=[config_file, data_dir], overwrite=overwrite or resume, folder=True, option=output_option
+    )
     members = [output_dir] if recipe.soup == 1 else [output_dir / "soup" / str(i) for i in range(recipe.soup)]
     checkpoints = [get_last_checkpoint(str(m)) if resume and m.is_dir() else None for m in members]
     checkpoint = next((c for c in checkpoints if c), None)
