@@ -13,6 +13,12 @@ class SparseDenseAdam(torch.optim.Optimizer):
 
     Why our own: ``torch.optim.SparseAdam`` rejects dense gradients and ``torch.optim.Adam`` sparse ones, while a
     model may hold both (an embedding table plus LSTM weights). No clipping: see :func:`clip_grad_norm_sparse`.
+
+    Bias correction uses the global step (as ``torch.optim.SparseAdam``), so a row first touched late moves by about
+    ``lr * (1 - beta1) / sqrt(1 - beta2)`` (3.16 ``lr`` at the defaults): rare rows take the largest steps.
+    ``row_bias_correction=True`` corrects each row by its own number of updates instead (dense Adam on the row's
+    own steps); psp-en's recipe keeps the default, which won on dev (``benchmarks/results/psp_en_v3_ablation.md``,
+    round 21).
     """
 
     def __init__(
@@ -22,10 +28,17 @@ class SparseDenseAdam(torch.optim.Optimizer):
         betas: tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0.0,
+        row_bias_correction: bool = False,
     ) -> None:
         if lr < 0:
             raise ValueError(f"learning rate must be >= 0, got {lr}")
-        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay}
+        defaults = {
+            "lr": lr,
+            "betas": tuple(betas),
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "row_bias_correction": row_bias_correction,
+        }
         super().__init__(params, defaults)
         if not any(group["params"] for group in self.param_groups):
             raise ValueError("nothing to train: no parameter requires a gradient (is every module frozen?)")
@@ -60,7 +73,16 @@ class SparseDenseAdam(torch.optim.Optimizer):
                     v = exp_avg_sq.index_select(0, rows).mul_(beta2).addcmul_(values, values, value=1 - beta2)
                     exp_avg.index_copy_(0, rows, m)
                     exp_avg_sq.index_copy_(0, rows, v)
-                    p.index_add_(0, rows, m.div_(v.sqrt_().add_(group["eps"])), alpha=-step_size)
+                    if group["row_bias_correction"]:
+                        if "row_steps" not in state:
+                            state["row_steps"] = torch.zeros(p.shape[0], dtype=torch.float64)
+                        touched = state["row_steps"].index_select(0, rows).add_(1)
+                        state["row_steps"].index_copy_(0, rows, touched)
+                        m.div_((1 - beta1**touched).to(m.dtype).unsqueeze(1))
+                        v.div_((1 - beta2**touched).to(v.dtype).unsqueeze(1))
+                        p.index_add_(0, rows, m.div_(v.sqrt_().add_(group["eps"])), alpha=-group["lr"])
+                    else:
+                        p.index_add_(0, rows, m.div_(v.sqrt_().add_(group["eps"])), alpha=-step_size)
                 else:
                     if group["weight_decay"]:
                         p.mul_(1 - group["lr"] * group["weight_decay"])
