@@ -21,7 +21,7 @@ distillation objective changed in this process only:
         --neighbour-batches 8 --relational-weight 1 --row v5 --set seed=42 --tag=-rel8w1-s42 --log runs.jsonl
 
 Numbers: ``benchmarks/results/psp_en_v3_ablation.md`` (round 10, raw log ``psp_en_v10_runs.jsonl``; the contrastive
-term: round 20, ``psp_en_v20_runs.jsonl``).
+term: round 20, ``psp_en_v20_runs.jsonl``; the per-row bias correction: round 21, ``psp_en_v21_runs.jsonl``).
 """
 
 from __future__ import annotations
