@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from psp_st.hub.card import ST_PLACEHOLDER, write_model_cards
-from psp_st.inference.load import check_model_folder, load, looks_like_hub_id
+from psp_st.inference.load import check_model_folder, load
 from psp_st.io.atomic import atomic_directory
 from psp_st.io.model_names import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, read_build_record
-from psp_st.modules.trusted import load_trusted, module_types, trusted_module_class
+from psp_st.modules.trusted import load_trusted, looks_like_hub_id, module_types, trusted_module_class
 
 logger = logging.getLogger(__name__)
 

@@ -13,18 +13,14 @@ from psp_st.inference.engine import is_psp_folder, load_engine
 from psp_st.io.checksums import sha256_file
 from psp_st.io.model_names import (
     BUILD_INFO_FILE,
-    PACKAGED_RECIPES,
     PRETRAINED,
     TRAINABLE_SUBFOLDER,
     read_build_record,
     resolve_model_name,
 )
 from psp_st.modules.folder_format import ModelFolderError, check_format_version
-from psp_st.modules.trusted import load_trusted, module_entries, module_types, trusted_module_class
-
-
-class ModelNotFoundError(ModelFolderError):
-    """A model name that is no local folder, no psp-st short name with a local build, and no reachable Hub id."""
+from psp_st.modules.trusted import ModelNotFoundError as ModelNotFoundError  # psp_st.load's error, re-exported
+from psp_st.modules.trusted import from_hub, load_trusted, module_entries, module_types, trusted_module_class
 
 
 def _rebuild_hint(path: Path) -> str:
@@ -104,62 +100,6 @@ def check_model_folder(path: str | os.PathLike, sha256: bool = False) -> None:
                 )
 
 
-def _hub_unreachable(error: BaseException) -> bool:
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE:
-        return True
-    seen: BaseException | None = error
-    while seen is not None:
-        if type(seen).__name__ in {
-            "LocalEntryNotFoundError",
-            "OfflineModeIsEnabled",
-            "ConnectionError",
-            "ConnectError",
-            "ConnectTimeout",
-            "ProxyError",
-        }:
-            return True
-        if "couldn't connect" in str(seen).lower():
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
-def looks_like_hub_id(name: str) -> bool:
-    """Whether ``name`` is a valid Hub repo id (``NAME`` or ``ORG/NAME``), not a path."""
-    from huggingface_hub.utils import HFValidationError, validate_repo_id
-
-    if name.startswith((".", "/", "~")) or os.sep in name.replace("/", "", 1) or name.count("/") > 1:
-        return False
-    try:
-        validate_repo_id(name)
-    except HFValidationError:
-        return False
-    return True
-
-
-def _not_found(name: str, resolved: str, error: BaseException | None) -> ModelNotFoundError:
-    """The one-line "resolves nowhere" error: what was tried, whether the Hub is reachable, what to run."""
-    tried = [f"no local folder {Path(name).resolve()}"]
-    if name in PRETRAINED:
-        tried.append(f"short name {name} -> Hub id {resolved}")
-    if error is None:
-        tried.append("not a valid Hub id")
-    elif _hub_unreachable(error):
-        tried.append(f"Hub id {resolved}: the Hugging Face Hub is unreachable (offline or HF_HUB_OFFLINE=1)")
-    else:
-        tried.append(f"Hub id {resolved}: {str(error).splitlines()[0][:160]}")
-    fix = (
-        f"build it with `psp-st build {name}`"
-        if name in PRETRAINED or (PACKAGED_RECIPES / f"{name}.yaml").is_file()
-        else f"check the path, or build a pretrained model ({', '.join(PRETRAINED)}) with `psp-st build psp-en`"
-    )
-    return ModelNotFoundError(
-        f"model {name!r} not found ({'; '.join(tried)}): {fix} (or download it with network access)."
-    )
-
-
 def _download(repo_id: str, **kwargs: Any) -> Path:
     """Fetch a whole Hub model repo (both forms: the folder is checked as one) and return its local folder."""
     from huggingface_hub import snapshot_download
@@ -177,17 +117,7 @@ def model_folder(name: str | os.PathLike, **kwargs: Any) -> Path:
     resolved = resolve_model_name(name)
     if Path(resolved).is_dir():
         return Path(resolved)
-    return _from_hub(name, resolved, _download, **kwargs)
-
-
-def _from_hub(name: str, resolved: str, fetch: Any, **kwargs: Any) -> Any:
-    """``fetch(resolved, **kwargs)`` for a Hub id; the one-line "not found" error when it is none or unreachable."""
-    if not looks_like_hub_id(resolved):
-        raise _not_found(name, resolved, None)
-    try:
-        return fetch(resolved, **kwargs)
-    except OSError as error:
-        raise _not_found(name, resolved, error) from error
+    return from_hub(name, resolved, _download, **kwargs)
 
 
 def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = False, **kwargs: Any):
@@ -209,7 +139,7 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
     name = str(name)
     resolved = resolve_model_name(name)
     if not Path(resolved).is_dir() and not trainable:
-        return _from_hub(name, resolved, load_trusted, device=device, **kwargs)
+        return from_hub(name, resolved, load_trusted, device=device, **kwargs)
     path = model_folder(name, **kwargs)
     root = path
     if trainable and (path / TRAINABLE_SUBFOLDER).is_dir():

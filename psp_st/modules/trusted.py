@@ -1,5 +1,6 @@
 """The trust model: which module classes a model folder may name, and loading a folder without remote code (the
-blanket ``trust_remote_code=True`` would also let transformers import a ``.py`` file shipped in the folder)."""
+blanket ``trust_remote_code=True`` would also let transformers import a ``.py`` file shipped in the folder); the one
+error for a model name that resolves nowhere (``psp_st.load`` and teachers alike)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from psp_st.io.model_names import PACKAGED_RECIPES, PRETRAINED
 from psp_st.modules.folder_format import ModelFolderError
 
 #: The exact class paths of the modules psp-st ships (as written to ``modules.json``); never matched by prefix.
@@ -129,3 +131,73 @@ def _finite(model, name_or_path: str | os.PathLike):
                 "broken (a diverged training run?): retrain it or use an earlier checkpoint."
             )
     return model
+
+
+class ModelNotFoundError(ModelFolderError):
+    """A model name that is no local folder, no psp-st short name with a local build, and no reachable Hub id."""
+
+
+def _hub_unreachable(error: BaseException) -> bool:
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return True
+    seen: BaseException | None = error
+    while seen is not None:
+        if type(seen).__name__ in {
+            "LocalEntryNotFoundError",
+            "OfflineModeIsEnabled",
+            "ConnectionError",
+            "ConnectError",
+            "ConnectTimeout",
+            "ProxyError",
+        }:
+            return True
+        if "couldn't connect" in str(seen).lower():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def looks_like_hub_id(name: str) -> bool:
+    """Whether ``name`` is a valid Hub repo id (``NAME`` or ``ORG/NAME``), not a path."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    if name.startswith((".", "/", "~")) or os.sep in name.replace("/", "", 1) or name.count("/") > 1:
+        return False
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return False
+    return True
+
+
+def model_not_found(name: str, resolved: str, error: BaseException | None) -> ModelNotFoundError:
+    """The one-line "resolves nowhere" error: what was tried, whether the Hub is reachable, what to run."""
+    tried = [f"no local folder {Path(name).resolve()}"]
+    if name in PRETRAINED:
+        tried.append(f"short name {name} -> Hub id {resolved}")
+    if error is None:
+        tried.append("not a valid Hub id")
+    elif _hub_unreachable(error):
+        tried.append(f"Hub id {resolved}: the Hugging Face Hub is unreachable (offline or HF_HUB_OFFLINE=1)")
+    else:
+        tried.append(f"Hub id {resolved}: {str(error).splitlines()[0][:160]}")
+    fix = (
+        f"build it with `psp-st build {name}`"
+        if name in PRETRAINED or (PACKAGED_RECIPES / f"{name}.yaml").is_file()
+        else f"check the path, or build a pretrained model ({', '.join(PRETRAINED)}) with `psp-st build psp-en`"
+    )
+    return ModelNotFoundError(
+        f"model {name!r} not found ({'; '.join(tried)}): {fix} (or download it with network access)."
+    )
+
+
+def from_hub(name: str, resolved: str, fetch: Any, **kwargs: Any) -> Any:
+    """``fetch(resolved, **kwargs)`` for a Hub id; the one-line "not found" error when it is none or unreachable."""
+    if not looks_like_hub_id(resolved):
+        raise model_not_found(name, resolved, None)
+    try:
+        return fetch(resolved, **kwargs)
+    except OSError as error:
+        raise model_not_found(name, resolved, error) from error

@@ -197,6 +197,6 @@ def test_a_damaged_release_never_advises_a_recorded_command_that_runs_more_than_
 
 def test_a_packaged_recipe_not_found_says_build_it():
     """G6: `psp_st.load("psp-multi")` without a build: the command that builds psp-multi, not psp-en."""
-    from psp_st.inference.load import _not_found
+    from psp_st.modules.trusted import model_not_found
 
-    assert "build it with `psp-st build psp-multi`" in str(_not_found("psp-multi", "psp-multi", None))
+    assert "build it with `psp-st build psp-multi`" in str(model_not_found("psp-multi", "psp-multi", None))

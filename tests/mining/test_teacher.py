@@ -22,6 +22,16 @@ def test_a_teacher_folder_carrying_code_is_refused(psp_model_dir):
         load_teacher(psp_model_dir)
 
 
+def test_a_teacher_name_found_nowhere_says_what_was_tried(tmp_path, monkeypatch):
+    """A misspelled teacher (a recipe's `distillation.teacher`) names itself, not transformers' offline message."""
+    from psp_st.inference.load import ModelNotFoundError
+    from psp_st.modules.teacher_init import load_teacher
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelNotFoundError, match=r"model 'all-MiniLM-L6-v3' not found \(no local folder .*unreachable"):
+        load_teacher("all-MiniLM-L6-v3")
+
+
 def test_distillation_source_names_the_bad_column(tmp_path):
     import pandas as pd
 
