@@ -59,8 +59,11 @@ def minilm_folder() -> str:
 def resolve_model_name(name: str | os.PathLike) -> str:
     """A local folder if ``name`` is one; a short name's local build or Hub id; all-MiniLM-L6-v2's offline folder
     (:func:`minilm_folder`); else ``name`` (a Hub id). A short name (``psp-en``) resolves to ``./psp-en`` only if
-    it carries a build record for that name (not a folder planted in a cloned repository); this is logged."""
+    it carries a build record for that name (not a folder planted in a cloned repository); this is logged. An empty
+    name (``--model "$UNSET"``) is a ValueError, never the current folder."""
     name = str(name)
+    if not name:
+        raise ValueError("the model name is empty: give a model folder, a short name (psp-en) or a Hub id")
     if name in PRETRAINED:
         local = Path(name)
         if local.is_dir():

@@ -37,14 +37,14 @@ def check_output(
     expected, or the reverse.
 
     Args:
-        inputs: files or folders the command reads (``None`` entries are ignored).
+        inputs: files or folders the command reads (``None`` and empty entries are ignored).
         option / flag: the option name and how the caller says "overwrite" (``overwrite=True``), for messages.
     """
     path = Path(path)
     target = path.resolve()
     sealed = list(sealed)
     for source in [*inputs, *sealed]:
-        if source is None:
+        if source is None or str(source) == "":  # "" is no path (not the current folder); its command refuses it
             continue
         source_path = Path(source).resolve()
         exists = path.exists() and not folder  # an existing file inside an input folder (e.g. a model's weights)

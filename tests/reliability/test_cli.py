@@ -135,6 +135,13 @@ def test_a_new_output_inside_the_model_folder_is_refused(saved_model, text_file,
     assert not (saved_model / "vectors.npy").exists()
 
 
+def test_an_empty_model_name_is_named_not_taken_for_the_current_folder(saved_model, text_file, capsys, monkeypatch):
+    """`--model "$UNSET"` in a model folder: not that model, nor "the output is the input ''"."""
+    monkeypatch.chdir(saved_model)
+    assert _embed("", text_file, "vectors.npy") == EXIT_ERROR
+    assert "the model name is empty" in _one_error_line(capsys)
+
+
 @pytest.mark.parametrize("where", ["output", "work-dir"])
 def test_mine_output_or_work_dir_inside_an_input_folder_is_refused(tmp_path, capsys, where):
     shards = tmp_path / "shards"

@@ -210,6 +210,13 @@ def test_path_typo_says_check_the_path(tmp_path, monkeypatch):
         load("./psp-enn")
 
 
+def test_empty_model_name_is_refused_not_the_current_folder(saved_model, monkeypatch):
+    """`--model "$UNSET"`: "" is no name; it loaded whatever model folder the command ran in."""
+    monkeypatch.chdir(saved_model)
+    with pytest.raises(ValueError, match="the model name is empty"):
+        load("")
+
+
 def test_saved_model_files_get_umask_permissions(psp_model, tmp_path):
     import os
 
