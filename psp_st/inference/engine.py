@@ -3,7 +3,6 @@ known piece ids (``encode_flat``), then one fused mean-pooling pass; batches run
 
 from __future__ import annotations
 
-import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,7 +15,13 @@ from psp_st.inference.finite import check_finite
 from psp_st.inference.pooling import huge_page_copy, pool_mean, weights_dtype
 from psp_st.io.model_names import TRAINABLE_SUBFOLDER
 from psp_st.io.progress import progress_bar
-from psp_st.modules.folder_format import ModelFolderError, check_float_weights, check_psp_config, read_config
+from psp_st.modules.folder_format import (
+    ModelFolderError,
+    check_float_weights,
+    check_psp_config,
+    read_config,
+    read_json_object,
+)
 from psp_st.modules.trusted import check_no_code, module_types
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.text_checks import check_texts
@@ -223,10 +228,18 @@ class PSPEngine:
 
 
 def default_prompt(path: str | os.PathLike) -> str:
-    """The default prompt ``SentenceTransformer.encode`` prepends for the model folder ``path``, or ``""``."""
+    """The default prompt ``SentenceTransformer.encode`` prepends for the model folder ``path``, or ``""``; a
+    malformed file is a :class:`ModelFolderError` naming it."""
     file = Path(path) / "config_sentence_transformers.json"
-    config = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
-    return (config.get("prompts") or {}).get(config.get("default_prompt_name") or "", "")
+    config = read_json_object(file, "PSPEngine") if file.is_file() else {}
+    prompts, name = config.get("prompts") or {}, config.get("default_prompt_name") or ""
+    prompt = prompts.get(name, "") if isinstance(prompts, dict) and isinstance(name, str) else None
+    if not isinstance(prompt, str):
+        raise ModelFolderError(
+            f"PSPEngine: {file}: 'prompts' must map names to strings and 'default_prompt_name' be a name or null, got "
+            f"{prompts!r} and {name!r}: the file is corrupt; re-save the model or download it again."
+        )
+    return prompt
 
 
 def is_psp_folder(path: str | os.PathLike) -> bool:

@@ -62,9 +62,9 @@ def check_psp_config(config: Mapping[str, Any]) -> None:
         )
 
 
-def read_config(path: str | os.PathLike, owner: str, check: Callable[[dict], None] | None = None) -> dict:
-    """The JSON object in the config file ``path``, ``format_version`` checked and removed, values checked by
-    ``check``; anything bad is a :class:`ModelFolderError` naming ``owner`` and ``path``."""
+def read_json_object(path: str | os.PathLike, owner: str) -> dict:
+    """The JSON object in the file ``path``; unreadable or not an object: :class:`ModelFolderError` naming ``owner``
+    and ``path``."""
     try:
         with open(path, encoding="utf-8") as handle:
             config = json.load(handle)
@@ -78,6 +78,13 @@ def read_config(path: str | os.PathLike, owner: str, check: Callable[[dict], Non
             f"{owner}: {path} must hold a JSON object, got {type(config).__name__}: the file is corrupt; re-save "
             "the model or download it again."
         )
+    return config
+
+
+def read_config(path: str | os.PathLike, owner: str, check: Callable[[dict], None] | None = None) -> dict:
+    """The JSON object in the config file ``path``, ``format_version`` checked and removed, values checked by
+    ``check``; anything bad is a :class:`ModelFolderError` naming ``owner`` and ``path``."""
+    config = read_json_object(path, owner)
     check_format_version(
         config.pop("format_version", None),
         f"{owner}: {path}",

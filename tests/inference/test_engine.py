@@ -359,6 +359,20 @@ def test_a_saved_default_prompt_applies_on_every_path(psp_module, tmp_path):
     np.testing.assert_allclose(encode_texts(psp_st.load(tmp_path / "prompted"), TEXTS), expected, atol=1e-6)
 
 
+@pytest.mark.parametrize("content", ["{bad", '{"prompts": ["query"], "default_prompt_name": "query"}'])
+def test_a_malformed_sentence_transformers_config_names_the_file(psp_module, tmp_path, content):
+    """The engine read the prompt with a bare json.loads: an unnamed JSONDecodeError or an AttributeError."""
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.inference import load_engine
+    from psp_st.modules.folder_format import ModelFolderError
+
+    SentenceTransformer(modules=[psp_module]).save(str(tmp_path / "model"))
+    (tmp_path / "model" / "config_sentence_transformers.json").write_text(content, encoding="utf-8")
+    with pytest.raises(ModelFolderError, match=r"config_sentence_transformers\.json"):
+        load_engine(tmp_path / "model")
+
+
 def test_encode_texts_applies_the_model_truncate_dim(psp_module):
     from sentence_transformers import SentenceTransformer
 
