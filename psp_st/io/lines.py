@@ -13,6 +13,14 @@ from psp_st.arguments import check_int
 MAX_LINE_CHARS = 1_000_000
 #: A block of lines is cut short once it holds this many characters: embedding a block takes ~20 bytes a character.
 MAX_BLOCK_CHARS = 1 << 24
+#: Leading bytes of compressed files, named when one is handed to a line reader (which reads plain UTF-8 text).
+COMPRESSED_MAGIC = {
+    b"\x1f\x8b": "gzip",
+    b"BZh": "bzip2",
+    b"\xfd7zXZ\x00": "xz",
+    b"\x28\xb5\x2f\xfd": "zstd",
+    b"PK\x03\x04": "zip",
+}
 
 
 def too_long_error(path: str | os.PathLike, number: int, length: str) -> ValueError:
@@ -34,12 +42,16 @@ def count_lines(path: str | os.PathLike) -> int:
 
 def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[str]:
     """The lines of ``data`` (UTF-8, ``\\n``-separated, no final newline; trailing ``\\r`` removed), decoded in one
-    pass; invalid UTF-8 raises naming ``path`` and the line (``first_line``: data's first, 1 drops a byte order mark)."""
+    pass; invalid UTF-8 raises naming ``path`` and the line (``first_line``: data's first, 1 drops a byte order mark),
+    or, for a compressed file (:data:`COMPRESSED_MAGIC`), its format."""
     if first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
+        kind = next((kind for magic, kind in COMPRESSED_MAGIC.items() if data.startswith(magic)), None)
+        if first_line == 1 and kind:
+            raise ValueError(f"{path} is a {kind} file: decompress it first (this reads plain UTF-8 text)") from None
         number = first_line + data.count(b"\n", 0, error.start)
         raise ValueError(f"{path}:{number}: line is not valid UTF-8 ({error.reason})") from None
     lines = text.split("\n")

@@ -35,6 +35,16 @@ def test_invalid_utf8_names_its_line(tmp_path, read_bytes):
         list(iter_line_blocks(path, 100, read_bytes=read_bytes))
 
 
+def test_a_compressed_file_is_named_as_one(tmp_path):
+    """`psp-st embed --input s.txt.gz` said "s.txt.gz:1: line is not valid UTF-8", as if the text were damaged."""
+    import gzip
+
+    path = tmp_path / "in.txt.gz"
+    path.write_bytes(gzip.compress(b"one\ntwo\n" * 1000))
+    with pytest.raises(ValueError, match=r"in\.txt\.gz is a gzip file: decompress it first"):
+        list(iter_line_blocks(path, 100))
+
+
 @pytest.mark.parametrize("read_bytes", [8, 1 << 22])  # the long line spans reads / fits in one read
 def test_a_line_over_the_length_limit_is_refused_naming_it(tmp_path, monkeypatch, read_bytes):
     import psp_st.io.lines as lines
