@@ -281,7 +281,8 @@ class SentencePieceTokenizer:
 
     def to_hf_tokenizer(self, drop_unknown: bool = False):
         """An equivalent ``tokenizers.Tokenizer``; with ``drop_unknown`` its ids are :meth:`encode_flat`'s with
-        ``drop_unknown=True`` (runs of characters without a one-character piece removed with the ``▁`` before them),
+        ``drop_unknown=True`` (runs of characters without a one-character piece removed with the ``▁`` before them;
+        with byte fallback such characters are byte pieces, kept as sentencepiece keeps them),
         except that a text with no known piece gives no id, and a character only inside longer pieces is ``<unk>``.
         """
         from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
@@ -303,7 +304,7 @@ class SentencePieceTokenizer:
         tokenizer.normalizer = normalizers.Sequence(steps)
         prepend = "always" if proto.normalizer_spec.add_dummy_prefix else "never"
         tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=prepend, split=False)
-        if drop_unknown:
+        if drop_unknown and not proto.trainer_spec.byte_fallback:  # byte fallback: every character has pieces
             known = sorted({piece.piece for piece in proto.pieces if len(piece.piece) == 1} | {"\u2581"})
             unknown_run = "\u2581?[^" + "".join(f"\\x{{{ord(char):x}}}" for char in known) + "]+"
             tokenizer.pre_tokenizer = pre_tokenizers.Sequence(

@@ -12,6 +12,7 @@ from sentence_transformers import SentenceTransformer
 from psp_st.inference.engine import PSPEngine
 from psp_st.modules import ModelFolderError
 from psp_st.modules.psp import PSPEmbedding
+from psp_st.tokenization import SentencePieceTokenizer
 
 TEXTS = ["a man rides a horse", "two kids play in the snow", "", "dog 😀 3"]
 
@@ -137,6 +138,16 @@ def test_static_export_matches_on_known_pieces(psp_module, tmp_path):
     np.testing.assert_allclose(static.encode(with_unknown), psp_module.embed(with_unknown), rtol=1e-5, atol=1e-6)
     # ... documented difference: a text with no known piece gives zeros there, the <unk> vector here.
     assert not np.abs(static.encode(["\u2603"])).any()
+
+
+def test_static_export_of_a_byte_fallback_tokenizer_keeps_the_byte_pieces(caption_sentences, tmp_path):
+    """With byte fallback an unseen character is byte pieces, not unknown: the export dropped them (other vectors)."""
+    tokenizer = SentencePieceTokenizer.train(caption_sentences[:2000], vocab_size=500, seed=0, byte_fallback=True)
+    module = PSPEmbedding(tokenizer, embedding_dim=8)
+    module.export_static(tmp_path / "static")
+    static = SentenceTransformer(str(tmp_path / "static"), device="cpu")
+    texts = ["a dog \u2603", "ca\u2603t", "\u65e5\u672c"]
+    np.testing.assert_allclose(static.encode(texts), module.embed(texts), rtol=1e-5, atol=1e-6)
 
 
 def test_static_export_keeps_the_first_max_seq_length_pieces(sp_tokenizer, tmp_path):
