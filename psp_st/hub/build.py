@@ -68,6 +68,20 @@ def torch_threads(threads: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+def _check_init_from(init_from: str | None) -> None:
+    """A recipe's ``model.init_from`` must be a P-SP model: a release of another encoder fails only after training."""
+    from psp_st.inference.engine import is_psp_folder
+    from psp_st.io.model_names import resolve_model_name
+    from psp_st.modules.trusted import module_types
+
+    folder = Path(resolve_model_name(init_from)) if init_from else None
+    if folder is not None and folder.is_dir() and module_types(folder) and not is_psp_folder(folder):
+        raise ValueError(
+            f"recipe: model.init_from {init_from} is a {', '.join(module_types(folder))} model, not P-SP: a psp-st "
+            "release publishes PSPEmbedding models (train other encoders with `psp-st train`)"
+        )
+
+
 def build(
     name: str = "psp-en",
     output: str | os.PathLike | None = None,
@@ -125,6 +139,7 @@ def build(
     dtype = release.get("dtype", "float32")
     if dtype not in DTYPES:
         raise ValueError(f"release dtype must be one of {DTYPES}, got {dtype!r}")
+    _check_init_from((config.get("model") or {}).get("init_from"))
     run_config = copy.deepcopy(config)
     run_config.pop("release", None)
     model_id = str(output or config["name"])  # the folder as given (./NAME by default): what the cards load

@@ -136,6 +136,27 @@ def test_a_misspelled_suite_fails_before_training(tiny_recipe, data_dir, tmp_pat
     assert not (tmp_path / "out").exists()
 
 
+def test_init_from_another_encoder_fails_before_training(tiny_recipe, data_dir, tmp_path, monkeypatch):
+    """A zoo model as model.init_from trained a GRAN, then failed: "a psp-st release publishes PSPEmbedding"."""
+    import pytest
+    import yaml
+    from sentence_transformers import SentenceTransformer
+
+    import psp_st.training.recipe
+    from psp_st.hub.build import build
+    from psp_st.modules import WordAveraging
+
+    SentenceTransformer(modules=[WordAveraging.from_texts(["a dog", "a cat"], embedding_dim=4)]).save(
+        str(tmp_path / "w")
+    )
+    recipe = yaml.safe_load(tiny_recipe.read_text())
+    recipe["model"] = {"init_from": str(tmp_path / "w")}
+    (tmp_path / "r.yaml").write_text(yaml.safe_dump(recipe))
+    monkeypatch.setattr(psp_st.training.recipe, "train_from_config", lambda *a, **k: pytest.fail("trained"))
+    with pytest.raises(ValueError, match=r"model\.init_from .* is a psp_st\.modules\.averaging\.WordAveraging model"):
+        build(str(tmp_path / "r.yaml"), output=tmp_path / "out", data_dir=data_dir, suite=None)
+
+
 def test_record_and_card_give_the_command_as_run(release_as_run, tiny_recipe, data_dir):
     command = (
         f"psp-st build {tiny_recipe} --output out/rel --data-dir {data_dir} --seed 5 --max-steps 4 --dtype float16"
