@@ -330,7 +330,7 @@ def _train_run(
     from transformers.trainer_utils import get_last_checkpoint
 
     from psp_st.losses import TeacherDistillationLoss
-    from psp_st.training.megabatch import MegaBatchTrainer
+    from psp_st.training.megabatch import MegaBatchTrainer, read_checkpoint_state
 
     if auxiliary is not None and seed != recipe.seed:
         auxiliary = auxiliary.with_loss(TeacherDistillationLoss(model, auxiliary.labels.shape[1], seed=seed), seed)
@@ -347,6 +347,11 @@ def _train_run(
     except KeyboardInterrupt:
         last = get_last_checkpoint(str(folder))
         where = f"{last} is the last checkpoint: --resume continues from it" if last else "--resume starts again"
+        if last:
+            try:
+                read_checkpoint_state(last)
+            except ValueError as error:  # interrupted while the trainer was writing it: --resume would refuse it
+                where = str(error)
         raise KeyboardInterrupt(f"training interrupted at step {trainer.state.global_step}; {where}") from None
 
 

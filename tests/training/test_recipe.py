@@ -437,6 +437,24 @@ def test_interrupted_training_names_the_checkpoint_resume_continues_from(finishe
         train_from_config(config, output_dir=copy, resume=True, max_steps=8)
 
 
+def test_interrupted_checkpoint_save_names_the_checkpoint_resume_continues_from(finished_run, tmp_path, monkeypatch):
+    """Ctrl-C while checkpoint-6 was written named it as the one --resume continues from; --resume refuses it."""
+    from psp_st.training import MegaBatchTrainer
+    from psp_st.training.recipe import train_from_config
+
+    config, run = finished_run
+    copy = _copy(run, tmp_path)
+
+    def interrupt_while_saving(self, *args, **kwargs):
+        shutil.copytree(copy / "checkpoint-4", copy / "checkpoint-6")
+        (copy / "checkpoint-6" / "trainer_state.json").unlink()  # the trainer writes it last
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MegaBatchTrainer, "train", interrupt_while_saving)
+    with pytest.raises(KeyboardInterrupt, match=rf"move away\) {copy / 'checkpoint-6'} and --resume continues from "):
+        train_from_config(config, output_dir=copy, resume=True, max_steps=8)
+
+
 @pytest.mark.parametrize("trainer", [{}, {"max_steps": 0}, {"max_steps": -5}])
 def test_max_steps_below_one_is_refused(trainer, tmp_path):
     from psp_st.training.recipe import train_from_config
