@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from psp_st.arguments import check_int
-from psp_st.io.atomic import apply_umask
+from psp_st.io.atomic import atomic_directory
 from psp_st.io.output_policy import check_output
 from psp_st.modules.base import ModelFolderError, PSPInputModule
 from psp_st.modules.folder_format import PSP_WEIGHTS_DTYPES, check_psp_config
@@ -205,8 +206,8 @@ class PSPEmbedding(TokenEncoder):
         modules: list[nn.Module] = [self.to_static_embedding()]
         if normalize:
             modules.append(Normalize())
-        SentenceTransformer(modules=modules, device="cpu").save(str(path))
-        apply_umask(path)  # ST's safetensors writer leaves the weights 0600
+        with atomic_directory(path) as folder:  # whole or absent; umask permissions (safetensors writes 0600)
+            SentenceTransformer(modules=modules, device="cpu").save(str(folder))
 
     def export_model2vec(self, path: str | os.PathLike, normalize: bool = False, overwrite: bool = False) -> None:
         """Write model2vec's own folder format (``StaticModel.from_pretrained(path)``): the tokenizer and vectors of
@@ -223,7 +224,9 @@ class PSPEmbedding(TokenEncoder):
         check_output(path, overwrite=overwrite, folder=True, option="export_model2vec:", flag="overwrite=True")
         weights = self._export_weights().numpy()
         tokenizer = self.tokenizer.to_hf_tokenizer(drop_unknown=True)
-        StaticModel(weights, tokenizer, normalize=normalize, max_length=None).save_pretrained(str(path))
+        with atomic_directory(path) as folder:  # whole or absent; umask permissions (safetensors writes 0600)
+            model = StaticModel(weights, tokenizer, normalize=normalize, max_length=None)
+            model.save_pretrained(str(folder), model_name=Path(path).name)  # not the temp name
 
     def __repr__(self) -> str:
         return (

@@ -229,6 +229,28 @@ def test_saved_model_files_get_umask_permissions(psp_model, tmp_path):
     assert weights.stat().st_mode & 0o777 == 0o644
 
 
+@pytest.mark.parametrize("export", ["export_static", "export_model2vec"])
+def test_exports_are_written_whole_with_umask_permissions(psp_module, tmp_path, monkeypatch, export):
+    """export_model2vec left its weights 0600 (no umask) and both wrote straight into the folder: a failed
+    export left a partial one."""
+    import os
+
+    from psp_st.io import atomic
+
+    if export == "export_model2vec":
+        pytest.importorskip("model2vec")
+    old = os.umask(0o022)
+    try:
+        getattr(psp_module, export)(tmp_path / "ok")
+        monkeypatch.setattr(atomic, "apply_umask", lambda path: 1 / 0)  # fails after the files are written
+        with pytest.raises(ZeroDivisionError):
+            getattr(psp_module, export)(tmp_path / "failed")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "ok" / "model.safetensors").stat().st_mode & 0o777 == 0o644
+    assert not (tmp_path / "failed").exists()
+
+
 def test_recipe_init_from_does_not_execute_planted_code(saved_model, tmp_path):
     from psp_st.training.recipe import build_model
 
