@@ -11,6 +11,7 @@ import importlib
 import logging
 import pkgutil
 import sys
+from pathlib import Path
 
 from psp_st import __version__
 from psp_st.io.extras import missing_extra
@@ -48,6 +49,14 @@ EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130
 
 DATA_DIR_HELP = "shared data folder for the recipe's relative paths (default: $PSP_ST_DATA_DIR or ../shared/data)"
+
+
+def path_argument(text: str) -> Path:
+    """argparse ``type`` for a file or folder: an empty string (an unset ``$VARIABLE``) is refused, where ``Path("")``
+    would quietly mean the current folder (``push ""`` uploaded it)."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty path (an unset variable?): give a file or folder, '.' for this one")
+    return Path(text)
 
 
 def error_message(error: BaseException) -> str:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from psp_st.cli import DATA_DIR_HELP
+from psp_st.cli import DATA_DIR_HELP, path_argument
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,8 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "name", help="recipe (psp-en, psp-multi, psp-de-en, psp-paper, or hub_configs/NAME.yaml here) or a .yaml file"
     )
-    parser.add_argument("--output", type=Path, help="release folder (default: ./NAME)")
-    parser.add_argument("--data-dir", type=Path, help=DATA_DIR_HELP)
+    parser.add_argument("--output", type=path_argument, help="release folder (default: ./NAME)")
+    parser.add_argument("--data-dir", type=path_argument, help=DATA_DIR_HELP)
     parser.add_argument("--seed", type=int, help="override the recipe's seed")
     parser.add_argument("--max-steps", type=int, help="stop training after N steps (smoke tests)")
     parser.add_argument("--suite", help="suite for the model card (default: the recipe's release.suite, else quick)")
@@ -30,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--dtype", choices=["float32", "float16"], help="weights dtype (default: the recipe's release.dtype or float32)"
     )
     parser.add_argument(
-        "--work-dir", type=Path, help="checkpoints (default: a temp folder): a rerun resumes, --overwrite restarts"
+        "--work-dir",
+        type=path_argument,
+        help="checkpoints (default: a temp folder): a rerun resumes, --overwrite restarts",
     )
     parser.add_argument(
         "--overwrite",

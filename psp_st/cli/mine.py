@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
-from pathlib import Path
 
+from psp_st.cli import path_argument
 from psp_st.cli._shards import add_shard_options, execution_from_args
 from psp_st.io.output_policy import OVERWRITE_HELP, check_output
 
@@ -31,9 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--target", nargs="+", help="bitext mining: the English side (same forms)")
     parser.add_argument("--target-column", help="Parquet column of --target (default: --column)")
-    parser.add_argument("--output", required=True, type=Path, help="output .parquet of mined pairs")
+    parser.add_argument("--output", required=True, type=path_argument, help="output .parquet of mined pairs")
     parser.add_argument(
-        "--work-dir", type=Path, help="folder for vectors, index and neighbours (default: OUTPUT.work); rerun to resume"
+        "--work-dir",
+        type=path_argument,
+        help="folder for vectors, index and neighbours (default: OUTPUT.work); rerun to resume",
     )
     parser.add_argument(
         "--k", "--top-k", type=int, default=4, help="neighbours per sentence, for candidates and the margin (default 4)"
@@ -59,7 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--source-lang", help="bitext: language of --input (language id filter)")
     parser.add_argument("--target-lang", help="bitext: language of --target (language id filter)")
     parser.add_argument(
-        "--exclude-data-dir", type=Path, help="drop pairs with a sentence from the evaluation files of this data folder"
+        "--exclude-data-dir",
+        type=path_argument,
+        help="drop pairs with a sentence from the evaluation files of this data folder",
     )
     parser.add_argument(
         "--index",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from psp_st.cli import path_argument
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -15,10 +16,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "to OUT and uploads nothing. Refused: symbolic links, pickle files, and in a release (psp_build.json) any file "
         "it does not list. Files already in the repository that the folder lacks are kept (an upload never deletes).",
     )
-    parser.add_argument("folder", type=Path, help="model folder to upload")
+    parser.add_argument("folder", type=path_argument, help="model folder to upload")
     parser.add_argument("--repo-id", required=True, help="target repository, ORG/NAME")
     parser.add_argument(
-        "--dry-run", type=Path, metavar="OUT", help="write the files that would be uploaded to OUT (a new folder)"
+        "--dry-run",
+        type=path_argument,
+        metavar="OUT",
+        help="write the files that would be uploaded to OUT (a new folder)",
     )
     parser.add_argument("--private", action="store_true", help="create the repository as private")
     parser.add_argument(

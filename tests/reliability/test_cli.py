@@ -142,6 +142,24 @@ def test_an_empty_model_name_is_named_not_taken_for_the_current_folder(saved_mod
     assert "the model name is empty" in _one_error_line(capsys)
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["push", "", "--repo-id", "org/name", "--dry-run", "staged"],
+        ["build", "psp-en", "--output", ""],
+        ["mine", "--input", "in.txt", "--output", ""],
+    ],
+)
+def test_an_empty_path_option_is_refused_not_the_current_folder(saved_model, capsys, monkeypatch, argv):
+    """`push "$UNSET"` in a model folder staged (or uploaded) that folder: Path("") is the current folder."""
+    monkeypatch.chdir(saved_model)
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == EXIT_ERROR
+    assert "empty path" in capsys.readouterr().err
+    assert not (saved_model / "staged").exists()
+
+
 @pytest.mark.parametrize("where", ["output", "work-dir"])
 def test_mine_output_or_work_dir_inside_an_input_folder_is_refused(tmp_path, capsys, where):
     shards = tmp_path / "shards"
