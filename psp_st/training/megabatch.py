@@ -149,7 +149,7 @@ class MegaBatchStream(IterableDataset):
         indices = np.concatenate(batches)
         rows = self.dataset[indices]
         first, second = (self._texts(rows, column, indices) for column in self.columns)
-        groups = None if self.group_column is None else torch.as_tensor(np.asarray(rows[self.group_column], np.int64))
+        groups = None if self.group_column is None else torch.from_numpy(_group_ids(rows[self.group_column]))
         anchor_languages = None
         if self.language_column is not None:  # the language of each first sentence (the second side: one language)
             codes, _ = pd.factorize(pd.Series(rows[self.language_column], dtype=object).fillna(""))
@@ -395,6 +395,15 @@ def _without_columns(dataset: Any, names: tuple[str | None, ...]) -> Any:
     """``dataset`` (a datasets Dataset/DatasetDict) without those of ``names`` among its columns."""
     present = [name for name in names if name and name in (getattr(dataset, "column_names", None) or [])]
     return dataset.remove_columns(present) if present else dataset
+
+
+def _group_ids(values: list[Any]) -> np.ndarray:
+    """int64 group ids of a mega-batch's rows: integer ids as they are (``-1``: none); other values (the shared data's
+    image file names, ...) coded by :func:`~psp_st.data.groups.group_keys` (equal value, one group; missing: none)."""
+    from psp_st.data.groups import group_keys
+
+    array = np.asarray(values)
+    return array.astype(np.int64) if array.dtype.kind in "iu" else group_keys(values)
 
 
 def _identity(batch: Any) -> Any:

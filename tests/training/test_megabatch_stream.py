@@ -152,3 +152,25 @@ def test_language_column_gives_second_sentences_negatives_of_their_partners_lang
     for number, batch in zip(range(5), iter(stream), strict=False):
         expected = to_ids([first[j] for j in expected_s[4 * number : 4 * number + 4]])
         assert torch.equal(batch[f"{NEGATIVE_COLUMNS[1]}_input_ids"][:, : expected.shape[1]], expected)
+
+
+def test_string_group_ids_of_the_shared_files_reach_mining_as_groups(
+    make_trainer, caption_pairs, psp_module, monkeypatch
+):
+    # the shared caption files hold image file names as group_id: pairs of one name are one group
+    import psp_st.training.megabatch as megabatch
+
+    names = [f"{i // 4}_image.jpg" for i in range(len(caption_pairs))]
+    data = caption_pairs.remove_columns("group_id").add_column("group_id", names)
+    seen = []
+    real = megabatch.mine_hardest_negatives
+    monkeypatch.setattr(
+        megabatch,
+        "mine_hardest_negatives",
+        lambda a, p, groups, *x, **k: seen.append(groups) or real(a, p, groups, *x, **k),
+    )
+    stream = make_trainer(psp_module, data, megabatch_size=5, anneal=0).get_train_dataloader().dataset
+    next(iter(stream))
+    rows = torch.cat([torch.as_tensor(b) for b in stream.batches(epoch=0)[:5]]).tolist()
+    expected = torch.tensor([[names[i] == names[j] for j in rows] for i in rows])
+    assert torch.equal(seen[0][:, None] == seen[0][None, :], expected)
