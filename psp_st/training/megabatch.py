@@ -239,10 +239,10 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
                     module.sparse = True
 
     def add_model_card_callback(self, default_args_dict: dict[str, Any]) -> None:
-        """ST's card callback, shown the training set without :data:`METADATA_COLUMNS` (its statistics tokenize
-        every string column; ``lang`` is not text)."""
+        """ST's card callback, shown the training set without the group column and :data:`METADATA_COLUMNS` (its
+        statistics and widget take every string column for text; group ids and ``lang`` are not)."""
         dataset = self.train_dataset
-        self.train_dataset = _without_columns(dataset, METADATA_COLUMNS)
+        self.train_dataset = _without_columns(dataset, (self.args.group_column, *METADATA_COLUMNS))
         try:
             super().add_model_card_callback(default_args_dict)
         finally:

@@ -174,3 +174,11 @@ def test_string_group_ids_of_the_shared_files_reach_mining_as_groups(
     rows = torch.cat([torch.as_tensor(b) for b in stream.batches(epoch=0)[:5]]).tolist()
     expected = torch.tensor([[names[i] == names[j] for j in rows] for i in rows])
     assert torch.equal(seen[0][:, None] == seen[0][None, :], expected)
+
+
+def test_model_card_widget_never_shows_a_string_group_id_as_a_sentence(make_trainer, caption_pairs, psp_module):
+    names = [str(1000 + i // 4) for i in range(len(caption_pairs))]  # the shared COCO file's group ids: "139", ...
+    data = caption_pairs.remove_columns("group_id").add_column("group_id", names)
+    card = make_trainer(psp_module, data, megabatch_size=2, anneal=0).model.model_card_data
+    shown = [s for example in card.widget for s in (example["source_sentence"], *example["sentences"])]
+    assert shown and not set(shown) & set(names)
