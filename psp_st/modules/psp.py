@@ -94,10 +94,13 @@ class PSPEmbedding(TokenEncoder):
         **options: Any,
     ) -> PSPEmbedding:
         """Train a sentencepiece unigram model on ``texts``; a fresh module. ``options`` go to :class:`PSPEmbedding`
-        when they are its arguments (``max_seq_length``, ``dropout``), else to :meth:`SentencePieceTokenizer.train`."""
+        when they are its arguments (``max_seq_length``, ``dropout``, ``weights_dtype``), else to
+        :meth:`SentencePieceTokenizer.train`."""
         embedding_dim = check_int("embedding_dim", embedding_dim)
         cls.check_tokenizer_kind(options.pop("tokenizer", "sentencepiece"))  # not a sentencepiece trainer option
-        module_options = {key: options.pop(key) for key in ("max_seq_length", "dropout") if key in options}
+        module_options = {
+            key: options.pop(key) for key in ("max_seq_length", "dropout", "weights_dtype") if key in options
+        }
         if character_coverage is not None:
             options["character_coverage"] = character_coverage
         tokenizer = SentencePieceTokenizer.train(

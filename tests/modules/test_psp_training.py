@@ -22,6 +22,11 @@ def test_from_texts_is_seeded(caption_sentences):
     assert torch.equal(a.embedding.weight, b.embedding.weight)
 
 
+def test_from_texts_takes_the_module_argument_weights_dtype(caption_sentences):
+    module = PSPEmbedding.from_texts(caption_sentences[:2000], vocab_size=300, embedding_dim=8, weights_dtype="float16")
+    assert module.weights_dtype == "float16"
+
+
 def test_one_trainer_step_changes_weights_and_round_trips(psp_module, tmp_path):
     model = SentenceTransformer(modules=[psp_module], device="cpu")
     pairs = Dataset.from_dict(
