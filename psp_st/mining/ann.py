@@ -106,6 +106,11 @@ def build_index(vectors: ShardedVectors, spec: IndexSpec) -> Any:
         size = min(n, spec.train_size or 64 * max(nlist, 1024))
         if size < nlist:
             raise ValueError(f"--train-size {size} is below the {nlist} IVF lists: pass more, or a smaller --nlist")
+        if size < reduced < dim:  # FAISS's PCA has at most as many components as training vectors
+            raise ValueError(
+                f"--pca {reduced} needs at least {reduced} training vectors, got {size} (of {n}): pass a smaller "
+                "--pca, or more --train-size"
+            )
         sample = np.sort(np.random.default_rng(spec.seed).choice(n, size=size, replace=False))
         logger.info("training %s (%d lists, pca %s) on %d of %d vectors", kind, nlist, spec.pca, size, n)
         index.train(vectors.take(sample))

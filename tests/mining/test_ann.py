@@ -87,3 +87,10 @@ def test_a_training_sample_smaller_than_the_lists_is_refused_naming_the_options(
     for name in ("nlist", "train_size"):
         with pytest.raises(ValueError, match=f"{name} must be >= 1, got 0"):
             IndexSpec(kind="ivf", **{name: 0})
+
+
+def test_pca_wider_than_the_training_sample_is_a_value_error():
+    """FAISS's PCA cannot give more components than training vectors: a clear error, not a FAISS RuntimeError."""
+    vectors = ShardedVectors([_unit(20, 32, 5)])
+    with pytest.raises(ValueError, match="--pca 21 needs at least 21 training vectors, got 20"):
+        build_index(vectors, IndexSpec(kind="hnsw", pca=21))
