@@ -20,7 +20,9 @@ def retrieval_ranks(
     embeddings: np.ndarray, queries: ArrayLike, targets: ArrayLike, batch_size: int = 1024
 ) -> np.ndarray:
     """1-based rank of row ``targets[i]`` among all rows of ``embeddings`` by cosine similarity to row ``queries[i]``
-    (itself no candidate, unless it is the target: rank 1). Ties count half (the mean over tie orders)."""
+    (itself no candidate, unless it is the target: rank 1). Ties count half (the mean over tie orders); cosines are
+    compared rounded to 6 decimals, as in pair classification, so candidates whose cosines differ only by float noise
+    (reordered words under a bag of pieces) tie."""
     import torch
 
     vectors = torch.nn.functional.normalize(torch.as_tensor(embeddings, dtype=torch.float32), dim=-1)
@@ -32,7 +34,7 @@ def retrieval_ranks(
     for start in range(0, len(queries), batch_size):
         q = torch.from_numpy(queries[start : start + batch_size])
         t = torch.from_numpy(targets[start : start + batch_size])
-        sims = vectors[q] @ vectors.T
+        sims = torch.round(vectors[q] @ vectors.T, decimals=6)
         rows = torch.arange(len(q))
         target_sims = sims[rows, t].unsqueeze(1)
         sims[rows, q] = -torch.inf  # the query is not its own candidate

@@ -16,6 +16,12 @@ def test_ranks_exclude_the_query_and_average_ties():
     assert ranks.tolist() == [2.5, 1.0, 4.0]
 
 
+def test_cosines_differing_only_by_float_noise_tie():
+    """A candidate whose cosine differs from the target's by float noise (a reordered bag of pieces) is a tie."""
+    embeddings = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 1.0000001]], dtype=np.float32)
+    assert retrieval_ranks(embeddings, queries=[0, 0], targets=[1, 2]).tolist() == [1.5, 1.5]
+
+
 def test_query_equal_to_target_ranks_first():
     embeddings = np.array([[1.0, 0.0], [0.0, 1.0]])
     assert retrieval_ranks(embeddings, [0], [0]).tolist() == [1.0]
