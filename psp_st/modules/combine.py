@@ -58,6 +58,20 @@ class CombinedEncoder(PSPInputModule):
         known = [int(length) for length in lengths if length is not None]
         return None if len(known) < len(lengths) else max(known)
 
+    @max_seq_length.setter
+    def max_seq_length(self, value: int | None) -> None:  # ST sets it as model.max_seq_length = N
+        """Cap every encoder at ``value`` tokens; each checks it (a recurrent one refuses ``None`` and > 1024), and
+        a refused value changes none of them."""
+        parts: list[Any] = self.parts  # each part's max_seq_length is a checked property of its own
+        previous = [encoder.max_seq_length for encoder in parts]
+        try:
+            for encoder in parts:
+                encoder.max_seq_length = value
+        except ValueError:
+            for encoder, length in zip(parts, previous, strict=True):
+                encoder.max_seq_length = length
+            raise
+
     @property
     def id_offsets(self) -> list[int]:
         """First joint id of each encoder: encoder ``k`` owns ids ``offsets[k] .. offsets[k] + pad_id_k``."""

@@ -56,6 +56,16 @@ def test_shuffling_a_row_keeps_every_token_with_its_encoder(make_encoder):
     torch.testing.assert_close(out, combined(features)["sentence_embedding"])
 
 
+def test_setting_max_seq_length_caps_every_part(make_encoder):
+    """``model.max_seq_length = N`` (ST's setter) reaches every encoder; a value one refuses changes none."""
+    model = SentenceTransformer(modules=[make_encoder("word_gran_sum")], device="cpu")
+    model.max_seq_length = 2
+    assert [encoder.max_seq_length for encoder in model[0].parts] == [2, 2] and model.max_seq_length == 2
+    with pytest.raises(ValueError, match="GRAN: max_seq_length must be at most 1024"):
+        model.max_seq_length = None
+    assert [encoder.max_seq_length for encoder in model[0].parts] == [2, 2]
+
+
 def test_sum_needs_equal_sizes(make_encoder, word_tokenizer):
     from psp_st.modules.averaging import WordAveraging
 
