@@ -87,6 +87,10 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
         }
 
 
+#: The fewest train pairs sklearn's early stopping splits: a stratified 10% needs ``ceil(0.1 * n) >= 2`` pairs.
+MLP_MIN_TRAIN_PAIRS = 11
+
+
 class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
     """The Opusparcus protocol (Sjöblom et al., 2018): an MLP on the concatenated embeddings, trained on ``train``,
     and its accuracy on ``test`` beside the all-paraphrase baseline (both need a 0/1 ``label``). The paper gives
@@ -109,6 +113,13 @@ class ParaphraseMLPEvaluator(CachedEmbeddingEvaluator):
         for split, data in (("train", train), ("test", test)):
             first, second, labels = read_pairs(data, "label", f"MLP {split} data {name!r}")
             self.splits[split] = (first, second, np.asarray(binary_labels(labels, f"MLP {split} data {name!r}")))
+        counts = np.bincount(self.splits["train"][2], minlength=2)
+        if counts.sum() < MLP_MIN_TRAIN_PAIRS or counts.min() < 2:
+            raise ValueError(
+                f"MLP train data {name!r}: {counts.sum()} pairs, {counts.min()} in the smaller class; the MLP's early "
+                "stopping holds out a stratified 10% (at least one pair per class), so it needs at least "
+                f"{MLP_MIN_TRAIN_PAIRS} pairs and 2 of each class"
+            )
         self.hidden_size = hidden_size
         self.max_iter = max_iter
         self.seed = seed

@@ -80,6 +80,15 @@ def test_mlp_learns_a_separable_problem(lookup_model):
     assert metrics["accuracy"] == 1.0 and metrics["all_paraphrase_accuracy"] == 0.5
 
 
+def test_mlp_refuses_train_data_too_small_for_early_stopping():
+    """Ten train pairs leave no stratified 10% hold-out: a clear error, not sklearn's from inside ``fit``."""
+    train = {"sentence1": [f"s{i}" for i in range(10)], "sentence2": [f"t{i}" for i in range(10)], "label": [0, 1] * 5}
+    with pytest.raises(
+        ValueError, match="MLP train data 'toy': 10 pairs, 5 in the smaller class; .* at least 11 pairs"
+    ):
+        ParaphraseMLPEvaluator(train, train, name="toy")
+
+
 def test_mlp_without_a_shared_cache_embeds_each_text_once(lookup_model):
     vectors, train, test = _separable_mlp_sets()
     model = lookup_model(vectors)
