@@ -118,7 +118,10 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
     files = _file_rows(list(training.get("files") or {}), training.get("files"))
     distillation = dict(training.get("distillation") or {})
     if distillation:
+        from psp_st.data.licenses import data_license
+
         distillation["files"] = _file_rows(list(distillation.get("files") or []))
+        distillation["licence"] = data_license(str(distillation.get("teacher") or ""))[1]
         distillation["sentences"] = int(distillation.get("sentences") or 0)
     metrics = []
     for key, value in (evaluation.get("metrics") or {}).items():

@@ -201,3 +201,13 @@ def test_card_genre_shares_follow_the_pairs_trained_not_the_file_rows():
     genres = card_fields({"training": {"files": files, "pairs_per_source": per_source}})["genres"]
     shares = {row["genre"].split(" (")[0]: round(row["share"], 3) for row in genres}
     assert list(shares.values()) == [0.6, 0.3, 0.1]  # rows alone would give 0.714 / 0.214 / 0.071
+
+
+def test_card_gives_the_distillation_teachers_licence(static_model):
+    """The teacher is a training source too: the card states its licence beside its name."""
+    from psp_st.hub.card import render_model_card
+
+    distillation = {"teacher": "all-MiniLM-L6-v2", "sentences": 10, "files": ["corpus/bible_verses.parquet"]}
+    info = {**INFO, "training": {**INFO["training"], "distillation": distillation}}
+    card = render_model_card(static_model, info)
+    assert "Sentence distillation from `all-MiniLM-L6-v2` (licence: Apache-2.0) on 10" in card
