@@ -34,3 +34,18 @@ def test_a_bitext_file_is_described_by_the_corpora_it_holds(lang):
     genre, licence = data_license(f"bitext/{lang}-en.parquet")
     assert {name for name in BITEXT_CORPORA.values() if name in genre} == held
     assert {name for name in BITEXT_CORPORA.values() if name in licence} == held
+
+
+@pytest.mark.shared_data
+def test_the_english_sentence_corpus_licence_names_every_corpus_it_holds():
+    """english_sentences holds TICO-19 and FLORES-200 sentences besides WMT and Brown: each licence is stated."""
+    import pandas as pd
+
+    sources = pd.read_parquet(data_path("corpus/english_sentences.parquet"), columns=["source"])["source"].unique()
+    held = {
+        "TICO-19" if "tico19" in source else "WMT" if source.startswith("wmt") else source.split(":")[0]
+        for source in map(str, sources)
+    }
+    names = {"WMT": "WMT", "TICO-19": "TICO-19", "flores200-devtest": "FLORES-200", "brown": "Brown"}
+    licence = data_license("corpus/english_sentences.parquet")[1]
+    assert {names[corpus] for corpus in held} == {name for name in names.values() if name in licence}
