@@ -74,10 +74,12 @@ def _check_init_from(init_from: str | None) -> None:
     from psp_st.io.model_names import resolve_model_name
     from psp_st.modules.trusted import module_types
 
-    folder = Path(resolve_model_name(init_from)) if init_from else None
-    if folder is not None and folder.is_dir() and module_types(folder) and not is_psp_folder(folder):
+    if not init_from or not (folder := Path(resolve_model_name(init_from))).is_dir():
+        return
+    types = module_types(folder)
+    if types and not is_psp_folder(folder):
         raise ValueError(
-            f"recipe: model.init_from {init_from} is a {', '.join(module_types(folder))} model, not P-SP: a psp-st "
+            f"recipe: model.init_from {init_from} is a {', '.join(types)} model, not P-SP: a psp-st "
             "release publishes PSPEmbedding models (train other encoders with `psp-st train`)"
         )
 
