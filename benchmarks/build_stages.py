@@ -31,8 +31,8 @@ def main() -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import psp_st
         from psp_st.distillation import distillation_sentences
+        from psp_st.evaluation.decontamination import evaluation_sentences
         from psp_st.io.data_dir import default_data_dir
-        from psp_st.mining.teacher import evaluation_sentences
         from psp_st.training.recipe import load_config, load_recipe_pairs
 
         config = load_config(args.recipe)

@@ -39,9 +39,9 @@ def main() -> None:
 
     from psp_st.distillation import distillation_sentences, teacher_vectors
     from psp_st.evaluation import STSEvaluator, load_local
+    from psp_st.evaluation.decontamination import evaluation_sentences
     from psp_st.inference.engine import PSPEngine
     from psp_st.io.data_dir import default_data_dir
-    from psp_st.mining.teacher import evaluation_sentences
     from psp_st.modules.trusted import load_trusted
     from psp_st.training.recipe import load_config
     from psp_st.training.schema import parse_recipe

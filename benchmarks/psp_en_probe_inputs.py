@@ -68,8 +68,8 @@ def sif_recount(initial: str, counts_of: str, out: str, a: float, data_dir: str 
     from psp_st.data.loaders import read_texts
     from psp_st.distillation import distillation_sentences
     from psp_st.distillation.piece_weights import piece_counts, sif_weights
+    from psp_st.evaluation.decontamination import evaluation_sentences
     from psp_st.io.data_dir import default_data_dir, resolve_data_files
-    from psp_st.mining.teacher import evaluation_sentences
     from psp_st.modules.trusted import load_trusted
     from psp_st.training.recipe import load_config
     from psp_st.training.schema import parse_recipe

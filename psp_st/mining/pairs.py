@@ -46,7 +46,6 @@ from psp_st.mining.executor import Execution, session
 from psp_st.mining.knn_shards import knn_shards, read_neighbours, vector_shards
 from psp_st.mining.margin import STRATEGIES, best_margin_mask, candidate_pairs, knn_mean, ratio_margin
 from psp_st.mining.shards import ShardedVectors, input_files, plan_shards, read_manifest, read_shard_texts
-from psp_st.mining.teacher import evaluation_sentences
 
 logger = logging.getLogger(__name__)
 
@@ -226,7 +225,8 @@ def mining_config(options: dict[str, Any], bitext: bool = False) -> MiningConfig
     """A :class:`MiningConfig` from ``psp-st mine``'s flat options, named like its and :class:`IndexSpec`'s fields
     (``index``: the kind; other names are ignored). ``strategy`` None: ``all``, or ``max`` for ``bitext``; ``lang``
     sets both languages, ``source_lang``/``target_lang`` one (bitext only); ``exclude_data_dir`` drops pairs with a
-    sentence of that data folder's evaluation files; ``shard_rows`` None is the default."""
+    sentence of that data folder's evaluation files, in every language (FLORES-200 devtest rows included);
+    ``shard_rows`` None is the default."""
 
     def pick(cls: type) -> dict[str, Any]:
         return {f.name: options[f.name] for f in fields(cls) if options.get(f.name) is not None}
@@ -234,13 +234,17 @@ def mining_config(options: dict[str, Any], bitext: bool = False) -> MiningConfig
     lang, source_lang, target_lang = options.get("lang"), options.get("source_lang"), options.get("target_lang")
     if not bitext and (source_lang or target_lang):
         raise ValueError("--source-lang/--target-lang are for bitext mining (with --target); use --lang")
-    exclude = options.get("exclude_data_dir")
+    exclude: frozenset[str] = frozenset()
+    if options.get("exclude_data_dir"):
+        from psp_st.evaluation.decontamination import evaluation_sentences  # imports the evaluators: only when asked
+
+        exclude = frozenset(evaluation_sentences(options["exclude_data_dir"], every_language=True))
     settings = {
         **pick(MiningConfig),
         "strategy": options.get("strategy") or ("max" if bitext else "all"),
         "languages": (source_lang or lang, target_lang or lang) if (lang or source_lang or target_lang) else None,
         "dedup": not options.get("no_dedup", False),
-        "exclude": frozenset(evaluation_sentences(exclude)) if exclude else frozenset(),
+        "exclude": exclude,
         "index": IndexSpec(**{**pick(IndexSpec), "kind": options.get("index") or "auto"}),
     }
     return MiningConfig(**settings)

@@ -249,9 +249,9 @@ def build_distillation(
     if not distil.weight:
         return None
     from psp_st.distillation import distillation_sentences, teacher_vectors
+    from psp_st.evaluation.decontamination import evaluation_sentences
     from psp_st.io.data_dir import default_data_dir
     from psp_st.losses import TeacherDistillationLoss
-    from psp_st.mining.teacher import evaluation_sentences
     from psp_st.training.auxiliary import AuxiliaryObjective
 
     start = time.perf_counter()
