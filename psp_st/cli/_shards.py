@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+
+#: The text column of Parquet input when ``--column`` is not given.
+DEFAULT_COLUMN = "sentence"
 
 
 def add_shard_options(parser: argparse.ArgumentParser, command: str) -> None:
@@ -23,7 +27,21 @@ def add_shard_options(parser: argparse.ArgumentParser, command: str) -> None:
         help="rows per shard; --input may then be a folder or glob of .parquet/.txt shards"
         + (" and --output is a folder of .npy shards + manifest.json" if command == "embed" else ""),
     )
-    group.add_argument("--column", default="sentence", help="text column of Parquet input (default: sentence)")
+    group.add_argument("--column", help=f"text column of Parquet input (default: {DEFAULT_COLUMN})")
+
+
+def parquet_column(option: str, value: str | None, inputs: str | Sequence[str], default: str = DEFAULT_COLUMN) -> str:
+    """The column ``option`` names, ``default`` when not given; given for inputs that hold no Parquet file (text is
+    one sentence per line), it would be ignored: ``ValueError`` says so."""
+    from psp_st.mining.shards import input_files
+
+    if value is not None and not any(path.suffix == ".parquet" for path in input_files(inputs)):
+        shown = inputs if isinstance(inputs, str) else " ".join(map(str, inputs))
+        raise ValueError(
+            f"{option} {value!r} names a Parquet column, but {shown} holds no .parquet file (a text file is read "
+            f"one sentence per line): drop {option}"
+        )
+    return default if value is None else value
 
 
 def execution_from_args(args: argparse.Namespace):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from psp_st.cli._shards import add_shard_options, execution_from_args
+from psp_st.cli._shards import add_shard_options, execution_from_args, parquet_column
 from psp_st.io.output_policy import OVERWRITE_HELP, check_output
 
 
@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--output {args.output} must end in .npy (with --shard-rows it is a folder of .npy shards)")
     if args.input.lower().endswith(".parquet"):
         raise ValueError(f"--input {args.input} is Parquet: pass --shard-rows N (and --column) to embed a column")
+    parquet_column("--column", args.column, args.input)  # refuses a --column that text input would ignore
     model = open_model(args.model, args.threads, engine=True)
     rows, dim = embed_file(
         model,
@@ -65,7 +66,7 @@ def run_sharded(args: argparse.Namespace) -> int:
         args.output,
         args.model,
         shard_rows=100_000 if args.shard_rows is None else args.shard_rows,
-        column=args.column,
+        column=parquet_column("--column", args.column, args.input),
         normalize=args.normalize,
         float16=args.float16,
         execution=execution_from_args(args),

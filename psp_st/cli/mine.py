@@ -6,7 +6,7 @@ import argparse
 import logging
 
 from psp_st.cli import path_argument
-from psp_st.cli._shards import add_shard_options, execution_from_args
+from psp_st.cli._shards import add_shard_options, execution_from_args, parquet_column
 from psp_st.io.output_policy import OVERWRITE_HELP, check_output
 
 logger = logging.getLogger(__name__)
@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--exclude-data-dir",
         type=path_argument,
-        help="drop pairs with a sentence from the evaluation files of this data folder",
+        help="drop pairs with a sentence of this data folder's evaluation sets (every language, FLORES devtest too)",
     )
     parser.add_argument(
         "--index",
@@ -94,14 +94,20 @@ def run(args: argparse.Namespace) -> int:
         check_output(output, inputs=[args.exclude_data_dir], overwrite=args.overwrite, sealed=sealed)
     work = args.work_dir or args.output.with_name(args.output.name + ".work")
     check_output(work, [args.exclude_data_dir], folder=True, ours=lambda _: True, option="--work-dir", sealed=sealed)
+    column = parquet_column("--column", args.column, args.input)
+    target_column = None
+    if args.target is not None:
+        target_column = parquet_column("--target-column", args.target_column, args.target, default=column)
+    elif args.target_column is not None:
+        raise ValueError("--target-column is for bitext mining: pass --target too")
     report = mine_pairs(
         args.input,
         args.output,
         args.model,
         target=args.target,
         config=mining_config(vars(args), bitext=args.target is not None),
-        column=args.column,
-        target_column=args.target_column,
+        column=column,
+        target_column=target_column,
         work_dir=args.work_dir,
         execution=execution_from_args(args),
         overwrite=args.overwrite,

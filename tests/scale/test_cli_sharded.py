@@ -6,6 +6,7 @@ import json
 import sys
 
 import numpy as np
+import pytest
 
 from psp_st.cli import main
 
@@ -144,3 +145,28 @@ def test_sharded_zero_threads_and_zero_shard_rows_are_refused(psp_model_dir, cap
     assert main([*args, "--shard-rows", "0"]) == 2 and "shard_rows must be >= 1" in capsys.readouterr().err
     assert main([*args, "--shard-rows", "10", "--threads", "0"]) == 2
     assert "threads must be >= 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_embed_refuses_a_column_that_text_input_would_ignore(psp_model_dir, caption_file, tmp_path, capsys, sharded):
+    """`embed --column text` on a text file embedded its lines and ignored the column without a word."""
+    args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(tmp_path / "v.npy")]
+    code = main([*args, "--column", "text", *(["--shard-rows", "100"] if sharded else [])])
+    assert code == 2 and "--column 'text' names a Parquet column" in capsys.readouterr().err
+    assert not (tmp_path / "v.npy").exists()
+
+
+def test_mine_refuses_column_options_that_text_input_would_ignore(psp_model_dir, caption_file, tmp_path, capsys):
+    import pandas as pd
+
+    lines = caption_file.read_text(encoding="utf-8").splitlines()[:60]
+    pd.DataFrame({"text": lines}).to_parquet(tmp_path / "x.parquet")
+    args = ["mine", "--model", str(psp_model_dir), "--output", str(tmp_path / "p.parquet"), "--threads", "1"]
+    assert main([*args, "--input", str(caption_file), "--column", "text"]) == 2
+    assert "--column 'text' names a Parquet column" in capsys.readouterr().err
+    bitext = ["--input", str(tmp_path / "x.parquet"), "--column", "text", "--target", str(caption_file)]
+    assert main([*args, *bitext, "--target-column", "en"]) == 2
+    assert "--target-column 'en' names a Parquet column" in capsys.readouterr().err
+    assert main([*args, "--input", str(caption_file), "--target-column", "en"]) == 2
+    assert "--target-column is for bitext mining" in capsys.readouterr().err
+    assert main([*args, *bitext]) == 0  # --column applies to the Parquet side; the text target needs none
