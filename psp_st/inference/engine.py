@@ -198,6 +198,8 @@ class PSPEngine:
             raise ValueError(f"dtype must be a float type (float32, float16), got {dtype}")
         if out is None:
             out = np.empty((len(texts), self.dim), dtype=dtype)
+        elif not isinstance(out, np.ndarray):
+            raise TypeError(f"out must be a numpy array (or None), got {type(out).__name__}")
         elif out.shape != (len(texts), self.dim) or out.dtype != dtype or not out.flags.c_contiguous:
             raise ValueError(
                 f"out must be a C-contiguous {dtype} array of shape {(len(texts), self.dim)}, got {out.dtype} "

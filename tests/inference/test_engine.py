@@ -131,6 +131,16 @@ def test_out_buffer_of_wrong_shape_is_refused(psp_module):
         engine.encode(TEXTS, out=np.empty((len(TEXTS) + 1, engine.dim), dtype=np.float32))
 
 
+@pytest.mark.parametrize("buffer", [[], [[0.0]], "out"])
+def test_an_out_buffer_that_is_no_array_is_named(psp_module, buffer):
+    """A list as `out` gave AttributeError ('list' object has no attribute 'shape')."""
+    from psp_st.inference import PSPEngine
+
+    engine = PSPEngine.from_module(psp_module, threads=1)
+    with pytest.raises(TypeError, match=f"out must be a numpy array \\(or None\\), got {type(buffer).__name__}"):
+        engine.encode(TEXTS, out=buffer)
+
+
 def test_read_only_out_buffer_is_refused(psp_module):
     from psp_st.inference import PSPEngine
 
