@@ -32,13 +32,17 @@ def mine_hardest_negatives(
     chunk_size: int = 4096,
     dtype: torch.dtype = torch.float32,
     anchor_languages: torch.Tensor | None = None,
+    guide: tuple[torch.Tensor, torch.Tensor] | None = None,
+    guide_margin: float = 0.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """For every pair ``(s_i, t_i)``, the most similar sentence of the *opposite side* but the partner.
 
     Returns index tensors ``(N,)``: ``argmax_j cos(s_i, t_j)`` (the paper's ``t'``) and ``argmax_j cos(t_i, s_j)``
     (``s'``), ``j != i``; opposite sides keep X-English training valid. Guards: pairs of one ``groups`` id (``-1``:
     none); candidates whose text id (:func:`text_ids`) equals the sentence's or its partner's; with
-    ``anchor_languages``, a negative of ``t_i`` of another language than ``s_i``. A row whose every candidate is
+    ``anchor_languages``, a negative of ``t_i`` of another language than ``s_i``; with ``guide`` (the two columns
+    embedded by another model), a candidate the guide scores above the pair's own guide cosine minus
+    ``guide_margin`` (a likely paraphrase: GISTEmbed's false-negative filter). A row whose every candidate is
     guarded falls back to "anything but the partner"; one pair gets its partner. ``chunk_size`` rows are scored at
     once in ``dtype`` (``torch.bfloat16`` pays only with native bf16 matmuls; argmax up to its rounding).
     """
@@ -53,6 +57,11 @@ def mine_hardest_negatives(
         groups = torch.as_tensor(groups, device=device).view(-1)
     if anchor_languages is not None:
         anchor_languages = torch.as_tensor(anchor_languages, device=device).view(-1)
+    guides: tuple[torch.Tensor | None, torch.Tensor | None] = (None, None)
+    if guide is not None:
+        if len(guide) != 2 or any(g.ndim != 2 or g.shape[0] != n for g in guide):
+            raise ValueError(f"guide must be two (N, d) columns for {n} pairs, got {[tuple(g.shape) for g in guide]}")
+        guides = tuple(F.normalize(g.detach().float().to(device), dim=-1) for g in guide)  # type: ignore[assignment]
     with torch.no_grad():
         a = F.normalize(anchors.detach().float(), dim=-1).to(dtype)
         p = F.normalize(positives.detach().float(), dim=-1).to(dtype)
@@ -61,9 +70,9 @@ def mine_hardest_negatives(
         for start in range(0, n, chunk_size):
             rows = torch.arange(start, min(start + chunk_size, n), device=device)
             local = torch.arange(len(rows), device=device)
-            for queries, candidates, query_ids, partner_ids, candidate_languages, out in (
-                (a, p, anchor_text_ids, positive_text_ids, None, anchor_negative),
-                (p, a, positive_text_ids, anchor_text_ids, anchor_languages, positive_negative),
+            for queries, candidates, query_ids, partner_ids, candidate_languages, (guide_q, guide_c), out in (
+                (a, p, anchor_text_ids, positive_text_ids, None, guides, anchor_negative),
+                (p, a, positive_text_ids, anchor_text_ids, anchor_languages, guides[::-1], positive_negative),
             ):
                 scores = (queries[rows] @ candidates.T).float()
                 guard = (
@@ -75,6 +84,9 @@ def mine_hardest_negatives(
                     guard |= candidate_ids == partner_ids.to(device)[rows].unsqueeze(1)
                 if candidate_languages is not None:  # candidates must share the language of the partner
                     guard |= candidate_languages.unsqueeze(0) != candidate_languages[rows].unsqueeze(1)
+                if guide_q is not None and guide_c is not None:  # the guide's likely paraphrases are no negatives
+                    partner = (guide_q[rows] * guide_c[rows]).sum(dim=-1, keepdim=True)
+                    guard |= guide_q[rows] @ guide_c.T > partner - guide_margin
                 if n > 1:
                     scores[local, rows] = float("-inf")  # never the partner
                 best = scores.masked_fill(guard, float("-inf")).argmax(dim=1)

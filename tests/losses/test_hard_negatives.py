@@ -10,15 +10,14 @@ from psp_st.losses import mine_hardest_negatives, text_ids
 
 
 def brute_force(anchors, positives, exclude):
-    """Reference: a per-row Python loop over the full cosine matrix."""
+    """Reference: a per-row Python loop over the full cosine matrix; a row whose every candidate is excluded takes
+    any but the partner."""
     scores = F.normalize(anchors, dim=-1) @ F.normalize(positives, dim=-1).T
     result = []
     for i in range(len(anchors)):
-        best, best_j = -2.0, None
-        for j in range(len(positives)):
-            if j != i and not exclude[i][j] and scores[i, j] > best:
-                best, best_j = scores[i, j], j
-        result.append(best_j)
+        allowed = [j for j in range(len(positives)) if j != i and not exclude[i][j]]
+        candidates = allowed or [j for j in range(len(positives)) if j != i]
+        result.append(max(candidates, key=lambda j: scores[i, j]))
     return torch.tensor(result)
 
 
@@ -77,6 +76,29 @@ def test_language_guard_gives_each_sentence_a_negative_of_its_partners_language(
     assert torch.equal(negative_of_anchor, brute_force(anchors, positives, [[False] * n for _ in range(n)]))
     assert torch.equal(negative_of_positive, brute_force(positives, anchors, other_anchor))
     assert torch.equal(anchor_languages[negative_of_positive], anchor_languages)
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.1])
+def test_guide_guard_skips_what_the_guide_scores_near_the_partner(margin):
+    torch.manual_seed(1)
+    n = 61
+    anchors, positives, guide_a, guide_p = (torch.randn(n, 6) for _ in range(4))
+    g = F.normalize(guide_a, dim=-1) @ F.normalize(guide_p, dim=-1).T
+    partner = g.diagonal()
+    by_anchor = [[bool(g[i, j] > partner[i] - margin) for j in range(n)] for i in range(n)]
+    by_positive = [[bool(g[j, i] > partner[i] - margin) for j in range(n)] for i in range(n)]
+    negative_of_anchor, negative_of_positive = mine_hardest_negatives(
+        anchors, positives, guide=(guide_a, guide_p), guide_margin=margin, chunk_size=8
+    )
+    assert torch.equal(negative_of_anchor, brute_force(anchors, positives, by_anchor))
+    assert torch.equal(negative_of_positive, brute_force(positives, anchors, by_positive))
+    assert not torch.equal(negative_of_anchor, mine_hardest_negatives(anchors, positives)[0])  # the guard acted
+
+
+def test_a_guide_of_the_wrong_shape_is_a_clear_error():
+    anchors = torch.randn(4, 3)
+    with pytest.raises(ValueError, match=r"guide must be two \(N, d\) columns for 4 pairs"):
+        mine_hardest_negatives(anchors, anchors, guide=(torch.randn(4, 3), torch.randn(5, 3)))
 
 
 def test_text_ids_of_the_wrong_length_are_a_clear_error():
