@@ -29,8 +29,8 @@ def evaluation_sentences(data_dir: str | os.PathLike, every_language: bool = Fal
     ``every_language`` False: the English suite's files (:data:`ENGLISH_EVALUATION_FILES`, what psp-en's recipe
     excludes); True: every evaluation file (:data:`EVALUATION_FILES`) and the FLORES-200 devtest rows of
     ``bitext/*-en.parquet``, what ``psp-st mine --exclude-data-dir`` excludes (mined bitext must not hold the
-    cross-lingual dev and test sentences). A folder with no evaluation file raises ``FileNotFoundError``: a wrong
-    path would otherwise exclude nothing, silently.
+    cross-lingual dev and test sentences). A folder with no evaluation file gives the empty set (a recipe's own data
+    folder may hold none); ``psp-st mine`` refuses that for ``--exclude-data-dir``.
     """
     from psp_st.data.loaders import load_table
 
@@ -38,11 +38,6 @@ def evaluation_sentences(data_dir: str | os.PathLike, every_language: bool = Fal
     patterns = EVALUATION_FILES if every_language else ENGLISH_EVALUATION_FILES
     files = sorted({path for pattern in patterns for path in data_dir.glob(pattern)})
     flores = flores_languages(data_dir) if every_language and (data_dir / "bitext").is_dir() else []
-    if not files and not flores:
-        raise FileNotFoundError(
-            f"{data_dir} holds no evaluation file ({', '.join(patterns)}): pass the shared data folder "
-            "(the one holding sts/ and pair_classification/)"
-        )
     tables = [
         (load_table(path, []), BITEXT_TEXT_COLUMNS if "bitext_mining" in path.parts else PAIR_TEXT_COLUMNS)
         for path in files

@@ -239,6 +239,11 @@ def mining_config(options: dict[str, Any], bitext: bool = False) -> MiningConfig
         from psp_st.evaluation.decontamination import evaluation_sentences  # imports the evaluators: only when asked
 
         exclude = frozenset(evaluation_sentences(options["exclude_data_dir"], every_language=True))
+        if not exclude:  # a wrong folder would exclude nothing, silently
+            raise ValueError(
+                f"--exclude-data-dir {options['exclude_data_dir']} holds no evaluation file (sts/, "
+                "pair_classification/, bitext_mining/, FLORES rows of bitext/): pass the shared data folder"
+            )
     settings = {
         **pick(MiningConfig),
         "strategy": options.get("strategy") or ("max" if bitext else "all"),

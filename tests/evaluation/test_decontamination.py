@@ -48,13 +48,16 @@ def test_every_language_adds_tatoeba_turku_pawsx_and_only_the_flores_rows_of_bit
     assert training_rows and not training_rows & found  # the fixture tells the two apart: bitext training rows stay
 
 
-def test_a_folder_with_no_evaluation_file_is_refused(tmp_path):
+def test_a_folder_with_no_evaluation_file_gives_none_but_mine_refuses_it(tmp_path):
+    """A recipe's own data folder may hold no evaluation file; `mine --exclude-data-dir <wrong folder>` must not
+    silently exclude nothing."""
     from psp_st.evaluation.decontamination import evaluation_sentences
+    from psp_st.mining.pairs import mining_config
 
     (tmp_path / "corpus").mkdir()
-    for every_language in (False, True):
-        with pytest.raises(FileNotFoundError, match=r"holds no evaluation file .*pass the shared data folder"):
-            evaluation_sentences(tmp_path, every_language=every_language)
+    assert evaluation_sentences(tmp_path) == evaluation_sentences(tmp_path, every_language=True) == set()
+    with pytest.raises(ValueError, match=r"--exclude-data-dir .* holds no evaluation file .*pass the shared data"):
+        mining_config({"exclude_data_dir": str(tmp_path)})
 
 
 def test_mine_exclude_data_dir_leaves_out_tatoeba_and_flores_sentences():
