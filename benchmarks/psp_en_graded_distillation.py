@@ -16,9 +16,9 @@ distillation objective changed in this process only:
 * ``--row-bias-correction``: the optimizer corrects each embedding row's Adam moments by that row's own number of
   updates instead of the global step (``SparseDenseAdam(row_bias_correction=True)``): a piece seen k times moves as
   dense Adam would after k steps, not ~3x faster on its first touches (round 21).
-* ``--negative-guide MODEL`` (``--guide-margin M``): a mega-batch's hardest negatives skip every candidate that
-  ``MODEL`` (a P-SP release, embedded by the torch-free engine) scores above the pair's own cosine minus ``M``:
-  GISTEmbed's false-negative filter with a guide (round 22).
+
+Round 22's guide against false negatives is a recipe key, not a flag of this script: ``--set
+megabatch.negative_guide=<model>`` (``PSPTrainingArguments.negative_guide``).
 
     OMP_NUM_THREADS=1 python benchmarks/psp_en_graded_distillation.py --fixed-sample-seed 42 \\
         --neighbour-batches 8 --relational-weight 1 --row v5 --set seed=42 --tag=-rel8w1-s42 --log runs.jsonl
@@ -121,8 +121,6 @@ def patch(args: argparse.Namespace) -> None:
         from psp_st.training.optimizer import SparseDenseAdam
 
         megabatch.SparseDenseAdam = functools.partial(SparseDenseAdam, row_bias_correction=True)  # type: ignore[misc]
-    if args.negative_guide:
-        guide_negatives(args.negative_guide, args.guide_margin)
     if args.decay_to is not None:
         call = AuxiliaryObjective.__call__
 
@@ -131,31 +129,6 @@ def patch(args: argparse.Namespace) -> None:
             return call(self, model, step) * (1.0 - fraction * (1.0 - args.decay_to))
 
         AuxiliaryObjective.__call__ = decayed  # type: ignore[method-assign]
-
-
-def guide_negatives(guide: str, margin: float) -> None:
-    """Mine each mega-batch's negatives with ``guide``'s false-negative filter: the stream's two text columns are
-    embedded by the guide (the torch-free engine) and passed as ``mine_hardest_negatives(guide=...)``."""
-    import psp_st.training.megabatch as megabatch
-    from psp_st.inference import load_engine
-
-    engine = load_engine(guide, threads=1)
-    columns: list[list[str]] = []
-    texts = megabatch.MegaBatchStream._texts
-    mine = megabatch.mine_hardest_negatives
-
-    def recording(rows, column, indices):
-        columns.append(texts(rows, column, indices))
-        return columns[-1]
-
-    def guided(*a, **kw):
-        first, second = columns[-2:]
-        columns.clear()
-        vectors = tuple(torch.from_numpy(engine.encode(side, normalize=True)) for side in (first, second))
-        return mine(*a, **kw, guide=vectors, guide_margin=margin)
-
-    megabatch.MegaBatchStream._texts = staticmethod(recording)  # type: ignore[method-assign]
-    megabatch.mine_hardest_negatives = guided  # type: ignore[assignment]
 
 
 def main() -> None:
@@ -170,8 +143,6 @@ def main() -> None:
     parser.add_argument("--decay-to", type=float, default=None, help="final fraction of the distillation weight")
     parser.add_argument("--decay-steps", type=int, default=3769, help="steps of the decay (one epoch of psp-en)")
     parser.add_argument("--row-bias-correction", action="store_true", help="per-row Adam bias correction")
-    parser.add_argument("--negative-guide", help="a P-SP model whose likely paraphrases are never mined as negatives")
-    parser.add_argument("--guide-margin", type=float, default=0.0, help="guard above the pair's guide cosine - M")
     args, rest = parser.parse_known_args()
     patch(args)
     sys.argv = [str(ABLATION), *rest]

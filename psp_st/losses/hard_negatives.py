@@ -85,8 +85,8 @@ def mine_hardest_negatives(
                 if candidate_languages is not None:  # candidates must share the language of the partner
                     guard |= candidate_languages.unsqueeze(0) != candidate_languages[rows].unsqueeze(1)
                 if guide_q is not None and guide_c is not None:  # the guide's likely paraphrases are no negatives
-                    partner = (guide_q[rows] * guide_c[rows]).sum(dim=-1, keepdim=True)
-                    guard |= guide_q[rows] @ guide_c.T > partner - guide_margin
+                    by_guide = guide_q[rows] @ guide_c.T  # the partner's cosine from the same product: a copy of
+                    guard |= by_guide > by_guide[local, rows].unsqueeze(1) - guide_margin  # the partner ties it
                 if n > 1:
                     scores[local, rows] = float("-inf")  # never the partner
                 best = scores.masked_fill(guard, float("-inf")).argmax(dim=1)

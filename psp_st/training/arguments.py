@@ -22,6 +22,8 @@ MEGABATCH_CHECKS = {
     "mining_dtype": Check(str, choices=MINING_DTYPES),
     "encode_batch_size": Check(int, positive=True),
     "language_guard": Check(bool),
+    "negative_guide": Check(str),
+    "guide_margin": Check(float, low=-2.0, high=2.0),
 }
 
 
@@ -37,6 +39,10 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
         mining_dtype: ``"bfloat16"`` pays only on CPUs with native bf16 matmuls (``benchmarks/mining_dtype.py``).
         language_guard: the negative of a second sentence has the language (``lang``; a missing value is one more)
             of its own first sentence. Off: sides only (right for one language per side).
+        negative_guide: a trained model (folder or name; a P-SP model embeds through the torch-free engine) whose
+            likely paraphrases are never mined as negatives: a candidate it scores above the pair's own cosine
+            minus ``guide_margin`` is skipped (GISTEmbed's false-negative filter). Single runs gain with a faster
+            ``anneal``; psp-en's soups do not (round 22 of ``benchmarks/results/psp_en_v3_ablation.md``).
     """
 
     megabatch_size: int | None = field(default=100, metadata={"help": "Largest mega-batch, in mini-batches."})
@@ -50,6 +56,10 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
     mining_dtype: str = field(default="float32", metadata={"help": f"Mining matmul dtype: {MINING_DTYPES}."})
     encode_batch_size: int = field(default=4096, metadata={"help": "Sentences per no-grad mining forward."})
     language_guard: bool = field(default=False, metadata={"help": "Negatives of the partner's language (lang)."})
+    negative_guide: str | None = field(
+        default=None, metadata={"help": "Model whose likely paraphrases are never mined as negatives."}
+    )
+    guide_margin: float = field(default=0.0, metadata={"help": "Skip candidates above the pair's guide cosine - this."})
 
     def __post_init__(self) -> None:
         super().__post_init__()

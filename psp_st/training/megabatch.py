@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -93,6 +94,7 @@ class MegaBatchStream(IterableDataset):
         preprocess: Callable[[list[str]], dict[str, Any]],
         embed: Callable[[dict[str, Any]], torch.Tensor],
         global_step: Callable[[], int],
+        guide: Callable[[list[str]], np.ndarray] | None = None,
     ) -> None:
         super().__init__()
         self.language_column = METADATA_COLUMNS[0] if args.language_guard else None
@@ -108,6 +110,8 @@ class MegaBatchStream(IterableDataset):
         self.preprocess = preprocess
         self.embed = embed
         self.global_step = global_step
+        #: Embeds texts with ``args.negative_guide`` (unit vectors) for the false-negative filter; None: no guide.
+        self.guide = guide
         self.batch_size = args.train_batch_size
         self.group_column = args.group_column if args.group_column in dataset.column_names else None
         self.mining_dtype = getattr(torch, args.mining_dtype)
@@ -167,6 +171,11 @@ class MegaBatchStream(IterableDataset):
         if restored is not None and tuple(restored["key"]) == key and len(restored["anchor"]) == len(indices):
             negatives = torch.as_tensor(restored["anchor"]), torch.as_tensor(restored["positive"])
         else:
+            guide = (
+                None
+                if self.guide is None
+                else (torch.from_numpy(self.guide(first)), torch.from_numpy(self.guide(second)))
+            )
             negatives = mine_hardest_negatives(
                 self.embed(features[0]),
                 self.embed(features[1]),
@@ -176,6 +185,8 @@ class MegaBatchStream(IterableDataset):
                 self.args.mining_chunk_size,
                 self.mining_dtype,
                 anchor_languages=anchor_languages,
+                guide=guide,
+                guide_margin=self.args.guide_margin,
             )
         self.mined = {"key": list(key), "anchor": negatives[0].tolist(), "positive": negatives[1].tolist()}
         columns = (*self.columns, *NEGATIVE_COLUMNS)
@@ -230,6 +241,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             MegaBatchSchedule(self.args.megabatch_size, self.args.anneal) if self.args.megabatch_size else None
         )
         self.add_callback(FiniteGuard())
+        self.guide = self._load_guide()
         if self.schedule is None and self.train_dataset is not None:
             # without mega-batching the collator would tokenize the group ids and languages as text
             self.train_dataset = _without_columns(self.train_dataset, (self.args.group_column, *METADATA_COLUMNS))
@@ -237,6 +249,21 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             for module in self.model.modules():
                 if isinstance(module, (nn.Embedding, nn.EmbeddingBag)):
                     module.sparse = True
+
+    def _load_guide(self) -> Callable[[list[str]], np.ndarray] | None:
+        """``args.negative_guide`` as a function of texts to unit vectors, loaded before training so a wrong name
+        fails at once (a P-SP model runs on the torch-free engine, any other model through ST)."""
+        if self.args.negative_guide is None:
+            return None
+        if self.schedule is None:
+            raise ValueError(
+                "negative_guide filters mined negatives: it needs mega-batching (megabatch_size, a recipe's megabatch.size)"
+            )
+        from psp_st.inference.encode import encode_texts
+        from psp_st.inference.load import open_model
+
+        model = open_model(self.args.negative_guide, threads=1, engine=True)
+        return functools.partial(encode_texts, model, normalize=True)
 
     def add_model_card_callback(self, default_args_dict: dict[str, Any]) -> None:
         """ST's card callback, shown the training set without the group column and :data:`METADATA_COLUMNS` (its
@@ -273,6 +300,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             preprocess=self.model.preprocess,
             embed=self.embed_for_mining,
             global_step=lambda: self.state.global_step,
+            guide=self.guide,
         )
         self._stream.restored, self._restored_mining = self._restored_mining, None
         # batch_size=None: the stream yields finished batches; the trainer's resume skip drops the first ones

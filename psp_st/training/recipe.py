@@ -389,6 +389,10 @@ def train_from_config(
     config_file = None if isinstance(config, dict) else find_recipe(config)
     config = load_config(config)
     recipe = parse_recipe(config)
+    if recipe.megabatch.get("negative_guide"):  # a wrong name fails now, not after the teacher pass
+        from psp_st.inference.load import open_model
+
+        open_model(recipe.megabatch["negative_guide"], threads=1, engine=True)
     seed = recipe.seed
     output_dir = Path(output_dir or Path("runs") / recipe.name)
     initial, recorded = output_dir / INITIAL_FOLDER, output_dir / RECIPE_FILE

@@ -182,3 +182,72 @@ def test_model_card_widget_never_shows_a_string_group_id_as_a_sentence(make_trai
     card = make_trainer(psp_module, data, megabatch_size=2, anneal=0).model.model_card_data
     shown = [s for example in card.widget for s in (example["source_sentence"], *example["sentences"])]
     assert shown and not set(shown) & set(names)
+
+
+def _guide_dir(sp_tokenizer, folder):
+    """A second, differently seeded P-SP model saved as a folder: the negative guide."""
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.modules.psp import PSPEmbedding
+
+    torch.manual_seed(5)
+    guide = PSPEmbedding(sp_tokenizer, embedding_dim=16)
+    SentenceTransformer(modules=[guide], device="cpu").save(str(folder))
+    return guide
+
+
+def test_negative_guide_skips_what_the_guide_scores_above_the_partner(
+    make_trainer, caption_pairs, psp_module, sp_tokenizer, tmp_path
+):
+    from psp_st.inference import load_engine
+
+    guide = _guide_dir(sp_tokenizer, tmp_path / "guide")
+    trainer = make_trainer(
+        psp_module, caption_pairs, megabatch_size=5, anneal=0, text_guard=False, negative_guide=str(tmp_path / "guide")
+    )
+    stream = trainer.get_train_dataloader().dataset
+    batches = stream.batches(epoch=0)[:5]
+    rows = caption_pairs[list(torch.cat([torch.as_tensor(b) for b in batches]).tolist())]
+    first, second, groups = rows["sentence1"], rows["sentence2"], torch.tensor(rows["group_id"])
+    emb1, emb2 = (F.normalize(torch.as_tensor(psp_module.embed(t)), dim=-1) for t in (first, second))
+    engine = load_engine(str(tmp_path / "guide"), threads=1)  # the trainer's guide vectors, bit for bit
+    g1, g2 = (torch.from_numpy(engine.encode(t, normalize=True)) for t in (first, second))
+    assert torch.allclose(g1, F.normalize(torch.as_tensor(guide.embed(first)), dim=-1), atol=1e-6)
+    fixed = torch.eye(20, dtype=torch.bool) | (groups[:, None] == groups[None, :])
+    expected = []
+    for scores, by_guide in ((emb1 @ emb2.T, g1 @ g2.T), (emb2 @ emb1.T, g2 @ g1.T)):
+        vetoed = fixed | (by_guide > by_guide.diagonal()[:, None])
+        best = scores.masked_fill(vetoed, -2).argmax(1)
+        fallback = vetoed.all(1)  # every candidate vetoed: anything but the partner
+        best[fallback] = scores.masked_fill(torch.eye(20, dtype=torch.bool), -2).argmax(1)[fallback]
+        expected.append(best)
+    unguided = scores.masked_fill(fixed, -2).argmax(1)
+    assert not torch.equal(expected[1], unguided)  # the guide changes some negatives
+    to_ids = lambda texts: psp_module.preprocess(texts)["input_ids"]  # noqa: E731
+    for number, batch in zip(range(5), iter(stream), strict=False):
+        span = slice(4 * number, 4 * number + 4)
+        for column, texts in (
+            (NEGATIVE_COLUMNS[0], [second[j] for j in expected[0][span]]),
+            (NEGATIVE_COLUMNS[1], [first[j] for j in expected[1][span]]),
+        ):
+            ids = to_ids(texts)
+            assert torch.equal(batch[f"{column}_input_ids"][:, : ids.shape[1]], ids), column
+
+
+def test_a_negative_guide_found_nowhere_fails_before_training(make_trainer, caption_pairs, psp_module, tmp_path):
+    import pytest
+
+    from psp_st.modules.trusted import ModelNotFoundError
+
+    with pytest.raises(ModelNotFoundError, match="no-such-guide"):
+        make_trainer(psp_module, caption_pairs, negative_guide=str(tmp_path / "no-such-guide"))
+
+
+def test_a_negative_guide_without_mega_batching_is_refused(
+    make_trainer, caption_pairs, psp_module, sp_tokenizer, tmp_path
+):
+    import pytest
+
+    _guide_dir(sp_tokenizer, tmp_path / "guide")
+    with pytest.raises(ValueError, match="negative_guide filters mined negatives: it needs mega-batching"):
+        make_trainer(psp_module, caption_pairs, megabatch_size=0, negative_guide=str(tmp_path / "guide"))

@@ -113,6 +113,8 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
             r"trainer\.eval_strategy needs evaluation\.sts_dev",
         ),
         ({"megabatch": {"size": 1}, "trainer": {"per_device_train_batch_size": 1}}, r"batch_size 1 gives no negative"),
+        ({"megabatch": {"negative_guide": 3}}, r"megabatch\.negative_guide must be a str, got 3"),
+        ({"megabatch": {"guide_margin": 5}}, r"megabatch\.guide_margin must be in \[-2\.0, 2\.0\], got 5"),
         ({"loss": {"name": "mnrl"}, "trainer": {"per_device_train_batch_size": 1}}, r"batch_size 1 gives no negative"),
     ],
 )
@@ -174,12 +176,13 @@ def test_recipe_sections_become_training_arguments():
             "name": "t",
             "seed": 5,
             "data": {"sources": ["x.parquet"]},
-            "megabatch": {"size": 7, "anneal": 3, "mining_dtype": "bfloat16"},
+            "megabatch": {"size": 7, "anneal": 3, "mining_dtype": "bfloat16", "negative_guide": "psp-en"},
             "trainer": {"learning_rate": 0.5},
         }
     )
     args = recipe.training_arguments("out", max_steps=9)
     assert (args.megabatch_size, args.anneal, args.mining_dtype, args.seed) == (7, 3, "bfloat16", 5)
+    assert (args.negative_guide, args.guide_margin) == ("psp-en", 0.0)
     assert (args.learning_rate, args.max_steps, args.per_device_train_batch_size) == (0.5, 9, 128)
     mnrl = parse_recipe({"name": "t", "data": {"sources": ["x.parquet"]}, "loss": {"name": "mnrl"}})
     assert mnrl.training_arguments("out").megabatch_size is None
@@ -247,6 +250,17 @@ def test_drop_last_with_a_batch_larger_than_the_data_is_refused(pairs_file, data
     with pytest.raises(ValueError, match=r"drops the only mini-batch: 58 pairs, fewer than .* 100"):
         train_from_config(config, output_dir=tmp_path / "run")
     assert not (tmp_path / "run" / "initial").exists()
+
+
+def test_a_negative_guide_found_nowhere_fails_before_the_data_is_read(pairs_file, data_dir, tmp_path, monkeypatch):
+    import psp_st.training.recipe as recipe_module
+    from psp_st.modules.trusted import ModelNotFoundError
+
+    config = recipe(pairs_file, data_dir)
+    config["megabatch"] = {**config.get("megabatch", {}), "negative_guide": str(tmp_path / "no-guide")}
+    monkeypatch.setattr(recipe_module, "load_recipe_pairs", lambda *a, **k: pytest.fail("data read before the check"))
+    with pytest.raises(ModelNotFoundError, match="no-guide"):
+        recipe_module.train_from_config(config, output_dir=tmp_path / "run")
 
 
 def test_pairs_without_a_possible_negative_are_refused(tmp_path):
