@@ -39,7 +39,10 @@ def evaluation_sentences(data_dir: str | os.PathLike, every_language: bool = Fal
     files = sorted({path for pattern in patterns for path in data_dir.glob(pattern)})
     flores = flores_languages(data_dir) if every_language and (data_dir / "bitext").is_dir() else []
     tables = [
-        (load_table(path, []), BITEXT_TEXT_COLUMNS if "bitext_mining" in path.parts else PAIR_TEXT_COLUMNS)
+        (
+            load_table(path, []),
+            BITEXT_TEXT_COLUMNS if path.relative_to(data_dir).parts[0] == "bitext_mining" else PAIR_TEXT_COLUMNS,
+        )
         for path in files
     ]
     tables += [(load_flores(lang, data_dir), BITEXT_TEXT_COLUMNS) for lang in flores]

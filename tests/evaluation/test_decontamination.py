@@ -68,3 +68,16 @@ def test_mine_exclude_data_dir_leaves_out_tatoeba_and_flores_sentences():
     config = mining_config({"exclude_data_dir": str(FIXTURE_DATA_DIR)}, bitext=True)
     tatoeba = _texts("bitext_mining/**/*.parquet", ("source", "target"))
     assert {text_key(text) for text in tatoeba | _flores()} <= config.exclude
+
+
+def test_a_data_folder_inside_a_folder_named_bitext_mining_keeps_its_pair_files(tmp_path):
+    """Only the data folder's own bitext_mining/ holds bitext: a parent folder of that name made every pair file
+    read as bitext (source/target), so its STS/MSRPC/PAWS-X sentences were silently not excluded."""
+    import shutil
+
+    from psp_st.evaluation.decontamination import evaluation_sentences
+
+    copy = tmp_path / "bitext_mining" / "data"
+    shutil.copytree(FIXTURE_DATA_DIR, copy)
+    assert evaluation_sentences(copy) == evaluation_sentences(FIXTURE_DATA_DIR)
+    assert evaluation_sentences(copy, every_language=True) == evaluation_sentences(FIXTURE_DATA_DIR, True)
