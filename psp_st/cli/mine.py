@@ -94,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
         check_output(output, inputs=[args.exclude_data_dir], overwrite=args.overwrite, sealed=sealed)
     work = args.work_dir or args.output.with_name(args.output.name + ".work")
     check_output(work, [args.exclude_data_dir], folder=True, ours=lambda _: True, option="--work-dir", sealed=sealed)
-    column = parquet_column("--column", args.column, args.input)
+    # --column is --target's column too when --target-column is not given
+    uses_column = [*args.input, *(args.target if args.target is not None and args.target_column is None else [])]
+    column = parquet_column("--column", args.column, uses_column)
     target_column = None
     if args.target is not None:
         target_column = parquet_column("--target-column", args.target_column, args.target, default=column)

@@ -170,3 +170,17 @@ def test_mine_refuses_column_options_that_text_input_would_ignore(psp_model_dir,
     assert main([*args, "--input", str(caption_file), "--target-column", "en"]) == 2
     assert "--target-column is for bitext mining" in capsys.readouterr().err
     assert main([*args, *bitext]) == 0  # --column applies to the Parquet side; the text target needs none
+
+
+def test_mine_column_is_the_parquet_targets_default_column_beside_a_text_source(
+    psp_model_dir, caption_file, tmp_path, capsys
+):
+    """`--target-column` defaults to `--column`: with a text --input and a Parquet --target, `--column en` names the
+    target's column and was refused as if ignored."""
+    import pandas as pd
+
+    lines = caption_file.read_text(encoding="utf-8").splitlines()[:60]
+    pd.DataFrame({"en": lines}).to_parquet(tmp_path / "x.parquet")
+    args = ["mine", "--model", str(psp_model_dir), "--output", str(tmp_path / "p.parquet"), "--threads", "1"]
+    assert main([*args, "--input", str(caption_file), "--target", str(tmp_path / "x.parquet"), "--column", "en"]) == 0
+    assert "from 800 source and 60 target sentences" in capsys.readouterr().out
