@@ -262,7 +262,9 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         from psp_st.inference.encode import encode_texts
         from psp_st.inference.load import open_model
 
+        threads = torch.get_num_threads()
         model = open_model(self.args.negative_guide, threads=1, engine=True)
+        torch.set_num_threads(threads)  # a non-P-SP guide set the process's torch threads: training keeps its own
         return functools.partial(encode_texts, model, normalize=True)
 
     def add_model_card_callback(self, default_args_dict: dict[str, Any]) -> None:

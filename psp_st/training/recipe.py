@@ -392,7 +392,7 @@ def train_from_config(
     if recipe.megabatch.get("negative_guide"):  # a wrong name fails now, not after the teacher pass
         from psp_st.inference.load import open_model
 
-        open_model(recipe.megabatch["negative_guide"], threads=1, engine=True)
+        open_model(recipe.megabatch["negative_guide"], engine=True)  # threads None: torch's stay the run's
     seed = recipe.seed
     output_dir = Path(output_dir or Path("runs") / recipe.name)
     initial, recorded = output_dir / INITIAL_FOLDER, output_dir / RECIPE_FILE

@@ -251,3 +251,22 @@ def test_a_negative_guide_without_mega_batching_is_refused(
     _guide_dir(sp_tokenizer, tmp_path / "guide")
     with pytest.raises(ValueError, match="negative_guide filters mined negatives: it needs mega-batching"):
         make_trainer(psp_module, caption_pairs, megabatch_size=0, negative_guide=str(tmp_path / "guide"))
+
+
+def test_a_sentence_transformers_guide_leaves_the_training_threads_alone(
+    make_trainer, caption_pairs, psp_module, tmp_path
+):
+    """A guide that is no P-SP model opened through ST set torch's threads to 1 for the whole training run."""
+    from sentence_transformers import SentenceTransformer, models
+
+    vocab = sorted({word for text in caption_pairs["sentence1"][:50] for word in text.lower().split()})
+    words = models.WordEmbeddings(models.tokenizer.WhitespaceTokenizer(vocab), torch.randn(len(vocab), 8))
+    SentenceTransformer(modules=[words, models.Pooling(8)], device="cpu").save(str(tmp_path / "guide"))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        trainer = make_trainer(psp_module, caption_pairs, megabatch_size=3, negative_guide=str(tmp_path / "guide"))
+        assert torch.get_num_threads() == 2
+        assert trainer.guide(["a dog runs"]).shape == (1, 8)
+    finally:
+        torch.set_num_threads(threads)
