@@ -114,6 +114,8 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ),
         ({"megabatch": {"size": 1}, "trainer": {"per_device_train_batch_size": 1}}, r"batch_size 1 gives no negative"),
         ({"megabatch": {"negative_guide": 3}}, r"megabatch\.negative_guide must be a str, got 3"),
+        ({"megabatch": {"negative_guide": "g", "size": 0}}, r"negative_guide filters mined negatives: it needs"),
+        ({"megabatch": {"negative_guide": "g"}, "loss": {"name": "mnrl"}}, r"negative_guide .* needs mega-batching"),
         ({"megabatch": {"guide_margin": 5}}, r"megabatch\.guide_margin must be in \[-2\.0, 2\.0\], got 5"),
         ({"loss": {"name": "mnrl"}, "trainer": {"per_device_train_batch_size": 1}}, r"batch_size 1 gives no negative"),
     ],
