@@ -66,7 +66,9 @@ def _parquet_rows(path: Path, column: str) -> int:
     metadata = pq.ParquetFile(path)
     names = metadata.schema_arrow.names
     if column not in names:
-        raise ValueError(f"{path}: no column {column!r} (columns: {names}); pass the right --column")
+        raise ValueError(
+            f"{path}: no column {column!r} (columns: {names}); pass the right --column (--target-column for a --target file)"
+        )
     return metadata.metadata.num_rows
 
 
