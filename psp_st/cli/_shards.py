@@ -33,9 +33,9 @@ def add_shard_options(parser: argparse.ArgumentParser, command: str) -> None:
 def parquet_column(option: str, value: str | None, inputs: str | Sequence[str], default: str = DEFAULT_COLUMN) -> str:
     """The column ``option`` names, ``default`` when not given; given for inputs that hold no Parquet file (text is
     one sentence per line), it would be ignored: ``ValueError`` says so."""
-    from psp_st.mining.shards import input_files
+    from psp_st.mining.shards import input_files, is_parquet
 
-    if value is not None and not any(path.suffix == ".parquet" for path in input_files(inputs)):
+    if value is not None and not any(is_parquet(path) for path in input_files(inputs)):
         shown = inputs if isinstance(inputs, str) else " ".join(map(str, inputs))
         raise ValueError(
             f"{option} {value!r} names a Parquet column, but {shown} holds no .parquet file (a text file is read "

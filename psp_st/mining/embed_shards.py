@@ -14,7 +14,7 @@ import numpy as np
 from psp_st.io.checksums import sha256_file
 from psp_st.io.model_names import resolve_model_name
 from psp_st.mining.executor import Execution, run_tasks
-from psp_st.mining.shards import Shard, ShardStore, input_files, plan_shards, read_shard_texts
+from psp_st.mining.shards import Shard, ShardStore, input_files, is_parquet, plan_shards, read_shard_texts
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ def embed_shards(
     execution = execution or Execution()
     files = input_files(inputs)
     # an empty input gives an empty result (one shard of 0 rows), as `psp-st embed` without shards does
-    empty = Shard(0, str(files[0]), 0, 0, 0, column=column if files[0].suffix == ".parquet" else None)
+    empty = Shard(0, str(files[0]), 0, 0, 0, column=column if is_parquet(files[0]) else None)
     shards = plan_shards(files, shard_rows, column=column) or [empty]
     settings = {"model": str(model), "normalize": normalize, "float16": float16}
     fingerprints = {f"the input {path}": sha256_file(path) for path in files}

@@ -31,6 +31,11 @@ MANIFEST_FILE = "manifest.json"
 TEXT_SUFFIXES = (".txt", ".text", ".tsv")
 
 
+def is_parquet(path: str | os.PathLike) -> bool:
+    """Whether a sharded job reads ``path`` as Parquet (any case of ``.parquet``); else as text lines."""
+    return Path(path).suffix.lower() == ".parquet"
+
+
 @dataclass(frozen=True)
 class Shard:
     """Rows ``[start, stop)`` of one input file (``row`` = global index of the first row over all inputs)."""
@@ -56,7 +61,8 @@ class Shard:
 def input_files(spec: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
     """The files of an input (:func:`psp_st.io.data_dir.resolve_data_files`; of a folder, its Parquet and text files)."""
     return [
-        Path(name) for name in resolve_data_files(spec, keep=lambda name: name.endswith((".parquet", *TEXT_SUFFIXES)))
+        Path(name)
+        for name in resolve_data_files(spec, keep=lambda name: name.lower().endswith((".parquet", *TEXT_SUFFIXES)))
     ]
 
 
@@ -79,7 +85,7 @@ def plan_shards(files: Sequence[Path], shard_rows: int, column: str = "sentence"
     shards: list[Shard] = []
     row = 0
     for path in files:
-        if path.suffix != ".parquet":  # a text file: shards are byte ranges
+        if not is_parquet(path):  # a text file: shards are byte ranges
             offsets, total = line_offsets(path, shard_rows)
             offsets.append(path.stat().st_size)
         else:

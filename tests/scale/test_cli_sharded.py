@@ -184,3 +184,19 @@ def test_mine_column_is_the_parquet_targets_default_column_beside_a_text_source(
     args = ["mine", "--model", str(psp_model_dir), "--output", str(tmp_path / "p.parquet"), "--threads", "1"]
     assert main([*args, "--input", str(caption_file), "--target", str(tmp_path / "x.parquet"), "--column", "en"]) == 0
     assert "from 800 source and 60 target sentences" in capsys.readouterr().out
+
+
+def test_sharded_embed_reads_an_upper_case_parquet_suffix_as_parquet(psp_model_dir, caption_file, tmp_path):
+    """`IN.PARQUET` was read as text lines (a UTF-8 error), and `--column` with it was refused as ignored."""
+    import pandas as pd
+
+    lines = caption_file.read_text(encoding="utf-8").splitlines()[:30]
+    vectors = {}
+    for name in ("lower.parquet", "UPPER.PARQUET"):
+        pd.DataFrame({"text": lines}).to_parquet(tmp_path / name)
+        out = tmp_path / f"v-{name}"
+        args = ["embed", "--model", str(psp_model_dir), "--input", str(tmp_path / name), "--output", str(out)]
+        assert main([*args, "--shard-rows", "10", "--column", "text"]) == 0
+        vectors[name] = np.concatenate([np.load(part) for part in sorted(out.glob("part-*.npy"))])
+    np.testing.assert_array_equal(vectors["UPPER.PARQUET"], vectors["lower.parquet"])
+    assert len(vectors["lower.parquet"]) == 30
