@@ -312,15 +312,13 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     _check_loss(loss_class(recipe.loss["name"]), recipe.loss_options())
     if not recipe.evaluation.sts_dev and str(trainer.get("eval_strategy", "no")) != "no":
         raise ValueError("recipe: trainer.eval_strategy needs evaluation.sts_dev (the file to evaluate on)")
-    mega_batching = recipe.loss["name"] == "margin" and recipe.megabatch.get(
-        "size", PSPTrainingArguments.megabatch_size
-    )
-    if recipe.megabatch.get("negative_guide") and not mega_batching:
+    size = recipe.megabatch.get("size", PSPTrainingArguments.megabatch_size)
+    if recipe.megabatch.get("negative_guide") and not (recipe.loss["name"] == "margin" and size):
         raise ValueError(
             "recipe: megabatch.negative_guide filters mined negatives: it needs mega-batching (the margin loss with "
             "megabatch.size >= 1)"
         )
-    megabatch = recipe.megabatch.get("size", PSPTrainingArguments.megabatch_size) or 1
+    megabatch = size or 1
     single = {"margin": megabatch < 2, "mnrl": True}.get(recipe.loss["name"], False)
     if single and trainer.get("per_device_train_batch_size", DEFAULT_TRAINER_ARGS["per_device_train_batch_size"]) < 2:
         raise ValueError(
