@@ -133,6 +133,35 @@ def print_table(log: Path) -> None:
         )
 
 
+def print_correlations(logs: list[Path], floors: tuple[float, ...] = (0.0, 77.0, 77.5, 77.8, 78.0)) -> None:
+    """How STS-B test moves with each dev number among the logged single runs at or above each selection floor.
+
+    Spearman's rho over runs (a run logged twice, e.g. a control shared by two rounds, counts once). Test numbers
+    are read here only to frame the targets, never to choose."""
+    from scipy.stats import spearmanr
+
+    runs = {}
+    for log in logs:
+        for line in log.read_text().splitlines():
+            r = json.loads(line)
+            key = (r["stsb_dev_spearman"], r["sick_dev_spearman"], r["stsb_test_spearman"], r["sick_test_pearson"])
+            runs[key] = r
+    rows = list(runs.values())
+    print(
+        "| selection >= | runs | rho(selection, STS-B test) | rho(STS-B dev, STS-B test) | rho(SICK-R dev, STS-B test) "
+        "| best STS-B test |"
+    )
+    print("|---|---|---|---|---|---|")
+    for floor in floors:
+        kept = [r for r in rows if r["selection"] >= floor]
+        test = [r["stsb_test_spearman"] for r in kept]
+        rhos = [
+            spearmanr([r[key] for r in kept], test)[0]
+            for key in ("selection", "stsb_dev_spearman", "sick_dev_spearman")
+        ]
+        print(f"| {floor:.1f} | {len(kept)} | " + " | ".join(f"{rho:+.2f}" for rho in rhos) + f" | {max(test):.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--row", default="full", help=f"one of {sorted(ROWS)}")
@@ -144,6 +173,13 @@ def main() -> None:
     parser.add_argument("--log", default=str(REPO / "benchmarks" / "results" / "psp_en_v2_runs.jsonl"))
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--table", action="store_true", help="print the logged runs as a markdown table")
+    parser.add_argument(
+        "--correlations",
+        nargs="*",
+        metavar="LOG",
+        help="rank correlations of STS-B test with the dev numbers over logged runs "
+        "(default: every benchmarks/results/psp_en_v*_runs.jsonl)",
+    )
     args = parser.parse_args()
     if args.list:
         for name, overrides in ROWS.items():
@@ -151,6 +187,12 @@ def main() -> None:
         return
     if args.table:
         print_table(Path(args.log))
+        return
+    if args.correlations is not None:
+        logs = [Path(p) for p in args.correlations] or sorted(
+            (REPO / "benchmarks" / "results").glob("psp_en_v*_runs.jsonl")
+        )
+        print_correlations(logs)
         return
     if args.row not in ROWS:
         parser.error(f"--row must be one of {sorted(ROWS)}")
