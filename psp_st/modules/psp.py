@@ -135,18 +135,19 @@ class PSPEmbedding(TokenEncoder):
 
     def inference_engine(self):
         """The :class:`~psp_st.inference.engine.PSPEngine` of this module, run with ``tokenizer.num_threads``
-        threads (cached; rebuilt when the weight tensor, the tokenizer or ``max_seq_length`` change; CPU weights
-        are shared, not copied)."""
+        threads (cached; rebuilt when the weight tensor, the tokenizer or ``max_seq_length`` change; CPU float32
+        weights are shared, not copied; a copy, of other dtypes or devices, is rebuilt after any in-place change)."""
         from psp_st.inference.engine import PSPEngine
 
         weight = self.embedding.weight
+        shared = weight.device.type == "cpu" and weight.dtype == torch.float32  # what from_module does not copy
         key = (
             weight.data_ptr(),
             str(weight.device),
             str(weight.dtype),
             id(self.tokenizer),
             self.max_seq_length,
-            None if weight.device.type == "cpu" else weight._version,
+            None if shared else weight._version,
         )
         cached = self.__dict__.get("_engine")
         if cached is None or cached[0] != key:

@@ -145,3 +145,13 @@ def test_misspelt_option_is_refused(sp_tokenizer):
 def test_token_embeddings_are_a_clear_error(psp_model):
     with pytest.raises(ValueError, match="no token embeddings"):
         psp_model.encode(["a dog runs"], output_value="token_embeddings")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+def test_embed_follows_in_place_changes_of_weights_in_another_dtype(psp_module, dtype):
+    """The engine copies non-float32 weights: an in-place change (optimizer step, load_state_dict) must reach it."""
+    psp_module.to(getattr(torch, dtype))
+    before = psp_module.embed(["a dog runs"])
+    with torch.no_grad():
+        psp_module.embedding.weight.mul_(2)
+    np.testing.assert_allclose(psp_module.embed(["a dog runs"]), 2 * before, rtol=1e-6)
