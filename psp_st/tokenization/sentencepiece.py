@@ -29,6 +29,9 @@ _MEMO_LOCK = threading.Lock()
 DEFAULT_CHARACTER_COVERAGE = 1.0
 #: As the reference preprocessing.
 DEFAULT_INPUT_SENTENCE_SIZE = 10_000_000
+#: A capital sigma that ``str.lower`` makes a final ``ς`` (Unicode's Final_Sigma: after a cased letter and up to 16
+#: case-ignorable characters, before no cased letter); HF ``tokenizers``' ``Lowercase`` maps each character alone.
+FINAL_SIGMA = r"(?<=\p{Cased}\p{Case_Ignorable}{0,16})\u03a3(?!\p{Case_Ignorable}*\p{Cased})"
 
 
 def truncate_flat(flat: np.ndarray, lengths: np.ndarray, max_length: int) -> tuple[np.ndarray, np.ndarray]:
@@ -295,8 +298,8 @@ class SentencePieceTokenizer:
             models.Unigram(vocab, unk_id=proto.trainer_spec.unk_id, byte_fallback=proto.trainer_spec.byte_fallback)
         )
         steps: list[normalizers.Normalizer] = []
-        if self.lowercase:
-            steps.append(normalizers.Lowercase())
+        if self.lowercase:  # Python's str.lower, which encode applies, also writes a word-final capital sigma as ς
+            steps += [normalizers.Replace(Regex(FINAL_SIGMA), "\u03c2"), normalizers.Lowercase()]
         if proto.normalizer_spec.precompiled_charsmap:
             steps.append(normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap))
         if proto.normalizer_spec.remove_extra_whitespaces:

@@ -84,3 +84,11 @@ def test_hf_conversion_gives_identical_ids_on_real_text(sp_tokenizer):
 def test_too_small_vocabulary_says_the_size_needed():
     with pytest.raises(ValueError, match=r"vocab_size \(--vocab-size\) 8 is below the 14 pieces .* use at least 14"):
         SentencePieceTokenizer.train(["abcdefghij"], vocab_size=8, num_threads=1)
+
+
+def test_hf_conversion_lower_cases_a_final_capital_sigma_as_encode_does():
+    greek = ["οδος σας ας", "σοφος", "ο δρομος", "σας ειπα"] * 5
+    tokenizer = SentencePieceTokenizer.train(greek, vocab_size=30)
+    texts = ["ΟΔΟΣ ΣΑΣ.", "ΣΟΦΟΣ, ΑΣ'", "Σ ΑΣΒ"]
+    hf_ids = [encoding.ids for encoding in tokenizer.to_hf_tokenizer().encode_batch(texts, add_special_tokens=False)]
+    assert hf_ids == tokenizer.encode(texts)
