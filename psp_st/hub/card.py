@@ -136,6 +136,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         "language_notes": language_notes,
         "description": (recipe or {}).get("description", ""),
         "release": bool(name),
+        "float16": info.get("weights_dtype") == "float16",
         "build_command": info.get("command") or (f"psp-st build {name}" if name else "psp-st build"),
         "psp_st_version": info.get("psp_st_version", psp_st.__version__),
         "suite": evaluation.get("suite", "quick"),

@@ -191,7 +191,8 @@ class PSPEmbedding(TokenEncoder):
         """The same model as ST's built-in ``StaticEmbedding``, with the tokenizer of
         :meth:`SentencePieceTokenizer.to_hf_tokenizer` (``drop_unknown=True``, truncated to ``max_seq_length``
         pieces): the same vectors, except that a text with no known piece gives zeros (not the ``<unk>`` vector).
-        With ``weights_dtype="float16"`` ST computes in float16."""
+        With ``weights_dtype="float16"`` ST computes in float16 (a text of tens of thousands of pieces overflows to
+        ``inf``: ``model.float()`` first)."""
         from sentence_transformers.sentence_transformer.modules import StaticEmbedding
 
         tokenizer = self.tokenizer.to_hf_tokenizer(drop_unknown=True)

@@ -211,3 +211,11 @@ def test_card_gives_the_distillation_teachers_licence(static_model):
     info = {**INFO, "training": {**INFO["training"], "distillation": distillation}}
     card = render_model_card(static_model, info)
     assert "Sentence distillation from `all-MiniLM-L6-v2` (licence: Apache-2.0) on 10" in card
+
+
+def test_card_of_a_float16_release_warns_that_the_static_form_sums_in_float16(static_model):
+    from psp_st.hub.card import render_model_card
+
+    assert "float16 weights" not in render_model_card(static_model, INFO)
+    card = render_model_card(static_model, {**INFO, "weights_dtype": "float16"})
+    assert "**float16 weights.** The static form computes in float16" in card and "model.float()" in card
