@@ -29,6 +29,9 @@ _MEMO_LOCK = threading.Lock()
 DEFAULT_CHARACTER_COVERAGE = 1.0
 #: As the reference preprocessing.
 DEFAULT_INPUT_SENTENCE_SIZE = 10_000_000
+#: Normalizations whose sentencepiece charsmap HF ``tokenizers`` reproduces (they map every whitespace to a space
+#: and ``▁`` away first); with the others (``identity``, ``nfkc``, ...) about 5% of noisy texts segment differently.
+HF_EXACT_NORMALIZERS = ("nmt_nfkc", "nmt_nfkc_cf")
 #: A capital sigma that ``str.lower`` makes a final ``ς`` (Unicode's Final_Sigma: after a cased letter and up to 16
 #: case-ignorable characters, before no cased letter); HF ``tokenizers``' ``Lowercase`` maps each character alone.
 FINAL_SIGMA = r"(?<=\p{Cased}\p{Case_Ignorable}{0,16})\u03a3(?!\p{Case_Ignorable}*\p{Cased})"
@@ -287,12 +290,19 @@ class SentencePieceTokenizer:
         ``drop_unknown=True`` (runs of characters without a one-character piece removed with the ``▁`` before them;
         with byte fallback such characters are byte pieces, kept as sentencepiece keeps them),
         except that a text with no known piece gives no id, and a character only inside longer pieces is ``<unk>``.
+        Unigram models with a :data:`HF_EXACT_NORMALIZERS` normalization only (else ``ValueError``).
         """
         from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
         proto = self.parsed_proto()
         if proto.trainer_spec.model_type != proto.trainer_spec.UNIGRAM:
             raise ValueError("only unigram sentencepiece models can be converted to a tokenizers.Tokenizer")
+        if proto.normalizer_spec.name not in HF_EXACT_NORMALIZERS:
+            raise ValueError(
+                f"this sentencepiece model normalizes text with {proto.normalizer_spec.name!r}, which HF tokenizers do "
+                f"not reproduce (other whitespace than spaces, a leading '▁'): only {', '.join(HF_EXACT_NORMALIZERS)} "
+                "models convert; train the tokenizer with sentencepiece's default normalization to export it"
+            )
         vocab = [(piece.piece, piece.score) for piece in proto.pieces]
         tokenizer = Tokenizer(
             models.Unigram(vocab, unk_id=proto.trainer_spec.unk_id, byte_fallback=proto.trainer_spec.byte_fallback)

@@ -92,3 +92,10 @@ def test_hf_conversion_lower_cases_a_final_capital_sigma_as_encode_does():
     texts = ["ΟΔΟΣ ΣΑΣ.", "ΣΟΦΟΣ, ΑΣ'", "Σ ΑΣΒ"]
     hf_ids = [encoding.ids for encoding in tokenizer.to_hf_tokenizer().encode_batch(texts, add_special_tokens=False)]
     assert hf_ids == tokenizer.encode(texts)
+
+
+def test_hf_conversion_refuses_a_normalization_it_cannot_reproduce(caption_sentences):
+    tokenizer = SentencePieceTokenizer.train(caption_sentences[:3000], vocab_size=500, normalization_rule_name="nfkc")
+    assert tokenizer.encode(["a\tdog "]) != tokenizer.encode(["a dog"])  # nfkc keeps the tab (nmt_nfkc: a space)
+    with pytest.raises(ValueError, match="normalizes text with 'nfkc'"):
+        tokenizer.to_hf_tokenizer()
