@@ -128,11 +128,23 @@ def _output_mapping(
         if name in available:
             mapping[output] = name
         elif output in TEXT_COLUMNS or output in columns or output in keep_columns:
-            hint = f". Map it with columns={{{output!r}: '<column name>'}}" if output in TEXT_COLUMNS else ""
+            hint = f". {mapping_hint([name for name in available if name not in columns.values()])}"
+            hint = hint if output in TEXT_COLUMNS else ""
             raise ValueError(
                 f"{where}: column {name!r} (for {output!r}) is missing; available columns: {list(available)}{hint}"
             )
     return mapping
+
+
+def mapping_hint(names: Sequence[str]) -> str:
+    """How to map a file's own column ``names`` (the first two) to ``sentence1``/``sentence2``, in each place a
+    source is given: a recipe's ``data.sources`` entry, ``psp-st data`` and :func:`load_pairs`."""
+    first, second = (list(names) + ["<column>", "<column>"])[:2]
+    return (
+        f"Map the columns: in a recipe source `columns: {{sentence1: {first}, sentence2: {second}}}`, on the command "
+        f"line `--column sentence1={first} --column sentence2={second}`, in Python "
+        f"load_pairs(..., columns={{'sentence1': {first!r}, 'sentence2': {second!r}}})"
+    )
 
 
 def _rename(dataset, mapping: Mapping[str, str]):

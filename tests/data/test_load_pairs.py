@@ -157,3 +157,10 @@ def test_missing_local_file_with_a_hub_like_name_is_not_looked_up_on_the_hub(tmp
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match="no data file matches 'in/nope.jsonl'"):
         load_pairs("in/nope.jsonl", data_dir=tmp_path)
+
+
+def test_missing_sentence_column_hint_names_the_files_own_columns(tmp_path, cache_dir):
+    path = tmp_path / "st.jsonl"
+    path.write_text('{"anchor": "a b", "positive": "c d"}\n')
+    with pytest.raises(ValueError, match=r"`columns: \{sentence1: anchor, sentence2: positive\}`.*--column"):
+        load_pairs(path, cache_dir=cache_dir)
