@@ -147,6 +147,19 @@ def mapping_hint(names: Sequence[str]) -> str:
     )
 
 
+_COLUMN_NAME = re.compile(r"[^\W\d][\w.-]*")
+
+
+def _unnamed_header(path: str, fields: Sequence[str]) -> bool:
+    """True when a TSV's first line looks like column names (every field a name without spaces) above a line of text
+    (a field with a space): a header naming none of ``sentence1``/``sentence2``, not a pair of words."""
+    if len(fields) < 2 or not all(_COLUMN_NAME.fullmatch(name) for name in fields):
+        return False
+    lines = (line for _, line in text_lines(path) if line.strip())
+    second = next(lines, None) and next(lines, None)
+    return second is not None and any(" " in value.strip() for value in second.split("\t"))
+
+
 def _rename(dataset, mapping: Mapping[str, str]):
     dataset = dataset.select_columns(list(dict.fromkeys(mapping.values())))
     renames = {source: output for output, source in mapping.items() if source != output}
@@ -267,7 +280,8 @@ def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines:
         mapping = _output_mapping(fields, columns, keep_columns, f"{path}:1")
         return TextLayout(fields=mapping, on_bad_lines=on_bad_lines)
     by_position = any(isinstance(value, int) for value in columns.values())
-    if tsv_header is None:
+    detect = tsv_header is None
+    if detect:
         wanted = [columns.get(name, name) for name in TEXT_COLUMNS]
         tsv_header = not by_position and all(name in fields for name in wanted)
     if tsv_header:
@@ -277,6 +291,11 @@ def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines:
         return TextLayout(fields=mapping, header=True, on_bad_lines=on_bad_lines)
     if columns and not by_position:
         raise ValueError(f"{path} has no header line (first line: {fields[:4]}); give columns as 0-based positions")
+    if not columns and detect and _unnamed_header(path, fields):  # else the header is trained as a pair
+        raise ValueError(
+            f"{path}:1 looks like a header {fields[:4]} that names no 'sentence1'/'sentence2' column. "
+            f"{mapping_hint(fields)}; or give positions (sentence1: 0, sentence2: 1) to read line 1 as a pair"
+        )
     if columns:
         positions = dict(columns)  # TextLayout refuses positions without sentence1 and sentence2
     else:

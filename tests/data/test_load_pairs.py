@@ -159,6 +159,19 @@ def test_missing_local_file_with_a_hub_like_name_is_not_looked_up_on_the_hub(tmp
         load_pairs("in/nope.jsonl", data_dir=tmp_path)
 
 
+def test_tsv_header_with_other_names_is_refused_not_read_as_a_pair(tmp_path, cache_dir):
+    path = tmp_path / "mine.tsv"
+    path.write_text("text_a\ttext_b\na dog runs\ta dog is running\n")
+    with pytest.raises(ValueError, match=r"mine\.tsv:1 looks like a header.*sentence1: text_a, sentence2: text_b"):
+        load_pairs(path, cache_dir=cache_dir)
+
+
+def test_headerless_word_pairs_are_not_taken_for_a_header(tmp_path, cache_dir):
+    path = tmp_path / "words.tsv"
+    path.write_text("car\tautomobile\nbig\tlarge\n")
+    assert load_pairs(path, cache_dir=cache_dir)["sentence1"][:] == ["car", "big"]
+
+
 def test_missing_sentence_column_hint_names_the_files_own_columns(tmp_path, cache_dir):
     path = tmp_path / "st.jsonl"
     path.write_text('{"anchor": "a b", "positive": "c d"}\n')
