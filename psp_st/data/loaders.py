@@ -32,24 +32,35 @@ FORMATS: dict[str, str] = {
     ".ndjson": "jsonl",
 }
 _COMPRESSION = (".gz", ".bz2", ".xz")
+#: Why a CSV file is refused, and what to do.
+CSV_REFUSED = "CSV is not read; save it as TSV (with a header line), JSONL or Parquet"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 Source = str | os.PathLike | Sequence[str | os.PathLike]
 
 
-def _suffix_format(path: str | os.PathLike) -> str | None:
+def _suffix(path: str | os.PathLike) -> str:
+    """The lower-cased suffix of a file name, compression suffixes looked through (``x.tsv.gz``: ``.tsv``)."""
     name = os.fspath(path).lower()
     for suffix in _COMPRESSION:
         name = name.removesuffix(suffix)
-    return FORMATS.get(os.path.splitext(name)[1])
+    return os.path.splitext(name)[1]
+
+
+def _suffix_format(path: str | os.PathLike) -> str | None:
+    return FORMATS.get(_suffix(path))
 
 
 def infer_format(path: str | os.PathLike) -> str:
     """``"parquet"``, ``"tsv"`` or ``"jsonl"`` from a file name (``.gz`` / ``.bz2`` / ``.xz`` are looked through)."""
     file_format = _suffix_format(path)
     if file_format is None:
+        if _suffix(path) == ".csv":
+            raise ValueError(f"{os.fspath(path)}: {CSV_REFUSED}")
         raise ValueError(
-            f"cannot tell the format of {os.fspath(path)!r} from its suffix; pass format='parquet', 'tsv' or 'jsonl'"
+            f"cannot tell the format of {os.fspath(path)!r} from its suffix ({', '.join(FORMATS)}; "
+            f"{', '.join(_COMPRESSION)} looked through): rename the file, or give the format "
+            "(psp-st data --format; load_pairs(format='parquet', 'tsv' or 'jsonl'))"
         )
     return file_format
 
@@ -345,8 +356,8 @@ def read_texts(
         if not os.path.isfile(path):
             raise FileNotFoundError(f"input file not found: {path}")
         if not path.lower().endswith(_TABLE_SUFFIXES):
-            if path.lower().endswith(".csv"):
-                raise ValueError(f"{path}: CSV is not read; save it as TSV (with a header line), JSONL or Parquet")
+            if _suffix(path) == ".csv":
+                raise ValueError(f"{path}: {CSV_REFUSED}")
             if exclude:
                 raise ValueError(f"{path}: exclude needs a Parquet, JSONL or TSV table with the columns {sorted(skip)}")
             texts.extend(text for _, text in iter_lines(path))

@@ -177,3 +177,10 @@ def test_missing_sentence_column_hint_names_the_files_own_columns(tmp_path, cach
     path.write_text('{"anchor": "a b", "positive": "c d"}\n')
     with pytest.raises(ValueError, match=r"`columns: \{sentence1: anchor, sentence2: positive\}`.*--column"):
         load_pairs(path, cache_dir=cache_dir)
+
+
+def test_a_csv_source_is_refused_saying_what_to_save_it_as(tmp_path):
+    path = tmp_path / "pairs.csv"
+    path.write_text("sentence1,sentence2\na b,c d\n")
+    with pytest.raises(ValueError, match=r"pairs\.csv: CSV is not read; save it as TSV"):
+        load_pairs(path)
