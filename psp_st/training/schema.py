@@ -227,6 +227,20 @@ def _check_loss(cls: type, options: dict[str, Any]) -> None:
             ) from None
 
 
+def _check_trainer(recipe: Recipe) -> None:
+    """The trainer section through transformers' own checks (a scheduler name, ``warmup_steps >= 0``, ...), now and
+    not after the tokenizer is trained; the error names the first key refused on its own (else the section)."""
+    try:
+        recipe.training_arguments("recipe-check")  # builds the arguments only: nothing is written
+    except (TypeError, ValueError) as error:
+        for key, value in recipe.trainer.items():
+            try:
+                PSPTrainingArguments(**{**DEFAULT_TRAINER_ARGS, key: value, "output_dir": "recipe-check"})
+            except (TypeError, ValueError):
+                raise ValueError(f"recipe: trainer.{key}: {error}") from None
+        raise ValueError(f"recipe: trainer: {error}") from None
+
+
 def _finite(value: Any, key: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"recipe: {key} is {value}; it must be a finite number")
@@ -310,6 +324,7 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     if recipe.distillation.weight > 0 and not recipe.distillation.sources:
         raise ValueError("recipe: distillation.weight > 0 needs distillation.sources (the sentences to distil on)")
     _check_loss(loss_class(recipe.loss["name"]), recipe.loss_options())
+    _check_trainer(recipe)
     if not recipe.evaluation.sts_dev and str(trainer.get("eval_strategy", "no")) != "no":
         raise ValueError("recipe: trainer.eval_strategy needs evaluation.sts_dev (the file to evaluate on)")
     size = recipe.megabatch.get("size", PSPTrainingArguments.megabatch_size)

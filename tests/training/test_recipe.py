@@ -118,6 +118,8 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ({"megabatch": {"negative_guide": "g"}, "loss": {"name": "mnrl"}}, r"negative_guide .* needs mega-batching"),
         ({"megabatch": {"guide_margin": 5}}, r"megabatch\.guide_margin must be in \[-2\.0, 2\.0\], got 5"),
         ({"loss": {"name": "mnrl"}, "trainer": {"per_device_train_batch_size": 1}}, r"batch_size 1 gives no negative"),
+        ({"trainer": {"lr_scheduler_type": "linera"}}, r"recipe: trainer\.lr_scheduler_type: linera is not a valid"),
+        ({"trainer": {"warmup_steps": -3}}, r"recipe: trainer\.warmup_steps: .*warmup_steps >= 0"),  # U4
     ],
 )
 def test_recipe_schema_names_the_bad_key(section, message):
