@@ -16,7 +16,15 @@ import numpy as np
 import yaml
 
 from psp_st.io.model_names import PACKAGED_RECIPES
-from psp_st.training.schema import DEFAULT_TRAINER_ARGS, DataSection, Recipe, loss_class, parse_recipe
+from psp_st.training.schema import (
+    DEFAULT_TRAINER_ARGS,
+    DataSection,
+    ModelSection,
+    Recipe,
+    TokenizerSection,
+    loss_class,
+    parse_recipe,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -182,6 +190,27 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
         for module in model.modules():
             if dropout is not None and hasattr(module, "dropout") and not isinstance(module.dropout, nn.Module):
                 module.dropout = float(dropout)
+        model_defaults, tokenizer_defaults = ModelSection(), TokenizerSection()
+        ignored = [
+            *(
+                f"model.{key}"
+                for key in ("embedding_dim", "init", "init_sif")
+                if getattr(model_cfg, key) != getattr(model_defaults, key)
+            ),
+            *(
+                f"tokenizer.{key}"
+                for key, value in vars(recipe.tokenizer).items()
+                if value != getattr(tokenizer_defaults, key)
+            ),
+        ]
+        if ignored:
+            logger.warning(
+                "recipe: %s ignored: model.init_from keeps the tokenizer, size and weights of %s (%s); only "
+                "model.dropout and model.max_seq_length apply",
+                ", ".join(ignored),
+                model_cfg.init_from,
+                model[0],
+            )
         return model
     if recipe.tokenizer.language_temperature is not None:
         from psp_st.tokenization.multilingual import language_balanced_texts

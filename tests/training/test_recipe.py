@@ -246,6 +246,18 @@ def test_init_from_a_release_folder_takes_its_trainable_form(pairs_file, data_di
     assert type(build_model(config, None, seed=0)[0]) is type(first[0])
 
 
+def test_init_from_warns_about_the_size_and_tokenizer_keys_it_ignores(pairs_file, data_dir, tmp_path, caplog):
+    """U5: init_from with embedding_dim 32 and vocab_size 300 trained the loaded model's own size without a word."""
+    from psp_st.training.recipe import build_model, load_recipe_pairs
+
+    config = recipe(pairs_file, data_dir)
+    build_model(config, load_recipe_pairs(config["data"], seed=0), seed=0).save(str(tmp_path / "initial"))
+    config["model"] = {"init_from": str(tmp_path / "initial"), "embedding_dim": 32}
+    with caplog.at_level("WARNING", logger="psp_st.training.recipe"):
+        assert build_model(config, None, seed=0).get_embedding_dimension() == 16
+    assert "model.embedding_dim, tokenizer.vocab_size ignored: model.init_from keeps" in caplog.text
+
+
 def test_drop_last_with_a_batch_larger_than_the_data_is_refused(pairs_file, data_dir, tmp_path):
     from psp_st.training.recipe import train_from_config
 
