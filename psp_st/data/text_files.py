@@ -46,7 +46,9 @@ def text_lines(path: str) -> Iterator[tuple[int, str]]:
             try:
                 line = data.decode("utf-8-sig" if line_number == 1 else "utf-8").rstrip("\r\n")
             except UnicodeDecodeError as error:
-                raise BadLineError(path, line_number, f"line is not valid UTF-8 ({error.reason})") from None
+                raise BadLineError(
+                    path, line_number, f"line is not valid UTF-8 ({error.reason}); {lines.RE_ENCODE}"
+                ) from None
             if len(line) > lines.MAX_LINE_CHARS:
                 raise lines.too_long_error(path, line_number, f"{len(line):,}")
             yield line_number, line

@@ -22,6 +22,9 @@ COMPRESSED_MAGIC = {
     b"PK\x03\x04": "zip",
 }
 
+#: What to do about a line that is not UTF-8 (a Latin-1 or Windows-1252 export, the usual case).
+RE_ENCODE = "save the file as UTF-8 (from Latin-1: iconv -f latin1 -t utf-8 IN > OUT)"
+
 
 def too_long_error(path: str | os.PathLike, number: int, length: str) -> ValueError:
     return ValueError(
@@ -53,7 +56,7 @@ def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[
         if first_line == 1 and kind:
             raise ValueError(f"{path} is a {kind} file: decompress it first (this reads plain UTF-8 text)") from None
         number = first_line + data.count(b"\n", 0, error.start)
-        raise ValueError(f"{path}:{number}: line is not valid UTF-8 ({error.reason})") from None
+        raise ValueError(f"{path}:{number}: line is not valid UTF-8 ({error.reason}); {RE_ENCODE}") from None
     lines = text.split("\n")
     if len(text) > MAX_LINE_CHARS and len(longest := max(lines, key=len)) > MAX_LINE_CHARS:
         raise too_long_error(path, first_line + lines.index(longest), f"{len(longest):,}")

@@ -138,7 +138,7 @@ def test_parquet_without_rows_is_named(write_parquet, cache_dir):
 def test_non_utf8_jsonl_line_is_named(tmp_path, cache_dir):
     path = tmp_path / "p.jsonl"
     path.write_bytes(b'{"sentence1": "a", "sentence2": "b"}\n{"sentence1": "\xff", "sentence2": "b"}\n')
-    with pytest.raises(BadLineError, match=r"p\.jsonl:2: line is not valid UTF-8"):
+    with pytest.raises(BadLineError, match=r"p\.jsonl:2: line is not valid UTF-8 .*; save the file as UTF-8"):
         load_pairs(path, cache_dir=cache_dir)
 
 

@@ -31,7 +31,7 @@ def test_a_leading_byte_order_mark_is_not_text(tmp_path, read_bytes):
 def test_invalid_utf8_names_its_line(tmp_path, read_bytes):
     path = tmp_path / "in.txt"
     path.write_bytes(b"one\ntwo\nthr\xffee\nfour\n")
-    with pytest.raises(ValueError, match=r"in.txt:3: line is not valid UTF-8"):
+    with pytest.raises(ValueError, match=r"in.txt:3: line is not valid UTF-8 .*; save the file as UTF-8"):
         list(iter_line_blocks(path, 100, read_bytes=read_bytes))
 
 
