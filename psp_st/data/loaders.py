@@ -313,6 +313,14 @@ def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines:
         positions = {"sentence1": 0, "sentence2": 1}
         if len(fields) == 3:
             positions["score"] = 2
+            try:
+                float(fields[2])
+            except ValueError:
+                raise ValueError(
+                    f"{path}:1: the third field of a header-less TSV is read as the score, and {fields[2]!r:.40} is "
+                    "not a number: give positions (sentence1: 0, sentence2: 1; --column sentence1=0 --column "
+                    "sentence2=1) to leave it out, or a header line naming the columns"
+                ) from None
     for name, value in positions.items():
         if not isinstance(value, int) or value < 0:
             raise ValueError(f"columns[{name!r}] must be a 0-based field position, got {value!r}")

@@ -184,3 +184,11 @@ def test_a_csv_source_is_refused_saying_what_to_save_it_as(tmp_path):
     path.write_text("sentence1,sentence2\na b,c d\n")
     with pytest.raises(ValueError, match=r"pairs\.csv: CSV is not read; save it as TSV"):
         load_pairs(path)
+
+
+def test_a_headerless_third_field_that_is_no_score_says_how_to_leave_it_out(tmp_path, cache_dir):
+    path = tmp_path / "three.tsv"
+    path.write_text("a dog runs\ta dog is running\tflickr\n")
+    with pytest.raises(ValueError, match=r"three\.tsv:1: the third field .* read as the score.*--column sentence1=0"):
+        load_pairs(path, cache_dir=cache_dir)
+    assert len(load_pairs(path, cache_dir=cache_dir, columns={"sentence1": 0, "sentence2": 1})) == 1
