@@ -155,7 +155,22 @@ def tsv_rows(path: str, fields: Mapping[str, int | str], header: bool = False) -
         if len(parts) != expected:
             yield line_number, f"expected {expected} tab-separated fields (as on the first line), got {len(parts)}"
             continue
+        quoted = next((part for part in parts if _csv_quoted(part)), None)
+        if quoted is not None:
+            yield (
+                line_number,
+                (
+                    f"field {quoted:.40} is CSV-quoted (its quotes doubled, as pandas' to_csv writes a text holding a "
+                    "quote); TSV fields are read as they are: write the pairs as JSONL or Parquet, or as TSV without quoting"
+                ),
+            )
+            continue
         yield line_number, {column: parts[index] for column, index in positions.items()}
+
+
+def _csv_quoted(field: str) -> bool:
+    """True for a field a CSV writer quoted: wrapped in double quotes, the quotes inside doubled (``"say ""hi"" "``)."""
+    return len(field) > 2 and field[0] == field[-1] == '"' and '""' in field[1:-1]
 
 
 def jsonl_rows(path: str, fields: Mapping[str, int | str], header: bool = False) -> Iterator[_Line]:

@@ -216,3 +216,11 @@ def test_a_line_over_the_length_limit_is_refused_naming_it(tmp_path, cache_dir, 
     path.write_text("a\tb\n" + "x" * length + "\tb\nc\td\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"long\.tsv:2: line has .* characters; the limit is 10 per text"):
         load_pairs(path, cache_dir=cache_dir)
+
+
+def test_a_csv_quoted_tsv_field_is_named_not_trained_with_its_quotes(tmp_path, cache_dir):
+    """pandas' to_csv(sep="\\t") wraps a sentence holding a quote in quotes and doubles it: it was read as is."""
+    path = tmp_path / "p.tsv"
+    path.write_text('sentence1\tsentence2\na dog runs\ta dog is running\n"He said ""hi"" ."\tHe greeted me .\n')
+    with pytest.raises(BadLineError, match=r"p\.tsv:3: field \"He said \"\"hi\"\" \.\" is CSV-quoted"):
+        load_pairs(path, cache_dir=cache_dir)
