@@ -249,7 +249,10 @@ def load_table(
     files = resolve_data_files(source, data_dir, keep=lambda name: infer_format(name) == "parquet")
     for path in files:
         if infer_format(path) != "parquet":
-            raise ValueError(f"{path}: load_table reads Parquet files; load text pairs with load_pairs")
+            raise ValueError(
+                f"{path}: this table is read from Parquet only (columns {list(columns)}): save it as Parquet "
+                "(pandas: pd.read_csv(path, sep='\\t').to_parquet(...)); training pairs may be TSV or JSONL (load_pairs)"
+            )
         names = parquet_schema(path, text_columns, numeric_columns).names
         missing = [column for column in columns if column not in names]
         if missing:

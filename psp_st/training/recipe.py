@@ -445,6 +445,18 @@ def train_from_config(
                 f"--resume: the recipe differs from the one {output_dir} was started with ({recorded}): "
                 f"{'; '.join(changes)}; resume with that recipe, or start a new run (another --output, or --overwrite)"
             )
+    evaluator = None
+    if recipe.evaluation.sts_dev:  # read now: a bad file fails before the tokenizer, teacher pass and initial/
+        from psp_st.data.loaders import load_table
+        from psp_st.evaluation.loaders import STS_COLUMNS
+        from psp_st.evaluation.sts import STSEvaluator
+
+        try:
+            dev = load_table(recipe.evaluation.sts_dev, STS_COLUMNS, STS_COLUMNS[:2], data_dir=data_dir)
+        except (ValueError, OSError) as error:
+            kind = FileNotFoundError if isinstance(error, FileNotFoundError) else ValueError
+            raise kind(f"recipe: evaluation.sts_dev: {error}") from None
+        evaluator = STSEvaluator({"sts-dev": dev})
     torch.manual_seed(seed)
     np.random.seed(seed)
 
@@ -475,15 +487,6 @@ def train_from_config(
     atomic_write_json(output_dir / DATA_FILE, digest)
     if recipe.loss["name"] == "contrastive":
         train_dataset = add_random_negatives(train_dataset, seed=seed)
-    evaluator = None
-    if recipe.evaluation.sts_dev:  # STS file of the recipe, scored by the suite's STS evaluator
-        from psp_st.data.loaders import load_table
-        from psp_st.evaluation.loaders import STS_COLUMNS
-        from psp_st.evaluation.sts import STSEvaluator
-
-        dev = load_table(recipe.evaluation.sts_dev, STS_COLUMNS, STS_COLUMNS[:2], data_dir=data_dir)
-        evaluator = STSEvaluator({"sts-dev": dev})
-
     model.model_card_data.model_name = recipe.description or recipe.name
     souped, outputs = recipe.soup > 1, []
     soup: dict[str, torch.Tensor] = {}

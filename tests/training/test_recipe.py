@@ -258,6 +258,18 @@ def test_init_from_warns_about_the_size_and_tokenizer_keys_it_ignores(pairs_file
     assert "model.embedding_dim, tokenizer.vocab_size ignored: model.init_from keeps" in caplog.text
 
 
+def test_a_bad_sts_dev_file_fails_before_the_run_starts(pairs_file, data_dir, tmp_path):
+    """U9: a TSV (or missing) evaluation.sts_dev failed after the tokenizer, leaving initial/ that blocked the rerun."""
+    from psp_st.training.recipe import train_from_config
+
+    (tmp_path / "dev.tsv").write_text("sentence1\tsentence2\tscore\na b\tc d\t3.0\n")
+    config = recipe(pairs_file, data_dir)
+    config["evaluation"] = {"sts_dev": str(tmp_path / "dev.tsv")}
+    with pytest.raises(ValueError, match=r"recipe: evaluation\.sts_dev: .*dev\.tsv: this table is read from Parquet"):
+        train_from_config(config, output_dir=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
 def test_drop_last_with_a_batch_larger_than_the_data_is_refused(pairs_file, data_dir, tmp_path):
     from psp_st.training.recipe import train_from_config
 
