@@ -145,6 +145,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         "genres": _genre_shares(files, training.get("pairs_per_source") or {}),
         "pairs_per_source": training.get("pairs_per_source") or {},
         "pairs": training.get("pairs"),
+        "init_from": ((recipe or {}).get("model") or {}).get("init_from"),
         "distillation": distillation,
         "stages": info.get("stage_seconds") or {},
         "recipe": recipe_text,

@@ -219,3 +219,12 @@ def test_card_of_a_float16_release_warns_that_the_static_form_sums_in_float16(st
     assert "float16 weights" not in render_model_card(static_model, INFO)
     card = render_model_card(static_model, {**INFO, "weights_dtype": "float16"})
     assert "**float16 weights.** The static form computes in float16" in card and "model.float()" in card
+
+
+def test_card_of_a_fine_tuned_model_says_its_starting_models_data_apply(static_model):
+    """U12: a model fine-tuned from psp-en listed only the new pairs, not that psp-en's training data carries over."""
+    from psp_st.hub.card import render_model_card
+
+    recipe = {**INFO["recipe"], "model": {"init_from": "psp-en"}}
+    card = render_model_card(static_model, {**INFO, "recipe": recipe, "training": {**INFO["training"], "pairs": 400}})
+    assert "Fine-tuned from `psp-en` (the recipe's `model.init_from`): that model's own training data" in card
