@@ -139,7 +139,7 @@ def _output_mapping(
         if name in available:
             mapping[output] = name
         elif output in TEXT_COLUMNS or output in columns or output in keep_columns:
-            hint = f". {mapping_hint([name for name in available if name not in columns.values()])}"
+            hint = f". {mapping_hint(available, columns)}"
             hint = hint if output in TEXT_COLUMNS else ""
             raise ValueError(
                 f"{where}: column {name!r} (for {output!r}) is missing; available columns: {list(available)}{hint}"
@@ -147,10 +147,13 @@ def _output_mapping(
     return mapping
 
 
-def mapping_hint(names: Sequence[str]) -> str:
-    """How to map a file's own column ``names`` (the first two) to ``sentence1``/``sentence2``, in each place a
-    source is given: a recipe's ``data.sources`` entry, ``psp-st data`` and :func:`load_pairs`."""
-    first, second = (list(names) + ["<column>", "<column>"])[:2]
+def mapping_hint(names: Sequence[str], columns: Mapping[str, Any] | None = None) -> str:
+    """How to map a file's own column ``names`` to ``sentence1``/``sentence2`` (keeping what ``columns`` maps right,
+    the others from the unused names in order), in each place a source is given: a recipe's ``data.sources`` entry,
+    ``psp-st data`` and :func:`load_pairs`."""
+    columns = columns or {}
+    free = iter([name for name in names if name not in columns.values()] + ["<column>", "<column>"])
+    first, second = (columns[out] if columns.get(out) in names else next(free) for out in TEXT_COLUMNS)
     return (
         f"Map the columns: in a recipe source `columns: {{sentence1: {first}, sentence2: {second}}}`, on the command "
         f"line `--column sentence1={first} --column sentence2={second}`, in Python "
@@ -304,6 +307,8 @@ def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines:
         mapping = _output_mapping(fields, columns, keep_columns, f"{path}:1 (header)")
         return TextLayout(fields=mapping, header=True, on_bad_lines=on_bad_lines)
     if columns and not by_position:
+        if any(name in fields for name in columns.values()) or _unnamed_header(path, fields):
+            _output_mapping(fields, columns, keep_columns, f"{path}:1 (header)")  # raises naming the missing column
         raise ValueError(f"{path} has no header line (first line: {fields[:4]}); give columns as 0-based positions")
     if not columns and detect and _unnamed_header(path, fields):  # else the header is trained as a pair
         raise ValueError(

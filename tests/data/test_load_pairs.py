@@ -192,3 +192,11 @@ def test_a_headerless_third_field_that_is_no_score_says_how_to_leave_it_out(tmp_
     with pytest.raises(ValueError, match=r"three\.tsv:1: the third field .* read as the score.*--column sentence1=0"):
         load_pairs(path, cache_dir=cache_dir)
     assert len(load_pairs(path, cache_dir=cache_dir, columns={"sentence1": 0, "sentence2": 1})) == 1
+
+
+def test_a_mapping_naming_a_column_the_tsv_header_lacks_names_it_not_a_missing_header(tmp_path, cache_dir):
+    """U13: a misspelt mapped column was reported as "has no header line; give columns as 0-based positions"."""
+    path = tmp_path / "mine.tsv"
+    path.write_text("text_a\ttext_b\na dog runs\ta dog is running\n")
+    with pytest.raises(ValueError, match=r"mine\.tsv:1 \(header\): column 'txt_b' .*sentence2: text_b\}"):
+        load_pairs(path, cache_dir=cache_dir, columns={"sentence1": "text_a", "sentence2": "txt_b"})
