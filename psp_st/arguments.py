@@ -51,6 +51,15 @@ def check_keys(where: str, mapping: Mapping[str, object], known: Iterable[str]) 
             raise ValueError(f"{prefix}{key} is not a known key{hint}; known: {', '.join(known)}")
 
 
+def _numeric(value: Any) -> bool:
+    """True for a string that reads as a number (``"1e-3"``, ``"32"``): YAML's text for what was meant as one."""
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(value, str)
+
+
 class Check(NamedTuple):
     """What a recipe value or training argument must be: of ``kind``, ``> 0`` (``positive``), within ``[low, high]``,
     one of ``choices``; None passes. Numbers go through :func:`check_int` / :func:`check_number`."""
@@ -73,7 +82,9 @@ class Check(NamedTuple):
                 else:
                     check_number(where, value, self.low, self.high)
             except TypeError as error:
-                hint = " (YAML reads 1e-3 as text: write 1.0e-3)" if isinstance(value, str) else ""
+                hint = (
+                    " (YAML reads 1e-3 and quoted numbers as text: write 1.0e-3, unquoted)" if _numeric(value) else ""
+                )
                 raise ValueError(f"{error}{hint}") from None
         elif not isinstance(value, self.kind):
             names = " or ".join(k.__name__ for k in (self.kind if isinstance(self.kind, tuple) else (self.kind,)))

@@ -115,6 +115,7 @@ def test_non_finite_recipe_number_names_the_key(trainer, key):
         ({"model": {"dropout": 1.5}}, None, r"model\.dropout must be in \[0\.0, 1\.0\]"),
         ({"megabatch": {"size": 2.5}}, None, r"megabatch\.size must be an integer"),
         ({"megabatch": {"size": -1}}, None, r"megabatch\.size must be >= 0, got -1"),
+        ({"megabatch": {"anneal": "x"}}, None, r"megabatch\.anneal must be an integer, got str 'x'$"),  # U14: no hint
     ],
 )
 def test_bad_recipe_numbers_name_the_key(section, value, message):
