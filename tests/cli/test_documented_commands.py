@@ -38,3 +38,21 @@ def test_readme_names_the_checks_ci_runs():
     readme = (REPO / "README.md").read_text(encoding="utf-8").replace("\n", " ")
     for check in re.findall(r"^(ruff check .*|mypy)$", (REPO / ".ci" / "run").read_text(), flags=re.M):
         assert f"`{check}`" in readme, check
+
+
+def documented_recipes() -> list[tuple[str, str]]:
+    """``(file, text)`` of every YAML block of README.md and docs/*.md that is a recipe (has a ``data:`` section)."""
+    blocks = [
+        (doc.name, block) for doc in DOCS for block in re.findall(r"```yaml\n(.*?)```", doc.read_text(), flags=re.S)
+    ]
+    return [(name, block) for name, block in blocks if re.search(r"^data:", block, flags=re.M)]
+
+
+@pytest.mark.parametrize(("doc", "text"), documented_recipes())
+def test_documented_recipe_passes_the_schema(doc, text):
+    """A recipe a user copies from the docs is one the schema accepts, every key known and every value checked."""
+    import yaml
+
+    from psp_st.training.schema import parse_recipe
+
+    parse_recipe(yaml.safe_load(text))
