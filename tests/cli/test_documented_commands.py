@@ -48,7 +48,7 @@ def documented_recipes() -> list[tuple[str, str]]:
     return [(name, block) for name, block in blocks if re.search(r"^data:", block, flags=re.M)]
 
 
-@pytest.mark.parametrize(("doc", "text"), documented_recipes())
+@pytest.mark.parametrize(("doc", "text"), documented_recipes(), ids=lambda value: value.split("\n")[0][:30])
 def test_documented_recipe_passes_the_schema(doc, text):
     """A recipe a user copies from the docs is one the schema accepts, every key known and every value checked."""
     import yaml
