@@ -192,6 +192,15 @@ def test_recipe_block_survives_backticks_in_a_recipe_string(release_copy):
     assert "seed:" in block and "## Usage" in block
 
 
+def test_card_of_a_fine_tuned_model_says_its_starting_models_data_apply(static_model):
+    """U12: a model fine-tuned from psp-en listed only the new pairs, not that psp-en's training data carries over."""
+    from psp_st.hub.card import render_model_card
+
+    recipe = {**INFO["recipe"], "model": {"init_from": "psp-en"}}
+    card = render_model_card(static_model, {**INFO, "recipe": recipe, "training": {**INFO["training"], "pairs": 400}})
+    assert "Fine-tuned from `psp-en` (the recipe's `model.init_from`): that model's own training data" in card
+
+
 def test_card_genre_shares_follow_the_pairs_trained_not_the_file_rows():
     from psp_st.hub.card import card_fields
 
@@ -219,12 +228,3 @@ def test_card_of_a_float16_release_warns_that_the_static_form_sums_in_float16(st
     assert "float16 weights" not in render_model_card(static_model, INFO)
     card = render_model_card(static_model, {**INFO, "weights_dtype": "float16"})
     assert "**float16 weights.** The static form computes in float16" in card and "model.float()" in card
-
-
-def test_card_of_a_fine_tuned_model_says_its_starting_models_data_apply(static_model):
-    """U12: a model fine-tuned from psp-en listed only the new pairs, not that psp-en's training data carries over."""
-    from psp_st.hub.card import render_model_card
-
-    recipe = {**INFO["recipe"], "model": {"init_from": "psp-en"}}
-    card = render_model_card(static_model, {**INFO, "recipe": recipe, "training": {**INFO["training"], "pairs": 400}})
-    assert "Fine-tuned from `psp-en` (the recipe's `model.init_from`): that model's own training data" in card
