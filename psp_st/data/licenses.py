@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import fnmatch
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
-UNKNOWN = ("?", "not in psp_st.data.licenses: check its source")
+#: A file the table does not know, whose recipe source states no ``license``/``genre`` (see :func:`source_license`).
+UNKNOWN = ("?", "not stated (a recipe source's `license` key states it)")
 
 
 @cache
@@ -21,3 +24,18 @@ def data_licenses() -> dict[str, tuple[str, str]]:
 def data_license(path: str) -> tuple[str, str]:
     """``(genre, licence)`` of a shared data file (any path or glob whose stem is in :func:`data_licenses`)."""
     return data_licenses().get(Path(str(path)).name.removesuffix(".parquet"), UNKNOWN)
+
+
+def source_license(path: str, sources: list[Any]) -> tuple[str, str]:
+    """``(genre, licence)`` of a file a recipe trained on: the shared table's, else the ``genre``/``license`` keys of
+    the first of the recipe's ``sources`` whose path or glob matches it (or its end: a relative path resolved elsewhere)."""
+    known = data_license(path)
+    if known != UNKNOWN:
+        return known
+    for source in sources:
+        if not isinstance(source, dict) or not (source.get("license") or source.get("genre")):
+            continue
+        pattern = str(source.get("path") or "")
+        if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, f"*/{pattern}"):
+            return source.get("genre") or UNKNOWN[0], source.get("license") or UNKNOWN[1]
+    return UNKNOWN

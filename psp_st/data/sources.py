@@ -6,7 +6,8 @@ A source is a path/glob (``training_pairs/*.parquet``) or a mapping::
      columns: {sentence1: source, sentence2: target},         # output column -> file column
      exclude: {corpus: flores200-devtest},                    # drop rows whose column holds one of these values
      filters: {length: {max: 30}, trigram_overlap: 0.7},      # apply_filters' filters, on this source alone
-     weight: 0.5, max_pairs: 20000}                           # subsample / repeat, then cap (seeded)
+     weight: 0.5, max_pairs: 20000,                           # subsample / repeat, then cap (seeded)
+     license: CC BY 4.0, genre: support tickets}              # your own data's, for the model card only
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from psp_st.data.validation import validate_pairs
 
 logger = logging.getLogger(__name__)
 
+#: Keys of a source entry that only the model card reads: the licence and genre of a file psp-st's table does not know.
+CARD_KEYS = ("license", "genre")
+
 #: Output columns a source may map (``columns``); ``lang`` is kept when present.
 SOURCE_OUTPUTS = ("sentence1", "sentence2", "group_id", "lang")
 
@@ -42,6 +46,9 @@ class PairSource:
     filters: dict[str, Any] = field(default_factory=dict)
     columns: dict[str, str] = field(default_factory=dict)
     exclude: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: For the model card only, for files psp-st's licence table does not know (your own data).
+    license: str | None = None
+    genre: str | None = None
 
     @classmethod
     def parse(
@@ -53,7 +60,7 @@ class PairSource:
             entry = {"path": os.fspath(entry)}
         if not isinstance(entry, Mapping):
             raise ValueError(f"{where} must be a path or a mapping with 'path', got {entry!r}")
-        check_keys(where, entry, ("path", "max_pairs", "weight", "filters", "columns", "exclude"))
+        check_keys(where, entry, ("path", "max_pairs", "weight", "filters", "columns", "exclude", *CARD_KEYS))
         path = entry.get("path")
         if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
             raise ValueError(f"{where}.path is required (a file path or glob), got {path!r}")
@@ -66,7 +73,17 @@ class PairSource:
         check_keys("recipe: data.filters", filters or {}, FILTER_NAMES)
         check_keys(f"{where}.filters", entry.get("filters") or {}, FILTER_NAMES)
         merged = {**(filters or {}), **(entry.get("filters") or {})}
-        return cls(os.fspath(path), cap, None if weight is None else float(weight), merged, columns, exclude)
+        card = check_card_keys(entry, where)
+        return cls(os.fspath(path), cap, None if weight is None else float(weight), merged, columns, exclude, **card)
+
+
+def check_card_keys(entry: Mapping[str, Any], where: str) -> dict[str, str | None]:
+    """A source's :data:`CARD_KEYS` (non-empty text or absent), which only the model card reads."""
+    for key in CARD_KEYS:
+        value = entry.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"{where}.{key} must be a non-empty text (e.g. 'CC BY 4.0'), got {value!r}")
+    return {key: entry.get(key) for key in CARD_KEYS}
 
 
 def parse_exclude(value: Mapping[str, Any] | None, where: str) -> dict[str, tuple[str, ...]]:

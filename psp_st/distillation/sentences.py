@@ -22,11 +22,11 @@ import numpy as np
 
 from psp_st.arguments import Check, check_keys
 from psp_st.data.filters import text_key
-from psp_st.data.sources import PairSource, parse_exclude
+from psp_st.data.sources import CARD_KEYS, PairSource, check_card_keys, parse_exclude
 
 logger = logging.getLogger(__name__)
 
-SOURCE_KEYS = ("path", "columns", "max_sentences", "exclude", "teacher_column", "filters")
+SOURCE_KEYS = ("path", "columns", "max_sentences", "exclude", "teacher_column", "filters", *CARD_KEYS)
 
 
 def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillation.sources entry") -> dict[str, Any]:
@@ -39,6 +39,7 @@ def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillat
     entry["columns"] = [columns] if isinstance(columns, str) else list(columns)
     Check(int, positive=True)(f"{where}.max_sentences", entry.get("max_sentences"))
     entry["exclude"] = parse_exclude(entry.get("exclude"), where)
+    check_card_keys(entry, where)
     teacher = entry.setdefault("teacher_column", None)
     if teacher is None and entry.get("filters"):
         raise ValueError(f"{where}.filters needs teacher_column (the filters are pair filters)")

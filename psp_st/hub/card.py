@@ -41,12 +41,15 @@ def template_path() -> Path:
     return Path(str(resources.files("psp_st") / "resources" / "model_card.md"))
 
 
-def _file_rows(names: list[str], rows: dict[str, int | None] | None = None) -> list[dict[str, Any]]:
-    from psp_st.data.licenses import data_license
+def _file_rows(
+    names: list[str], rows: dict[str, int | None] | None = None, sources: list[Any] | None = None
+) -> list[dict[str, Any]]:
+    from psp_st.data.licenses import source_license
 
     return [
         {"name": name, "rows": (rows or {}).get(name), "genre": genre, "licence": licence}
-        for name, (genre, licence) in zip(names, map(data_license, names), strict=True)
+        for name in names
+        for genre, licence in [source_license(name, sources or [])]
     ]
 
 
@@ -115,19 +118,22 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
 
     training = info.get("training") or {}
     evaluation = info.get("evaluation") or {}
-    files = _file_rows(list(training.get("files") or {}), training.get("files"))
+    recipe = info.get("recipe")
+    sources = {
+        section: ((recipe or {}).get(section) or {}).get("sources") or [] for section in ("data", "distillation")
+    }
+    files = _file_rows(list(training.get("files") or {}), training.get("files"), sources["data"])
     distillation = dict(training.get("distillation") or {})
     if distillation:
         from psp_st.data.licenses import data_license
 
-        distillation["files"] = _file_rows(list(distillation.get("files") or []))
+        distillation["files"] = _file_rows(list(distillation.get("files") or []), sources=sources["distillation"])
         distillation["licence"] = data_license(str(distillation.get("teacher") or ""))[1]
         distillation["sentences"] = int(distillation.get("sentences") or 0)
     metrics = []
     for key, value in (evaluation.get("metrics") or {}).items():
         task, _, metric = key.partition(" / ")
         metrics.append({"task": TASK_NAMES.get(task, task), "metric": metric or "-", "value": float(value)})
-    recipe = info.get("recipe")
     recipe_text = yaml.safe_dump(recipe, sort_keys=False).rstrip() if recipe is not None else ""
     name = info.get("name")
     languages, language_notes = language_rows(info)
@@ -192,7 +198,8 @@ def render_model_card(
     data.generate_widget_examples = False
     trained = [row["lang"] for row in language_rows(info)[0] if row["distinct"] and len(row["lang"]) <= 3]
     data.language = data.language or sorted({"en", *trained})
-    data.license = data.license or "apache-2.0"
+    stated = ((info.get("recipe") or {}).get("release") or {}).get("license")  # the recipe's release.license
+    data.license = stated or data.license or "apache-2.0"
     data.model_id = model_id
     data.model_name = f"{name or model_id} ({'static' if form == 'static' else 'trainable PSPEmbedding'})"
     for tag in ("psp-st", "paraphrase", "static-embeddings" if form == "static" else "psp-embedding"):

@@ -111,6 +111,8 @@ class ReleaseSection:
 
     dtype: str = _option("float32", str, choices=("float32", "float16"))
     suite: str = _option("quick", str)  # the evaluation suite of the card (e.g. xling for a multilingual model)
+    #: The model card's ``license`` (a Hub licence id: ``cc-by-nc-4.0``, ``other``, ...); None: apache-2.0, the code's.
+    license: str | None = _option(None, str)
 
 
 #: The STS file a recipe without an ``evaluation`` section evaluates on during training.

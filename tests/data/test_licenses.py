@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from psp_st.data.licenses import UNKNOWN, data_license
+from psp_st.data.licenses import UNKNOWN, data_license, source_license
 from tests.conftest import data_path
 
 TABLE = Path(__file__).resolve().parents[2] / "psp_st" / "resources" / "data_licenses.yaml"
@@ -49,3 +49,21 @@ def test_the_english_sentence_corpus_licence_names_every_corpus_it_holds():
     names = {"WMT": "WMT", "TICO-19": "TICO-19", "flores200-devtest": "FLORES-200", "brown": "Brown"}
     licence = data_license("corpus/english_sentences.parquet")[1]
     assert {names[corpus] for corpus in held} == {name for name in names.values() if name in licence}
+
+
+def test_an_own_file_gets_the_licence_and_genre_its_recipe_source_states():
+    sources = ["training_pairs/*.parquet", {"path": "/home/me/pairs/*.jsonl", "license": "CC BY 4.0", "genre": "chat"}]
+    assert source_license("/home/me/pairs/tickets.jsonl", sources) == ("chat", "CC BY 4.0")
+
+
+def test_a_source_licence_is_matched_by_file_name_when_the_path_was_resolved_elsewhere():
+    sources = [{"path": "my_pairs.tsv", "license": "proprietary"}]
+    assert source_license("/work/data/my_pairs.tsv", sources) == (UNKNOWN[0], "proprietary")
+
+
+def test_the_shared_table_wins_over_a_source_licence_and_an_unmatched_file_stays_unknown():
+    sources = [{"path": "training_pairs/*.parquet", "license": "mine"}]
+    assert source_license("training_pairs/coco_captions_val2017.parquet", sources) == data_license(
+        "training_pairs/coco_captions_val2017.parquet"
+    )
+    assert source_license("other/pairs.parquet", sources) == UNKNOWN

@@ -228,3 +228,16 @@ def test_card_of_a_float16_release_warns_that_the_static_form_sums_in_float16(st
     assert "float16 weights" not in render_model_card(static_model, INFO)
     card = render_model_card(static_model, {**INFO, "weights_dtype": "float16"})
     assert "**float16 weights.** The static form computes in float16" in card and "model.float()" in card
+
+
+def test_card_states_the_licence_and_genre_a_recipe_gives_its_own_data(static_model):
+    """U17: an own data file's row read "?" and pointed at psp-st's table; the card's licence was always apache-2.0."""
+    from psp_st.hub.card import render_model_card
+
+    assert "license: apache-2.0" in render_model_card(static_model, INFO)
+    source = {"path": "/data/me/*.jsonl", "license": "CC BY 4.0", "genre": "support chats"}
+    recipe = {**INFO["recipe"], "data": {"sources": [source]}, "release": {"license": "cc-by-4.0"}}
+    training = {**INFO["training"], "files": {"/data/me/tickets.jsonl": None}}
+    card = render_model_card(static_model, {**INFO, "recipe": recipe, "training": training})
+    assert "| `/data/me/tickets.jsonl` | - | support chats | CC BY 4.0 |" in card
+    assert "license: cc-by-4.0" in card and "**License:** cc-by-4.0" in card

@@ -120,6 +120,8 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ({"loss": {"name": "mnrl"}, "trainer": {"per_device_train_batch_size": 1}}, r"batch_size 1 gives no negative"),
         ({"trainer": {"lr_scheduler_type": "linera"}}, r"recipe: trainer\.lr_scheduler_type: linera is not a valid"),
         ({"trainer": {"warmup_steps": -3}}, r"recipe: trainer\.warmup_steps: .*warmup_steps >= 0"),  # U4
+        ({"release": {"license": 2}}, r"recipe: release\.license must be a str, got 2"),
+        ({"distillation": {"sources": [{"path": "c.parquet", "license": ""}]}}, r"sources\[0\]\.license must be a"),
     ],
 )
 def test_recipe_schema_names_the_bad_key(section, message):
@@ -138,6 +140,8 @@ def test_recipe_schema_names_the_bad_key(section, message):
             r"recipe: data\.filters\.lenght is not a known key \(did you mean length\?\)",
         ),
         ({"sources": [{"path": "x.parquet", "wieght": 2}]}, r"recipe: data\.sources\[0\]\.wieght is not a known key"),
+        ({"sources": [{"path": "x.parquet", "license": 4}]}, r"data\.sources\[0\]\.license must be a non-empty text"),
+        ({"sources": [{"path": "x.parquet", "genre": " "}]}, r"data\.sources\[0\]\.genre must be a non-empty text"),
     ],
 )
 def test_recipe_data_section_errors_name_the_key(data, message):
