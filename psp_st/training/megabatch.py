@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import torch
 from safetensors import safe_open
 from sentence_transformers import SentenceTransformerTrainer
@@ -156,6 +155,8 @@ class MegaBatchStream(IterableDataset):
         groups = None if self.group_column is None else torch.from_numpy(_group_ids(rows[self.group_column]))
         anchor_languages = None
         if self.language_column is not None:  # the language of each first sentence (the second side: one language)
+            import pandas as pd  # here, not at the top: a model card imports psp_st.training (push needs no pandas)
+
             codes, _ = pd.factorize(pd.Series(rows[self.language_column], dtype=object).fillna(""))
             anchor_languages = torch.from_numpy(codes.astype(np.int64))
         anchor_ids, positive_ids = text_ids(first, second) if self.args.text_guard else (None, None)

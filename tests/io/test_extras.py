@@ -32,6 +32,41 @@ def test_every_optional_import_has_an_extra():
     assert _imported_modules() - set(EXTRAS) == set()
 
 
+def _imports_on_import(module: str) -> set[str]:
+    """What importing ``module`` imports itself: its module-level imports (not under TYPE_CHECKING or in a function)."""
+    path = REPO / Path(*module.split("."))
+    tree = ast.parse((path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.If) and "TYPE_CHECKING" in ast.unparse(statement.test):
+            continue
+        for node in ast.walk(statement) if isinstance(statement, (ast.If, ast.Try)) else [statement]:
+            if isinstance(node, ast.Import):
+                names |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("package", sorted(path.parent.name for path in (REPO / "psp_st").glob("*/__init__.py")))
+def test_every_subpackage_imports_in_a_base_install(package):
+    # e.g. a model card takes its citations from psp_st.training: `psp-st push` must not need psp-st[train]
+    seen: set[str] = set()
+    todo, optional = [f"psp_st.{package}"], set()
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        for name in _imports_on_import(module):
+            parts = name.split(".")
+            if parts[0] == "psp_st":  # the module and the packages above it, which Python imports first
+                todo += [".".join(parts[:i]) for i in range(2, len(parts) + 1)]
+            elif parts[0] in EXTRAS:
+                optional.add(f"{module} imports {name}")
+    assert optional == set()
+
+
 @pytest.mark.parametrize("module", sorted(EXTRAS))
 def test_the_named_extra_installs_the_package(module):
     extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
