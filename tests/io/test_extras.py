@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
 import pytest
 import tomllib
 
-from psp_st.io.extras import EXTRAS, install_hint, missing_extra, require
+from psp_st.io.extras import EXTRAS, command_extra, install_hint, missing_extra, require
 
 REPO = Path(__file__).resolve().parents[2]
 #: The base install (pyproject dependencies and what they bring) by top-level module name.
@@ -68,11 +69,15 @@ def test_every_subpackage_imports_in_a_base_install(package):
 
 
 @pytest.mark.parametrize("module", sorted(EXTRAS))
-def test_the_named_extra_installs_the_package(module):
+def test_the_named_extras_are_those_that_install_the_package(module):
     extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    distribution, extra = EXTRAS[module]
-    requirements = [req.split(">")[0].split("=")[0].split("[")[0].lower() for req in extras[extra]]
-    assert distribution.lower() in requirements
+    distribution, named = EXTRAS[module]
+    holding = {
+        extra
+        for extra, requirements in extras.items()
+        if extra != "dev" and distribution.lower() in {re.split(r"[<>=!~;\[ ]", req)[0].lower() for req in requirements}
+    }
+    assert set(named) == holding and len(named) == len(holding)  # every extra that installs it, each once
 
 
 def test_require_names_the_extra_when_the_package_is_missing(monkeypatch):
@@ -94,3 +99,23 @@ def test_cli_error_names_the_extra(monkeypatch, capsys, tmp_path):
 def test_an_error_other_than_an_import_error_names_no_extra():
     assert missing_extra(AttributeError("x", name=5)) is None
     assert "psp-st[mining]" in missing_extra(ModuleNotFoundError("x", name="faiss"))
+
+
+def test_the_hint_names_the_running_commands_extra():
+    token = command_extra.set("eval")  # `psp-st eval` missing pyarrow: [eval], not pyarrow's usual [train]
+    try:
+        assert install_hint("pyarrow") == 'pip install "psp-st[eval]"'
+        assert install_hint("ray") == 'pip install "psp-st[ray]"'  # not in [eval]: the package's own extra
+    finally:
+        command_extra.reset(token)
+    assert install_hint("pyarrow") == 'pip install "psp-st[train]"'
+
+
+def test_cli_error_names_the_commands_extra(monkeypatch, capsys, tmp_path):
+    from psp_st.cli import main
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # `psp-st eval` reads the STS files with pyarrow
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    code = main(["eval", "--model", str(tmp_path / "m"), "--data-dir", str(tmp_path), "--out", str(tmp_path / "o")])
+    assert code == 2
+    assert 'pip install "psp-st[eval]"' in capsys.readouterr().err
