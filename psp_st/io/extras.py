@@ -12,7 +12,7 @@ EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
     "datasets": ("datasets", ("train", "eval", "mining", "baselines")),
     "accelerate": ("accelerate", ("train", "baselines")),
     "pyarrow": ("pyarrow", ("train", "eval", "mining", "ray", "bench")),
-    "py3langid": ("py3langid", ("train",)),
+    "py3langid": ("py3langid", ("train", "mining")),
     "scipy": ("scipy", ("train", "eval", "baselines")),
     "pandas": ("pandas", ("eval", "baselines", "bench")),
     "sklearn": ("scikit-learn", ("eval", "baselines")),

@@ -119,3 +119,16 @@ def test_cli_error_names_the_commands_extra(monkeypatch, capsys, tmp_path):
     code = main(["eval", "--model", str(tmp_path / "m"), "--data-dir", str(tmp_path), "--out", str(tmp_path / "o")])
     assert code == 2
     assert 'pip install "psp-st[eval]"' in capsys.readouterr().err
+
+
+def test_mine_with_a_language_filter_needs_only_the_mining_extra(monkeypatch, capsys, tmp_path, psp_model_dir):
+    from psp_st.cli import main
+    from psp_st.data.language import language_identifier
+
+    language_identifier.cache_clear()  # as in a fresh process
+    monkeypatch.setitem(sys.modules, "py3langid", None)
+    monkeypatch.setitem(sys.modules, "py3langid.langid", None)
+    (tmp_path / "s.txt").write_text("a dog runs in the park\na dog is running in a park\nthe cat sleeps\n")
+    args = ["--input", str(tmp_path / "s.txt"), "--output", str(tmp_path / "m.parquet"), "--lang", "en"]
+    assert main(["mine", "--model", str(psp_model_dir), *args]) == 2
+    assert 'pip install "psp-st[mining]"' in capsys.readouterr().err  # py3langid comes with psp-st[mining]
