@@ -9,6 +9,7 @@ import contextlib
 import errno
 import importlib
 import logging
+import os
 import pkgutil
 import sys
 from pathlib import Path
@@ -47,6 +48,9 @@ EXIT_ERROR = 2
 
 #: Exit code after Ctrl-C (the shell's 128 + SIGINT).
 EXIT_INTERRUPTED = 130
+
+#: Exit code when the reader of the output went away (``psp-st neighbours ... | head``): the shell's 128 + SIGPIPE.
+EXIT_BROKEN_PIPE = 141
 
 DATA_DIR_HELP = "shared data folder for the recipe's relative paths (default: $PSP_ST_DATA_DIR or ../shared/data)"
 
@@ -103,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with progress_bars_disabled() if args.no_progress else contextlib.nullcontext():
             return int(args.func(args) or 0)
+    except BrokenPipeError:  # stop quietly, like any Unix tool; stdout to /dev/null so exiting flushes nothing more
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except (OSError, ValueError, TypeError, KeyError, ImportError, FloatingPointError, yaml.YAMLError) as error:
         if args.verbose:
             raise

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pandas as pd
 
-from psp_st.cli import main
+from psp_st.cli import EXIT_BROKEN_PIPE, main
 
 
 def test_parquet_candidates_are_the_distinct_texts_of_the_columns(psp_model_dir, tmp_path, capsys):
@@ -33,3 +38,17 @@ def test_a_query_with_no_known_piece_is_warned_about(psp_model_dir, tmp_path, ca
     args = ["neighbours", "--model", str(psp_model_dir), "--query", "一二", "--candidates", str(tmp_path / "lines.txt")]
     assert main(args) == 0
     assert "--query '一二' has no piece the model knows" in caplog.text
+
+
+def test_a_reader_that_stops_early_is_no_error(psp_model_dir, distinct_captions, tmp_path):
+    # `psp-st neighbours ... | head -3`: the closed pipe ends the output quietly, as for any Unix tool
+    lines = tmp_path / "lines.txt"
+    lines.write_text("\n".join(distinct_captions[:5000]), encoding="utf-8")  # a table larger than a pipe's 64 KiB
+    args = ["neighbours", "--model", str(psp_model_dir), "--query", "a dog", "--candidates", str(lines), "-k", "5000"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
+    run = [sys.executable, "-m", "psp_st", *args]
+    with subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as process:
+        assert process.stdout.readline().startswith(b"Nearest neighbours")
+        process.stdout.close()  # what head does after its lines
+        stderr = process.stderr.read().decode()
+    assert process.returncode == EXIT_BROKEN_PIPE and stderr == "", stderr
