@@ -14,12 +14,11 @@ import numpy.typing as npt
 
 @functools.cache
 def _numba_kernel() -> Callable[..., None] | None:
-    """The compiled kernel, or ``None`` if numba is not installed."""
-    try:
-        from psp_st.inference.pooling_kernel import pool_mean
-    except ImportError:
-        return None
-    return pool_mean
+    """The compiled kernel, or ``None`` without numba (or without a folder for its compiled code)."""
+    from psp_st.io.extras import import_kernels
+
+    kernels = import_kernels("psp_st.inference.pooling_kernel")
+    return None if kernels is None else kernels.pool_mean
 
 
 def has_compiled_kernel() -> bool:

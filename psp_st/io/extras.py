@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import importlib
+import logging
 from contextvars import ContextVar
 from types import ModuleType
+
+logger = logging.getLogger(__name__)
 
 #: Top-level module of each optional dependency -> (pip distribution, the extras that install it, the usual one first).
 EXTRAS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -69,3 +72,20 @@ def require(module: str, purpose: str = "") -> ModuleType:
         if hint is None:
             raise
         raise ImportError(f"{purpose}: {hint}" if purpose else hint, name=error.name) from error
+
+
+def import_kernels(module: str) -> ModuleType | None:
+    """The numba kernels ``module`` (psp-st[fast]); ``None`` without numba, or when numba finds no writable folder for
+    its compiled code (``cache=True`` in a read-only install with no writable home; logged, naming NUMBA_CACHE_DIR).
+    The callers then take their numpy or sentencepiece path: the same results, slower."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        if (error.name or "").partition(".")[0] not in ("numba", "llvmlite"):
+            raise
+        return None
+    except RuntimeError as error:  # numba: "cannot cache function ...: no locator available for file ..."
+        if "no locator available" not in str(error):
+            raise
+        logger.warning("%s; %s runs without numba: set NUMBA_CACHE_DIR to a writable folder", error, module)
+        return None

@@ -237,9 +237,9 @@ class SentencePieceTokenizer:
         return self.__dict__["_word_memo"] or None
 
     def _new_word_memo(self):
-        try:
-            import numba  # noqa: F401  # the memo's kernels are compiled with numba
-        except ImportError:
+        from psp_st.io.extras import import_kernels
+
+        if import_kernels("psp_st.tokenization.memo_kernels") is None:  # the memo's kernels are compiled with numba
             return None
         from psp_st.tokenization.word_memo import WordMemo, unsupported_reason
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -84,6 +85,26 @@ def test_torch_free_path_imports_no_torch(release_folder, psp_module):
     )
     out = release_folder.parent / "vectors.npy"
     subprocess.run([sys.executable, "-c", code, str(out)], check=True)
+    np.testing.assert_allclose(np.load(out), reference_embed(psp_module, TEXTS), atol=1e-5)
+
+
+def test_numba_without_a_writable_cache_folder_falls_back_to_numpy(release_folder, psp_module):
+    # psp-st[fast] installed read-only (a container image, another user's site-packages) with no writable home:
+    # numba's cache=True finds no folder for its compiled code. NUMBA_CACHE_LOCATOR_CLASSES plays that machine.
+    pytest.importorskip("numba")
+    code = (
+        "import sys, numpy as np\n"
+        "from psp_st.inference.engine import load_engine\n"
+        "from psp_st.inference.pooling import has_compiled_kernel\n"
+        f"vectors = load_engine({str(release_folder)!r}, threads=1).encode({TEXTS!r})\n"
+        "assert not has_compiled_kernel()\n"
+        "np.save(sys.argv[1], vectors)\n"
+    )
+    out = release_folder.parent / "vectors.npy"
+    env = {**os.environ, "NUMBA_CACHE_LOCATOR_CLASSES": "ZipCacheLocator"}  # only for code inside a zip file
+    result = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "NUMBA_CACHE_DIR" in result.stderr  # the warning says how to get the compiled kernels back
     np.testing.assert_allclose(np.load(out), reference_embed(psp_module, TEXTS), atol=1e-5)
 
 
