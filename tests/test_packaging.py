@@ -16,3 +16,15 @@ def test_every_resource_file_is_package_data():
     resources = [name for name in files if "__pycache__" not in name and not name.endswith(".py")]
     assert "resources/hub_configs/psp-en.yaml" in resources
     assert [name for name in resources if not any(fnmatch.fnmatch(name, glob) for glob in globs)] == []
+
+
+def test_the_distribution_version_is_psp_st_version():
+    """P11: the version had two homes (pyproject.toml and psp_st.__version__); the metadata now reads the module's."""
+    import importlib.metadata
+
+    import psp_st
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "psp_st.__version__"}
+    assert importlib.metadata.version("psp-st") == psp_st.__version__
