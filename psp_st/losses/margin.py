@@ -56,6 +56,23 @@ def check_columns(
     return features
 
 
+#: A batch at least this large whose labels are only 0 and 1 holds class labels, not group ids (see below).
+CLASS_LABEL_MIN_PAIRS = 8
+
+
+def check_group_labels(loss: str, groups: Tensor) -> None:
+    """Refuse 0/1 class labels (a paraphrase-classification dataset's ``label``) read as group ids: every pair would
+    train as a paraphrase and the label-0 pairs, one "group", never be each other's negatives. Real group ids (one per
+    image, verse, ...) never leave a shuffled batch of :data:`CLASS_LABEL_MIN_PAIRS` pairs in groups 0 and 1 alone."""
+    values = groups[groups >= 0].unique()
+    if groups.numel() >= CLASS_LABEL_MIN_PAIRS and set(values.tolist()) <= {0, 1} and values.numel() > 0:
+        raise ValueError(
+            f"{loss}: the labels of a batch of {groups.numel()} pairs are only {sorted(values.tolist())}: class labels, "
+            "not the group ids this loss reads labels as (each pair trains as a paraphrase). Keep only the paraphrase "
+            "pairs and remove the label/score column (dataset.remove_columns), or rename a group id column to 'label'"
+        )
+
+
 class ParaphraseMarginLoss(nn.Module):
     def __init__(
         self,
@@ -123,6 +140,8 @@ class ParaphraseMarginLoss(nn.Module):
         if groups is not None and groups.is_floating_point() and not torch.equal(groups, groups.round()):
             raise ValueError(f"{type(self).__name__}: group labels must be integer ids, got {groups.tolist()[:5]}")
         groups = None if groups is None else groups.long()
+        if groups is not None and len(embeddings) == 2:
+            check_group_labels(type(self).__name__, groups)
         if len(embeddings) == 4:
             anchor_negatives, positive_negatives = embeddings[2], embeddings[3]
         else:

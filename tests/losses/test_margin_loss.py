@@ -117,3 +117,21 @@ def test_fractional_group_labels_are_refused_not_truncated():
     with pytest.raises(ValueError, match="group labels must be integer ids"):
         loss.compute_loss_from_embeddings([s, t], torch.tensor([0.5, 0.7]))
     assert loss.compute_loss_from_embeddings([s, t], torch.tensor([1.0, 2.0])) > 0  # whole numbers are ids
+
+
+@pytest.mark.parametrize("labels", [[0, 1] * 4, [1] * 8, [0, 1, -1, 1, 0, 0, 1, -1, 0]])
+def test_class_labels_read_as_group_ids_are_refused(labels):
+    """U10: a paraphrase-classification dataset's 0/1 ``label`` trained every pair as a paraphrase, without a word."""
+    pairs = torch.randn(2, len(labels), 4)
+    with pytest.raises(ValueError, match=r"class labels, not the group ids .*remove the label/score column"):
+        ParaphraseMarginLoss(model=None).compute_loss_from_embeddings(list(pairs), torch.tensor(labels))
+
+
+def test_group_ids_and_small_batches_of_zeros_and_ones_still_train():
+    s, t = torch.randn(2, 8, 4)
+    loss = ParaphraseMarginLoss(model=None)
+    assert loss.compute_loss_from_embeddings([s, t], torch.tensor([0, 1, 2, 3, 0, 1, 5, 9])) > 0
+    assert loss.compute_loss_from_embeddings([s[:4], t[:4]], torch.tensor([0, 1, 0, 1])) > 0
+    assert (
+        loss.compute_loss_from_embeddings([s, t, t, s], torch.tensor([0, 1] * 4)) >= 0
+    )  # given negatives: labels unread
