@@ -66,6 +66,9 @@ class MiningConfig:
         max_cosine: below 1 drops near-copies.
         max_trigram_overlap / max_length_ratio: drop pairs sharing more word trigrams than this (ParaNMT: 0.7) /
             whose character lengths differ by more than this factor; None: off.
+        length_scale: sentence1's character count is multiplied by this before the length ratio (bitext in a denser
+            script: the median target/source character ratio, :func:`psp_st.data.filters.median_length_ratio`, e.g.
+            ~3.5 for Chinese-English); the ``length_ratio`` column is the scaled one.
         dedup: collapse repeated texts (up to case and punctuation) before embedding (a copy would fill a neighbour
             slot and raise the margin's denominator) and drop repeated pairs (monolingual: in either order).
         languages: expected language(s) of sentence1 and sentence2 (py3langid codes; None: no language filter).
@@ -82,6 +85,7 @@ class MiningConfig:
     max_cosine: float = 1.0
     max_trigram_overlap: float | None = 0.7
     max_length_ratio: float | None = 2.0
+    length_scale: float = 1.0
     dedup: bool = True
     languages: tuple[str | None, str | None] | None = None
     exclude: frozenset[str] = field(default_factory=frozenset, repr=False)
@@ -103,6 +107,8 @@ class MiningConfig:
             raise ValueError(f"need -1 <= min_cosine <= max_cosine <= 1, got {self.min_cosine}, {self.max_cosine}")
         check_int("chunk_rows", self.chunk_rows)
         check_number("min_margin", self.min_margin)
+        if not (math.isfinite(self.length_scale) and self.length_scale > 0):
+            raise ValueError(f"length_scale (--length-scale) must be a finite number > 0, got {self.length_scale}")
         if self.k == 1 and self.min_margin > 1:  # a pair's cosine is at most either side's nearest neighbour's
             raise ValueError(f"k (--k) 1 makes every margin <= 1: no pair reaches {self.min_margin}; use k >= 2")
         object.__setattr__(self, "exclude", frozenset(text_key(text) for text in self.exclude))
@@ -114,7 +120,7 @@ class MiningConfig:
         if self.exclude:
             steps.append(ExcludeTextsFilter(self.exclude))
         if self.max_length_ratio is not None:
-            steps.append(LengthRatioFilter(self.max_length_ratio))
+            steps.append(LengthRatioFilter(self.max_length_ratio, self.length_scale))
         if self.max_trigram_overlap is not None:
             steps.append(TrigramOverlapFilter(self.max_trigram_overlap))
         if self.dedup:
@@ -449,11 +455,21 @@ def _score_filter_write(
             kept = _filter_chunk(batch, filters, counters)
             chosen = rows[kept]
             ids = source_rows[left[chosen]], target_rows[right[chosen]]
-            table = _pair_table(batch, kept, *ids, margins[chosen], cosines[chosen])
+            table = _pair_table(batch, kept, *ids, margins[chosen], cosines[chosen], config.length_scale)
             if table.num_rows:
                 writer.write_table(table.cast(schema))
                 written += table.num_rows
     steps = [{"filter": c.name, "kept": c.kept, "dropped": c.dropped} for c in counters.values() if c.kept + c.dropped]
+    ratio_count = counters.get("length_ratio")
+    if not monolingual and config.length_scale == 1.0 and ratio_count and ratio_count.dropped > ratio_count.kept:
+        logger.warning(
+            "the length ratio (--max-length-ratio %s) dropped %d of %d bitext pairs: if the two sides' scripts differ "
+            "in density (Chinese-English: ~3.5 English characters per Chinese one), pass --length-scale with the "
+            "median target/source character ratio (psp_st.data.filters.median_length_ratio)",
+            config.max_length_ratio,
+            ratio_count.dropped,
+            ratio_count.kept + ratio_count.dropped,
+        )
     return [{"filter": "candidates", "kept": total, "dropped": 0}, *steps], written
 
 
@@ -475,13 +491,15 @@ def _pair_table(
     id2: np.ndarray,
     margins: np.ndarray,
     cosines: np.ndarray,
+    length_scale: float = 1.0,
 ) -> Any:
-    """The kept pairs of one chunk as an Arrow table with the :data:`PAIR_COLUMNS`."""
+    """The kept pairs of one chunk as an Arrow table with the :data:`PAIR_COLUMNS` (``length_scale``: of sentence1)."""
     import pyarrow as pa
 
     one, two = [batch["sentence1"][i] for i in kept], [batch["sentence2"][i] for i in kept]
     overlap = np.asarray([trigram_overlap(a, b) for a, b in zip(one, two, strict=True)], np.float32)
-    ratio = np.asarray([min(length_ratio(a, b), math.inf) for a, b in zip(one, two, strict=True)], np.float32)
+    ratios = [min(length_ratio(a, b, length_scale), math.inf) for a, b in zip(one, two, strict=True)]
+    ratio = np.asarray(ratios, np.float32)
     columns = {"sentence1": one, "sentence2": two, "score": margins.astype(np.float32), "cosine": cosines}
     columns |= {"trigram_overlap": overlap, "length_ratio": ratio, "id1": id1, "id2": id2}
     return pa.table(columns)

@@ -74,6 +74,32 @@ def test_bitext_mining_pairs_each_source_with_its_translation(psp_model_dir, cap
     assert report["mode"] == "bitext" and len(pairs) >= 150 and correct >= 0.95
 
 
+def test_bitext_length_scale_keeps_translations_in_a_denser_script(psp_model_dir, caption_sentences, tmp_path, caplog):
+    """XL1: a target 3x longer in characters (Chinese-English is ~3.5x) failed the unscaled --max-length-ratio 2."""
+    sources = list(dict.fromkeys(caption_sentences))[:100]
+    (tmp_path / "x.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")
+    (tmp_path / "en.txt").write_text("\n".join(" ".join([s] * 3) for s in sources) + "\n", encoding="utf-8")
+    settings = dict(strategy="max", min_margin=1.0, max_trigram_overlap=None, recall_sample=20)
+    with caplog.at_level("WARNING", logger="psp_st.mining.pairs"):
+        plain = mine_pairs(
+            tmp_path / "x.txt",
+            tmp_path / "a.parquet",
+            str(psp_model_dir),
+            target=tmp_path / "en.txt",
+            config=MiningConfig(**settings),
+        )
+    assert plain["pairs"] == 0 and "pass --length-scale" in caplog.text
+    scaled = mine_pairs(
+        tmp_path / "x.txt",
+        tmp_path / "b.parquet",
+        str(psp_model_dir),
+        target=tmp_path / "en.txt",
+        config=MiningConfig(**settings, length_scale=3.0),
+    )
+    pairs = pd.read_parquet(tmp_path / "b.parquet")
+    assert scaled["pairs"] >= 90 and (pairs.length_ratio <= 1.1).all()
+
+
 def test_output_is_written_in_chunks_and_only_when_complete(psp_model_dir, caption_file, tmp_path, monkeypatch):
     import pyarrow.parquet as pq
 
