@@ -422,6 +422,16 @@ def train_from_config(
         from psp_st.inference.load import open_model
 
         open_model(recipe.megabatch["negative_guide"], engine=True)  # threads None: torch's stay the run's
+    if recipe.distillation.weight:  # a missing file fails now, not after the data, tokenizer and teacher pieces
+        from psp_st.distillation.sentences import parse_source
+        from psp_st.io.data_dir import resolve_data_files
+
+        for number, entry in enumerate(recipe.distillation.sources):
+            where = f"recipe: distillation.sources[{number}]"
+            try:
+                resolve_data_files(parse_source(entry, where)["path"], data_dir)
+            except FileNotFoundError as error:
+                raise FileNotFoundError(f"{where}: {error}") from None
     seed = recipe.seed
     output_dir = Path(output_dir or Path("runs") / recipe.name)
     initial, recorded = output_dir / INITIAL_FOLDER, output_dir / RECIPE_FILE
@@ -465,6 +475,11 @@ def train_from_config(
     pair_counts: dict[str, int] = {}
     train_dataset = load_recipe_pairs(recipe.data, seed, counts=pair_counts, data_dir=data_dir)
     timings["data_seconds"] = round(time.perf_counter() - start, 1)
+    if recipe.megabatch.get("language_guard") and "lang" not in train_dataset.column_names:
+        raise ValueError(
+            "recipe: megabatch.language_guard needs a 'lang' column in the training pairs (a bitext source keeps its "
+            "language column; map one with columns: {lang: <column>}), or drop language_guard"
+        )
 
     batch = recipe.trainer.get("per_device_train_batch_size", DEFAULT_TRAINER_ARGS["per_device_train_batch_size"])
     if recipe.trainer.get("dataloader_drop_last") and len(train_dataset) < batch:

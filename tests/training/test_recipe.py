@@ -295,6 +295,28 @@ def test_a_negative_guide_found_nowhere_fails_before_the_data_is_read(pairs_file
         recipe_module.train_from_config(config, output_dir=tmp_path / "run")
 
 
+def test_language_guard_without_a_lang_column_fails_before_the_tokenizer(pairs_file, data_dir, tmp_path):
+    """XL2: it failed in the trainer with a mega-batching message, after the tokenizer and initial/ (blocking a rerun)."""
+    from psp_st.training.recipe import train_from_config
+
+    config = recipe(pairs_file, data_dir)
+    config["megabatch"] = {**config["megabatch"], "language_guard": True}
+    with pytest.raises(ValueError, match=r"recipe: megabatch\.language_guard needs a 'lang' column .*columns: \{lang:"):
+        train_from_config(config, output_dir=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_missing_distillation_file_fails_before_the_data_is_read(pairs_file, data_dir, tmp_path, monkeypatch):
+    """XL3: psp-multi without one corpus file failed after 3.5 minutes (data, tokenizer, teacher pieces)."""
+    import psp_st.training.recipe as recipe_module
+
+    config = recipe(pairs_file, data_dir)
+    config["distillation"] = {"weight": 1.0, "sources": [str(pairs_file), "corpus/no-such-file.parquet"]}
+    monkeypatch.setattr(recipe_module, "load_recipe_pairs", lambda *a, **k: pytest.fail("data read before the check"))
+    with pytest.raises(FileNotFoundError, match=r"recipe: distillation\.sources\[1\]: no data file matches .*no-such"):
+        recipe_module.train_from_config(config, output_dir=tmp_path / "run", data_dir=data_dir)
+
+
 def test_pairs_without_a_possible_negative_are_refused(tmp_path):
     from psp_st.training.recipe import load_recipe_pairs
 
