@@ -97,10 +97,11 @@ def language_rows(info: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]
                 f"{lang}: no training pairs (evaluated only; anything it gets is through shared pieces){errors}."
             )
         elif pairs["distinct"] < SMALL_LANGUAGE_PAIRS:
+            larger = any(other.get("distinct", 0) > pairs["distinct"] for other in counts.values())
+            compared = "the languages with more bitext" if larger else "a model trained on more bitext"
             notes.append(
                 f"{lang}: only {pairs['distinct']:,} distinct training pairs (seen {pairs['pairs'] / pairs['distinct']:.1f} "
-                f"times per epoch by the language balancing){errors}: expect weaker results in {lang} than in the "
-                "languages with more bitext."
+                f"times per epoch){errors}: expect weaker results in {lang} than in {compared}."
             )
     if untagged:
         rows.append({"lang": "en (paraphrase pairs)", **untagged, "x2en": None, "en2x": None})

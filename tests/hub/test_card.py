@@ -212,6 +212,21 @@ def test_card_genre_shares_follow_the_pairs_trained_not_the_file_rows():
     assert list(shares.values()) == [0.6, 0.3, 0.1]  # rows alone would give 0.714 / 0.214 / 0.071
 
 
+def test_card_note_on_a_small_language_compares_only_with_languages_that_exist():
+    """XL5: a de-en model of 2,000 pairs was told to expect weaker de results "than in the languages with more bitext"."""
+    from psp_st.hub.card import language_rows
+
+    def notes(counts):
+        return language_rows({"training": {"pairs_per_language": counts}})[1]
+
+    alone = notes({"de": {"pairs": 2000, "distinct": 2000}})
+    assert alone == ["de: only 2,000 distinct training pairs (seen 1.0 times per epoch): expect weaker results in de "
+                     "than in a model trained on more bitext."]  # fmt: skip
+    multi = notes({"de": {"pairs": 9000, "distinct": 9000}, "ar": {"pairs": 4000, "distinct": 2000}})
+    assert multi == ["ar: only 2,000 distinct training pairs (seen 2.0 times per epoch): expect weaker results in ar "
+                     "than in the languages with more bitext."]  # fmt: skip
+
+
 def test_card_gives_the_distillation_teachers_licence(static_model):
     """The teacher is a training source too: the card states its licence beside its name."""
     from psp_st.hub.card import render_model_card
