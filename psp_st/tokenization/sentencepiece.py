@@ -157,8 +157,9 @@ class SentencePieceTokenizer:
             needed = re.search(r"smaller than required_chars\. \d+ vs (\d+)", str(error))
             if needed:
                 raise ValueError(
-                    f"vocab_size (--vocab-size) {vocab_size} is below the {needed[1]} pieces the training text's "
-                    f"characters need: use at least {needed[1]}, or a lower character_coverage"
+                    f"vocab_size (--vocab-size; a recipe's tokenizer.vocab_size) {vocab_size} is below the "
+                    f"{needed[1]} pieces the training text's characters need: use at least {needed[1]}, or a lower "
+                    "character_coverage (at least 0.9; the rarest characters become unknown)"
                 ) from None
             raise
         finally:
