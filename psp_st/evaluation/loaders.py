@@ -106,7 +106,8 @@ def load_flores(lang: str, data_dir: str | os.PathLike | None = None) -> Any:
     if not path.is_file():
         raise FileNotFoundError(
             f"bitext file {path} does not exist (pass --data-dir / data_dir= the folder holding bitext/; "
-            "MTEB's FloresBitextMining.local: keep the languages you have with task.filter_languages([...]))"
+            "MTEB's FloresBitextMining.local: keep the languages you have with task.filter_languages(['deu', ...]), "
+            "without 'eng': every subset holds English, so 'eng' keeps them all)"
         )
     dataset = load_table(path, (*BITEXT_COLUMNS, "corpus"))
     flores = pc.equal(dataset.data.column("corpus"), FLORES_CORPUS).fill_null(False)

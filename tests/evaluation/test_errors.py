@@ -88,7 +88,8 @@ def test_a_null_label_names_the_row(tmp_path):  # C3
 
 
 def test_a_missing_flores_file_says_how_to_narrow_the_mteb_task(tmp_path):  # C9
+    """XL7: "keep the languages you have" led to filter_languages(["deu", "eng"]), which keeps every subset."""
     from psp_st.evaluation.loaders import load_flores
 
-    with pytest.raises(FileNotFoundError, match=r"ar-en\.parquet does not exist.*filter_languages"):
+    with pytest.raises(FileNotFoundError, match=r"ar-en\.parquet does not exist.*filter_languages.*without 'eng'"):
         load_flores("ar", tmp_path)
