@@ -40,6 +40,11 @@ def test_readme_names_the_checks_ci_runs():
         assert f"`{check}`" in readme, check
 
 
+def test_readme_stays_under_200_lines():
+    """The project's limit on README.md (longer notes go to docs/ and benchmarks/results/)."""
+    assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= 199
+
+
 def documented_recipes() -> list[tuple[str, str]]:
     """``(file, text)`` of every YAML block of README.md and docs/*.md that is a recipe (has a ``data:`` section)."""
     blocks = [
