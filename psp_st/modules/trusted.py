@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from psp_st.io.extras import install_hint
-from psp_st.io.model_names import MINILM_NAMES, PACKAGED_RECIPES, PRETRAINED
+from psp_st.io.model_names import BUILD_INFO_FILE, MINILM_NAMES, PACKAGED_RECIPES, PRETRAINED
 from psp_st.modules.folder_format import ModelFolderError
 
 #: The exact class paths of the modules psp-st ships (as written to ``modules.json``); never matched by prefix.
@@ -175,7 +175,11 @@ def looks_like_hub_id(name: str) -> bool:
 
 def model_not_found(name: str, resolved: str, error: BaseException | None) -> ModelNotFoundError:
     """The one-line "resolves nowhere" error: what was tried, whether the Hub is reachable, what to run."""
-    tried = [f"no local folder {Path(name).resolve()}"]
+    local = Path(name).resolve()
+    if name in PRETRAINED and local.is_dir():  # a folder of that name without its build record is not the build
+        tried = [f"the folder {local} has no psp-st build record ({BUILD_INFO_FILE}) named {name!r}"]
+    else:
+        tried = [f"no local folder {local}"]
     if name in PRETRAINED:
         tried.append(f"short name {name} -> Hub id {resolved}")
     if error is None:

@@ -124,7 +124,7 @@ def test_planted_short_name_folder_without_build_record_is_ignored(saved_model, 
     with caplog.at_level(logging.WARNING, logger="psp_st.io.model_names"):
         assert resolve_model_name("psp-en") == "psp-st/psp-en"
     assert "ignoring the folder" in caplog.text and "psp_build.json" in caplog.text
-    with pytest.raises(ModelNotFoundError):
+    with pytest.raises(ModelNotFoundError, match=r"the folder .*psp-en has no psp-st build record \(psp_build\.json\)"):
         load("psp-en")
 
 
