@@ -22,6 +22,7 @@ from psp_st.tokenization.store import (
     tokenizer_kind,
     train_tokenizer_of_kind,
 )
+from psp_st.tokenization.text_checks import refuse_single_text
 
 
 def drop_rows_without_known_tokens(flat: np.ndarray, lengths: np.ndarray, unk_id: int) -> tuple[np.ndarray, np.ndarray]:
@@ -127,6 +128,7 @@ class TokenEncoder(PSPInputModule):
             tokenizer_options: extra arguments of the tokenizer training (e.g. Morfessor ``corpus_weight``).
             **options: module arguments (``max_seq_length``, ``hidden_size``, ``scramble``, ...).
         """
+        refuse_single_text(texts)
         texts = list(texts)
         check_int("embedding_dim", embedding_dim)  # before the tokenizer trains
         kind = tokenizer or cls.default_tokenizer

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from psp_st.io.atomic import atomic_path
+from psp_st.tokenization.text_checks import refuse_single_text
 from psp_st.tokenization.words import UNK_TOKEN, Vocabulary, WordTokenizer, _VocabularyTokenizer
 
 
@@ -70,6 +71,7 @@ class MorfessorSegmenter:
         import random
 
         morfessor = _import_morfessor()
+        refuse_single_text(words)
         counts = words if isinstance(words, Counter) else Counter(words)
         modifiers = {"log": lambda c: max(1, int(round(math.log(c + 1, 2)))), "types": lambda c: 1, "tokens": None}
         if count_modifier not in modifiers:

@@ -19,7 +19,7 @@ import sentencepiece as spm
 from psp_st.arguments import check_int, check_number
 from psp_st.io.atomic import atomic_write_bytes
 from psp_st.io.progress import progress_bar
-from psp_st.tokenization.text_checks import check_texts
+from psp_st.tokenization.text_checks import check_texts, refuse_single_text
 
 logger = logging.getLogger(__name__)
 #: Threads encoding with one tokenizer build its word memo once.
@@ -92,11 +92,7 @@ class SentencePieceTokenizer:
             max_sentence_length: longer training sentences (in bytes) are skipped.
             **trainer_options: passed to ``sentencepiece.SentencePieceTrainer.train``.
         """
-        if isinstance(texts, (str, bytes)):
-            raise TypeError(
-                "texts must be a list (or other iterable) of strings, got a single "
-                f"{type(texts).__name__}: wrap it in a list"
-            )
+        refuse_single_text(texts)
         vocab_size = check_int("vocab_size", vocab_size, minimum=8)
         character_coverage = check_number(
             "character_coverage", character_coverage, 0.98, 1.0, why="sentencepiece's limit; 1.0 keeps every character"

@@ -5,6 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 
 
+def refuse_single_text(texts: object) -> None:
+    """TypeError for one ``str``/``bytes`` where an iterable of training texts is due (iterating it would train on
+    its characters)."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(
+            f"texts must be a list (or other iterable) of strings, got a single {type(texts).__name__}: wrap it in a list"
+        )
+
+
 def check_texts(texts: Sequence[str] | str, where: str | None = None) -> list[str]:
     """``texts`` as a list of strings (a string: a list of one); a non-string raises TypeError naming its index,
     or ``where`` (Sentence-Transformers reorders inputs by length, so an index would mislead), a lone surrogate

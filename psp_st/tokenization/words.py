@@ -18,7 +18,7 @@ import regex
 
 from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_path
-from psp_st.tokenization.text_checks import check_texts
+from psp_st.tokenization.text_checks import check_texts, refuse_single_text
 
 #: Words keep inner ', - and . ("don't", "u.s") and combining marks; other punctuation marks are tokens of their own.
 WORD_PATTERN = regex.compile(r"\w+(?:['’\-.]\w+)*|[^\w\s]")
@@ -118,6 +118,7 @@ class _VocabularyTokenizer:
 
     @classmethod
     def count_tokens(cls, texts: Iterable[str], **options: Any) -> Counter:
+        refuse_single_text(texts)
         splitter = cls(Vocabulary([UNK_TOKEN]), **options)
         counts: Counter = Counter()
         for index, text in enumerate(texts):

@@ -146,3 +146,19 @@ def test_recipe_sources_of_wrong_type_is_refused():
 
     with pytest.raises(ValueError, match="data.sources must be a list of file paths"):
         load_config({"name": "t", "data": {"sources": [1, 2]}})
+
+
+@pytest.mark.parametrize("kind", ["words", "trigrams", "morfessor"])
+def test_zoo_tokenizers_refuse_a_single_string(kind):
+    """AP1: a str was iterated, training a vocabulary of its characters."""
+    from psp_st.tokenization import train_tokenizer_of_kind
+
+    with pytest.raises(TypeError, match="got a single str: wrap it in a list"):
+        train_tokenizer_of_kind(kind, "a cat sat on the mat")
+
+
+def test_zoo_from_texts_refuses_a_single_string():
+    from psp_st.modules import WordAveraging
+
+    with pytest.raises(TypeError, match="got a single str"):
+        WordAveraging.from_texts("a cat sat on the mat")
