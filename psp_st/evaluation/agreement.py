@@ -13,6 +13,7 @@ from psp_st.arguments import check_int
 from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs, shared_cache
 from psp_st.evaluation.correlation import as_scores
 from psp_st.evaluation.embeddings import EmbeddingCache, cosine_matrix, cosine_pairs
+from psp_st.tokenization.text_checks import check_texts
 
 
 def sts_bucket(score: float) -> str:
@@ -78,10 +79,25 @@ def nearest_neighbours(
     exclude: Sequence[str] | None = None,
 ) -> list[list[tuple[str, float]]]:
     """For each query, the ``k`` most cosine-similar candidates as ``(text, cosine)``, best first, ``exclude[i]``
-    (usually the query itself) skipped for query ``i``."""
+    (usually the query itself) skipped for query ``i``. ``candidates[j]`` is the text of ``candidate_embeddings[j]``
+    (a length mismatch, or a str where a list is due, is a ValueError)."""
     k = check_int("k", k)
+    queries = np.atleast_2d(np.asarray(query_embeddings, dtype=np.float32))
+    matrix = np.atleast_2d(np.asarray(candidate_embeddings, dtype=np.float32))
+    candidates = check_texts(candidates, where="candidates")
+    if queries.ndim != 2 or matrix.ndim != 2 or queries.shape[1] != matrix.shape[1]:
+        raise ValueError(
+            f"query_embeddings and candidate_embeddings must be (n, dim) arrays of one dim, got shapes "
+            f"{queries.shape} and {matrix.shape}"
+        )
+    if len(candidates) != len(matrix):
+        raise ValueError(f"{len(candidates)} candidates but {len(matrix)} candidate_embeddings: one text per row")
+    if exclude is not None:
+        exclude = check_texts(exclude, where="exclude")
+        if len(exclude) != len(queries):
+            raise ValueError(f"exclude has {len(exclude)} texts for {len(queries)} queries: one per query (or None)")
     results = []
-    for row, similarities in enumerate(cosine_matrix(query_embeddings, candidate_embeddings)):
+    for row, similarities in enumerate(cosine_matrix(queries, matrix)):
         order = [
             c for c in np.argsort(-similarities, kind="stable") if exclude is None or candidates[c] != exclude[row]
         ]

@@ -57,3 +57,23 @@ def test_agreement_evaluator_separation(lookup_model):
     assert metrics["4.0_mean"] == pytest.approx(1.0) and metrics["1.0_mean"] == pytest.approx(0.0)
     assert metrics["separation"] == pytest.approx(1.0)
     assert len(evaluator.stats) == 2
+
+
+@pytest.mark.parametrize(
+    "candidates, exclude, message",
+    [
+        ("abc", None, "1 candidates but 3 candidate_embeddings"),  # a str: one text, not three characters
+        (["a", "b"], None, "2 candidates but 3 candidate_embeddings"),
+        (["a", "b", "c"], "a", "exclude has 1 texts for 2 queries"),
+    ],
+)
+def test_nearest_neighbours_refuse_texts_that_do_not_match_the_rows(candidates, exclude, message):
+    """AP2: a str was indexed by character, a short list or exclude crashed with IndexError, a long one was ignored."""
+    vectors = np.eye(3, dtype=np.float32)
+    with pytest.raises(ValueError, match=message):
+        nearest_neighbours(vectors[:2], vectors, candidates, k=2, exclude=exclude)
+
+
+def test_nearest_neighbours_refuse_embeddings_of_different_dims():
+    with pytest.raises(ValueError, match=r"one dim, got shapes \(2, 2\) and \(3, 3\)"):
+        nearest_neighbours(np.ones((2, 2)), np.eye(3), ["a", "b", "c"])
