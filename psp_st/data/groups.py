@@ -30,7 +30,13 @@ def pair_groups(
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
+    for name, texts in (("sentence1", sentence1), ("sentence2", sentence2)):
+        if isinstance(texts, (str, bytes)):
+            raise TypeError(f"{name} must be a sequence of texts (one per pair), got a single {type(texts).__name__}")
     n = len(sentence1)
+    if len(sentence2) != n or (keys is not None and len(keys) != n):
+        sizes = f"{n} sentence1, {len(sentence2)} sentence2" + ("" if keys is None else f", {len(keys)} keys")
+        raise ValueError(f"pair_groups needs one entry per pair in each argument, got {sizes}")
     links = []
     if keys is not None:
         links.append(np.asarray(keys, dtype=np.int64))

@@ -185,3 +185,17 @@ def test_real_training_pairs_have_482k_rows_and_group_ids(data_dir, tmp_path):
     pairs = load_training_pairs(["training_pairs/*.parquet"], data_dir=data_dir, counts=counts, cache_dir=tmp_path)
     assert len(pairs) == 482_315 == counts["training_pairs/*.parquet"]
     assert pairs["group_id"][0] == 0
+
+
+@pytest.mark.parametrize(
+    "sentence1, sentence2, keys, error",
+    [
+        (["a", "b"], ["c"], None, ValueError),  # was zipped: the second pair silently had no sentence2
+        (["a", "b"], ["c", "d"], np.array([0]), ValueError),
+        ("ab", ["c", "d"], None, TypeError),  # was read as two pairs "a", "b"
+    ],
+)
+def test_pair_groups_refuse_columns_of_different_lengths(sentence1, sentence2, keys, error):
+    """AP3."""
+    with pytest.raises(error, match="sentence1"):
+        pair_groups(sentence1, sentence2, keys=keys)
