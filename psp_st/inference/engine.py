@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from psp_st.arguments import check_int
 from psp_st.inference.finite import check_finite
 from psp_st.inference.pooling import huge_page_copy, pool_mean, weights_dtype
 from psp_st.io.model_names import TRAINABLE_SUBFOLDER
@@ -88,9 +89,7 @@ class PSPEngine:
     def threads(self, value: int | None) -> None:
         if value is None or value == -1:  # every core this process may use
             value = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"threads must be an integer >= 1 (or None for all cores), got {value!r}")
-        self._threads = value
+        self._threads = check_int("threads (None: all cores)", value)
 
     def get_embedding_dimension(self) -> int:
         """The vector size (Sentence-Transformers' name, so callers take either)."""
@@ -191,8 +190,7 @@ class PSPEngine:
         texts = check_texts(texts)
         if self.prompt:
             texts = [self.prompt + text for text in texts]
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+        batch_size = check_int("batch_size", batch_size)
         dtype = np.dtype(dtype)
         if dtype.kind != "f":
             raise ValueError(f"dtype must be a float type (float32, float16), got {dtype}")

@@ -412,3 +412,13 @@ def test_encode_texts_applies_the_model_truncate_dim(psp_module):
     model = SentenceTransformer(modules=[psp_module], truncate_dim=8, device="cpu")
     expected = model.encode(TEXTS, normalize_embeddings=True)  # ST truncates, then normalizes
     np.testing.assert_allclose(encode_texts(model, TEXTS, normalize=True), expected, atol=1e-6)
+
+
+def test_numpy_integers_are_valid_batch_sizes_and_threads(psp_module):
+    """AP4: np.int64(4) was refused as 'not an integer >= 1' while encode_texts and PSPEmbedding.embed took it."""
+    from psp_st.inference import PSPEngine
+
+    engine = PSPEngine.from_module(psp_module, threads=np.int64(1))
+    assert engine.threads == 1 and type(engine.threads) is int
+    expected = engine.encode(TEXTS)
+    np.testing.assert_array_equal(engine.encode(TEXTS, batch_size=np.int64(2)), expected)
