@@ -15,6 +15,7 @@ from psp_st.io.model_names import (
     BUILD_INFO_FILE,
     PRETRAINED,
     TRAINABLE_SUBFOLDER,
+    check_model_name,
     read_build_record,
     resolve_model_name,
 )
@@ -113,7 +114,7 @@ def _download(repo_id: str, **kwargs: Any) -> Path:
 def model_folder(name: str | os.PathLike, **kwargs: Any) -> Path:
     """The local folder of ``name``, or the downloaded Hub repo of a short name or Hub id (``kwargs``: ``revision``,
     ``cache_folder``, ``token``, ``local_files_only``); else :class:`ModelNotFoundError`."""
-    name = str(name)
+    name = check_model_name(name)
     resolved = resolve_model_name(name)
     if Path(resolved).is_dir():
         return Path(resolved)
@@ -136,7 +137,7 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
         ModelNotFoundError: ``name`` is no folder, short name or reachable Hub id.
         ModelFolderError: the folder is incomplete, corrupt, too new, or carries code.
     """
-    name = str(name)
+    name = check_model_name(name)
     resolved = resolve_model_name(name)
     if not Path(resolved).is_dir() and not trainable:
         return from_hub(name, resolved, load_trusted, device=device, **kwargs)

