@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -28,6 +29,11 @@ def encode_texts(
 ) -> np.ndarray:
     """Embed ``texts`` as a ``(n, dim)`` array of ``dtype`` (float32 or float16) with a
     :class:`~psp_st.inference.engine.PSPEngine` or a SentenceTransformer (its first module's ``embed`` if any)."""
+    if isinstance(model, (str, os.PathLike)) or not callable(getattr(model, "encode", None)):
+        raise TypeError(
+            f"model must be a loaded model (a SentenceTransformer or PSPEngine), got {type(model).__name__} "
+            f"{model!r:.60}: open it first with psp_st.load(name) or psp_st.inference.load_engine(name)"
+        )
     texts = check_texts(texts)
     batch_size = check_int("batch_size", batch_size)
     if isinstance(model, PSPEngine):

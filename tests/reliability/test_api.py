@@ -162,3 +162,12 @@ def test_zoo_from_texts_refuses_a_single_string():
 
     with pytest.raises(TypeError, match="got a single str"):
         WordAveraging.from_texts("a cat sat on the mat")
+
+
+@pytest.mark.parametrize("model", ["psp-en", None])
+def test_encode_texts_asks_for_a_loaded_model(model):
+    """AP7: a model name called str.encode ('encode() takes at most 2 arguments'); None was 'not iterable'."""
+    from psp_st.inference import encode_texts
+
+    with pytest.raises(TypeError, match="model must be a loaded model .*psp_st.load"):
+        encode_texts(model, ["a dog"])
