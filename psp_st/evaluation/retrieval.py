@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from psp_st.arguments import check_int
 from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs, shared_cache
 from psp_st.evaluation.classification import TURKU_PARAPHRASE_FROM
 from psp_st.evaluation.embeddings import EmbeddingCache
@@ -25,9 +26,11 @@ def retrieval_ranks(
     (reordered words under a bag of pieces) tie."""
     import torch
 
+    batch_size = check_int("batch_size", batch_size)
     vectors = torch.nn.functional.normalize(torch.as_tensor(embeddings, dtype=torch.float32), dim=-1)
-    queries = np.asarray(queries, dtype=np.int64)
-    targets = np.asarray(targets, dtype=np.int64)
+    queries, targets = (
+        _row_indexes(name, values, len(vectors)) for name, values in (("queries", queries), ("targets", targets))
+    )
     if len(queries) != len(targets):
         raise ValueError(f"{len(queries)} queries but {len(targets)} targets")
     ranks = np.empty(len(queries), dtype=np.float64)
@@ -46,6 +49,22 @@ def retrieval_ranks(
     return ranks
 
 
+def _row_indexes(name: str, values: ArrayLike, rows: int) -> np.ndarray:
+    """``values`` as int64 row numbers of a matrix of ``rows`` rows; a float, negative or too large index is a
+    ValueError naming ``name`` (numpy would truncate or count from the end)."""
+    array = np.asarray(values)
+    if array.size and (array.ndim != 1 or array.dtype.kind not in "iu"):
+        raise ValueError(
+            f"{name} must be a 1-D sequence of integer row numbers, got {array.dtype} of shape {array.shape}"
+        )
+    array = array.astype(np.int64).reshape(-1)
+    if array.size and (array.min() < 0 or array.max() >= rows):
+        raise ValueError(
+            f"{name} must be row numbers in [0, {rows}) (the embeddings' rows), got {array.min()}..{array.max()}"
+        )
+    return array
+
+
 def rank_metrics(ranks: np.ndarray, num_candidates: int) -> dict[str, float]:
     """``top1``/``top10`` accuracy (%) and ``mean_rank_pct``, ``mean(rank - 1) / (num_candidates - 1) * 100``
     ("as if there were 100 candidates": 5% is 6th of 100 on average; Kanerva et al., 2023, section 8.1)."""
@@ -54,6 +73,8 @@ def rank_metrics(ranks: np.ndarray, num_candidates: int) -> dict[str, float]:
     if num_candidates < 2:
         raise ValueError(f"retrieval needs at least 2 candidates, got {num_candidates}")
     ranks = np.asarray(ranks, dtype=np.float64)
+    if ranks.min() < 1 or ranks.max() > num_candidates:
+        raise ValueError(f"ranks must be 1-based, in [1, {num_candidates}], got {ranks.min()}..{ranks.max()}")
     return {
         "top1": float(np.mean(ranks <= 1) * 100),
         "top10": float(np.mean(ranks <= 10) * 100),

@@ -62,3 +62,23 @@ def test_retrieval_evaluator_reports_per_label_group(lookup_model):
 def test_retrieval_evaluator_needs_label_str():
     with pytest.raises(ValueError, match=r"missing column\(s\) \['label_str'\]"):
         RetrievalEvaluator({"sentence1": ["a"], "sentence2": ["b"], "label": [4]})
+
+
+@pytest.mark.parametrize(
+    "queries, targets, options, error, message",
+    [
+        ([0, -1], [1, 0], {}, ValueError, r"queries must be row numbers in \[0, 3\)"),  # -1 was the last row
+        ([0.7, 1.0], [1, 0], {}, ValueError, "queries must be a 1-D sequence of integer row numbers"),  # 0.7 -> 0
+        ([0, 1], [1, 0], {"batch_size": 0}, ValueError, "batch_size must be >= 1"),  # range() arg 3 must not be zero
+    ],
+)
+def test_retrieval_ranks_refuse_bad_indexes_and_batch_sizes(queries, targets, options, error, message):
+    """AP8."""
+    with pytest.raises(error, match=message):
+        retrieval_ranks(np.eye(3, dtype=np.float32), queries, targets, **options)
+
+
+def test_rank_metrics_refuse_a_zero_based_rank():
+    """AP8: rank 0 gave a negative mean_rank_pct."""
+    with pytest.raises(ValueError, match="ranks must be 1-based"):
+        rank_metrics(np.array([0, 1]), 5)
