@@ -4,6 +4,7 @@ known piece ids (``encode_flat``), then one fused mean-pooling pass; batches run
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -176,7 +177,7 @@ class PSPEngine:
 
     def encode(
         self,
-        texts: list[str],
+        texts: Sequence[str] | str,
         batch_size: int = 8192,
         normalize: bool = False,
         dtype: npt.DTypeLike = np.float32,

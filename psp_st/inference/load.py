@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from psp_st.arguments import check_int
 from psp_st.inference.engine import is_psp_folder, load_engine
@@ -22,6 +22,9 @@ from psp_st.io.model_names import (
 from psp_st.modules.folder_format import ModelFolderError, check_format_version
 from psp_st.modules.trusted import ModelNotFoundError as ModelNotFoundError  # psp_st.load's error, re-exported
 from psp_st.modules.trusted import from_hub, load_trusted, module_entries, module_types, trusted_module_class
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 
 def _rebuild_hint(path: Path) -> str:
@@ -146,7 +149,9 @@ def _check_load_arguments(device: str | None, kwargs: dict[str, Any]) -> None:
         raise ValueError(f"device {device!r}: no CUDA device is available here (torch.cuda.is_available() is False)")
 
 
-def load(name: str | os.PathLike, device: str | None = "cpu", trainable: bool = False, **kwargs: Any):
+def load(
+    name: str | os.PathLike, device: str | None = "cpu", trainable: bool = False, **kwargs: Any
+) -> SentenceTransformer:
     """Load a ``SentenceTransformer``: a local folder, a psp-st short name (local build first), or a Hub id.
 
     Args:

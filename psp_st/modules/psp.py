@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +22,11 @@ from psp_st.modules.sparse_mean import bag_mean
 from psp_st.modules.token_encoder import TokenEncoder
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.store import save_tokenizer
+
+if TYPE_CHECKING:
+    from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+
+    from psp_st.inference.engine import PSPEngine
 
 
 class PSPEmbedding(TokenEncoder):
@@ -133,7 +138,7 @@ class PSPEmbedding(TokenEncoder):
             sentences, batch_size=batch_size, normalize=normalize, dtype=dtype, show_progress_bar=show_progress_bar
         )
 
-    def inference_engine(self):
+    def inference_engine(self) -> PSPEngine:
         """The :class:`~psp_st.inference.engine.PSPEngine` of this module, run with ``tokenizer.num_threads``
         threads (cached; rebuilt when the weight tensor, the tokenizer or ``max_seq_length`` change; CPU float32
         weights are shared, not copied; a copy, of other dtypes or devices, is rebuilt after any in-place change)."""
@@ -187,7 +192,7 @@ class PSPEmbedding(TokenEncoder):
         weights = self.embedding.weight.detach()[: self.vocab_size].cpu()
         return weights.to(getattr(torch, self.weights_dtype), copy=True).contiguous()
 
-    def to_static_embedding(self):
+    def to_static_embedding(self) -> StaticEmbedding:
         """The same model as ST's built-in ``StaticEmbedding``, with the tokenizer of
         :meth:`SentencePieceTokenizer.to_hf_tokenizer` (``drop_unknown=True``, truncated to ``max_seq_length``
         pieces): the same vectors, except that a text with no known piece gives zeros (not the ``<unk>`` vector).

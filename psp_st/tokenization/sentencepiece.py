@@ -11,7 +11,7 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import sentencepiece as spm
@@ -20,6 +20,11 @@ from psp_st.arguments import check_int, check_number
 from psp_st.io.atomic import atomic_write_bytes
 from psp_st.io.progress import progress_bar
 from psp_st.tokenization.text_checks import check_texts, refuse_single_text
+
+if TYPE_CHECKING:
+    import tokenizers
+
+    from psp_st.tokenization.word_memo import WordMemo
 
 logger = logging.getLogger(__name__)
 #: Threads encoding with one tokenizer build its word memo once.
@@ -225,7 +230,7 @@ class SentencePieceTokenizer:
             flat, lengths = truncate_flat(flat, lengths, max_length)
         return flat, lengths
 
-    def word_memo(self):
+    def word_memo(self) -> WordMemo | None:
         """This model's :class:`~psp_st.tokenization.word_memo.WordMemo` (built on first use), or ``None``
         without numba (``pip install "psp-st[fast]"``) or for a model it cannot be exact for."""
         with _MEMO_LOCK:
@@ -282,7 +287,7 @@ class SentencePieceTokenizer:
         proto.ParseFromString(self.model_proto)
         return proto
 
-    def to_hf_tokenizer(self, drop_unknown: bool = False):
+    def to_hf_tokenizer(self, drop_unknown: bool = False) -> tokenizers.Tokenizer:
         """An equivalent ``tokenizers.Tokenizer``; with ``drop_unknown`` its ids are :meth:`encode_flat`'s with
         ``drop_unknown=True`` (runs of characters without a one-character piece removed with the ``▁`` before them;
         with byte fallback such characters are byte pieces, kept as sentencepiece keeps them),

@@ -189,7 +189,7 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
         dropout = model_cfg.dropout
         for module in model.modules():
             if dropout is not None and hasattr(module, "dropout") and not isinstance(module.dropout, nn.Module):
-                module.dropout = float(dropout)
+                module.dropout = float(dropout)  # type: ignore[assignment]  # psp-st modules keep a float
         model_defaults, tokenizer_defaults = ModelSection(), TokenizerSection()
         ignored = [
             *(

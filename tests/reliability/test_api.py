@@ -171,3 +171,16 @@ def test_encode_texts_asks_for_a_loaded_model(model):
 
     with pytest.raises(TypeError, match="model must be a loaded model .*psp_st.load"):
         encode_texts(model, ["a dog"])
+
+
+def test_the_top_level_api_has_return_annotations():
+    """AP9: psp_st.load and the public methods of PSPEmbedding / SentencePieceTokenizer had none (no IDE types)."""
+    import inspect
+
+    import psp_st
+
+    functions = [psp_st.load]
+    for cls in (psp_st.PSPEmbedding, psp_st.SentencePieceTokenizer):
+        functions += [f for name, f in vars(cls).items() if inspect.isfunction(f) and not name.startswith("_")]
+    missing = [f.__qualname__ for f in functions if inspect.signature(f).return_annotation is inspect.Signature.empty]
+    assert missing == []
