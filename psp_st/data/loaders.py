@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
+from psp_st.arguments import check_names
 from psp_st.data.text_files import (
     TEXT_COLUMNS,
     BadLineError,
@@ -105,7 +106,13 @@ def load_pairs(
 
     Null or empty texts (and all Parquet and Hub rows) are not checked here: run :func:`psp_st.data.validate_pairs`.
     """
+    if columns is not None and not isinstance(columns, Mapping):
+        raise TypeError(
+            f"columns must map output columns to source columns (e.g. {{'sentence1': 0, 'sentence2': 1}}), got "
+            f"{type(columns).__name__} {columns!r:.60}"
+        )
     columns = dict(columns or {})
+    keep_columns = check_names("keep_columns", keep_columns)
     cache_dir = None if cache_dir is None else os.fspath(cache_dir)
     unknown = [name for name in columns if name not in (*TEXT_COLUMNS, *PASSTHROUGH_COLUMNS, *keep_columns)]
     if unknown:
@@ -249,6 +256,9 @@ def load_table(
     import pyarrow.compute as pc
     from datasets import load_dataset
 
+    columns = check_names("columns", columns)
+    text_columns = check_names("text_columns", text_columns)
+    numeric_columns = check_names("numeric_columns", numeric_columns)
     files = resolve_data_files(source, data_dir, keep=lambda name: infer_format(name) == "parquet")
     for path in files:
         if infer_format(path) != "parquet":

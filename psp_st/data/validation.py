@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from psp_st.arguments import check_int, check_names
 from psp_st.data.filters import drop_rows, is_streaming
 from psp_st.data.text_files import TEXT_COLUMNS, row_problem
 
@@ -47,6 +48,7 @@ def check_schema(
 ) -> None:
     """Raise if a sentence column is missing or not text, or the score column is not numeric (``where``: a prefix
     naming the data in messages)."""
+    columns = check_names("columns", columns)
     available = dataset.column_names
     if available is None:
         return  # a streaming dataset with unknown columns: rows are checked one by one
@@ -137,6 +139,8 @@ def validate_pairs(
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
     where = f"{source}: " if source else ""
+    batch_size = check_int("batch_size", batch_size)
+    columns = check_names("columns", columns)
     check_schema(dataset, columns, score_column, where)
     skip = on_error == "skip"
     if is_streaming(dataset):

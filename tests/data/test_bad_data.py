@@ -224,3 +224,33 @@ def test_a_csv_quoted_tsv_field_is_named_not_trained_with_its_quotes(tmp_path, c
     path.write_text('sentence1\tsentence2\na dog runs\ta dog is running\n"He said ""hi"" ."\tHe greeted me .\n')
     with pytest.raises(BadLineError, match=r"p\.tsv:3: field \"He said \"\"hi\"\" \.\" is CSV-quoted"):
         load_pairs(path, cache_dir=cache_dir)
+
+
+def test_validate_pairs_refuses_batch_size_zero(pairs_dataset):
+    """AP10: batch_size=0 looped forever on empty batches (100% CPU, no output)."""
+    with pytest.raises(ValueError, match="batch_size must be >= 1, got 0"):
+        validate_pairs(_with_bad_row(pairs_dataset, {}), batch_size=0)
+
+
+@pytest.mark.parametrize("call", ["validate_pairs", "load_table_columns", "load_table_text_columns", "keep_columns"])
+def test_a_single_column_name_where_a_list_is_due_is_named(pairs_dataset, tmp_path, call):
+    """AP11: a str was iterated: "column 's' is missing", pyarrow's KeyError 'Field "s" does not exist'."""
+    from psp_st.data import load_table
+
+    dataset = _with_bad_row(pairs_dataset, {})
+    path = tmp_path / "pairs.parquet"
+    dataset.to_parquet(str(path))
+    calls = {
+        "validate_pairs": lambda: validate_pairs(dataset, columns="sentence1"),
+        "load_table_columns": lambda: load_table(path, "sentence1"),
+        "load_table_text_columns": lambda: load_table(path, ["sentence1"], text_columns="sentence1"),
+        "keep_columns": lambda: load_pairs(path, keep_columns="sentence1"),
+    }
+    with pytest.raises(TypeError, match="must be a list of column names, got the single str 'sentence1'"):
+        calls[call]()
+
+
+def test_load_pairs_columns_as_a_list_asks_for_a_mapping(tmp_path):
+    """AP11: 'dictionary update sequence element #0 has length 9; 2 is required'."""
+    with pytest.raises(TypeError, match="columns must map output columns to source columns"):
+        load_pairs(tmp_path / "x.tsv", columns=["sentence1", "sentence2"])
