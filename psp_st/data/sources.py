@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.arguments import Check, check_keys
+from psp_st.arguments import Check, check_int, check_keys, check_number
 from psp_st.data.filters import ExcludeFilter
 from psp_st.data.groups import group_keys, pair_groups
 from psp_st.data.loaders import load_pairs, local_files
@@ -100,6 +100,11 @@ def parse_exclude(value: Mapping[str, Any] | None, where: str) -> dict[str, tupl
 def sample_rows(n: int, weight: float | None, max_pairs: int | None, seed: int | Sequence[int]) -> np.ndarray:
     """Sorted row indices of one source after its ``weight`` w (``round(w * n)`` rows: every row ``floor(w)`` times
     plus a sample of the rest), then its cap (a sample); ``seed``: any ``numpy.random.default_rng`` seed."""
+    n = check_int("n", n, minimum=0)
+    if weight is not None:
+        weight = check_number("weight", weight, low=0.0)
+    if max_pairs is not None:
+        max_pairs = check_int("max_pairs", max_pairs, minimum=0)
     rng = np.random.default_rng(seed)
     rows = np.arange(n)
     if weight is not None and weight != 1:
@@ -148,6 +153,10 @@ def load_training_pairs(
     (if given) receives the pairs kept per source path."""
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
+    if not sources:
+        raise ValueError("sources is empty: give at least one file, folder, glob or source entry")
+    if max_pairs is not None:
+        max_pairs = check_int("max_pairs", max_pairs)
     parts, paths, offset = [], [], 0  # paths: the source path of each part
     matched: dict[str, int] = {}  # file -> the first entry that matched it
     for number, entry in enumerate(sources):

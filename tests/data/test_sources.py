@@ -199,3 +199,23 @@ def test_pair_groups_refuse_columns_of_different_lengths(sentence1, sentence2, k
     """AP3."""
     with pytest.raises(error, match="sentence1"):
         pair_groups(sentence1, sentence2, keys=keys)
+
+
+@pytest.mark.parametrize(
+    "sources, max_pairs, error, message",
+    [
+        ("training_pairs/parasci.parquet", 0, ValueError, "max_pairs must be >= 1, got 0"),  # datasets' concat error
+        ("training_pairs/parasci.parquet", -1, ValueError, "max_pairs must be >= 1, got -1"),  # numpy's
+        ([], None, ValueError, "sources is empty"),  # "Unable to concatenate an empty list of datasets"
+    ],
+)
+def test_load_training_pairs_names_a_bad_cap_or_no_sources(data_dir, cache_dir, sources, max_pairs, error, message):
+    """AP12."""
+    with pytest.raises(error, match=message):
+        load_training_pairs(sources, max_pairs=max_pairs, data_dir=data_dir, cache_dir=cache_dir)
+
+
+def test_sample_rows_names_a_negative_weight():
+    """AP12: 'negative dimensions are not allowed' from numpy."""
+    with pytest.raises(ValueError, match="weight must be in"):
+        sample_rows(10, weight=-0.5, max_pairs=None, seed=0)
