@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from psp_st.inference.encode import encode_texts, fast_module
+from psp_st.arguments import check_int
+from psp_st.inference.encode import check_model, encode_texts, fast_module
 from psp_st.inference.engine import PSPEngine
 from psp_st.tokenization.text_checks import check_texts
 
@@ -54,7 +55,7 @@ class EmbeddingCache:
 
     def __init__(self, model: Any, batch_size: int = 64, show_progress_bar: bool = False) -> None:
         self.model = model
-        self.batch_size = batch_size
+        self.batch_size = check_int("batch_size", batch_size)
         self.show_progress_bar = show_progress_bar
         self._index: dict[str, int] = {}
         self._rows: list[np.ndarray] = []
@@ -68,6 +69,7 @@ class EmbeddingCache:
         new = list(dict.fromkeys(text for text in texts if text not in self._index))
         if not new:
             return
+        check_model(self.model)
         if is_psp_model(self.model):
             vectors = encode_texts(self.model, new)
         else:

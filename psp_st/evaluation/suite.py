@@ -41,6 +41,7 @@ from psp_st.evaluation.loaders import (
 )
 from psp_st.evaluation.retrieval import RetrievalEvaluator
 from psp_st.evaluation.sts import STSEvaluator
+from psp_st.inference.encode import check_model
 from psp_st.io.data_dir import default_data_dir
 from psp_st.io.extras import require
 from psp_st.io.progress import progress_bar
@@ -279,6 +280,7 @@ def run_suite(
         ``{"model", "suite", "data_dir", "seconds", "embedded_texts", "task_seconds", "results": {task: metrics},
         "summary": [{"group", "task", "metric", "value"}], "skipped": {task: reason}, "plots", "neighbours"}``.
     """
+    check_model(model)
     data_dir = Path(data_dir or default_data_dir())
     model_name = model_name or model_label(model)
     tasks, skipped = suite_tasks(suite, data_dir, opusparcus_dir)

@@ -24,16 +24,21 @@ def fast_module(model):
     return None, False
 
 
-def encode_texts(
-    model, texts: Sequence[str], batch_size: int = 8192, normalize: bool = False, dtype: npt.DTypeLike = np.float32
-) -> np.ndarray:
-    """Embed ``texts`` as a ``(n, dim)`` array of ``dtype`` (float32 or float16) with a
-    :class:`~psp_st.inference.engine.PSPEngine` or a SentenceTransformer (its first module's ``embed`` if any)."""
+def check_model(model: object) -> None:
+    """TypeError unless ``model`` is a loaded model (anything with ``encode``): a name or path, or None, is named."""
     if isinstance(model, (str, os.PathLike)) or not callable(getattr(model, "encode", None)):
         raise TypeError(
             f"model must be a loaded model (a SentenceTransformer or PSPEngine), got {type(model).__name__} "
             f"{model!r:.60}: open it first with psp_st.load(name) or psp_st.inference.load_engine(name)"
         )
+
+
+def encode_texts(
+    model, texts: Sequence[str], batch_size: int = 8192, normalize: bool = False, dtype: npt.DTypeLike = np.float32
+) -> np.ndarray:
+    """Embed ``texts`` as a ``(n, dim)`` array of ``dtype`` (float32 or float16) with a
+    :class:`~psp_st.inference.engine.PSPEngine` or a SentenceTransformer (its first module's ``embed`` if any)."""
+    check_model(model)
     texts = check_texts(texts)
     batch_size = check_int("batch_size", batch_size)
     if isinstance(model, PSPEngine):

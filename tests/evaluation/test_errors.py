@@ -93,3 +93,18 @@ def test_a_missing_flores_file_says_how_to_narrow_the_mteb_task(tmp_path):  # C9
 
     with pytest.raises(FileNotFoundError, match=r"ar-en\.parquet does not exist.*filter_languages.*without 'eng'"):
         load_flores("ar", tmp_path)
+
+
+@pytest.mark.parametrize("model", ["psp-en", None])
+def test_run_suite_asks_for_a_loaded_model(model, tmp_path):
+    """AP13: a name reached str.encode ('encode() takes at most 2 arguments (4 given)'); None 'has no attribute'."""
+    from psp_st.evaluation import run_suite
+
+    with pytest.raises(TypeError, match="model must be a loaded model .*psp_st.load"):
+        run_suite(model, data_dir=tmp_path)
+
+
+def test_embedding_cache_names_batch_size_zero(lookup_model):
+    """AP13: batch_size=0 surfaced as Sentence-Transformers' error inside the first suite task."""
+    with pytest.raises(ValueError, match="batch_size must be >= 1"):
+        EmbeddingCache(lookup_model, batch_size=0)
