@@ -19,18 +19,18 @@ def check_int(name: str, value: object, minimum: int | None = 1) -> int:
     return int(value)
 
 
-def check_names(name: str, value: object) -> list[str]:
-    """``value`` (column names) as a list of strings; one ``str`` (iterated, it would be its characters) or a
-    non-string item is a TypeError naming ``name``."""
+def check_names(name: str, value: object, kind: str = "column names") -> list[str]:
+    """``value`` (column names, or another ``kind`` of names) as a list of strings; one ``str`` (iterated, it would
+    be its characters) or a non-string item is a TypeError naming ``name``."""
     if isinstance(value, str):
-        raise TypeError(f"{name} must be a list of column names, got the single str {value!r}: write [{value!r}]")
+        raise TypeError(f"{name} must be a list of {kind}, got the single str {value!r}: write [{value!r}]")
     try:
         names = list(value)  # type: ignore[call-overload]
     except TypeError:
-        raise TypeError(f"{name} must be a list of column names, got {type(value).__name__}") from None
+        raise TypeError(f"{name} must be a list of {kind}, got {type(value).__name__}") from None
     bad = [item for item in names if not isinstance(item, str)]
     if bad:
-        raise TypeError(f"{name} must hold column names (str), got {bad[0]!r}")
+        raise TypeError(f"{name} must hold {kind} (str), got {bad[0]!r}")
     return names
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from psp_st.arguments import check_names
 from psp_st.evaluation.base import CachedEmbeddingEvaluator, read_pairs, shared_cache
 from psp_st.evaluation.correlation import correlations
 from psp_st.evaluation.embeddings import EmbeddingCache, cosine_pairs
@@ -58,6 +59,11 @@ class STSEvaluator(CachedEmbeddingEvaluator):
         cache: EmbeddingCache | None = None,
     ) -> None:
         super().__init__(name=name, batch_size=batch_size, show_progress_bar=show_progress_bar, cache=cache)
+        if not isinstance(subsets, Mapping):
+            raise TypeError(
+                f"subsets must map subset names to datasets, got {type(subsets).__name__}: for one dataset write "
+                "STSEvaluator({'my-sts': data})"
+            )
         if not subsets:
             raise ValueError("STSEvaluator needs at least one subset")
         self.subsets: dict[str, tuple[list[str], list[str], np.ndarray]] = {}
@@ -68,7 +74,9 @@ class STSEvaluator(CachedEmbeddingEvaluator):
                 self.subsets[subset] = (first, second, np.asarray(scores, dtype=np.float64))
             except (TypeError, ValueError) as error:
                 raise ValueError(f"STS subset {subset!r} ({source}): column 'score' is not numeric ({error})") from None
-        self.groups = {group: list(names) for group, names in (groups or {}).items()}
+        self.groups = {
+            group: check_names(f"groups[{group!r}]", names, "subset names") for group, names in (groups or {}).items()
+        }
         for group, names in self.groups.items():
             unknown = [n for n in names if n not in self.subsets]
             if unknown:

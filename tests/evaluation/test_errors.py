@@ -108,3 +108,19 @@ def test_embedding_cache_names_batch_size_zero(lookup_model):
     """AP13: batch_size=0 surfaced as Sentence-Transformers' error inside the first suite task."""
     with pytest.raises(ValueError, match="batch_size must be >= 1"):
         EmbeddingCache(lookup_model, batch_size=0)
+
+
+def test_sts_evaluator_given_one_dataset_asks_for_a_mapping():
+    """AP14: AttributeError: 'Dataset' object has no attribute 'items'."""
+    data = pd.DataFrame({"sentence1": ["a", "b"], "sentence2": ["c", "d"], "score": [1.0, 2.0]})
+    with pytest.raises(
+        TypeError, match=r"subsets must map subset names to datasets.*STSEvaluator\(\{'my-sts': data\}\)"
+    ):
+        STSEvaluator(data)
+
+
+def test_sts_group_given_as_one_name_is_named():
+    """AP14: a str group was read as its characters ('names unknown subset(s) ['s', 't', ...]')."""
+    data = pd.DataFrame({"sentence1": ["a", "b"], "sentence2": ["c", "d"], "score": [1.0, 2.0]})
+    with pytest.raises(TypeError, match=r"groups\['2012'\] must be a list of subset names, got the single str"):
+        STSEvaluator({"sts12": data}, groups={"2012": "sts12"})
