@@ -19,7 +19,7 @@ import sentencepiece as spm
 from psp_st.arguments import check_int, check_number
 from psp_st.io.atomic import atomic_write_bytes
 from psp_st.io.progress import progress_bar
-from psp_st.tokenization.text_checks import check_texts, refuse_single_text
+from psp_st.tokenization.text_checks import check_max_length, check_texts, refuse_single_text
 
 if TYPE_CHECKING:
     import tokenizers
@@ -197,7 +197,8 @@ class SentencePieceTokenizer:
     def encode(
         self, texts: Sequence[str], max_length: int | None = None, num_threads: int | None = None
     ) -> list[list[int]]:
-        """Piece ids of each text (unknown pieces included as :attr:`unk_id`)."""
+        """Piece ids of each text (unknown pieces included as :attr:`unk_id`), at most ``max_length`` each."""
+        max_length = check_max_length(max_length)
         texts = check_texts(texts)
         if self.lowercase:
             texts = [text.lower() for text in texts]
@@ -217,6 +218,7 @@ class SentencePieceTokenizer:
     ) -> tuple[np.ndarray, np.ndarray]:
         """``texts`` as one flat id array and per-text lengths; ``drop_unknown`` removes unknown pieces with the bare
         ``▁`` before them (``"a dog ☃ runs"`` -> ``"a dog runs"``), through the word memo with numba and ``memo``."""
+        max_length = check_max_length(max_length)
         if drop_unknown and memo and num_threads in (None, 1):
             word_memo = self.word_memo()
             if word_memo is not None:

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
 
+from psp_st.arguments import check_int
+
+
+def check_max_length(max_length: object) -> int | None:
+    """``max_length`` (tokens kept per text) as an int ``>= 0``, or None; a negative one would count from the end."""
+    return None if max_length is None else check_int("max_length", max_length, minimum=0)
+
 
 def refuse_single_text(texts: object) -> None:
     """TypeError for one ``str``/``bytes`` where an iterable of training texts is due (iterating it would train on

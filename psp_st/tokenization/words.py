@@ -18,7 +18,7 @@ import regex
 
 from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_path
-from psp_st.tokenization.text_checks import check_texts, refuse_single_text
+from psp_st.tokenization.text_checks import check_max_length, check_texts, refuse_single_text
 
 #: Words keep inner ', - and . ("don't", "u.s") and combining marks; other punctuation marks are tokens of their own.
 WORD_PATTERN = regex.compile(r"\w+(?:['’\-.]\w+)*|[^\w\s]")
@@ -102,10 +102,12 @@ class _VocabularyTokenizer:
 
     def tokenize(self, texts: Sequence[str] | str, max_length: int | None = None) -> list[list[str]]:
         """Token strings of each text (before the vocabulary lookup)."""
+        max_length = check_max_length(max_length)
         return [self.split(text, max_length) for text in check_texts(texts)]
 
     def encode(self, texts: Sequence[str] | str, max_length: int | None = None) -> list[list[int]]:
         """Token ids of each text (unknown tokens: :attr:`unk_id`), at most ``max_length`` each."""
+        max_length = check_max_length(max_length)
         lookup = self.lookup
         return [[lookup(token) for token in self.split(text, max_length)] for text in check_texts(texts)]
 

@@ -184,3 +184,18 @@ def test_the_top_level_api_has_return_annotations():
         functions += [f for name, f in vars(cls).items() if inspect.isfunction(f) and not name.startswith("_")]
     missing = [f.__qualname__ for f in functions if inspect.signature(f).return_annotation is inspect.Signature.empty]
     assert missing == []
+
+
+@pytest.mark.parametrize("call", ["encode", "encode_flat", "encode_flat_memo", "words"])
+def test_a_negative_max_length_is_refused(sp_tokenizer, call):
+    """AP15: -1 dropped the last piece (encode), gave a length of -1 (encode_flat) or was ignored (the word memo)."""
+    from psp_st.tokenization import WordTokenizer
+
+    calls = {
+        "encode": lambda: sp_tokenizer.encode(["a dog runs"], max_length=-1),
+        "encode_flat": lambda: sp_tokenizer.encode_flat(["a dog runs"], max_length=-1, memo=False),
+        "encode_flat_memo": lambda: sp_tokenizer.encode_flat(["a dog runs"], max_length=-1, drop_unknown=True),
+        "words": lambda: WordTokenizer.train(["a dog runs"]).encode(["a dog runs"], max_length=-1),
+    }
+    with pytest.raises(ValueError, match="max_length must be >= 0, got -1"):
+        calls[call]()
