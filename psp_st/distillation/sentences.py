@@ -29,8 +29,16 @@ logger = logging.getLogger(__name__)
 SOURCE_KEYS = ("path", "columns", "max_sentences", "exclude", "teacher_column", "filters", *CARD_KEYS)
 
 
-def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillation.sources entry") -> dict[str, Any]:
+def parse_source(
+    entry: str | os.PathLike | Mapping[str, Any], where: str = "recipe: distillation.sources entry"
+) -> dict[str, Any]:
     """A ``distillation.sources`` entry (a bare string is a path) as a dict of every :data:`SOURCE_KEYS`."""
+    if isinstance(entry, os.PathLike):
+        entry = os.fspath(entry)
+    if not isinstance(entry, (str, Mapping)):
+        raise TypeError(
+            f"{where} must be a path or a mapping with a 'path' key, got {type(entry).__name__} {entry!r:.60}"
+        )
     entry = {"path": entry} if isinstance(entry, str) else dict(entry)
     check_keys(where, entry, SOURCE_KEYS)
     if not entry.get("path"):
@@ -57,7 +65,7 @@ def parse_source(entry: str | Mapping[str, Any], where: str = "recipe: distillat
 
 
 def distillation_sentences(
-    sources: Iterable[str | Mapping[str, Any]],
+    sources: str | os.PathLike | Mapping[str, Any] | Iterable[str | Mapping[str, Any]],
     seed: int = 0,
     exclude: Iterable[str] = (),
     data_dir: str | os.PathLike | None = None,
@@ -65,8 +73,9 @@ def distillation_sentences(
     max_words: int | None = None,
 ) -> list[tuple[str, list[str], list[str]]]:
     """``[(label, sentences, teacher_texts), ...]`` per source entry (``sentences[i]`` learns the teacher vector of
-    ``teacher_texts[i]``); ``cache_dir`` caches the ``teacher_column`` pairs; ``max_words`` drops longer sentences
-    after sampling (the kept ones reuse the uncapped sample's cached teacher vectors)."""
+    ``teacher_texts[i]``); ``sources``: entries, or one path or entry; ``cache_dir`` caches the ``teacher_column``
+    pairs; ``max_words`` drops longer sentences after sampling (the kept ones reuse the uncapped sample's cached
+    teacher vectors)."""
     from psp_st.data.loaders import read_texts
     from psp_st.data.sources import load_training_pairs
     from psp_st.io.data_dir import resolve_data_files
@@ -74,7 +83,9 @@ def distillation_sentences(
     evaluation = {text_key(text) for text in exclude}
     excluded = set(exclude)
     out = []
-    entries = [parse_source(source, f"recipe: distillation.sources[{n}]") for n, source in enumerate(sources)]
+    one = isinstance(sources, (str, os.PathLike, Mapping))  # one source, not its characters (or keys)
+    listed: list[Any] = [sources] if one else list(sources)  # type: ignore[arg-type]
+    entries = [parse_source(source, f"recipe: distillation.sources[{n}]") for n, source in enumerate(listed)]
     for number, entry in enumerate(entries):
         teacher_of: dict[str, str] = {}
         if entry["teacher_column"]:

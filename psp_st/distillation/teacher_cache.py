@@ -20,6 +20,7 @@ import numpy as np
 from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_directory, atomic_write_json
 from psp_st.io.progress import progress_bar, progress_bars_disabled
+from psp_st.tokenization.text_checks import refuse_single_text
 
 if TYPE_CHECKING:
     import datasets
@@ -115,6 +116,7 @@ def teacher_vectors(
     from datasets import Dataset, concatenate_datasets
 
     check_int("shard_size", shard_size)
+    refuse_single_text(sentences)
     sentences = list(sentences)
     bad = [i for i, text in enumerate(sentences) if not isinstance(text, str)]
     if bad:

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from psp_st.arguments import check_int
+from psp_st.tokenization.text_checks import refuse_single_text
 
 
 def same_group(row_groups: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
@@ -104,6 +105,8 @@ def text_ids(*columns: list[str]) -> list[torch.Tensor]:
     import numpy as np
     import pandas as pd
 
+    for column in columns:
+        refuse_single_text(column)
     sizes = [len(column) for column in columns]
     flat = pd.Series(np.concatenate([np.asarray(column, dtype=object) for column in columns]) if columns else [])
     codes, _ = pd.factorize(flat.str.lower().str.strip())

@@ -100,3 +100,22 @@ def test_a_bad_distillation_source_fails_when_the_recipe_is_parsed(source, messa
     config = {"name": "t", "data": {"sources": ["x.parquet"]}, "distillation": {"weight": 1.0, "sources": [source]}}
     with pytest.raises(ValueError, match=rf"distillation\.sources\[0\].*{message}"):
         parse_recipe(config)
+
+
+def test_one_source_outside_a_list_is_one_source(bitext):
+    """AP16: a path string was read as one source per character ("no data file matches 'c'")."""
+    from psp_st.distillation import distillation_sentences
+
+    assert distillation_sentences(entry(bitext)) == distillation_sentences([entry(bitext)])
+    with pytest.raises(
+        ValueError, match=r"de-en.parquet: missing column\(s\) \['sentence'\]"
+    ):  # one source, read whole
+        distillation_sentences(str(bitext))
+
+
+def test_a_source_entry_of_the_wrong_type_is_named():
+    """AP16: 'int' object is not iterable."""
+    from psp_st.distillation import parse_source
+
+    with pytest.raises(TypeError, match="must be a path or a mapping with a 'path' key, got int 3"):
+        parse_source(3)

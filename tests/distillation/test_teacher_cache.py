@@ -114,3 +114,9 @@ def test_cache_of_another_teacher_with_the_same_folder_name_is_refused(tmp_path,
     teacher_vectors(["a dog"], "runs/a/final", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
     with pytest.raises(ValueError, match=r"holds the vectors of teacher 'runs/a/final', not 'runs/b/final'"):
         teacher_vectors(["a dog"], "runs/b/final", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+
+
+def test_a_single_sentence_string_is_refused(tmp_path, stub_teacher):
+    """AP16: "a dog" was embedded as five one-character sentences (and cached so)."""
+    with pytest.raises(TypeError, match="got a single str: wrap it in a list"):
+        teacher_vectors("a dog", "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)

@@ -112,3 +112,9 @@ def test_text_ids_of_the_wrong_length_are_a_clear_error():
 def test_chunk_size_must_be_positive():
     with pytest.raises(ValueError, match="chunk_size must be >= 1"):
         mine_hardest_negatives(torch.randn(3, 4), torch.randn(3, 4), chunk_size=0)
+
+
+def test_text_ids_refuse_a_column_given_as_one_string():
+    """AP16: 'zero-dimensional arrays cannot be concatenated' from numpy."""
+    with pytest.raises(TypeError, match="got a single str"):
+        text_ids("a dog", ["a cat"])
