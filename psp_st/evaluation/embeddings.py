@@ -87,7 +87,7 @@ class EmbeddingCache:
         self._index.update({text: start + offset for offset, text in enumerate(new)})
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """``(len(texts), dim)`` embeddings of ``texts`` (embedding the unseen ones first)."""
+        """``(len(texts), dim)`` embeddings of ``texts`` (embedding the unseen ones first); no texts: ``(0, 0)``."""
         texts = check_texts(texts)
         self.add(texts)
         if not texts:

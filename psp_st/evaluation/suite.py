@@ -281,6 +281,11 @@ def run_suite(
         "summary": [{"group", "task", "metric", "value"}], "skipped": {task: reason}, "plots", "neighbours"}``.
     """
     check_model(model)
+    if not hasattr(model, "model_card_data"):  # ST's evaluators record their metrics on the model's card data
+        raise TypeError(
+            f"run_suite needs a SentenceTransformer, got {type(model).__name__}: open the model with "
+            "psp_st.load(name) (a P-SP model is still embedded by psp-st's engine)"
+        )
     data_dir = Path(data_dir or default_data_dir())
     model_name = model_name or model_label(model)
     tasks, skipped = suite_tasks(suite, data_dir, opusparcus_dir)

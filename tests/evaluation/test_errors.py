@@ -104,6 +104,14 @@ def test_run_suite_asks_for_a_loaded_model(model, tmp_path):
         run_suite(model, data_dir=tmp_path)
 
 
+def test_run_suite_names_an_engine_and_says_to_load_the_model(psp_module, tmp_path):
+    """An engine passed the model check, then failed in ST's evaluator: 'PSPEngine' has no attribute 'model_card_data'."""
+    from psp_st.evaluation import run_suite
+
+    with pytest.raises(TypeError, match=r"run_suite needs a SentenceTransformer, got PSPEngine: .*psp_st\.load"):
+        run_suite(psp_module.inference_engine(), data_dir=tmp_path)
+
+
 def test_embedding_cache_names_batch_size_zero(lookup_model):
     """AP13: batch_size=0 surfaced as Sentence-Transformers' error inside the first suite task."""
     with pytest.raises(ValueError, match="batch_size must be >= 1"):
