@@ -18,7 +18,8 @@ def add_shard_options(parser: argparse.ArgumentParser, command: str) -> None:
         const="local",
         metavar="ADDRESS",
         help=f"run {command} as a Ray Data job: on a new local Ray instance (no ADDRESS) or on the "
-        'cluster at ADDRESS (e.g. ray://head:10001 or auto); needs pip install "psp-st[ray]"',
+        "cluster at ADDRESS (e.g. head:6379, ray://head:10001 or auto; a HOST:PORT that accepts no connection "
+        'within 10 s is an error); needs pip install "psp-st[ray]"',
     )
     group.add_argument("--workers", type=int, default=2, help="Ray actors, each holding one model (default 2)")
     group.add_argument(

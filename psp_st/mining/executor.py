@@ -20,6 +20,9 @@ logger = logging.getLogger(__name__)
 #: The value of ``--ray`` given without an address: start a local Ray instance.
 LOCAL = "local"
 
+#: Seconds a ``HOST:PORT`` Ray address has to accept a connection (Ray itself retries for ~14 minutes).
+CONNECT_TIMEOUT = 10.0
+
 
 @dataclass(frozen=True)
 class Execution:
@@ -43,6 +46,25 @@ def set_worker_threads(threads: int) -> None:
         import faiss
 
         faiss.omp_set_num_threads(threads)
+
+
+def check_ray_address(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Refuse a ``HOST:PORT`` Ray address where nothing accepts a TCP connection within ``timeout`` seconds, with an
+    error saying what to do (``auto`` and ``ray://`` addresses are left to Ray, which fails fast on them)."""
+    import socket
+
+    if address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--ray {address}: expected HOST:PORT (e.g. head:6379), ray://HOST:PORT or auto")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as error:
+        raise ConnectionError(
+            f"--ray {address}: no Ray cluster answers there within {timeout:g} s ({error}); start one with "
+            "`ray start --head` on that host, fix the address, or pass --ray without an address for a local Ray"
+        ) from error
 
 
 @contextlib.contextmanager
@@ -74,6 +96,7 @@ def ray_session(address: str, num_cpus: int | None = None) -> Iterator[Any]:
             logging_level=level,
         )
     else:
+        check_ray_address(address)  # Ray would retry an address that does not answer for ~14 minutes
         ray.init(address=address, logging_level=level)
     try:
         yield ray

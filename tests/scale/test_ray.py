@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -14,7 +16,7 @@ pytest.importorskip("ray", reason='Ray Data is not installed (pip install "psp-s
 pytest.importorskip("faiss", reason='FAISS is not installed (pip install "psp-st[ray]")')
 
 from psp_st.mining.embed_shards import EmbedWorker  # noqa: E402
-from psp_st.mining.executor import Execution, ray_session, run_tasks  # noqa: E402
+from psp_st.mining.executor import Execution, check_ray_address, ray_session, run_tasks  # noqa: E402
 from psp_st.mining.pairs import MiningConfig, mine_pairs  # noqa: E402
 from psp_st.mining.shards import ShardStore, plan_shards, read_manifest  # noqa: E402
 
@@ -94,3 +96,13 @@ def test_rays_own_log_level_follows_psp_st(monkeypatch, caplog, level):
     with pytest.raises(RuntimeError, match="stop"), ray_session("local", num_cpus=1):
         pass
     assert seen["logging_level"] == level
+
+
+def test_a_ray_address_where_nothing_listens_is_refused_quickly_saying_what_to_do():
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    with pytest.raises(ConnectionError, match="no Ray cluster answers.*ray start --head"):
+        check_ray_address(f"127.0.0.1:{port}", timeout=2)
+    assert time.monotonic() - started < 5
