@@ -4,7 +4,6 @@ PCA index only chooses the neighbours). On a cluster the work folder must be on 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -16,7 +15,7 @@ from psp_st.arguments import check_int
 from psp_st.io.checksums import sha256_file
 from psp_st.mining.ann import exact_similarities, load_index, search
 from psp_st.mining.executor import Execution, run_tasks
-from psp_st.mining.shards import PLAN_FILE, Shard, ShardedVectors, ShardStore, read_manifest
+from psp_st.mining.shards import PLAN_FILE, Shard, ShardedVectors, ShardStore, read_job_json, read_manifest
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +26,7 @@ RERANK_ROWS = 8192 * 4
 def vector_shards(folder: str | os.PathLike) -> list[Shard]:
     """The shards of a finished embedding job folder."""
     read_manifest(folder)  # raises when unfinished
-    plan = json.loads((Path(folder) / PLAN_FILE).read_text(encoding="utf-8"))
+    plan = read_job_json(Path(folder) / PLAN_FILE)
     return [Shard(**shard) for shard in plan["shards"]]
 
 

@@ -3,6 +3,7 @@ score by margin, filter, write pairs to Parquet in chunks; every stage resumable
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -45,7 +46,14 @@ from psp_st.mining.embed_shards import embed_shards
 from psp_st.mining.executor import Execution, session
 from psp_st.mining.knn_shards import knn_shards, read_neighbours, vector_shards
 from psp_st.mining.margin import STRATEGIES, best_margin_mask, candidate_pairs, knn_mean, ratio_margin
-from psp_st.mining.shards import ShardedVectors, input_files, plan_shards, read_manifest, read_shard_texts
+from psp_st.mining.shards import (
+    ShardedVectors,
+    input_files,
+    plan_shards,
+    read_job_json,
+    read_manifest,
+    read_shard_texts,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -182,9 +190,15 @@ def _index(vectors_folder: Path, path: Path, spec: IndexSpec) -> Path:
     """Build (or reuse, when built from the same vectors with the same spec) the FAISS index of a vector folder."""
     meta_path = path.with_suffix(".json")
     meta = {"vectors": read_manifest(vectors_folder)["shards"], "spec": spec.config()}
+    saved = None
     if path.is_file() and meta_path.is_file():
-        saved = json.loads(meta_path.read_text(encoding="utf-8"))
-        if saved.get("meta") == json.loads(json.dumps(meta)) and saved.get("sha256") == sha256_file(path):
+        with contextlib.suppress(ValueError):  # a damaged record: the index is built again
+            saved = read_job_json(meta_path)
+        if (
+            isinstance(saved, dict)
+            and saved.get("meta") == json.loads(json.dumps(meta))
+            and saved.get("sha256") == sha256_file(path)
+        ):
             return path
     started = time.perf_counter()
     vectors = ShardedVectors.open(vectors_folder)

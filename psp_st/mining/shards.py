@@ -58,6 +58,17 @@ class Shard:
         return f"part-{self.index:05d}"
 
 
+def read_job_json(path: Path) -> Any:
+    """A job folder's JSON file; unreadable (damaged, cut short): ``ValueError`` naming it and what to do."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as error:  # JSONDecodeError, UnicodeDecodeError, a folder in its place
+        raise ValueError(
+            f"{path} is damaged ({error}): delete it and rerun the command (a damaged {PLAN_FILE}: pass --overwrite "
+            "to start the job over)"
+        ) from error
+
+
 def input_files(spec: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
     """The files of an input (:func:`psp_st.io.data_dir.resolve_data_files`; of a folder, its Parquet and text files)."""
     return [
@@ -148,7 +159,14 @@ class ShardStore:
         cleared; nothing is mixed) and return the shards still to compute, as dicts for the workers."""
         plan = json.loads(json.dumps({"job": job, "shards": [asdict(shard) for shard in shards]}))
         path = self.folder / PLAN_FILE
-        saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        saved = None
+        if path.is_file():
+            try:
+                saved = read_job_json(path)
+            except ValueError:
+                if not restart:
+                    raise
+                saved = {}  # damaged: started over, like another job's plan
         if saved is not None and restart and saved != plan:
             self.clear()
             saved = None
@@ -176,8 +194,15 @@ class ShardStore:
         done = self._done_file(shard)
         if not done.is_file() or not self.file(shard).is_file():
             return None
-        record = json.loads(done.read_text(encoding="utf-8"))
-        if record.get("rows") != shard.rows or record.get("sha256") != sha256_file(self.file(shard)):
+        try:
+            record = read_job_json(done)
+        except ValueError:  # a damaged done-record: the shard is computed again, like a damaged shard file
+            return None
+        if (
+            not isinstance(record, dict)
+            or record.get("rows") != shard.rows
+            or record.get("sha256") != sha256_file(self.file(shard))
+        ):
             return None
         return record
 
@@ -215,7 +240,7 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, Any]:
     path = Path(folder) / MANIFEST_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path} not found: the job in {folder} is unfinished; rerun it to complete it")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_job_json(path)
 
 
 class ShardedVectors:

@@ -200,3 +200,20 @@ def test_sharded_embed_reads_an_upper_case_parquet_suffix_as_parquet(psp_model_d
         vectors[name] = np.concatenate([np.load(part) for part in sorted(out.glob("part-*.npy"))])
     np.testing.assert_array_equal(vectors["UPPER.PARQUET"], vectors["lower.parquet"])
     assert len(vectors["lower.parquet"]) == 30
+
+
+def test_a_damaged_plan_is_named_and_a_damaged_done_record_recomputes_its_shard(
+    psp_model_dir, caption_file, tmp_path, capsys
+):
+    out = tmp_path / "v"
+    args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(out)]
+    assert main([*args, "--shard-rows", "300"]) == 0
+    expected = np.load(out / "part-00001.npy")
+    (out / "part-00001.done.json").write_text("{cut sh", encoding="utf-8")  # as if the disk filled up
+    assert main([*args, "--shard-rows", "300"]) == 0
+    np.testing.assert_array_equal(np.load(out / "part-00001.npy"), expected)
+    (out / "plan.json").write_text("{cut sh", encoding="utf-8")
+    capsys.readouterr()
+    assert main([*args, "--shard-rows", "300"]) == 2
+    assert "plan.json is damaged" in capsys.readouterr().err
+    assert main([*args, "--shard-rows", "300", "--overwrite"]) == 0
