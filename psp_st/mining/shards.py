@@ -70,11 +70,18 @@ def read_job_json(path: Path) -> Any:
 
 
 def input_files(spec: str | os.PathLike | Sequence[str | os.PathLike]) -> list[Path]:
-    """The files of an input (:func:`psp_st.io.data_dir.resolve_data_files`; of a folder, its Parquet and text files)."""
-    return [
+    """The files of an input (:func:`psp_st.io.data_dir.resolve_data_files`; of a folder, its Parquet and text files).
+    A file named twice (overlapping globs, a file beside its folder) is refused: its rows would be read twice."""
+    files = [
         Path(name)
         for name in resolve_data_files(spec, keep=lambda name: name.lower().endswith((".parquet", *TEXT_SUFFIXES)))
     ]
+    seen: set[Path] = set()
+    for file in files:
+        if file.resolve() in seen:
+            raise ValueError(f"{file} is named twice by the input: its rows would be read twice; name each file once")
+        seen.add(file.resolve())
+    return files
 
 
 def _parquet_rows(path: Path, column: str) -> int:

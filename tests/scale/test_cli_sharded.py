@@ -217,3 +217,9 @@ def test_a_damaged_plan_is_named_and_a_damaged_done_record_recomputes_its_shard(
     assert main([*args, "--shard-rows", "300"]) == 2
     assert "plan.json is damaged" in capsys.readouterr().err
     assert main([*args, "--shard-rows", "300", "--overwrite"]) == 0
+
+
+def test_mine_refuses_a_file_named_twice_by_its_inputs(psp_model_dir, caption_file, tmp_path, capsys):
+    args = ["mine", "--model", str(psp_model_dir), "--input", str(caption_file), str(tmp_path / "*.txt")]
+    assert main([*args, "--output", str(tmp_path / "out" / "p.parquet"), "--no-dedup"]) == 2
+    assert "is named twice by the input" in capsys.readouterr().err
