@@ -25,7 +25,8 @@ def add_shard_options(parser: argparse.ArgumentParser, command: str) -> None:
     group.add_argument(
         "--shard-rows",
         type=int,
-        help="rows per shard; --input may then be a folder or glob of .parquet/.txt shards"
+        help="rows per shard (embedded at once: RAM grows with it, ~dim x 4 bytes + the text per row); --input may "
+        "then be a folder or glob of .parquet/.txt shards"
         + (" and --output is a folder of .npy shards + manifest.json" if command == "embed" else ""),
     )
     group.add_argument("--column", help=f"text column of Parquet input (default: {DEFAULT_COLUMN})")

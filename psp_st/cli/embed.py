@@ -15,7 +15,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--output", required=True, help="output .npy file (shape: lines x dim)")
     parser.add_argument("--float16", action="store_true", help="store float16 (half the size)")
     parser.add_argument("--normalize", action="store_true", help="L2-normalize the vectors")
-    parser.add_argument("--chunk-size", type=int, default=16_384, help="lines embedded per chunk (RAM bound)")
+    parser.add_argument(
+        "--chunk-size",
+        type=int,
+        help="lines embedded per chunk (RAM bound; default 16384; not with --shard-rows, which bounds RAM there)",
+    )
     parser.add_argument("--threads", type=int, help="torch/sentencepiece threads (default: all)")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     add_shard_options(parser, "embed")
@@ -40,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         model,
         args.input,
         args.output,
-        chunk_size=args.chunk_size,
+        chunk_size=16_384 if args.chunk_size is None else args.chunk_size,
         float16=args.float16,
         normalize=args.normalize,
         show_progress_bar=not args.no_progress,
@@ -52,6 +56,12 @@ def run(args: argparse.Namespace) -> int:
 def run_sharded(args: argparse.Namespace) -> int:
     """Sharded embedding into a folder (``part-NNNNN.npy`` + ``manifest.json``); resumes a half-done folder."""
     from psp_st.mining.embed_shards import embed_shards
+
+    if args.chunk_size is not None:  # a shard is embedded at once: --chunk-size would bound nothing
+        raise ValueError(
+            "--chunk-size is for the streamed embed; a sharded job embeds one shard at once (RAM grows with "
+            "--shard-rows: about dim x 4 bytes and the text per row): drop --chunk-size, lower --shard-rows"
+        )
 
     # a folder with a plan.json is a sharded job's: embed_shards resumes it, or refuses another job's (--overwrite)
     check_output(

@@ -223,3 +223,9 @@ def test_mine_refuses_a_file_named_twice_by_its_inputs(psp_model_dir, caption_fi
     args = ["mine", "--model", str(psp_model_dir), "--input", str(caption_file), str(tmp_path / "*.txt")]
     assert main([*args, "--output", str(tmp_path / "out" / "p.parquet"), "--no-dedup"]) == 2
     assert "is named twice by the input" in capsys.readouterr().err
+
+
+def test_sharded_embed_refuses_chunk_size_which_would_bound_nothing(psp_model_dir, caption_file, tmp_path, capsys):
+    args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(tmp_path / "v")]
+    assert main([*args, "--shard-rows", "300", "--chunk-size", "10"]) == 2
+    assert "--chunk-size is for the streamed embed" in capsys.readouterr().err
