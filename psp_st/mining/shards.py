@@ -181,9 +181,16 @@ class ShardStore:
             self.folder.mkdir(parents=True, exist_ok=True)
             atomic_write_json(path, plan)
         elif saved != plan:
-            old, new = saved["job"].get("fingerprints", {}), job.get("fingerprints", {})
+            old_job = saved.get("job", {})
+            old, new = old_job.get("fingerprints", {}), job.get("fingerprints", {})
             changed = [name for name in new if name in old and old[name] != new[name]]
-            why = f"{self.folder} holds another job (its {PLAN_FILE} differs: other settings or inputs)"
+            settings = [
+                f"{key} {old_job.get(key)!r} -> {value!r}"
+                for key, value in plan["job"].items()
+                if key != "fingerprints" and old_job.get(key) != value
+            ]
+            differs = f"settings {', '.join(settings)}" if settings else "other settings or inputs"
+            why = f"{self.folder} holds another job (its {PLAN_FILE} differs: {differs})"
             if changed:
                 why = f"{changed[0]} changed since the job in {self.folder} started"
             raise ValueError(f"{why}: pass --overwrite to start over, or use a new output folder")

@@ -108,7 +108,7 @@ def test_sharded_float16_overflow_is_refused_naming_the_row(psp_model, psp_modul
 
 
 def test_sharded_embed_resumes_a_half_done_folder_and_overwrite_redoes_what_changed(
-    psp_model_dir, caption_file, tmp_path
+    psp_model_dir, caption_file, tmp_path, capsys
 ):
     out = tmp_path / "v"
     args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(out)]
@@ -120,7 +120,8 @@ def test_sharded_embed_resumes_a_half_done_folder_and_overwrite_redoes_what_chan
     assert (out / "part-00000.npy").stat().st_mtime_ns == before
     assert main([*args, "--shard-rows", "300", "--overwrite"]) == 0  # the same job: nothing to redo
     assert (out / "part-00000.npy").stat().st_mtime_ns == before
-    assert main([*args, "--shard-rows", "300", "--normalize"]) == 2  # another job: refused
+    assert main([*args, "--shard-rows", "300", "--normalize"]) == 2  # another job: refused, naming what differs
+    assert "normalize False -> True" in capsys.readouterr().err
     assert main([*args, "--shard-rows", "300", "--normalize", "--overwrite"]) == 0  # starts over
     assert (out / "part-00000.npy").stat().st_mtime_ns != before
 
