@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -28,6 +29,8 @@ from psp_st.io.lines import line_offsets, read_line_range
 
 PLAN_FILE = "plan.json"
 MANIFEST_FILE = "manifest.json"
+
+logger = logging.getLogger(__name__)
 TEXT_SUFFIXES = (".txt", ".text", ".tsv")
 
 
@@ -84,7 +87,7 @@ def input_files(spec: str | os.PathLike | Sequence[str | os.PathLike]) -> list[P
     return files
 
 
-def _parquet_rows(path: Path, column: str) -> int:
+def _parquet_rows(path: Path, column: str, shard_rows: int) -> int:
     import pyarrow.parquet as pq
 
     metadata = pq.ParquetFile(path)
@@ -92,6 +95,16 @@ def _parquet_rows(path: Path, column: str) -> int:
     if column not in names:
         raise ValueError(
             f"{path}: no column {column!r} (columns: {names}); pass the right --column (--target-column for a --target file)"
+        )
+    groups = [metadata.metadata.row_group(group).num_rows for group in range(metadata.metadata.num_row_groups)]
+    if groups and max(groups) > 2 * shard_rows:  # each shard reads every row group it overlaps, whole
+        logger.warning(
+            "%s has row groups of up to %d rows: each of its shards of %d rows reads (and holds) a whole row group, "
+            "so time and memory grow with the row group; rewrite it with row groups of at most --shard-rows rows "
+            "(pyarrow.parquet.write_table(..., row_group_size=N)) or raise --shard-rows",
+            path,
+            max(groups),
+            shard_rows,
         )
     return metadata.metadata.num_rows
 
@@ -107,7 +120,7 @@ def plan_shards(files: Sequence[Path], shard_rows: int, column: str = "sentence"
             offsets, total = line_offsets(path, shard_rows)
             offsets.append(path.stat().st_size)
         else:
-            total, offsets = _parquet_rows(path, column), []
+            total, offsets = _parquet_rows(path, column, shard_rows), []
         for number, start in enumerate(range(0, total, shard_rows)):
             stop = min(total, start + shard_rows)
             where: dict[str, Any] = {"column": column}

@@ -111,3 +111,16 @@ def test_a_model_folder_rebuilt_in_place_is_refused(psp_model_dir, caption_file,
     weights.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="the model .* changed since the job"):
         embed_shards(caption_file, tmp_path / "v", str(psp_model_dir), shard_rows=500)
+
+
+def test_a_parquet_row_group_much_larger_than_a_shard_is_warned_about(tmp_path, caplog):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"sentence": [f"s{i}" for i in range(100)]}), tmp_path / "one.parquet")  # one row group
+    pq.write_table(pa.table({"sentence": ["x"] * 100}), tmp_path / "small.parquet", row_group_size=10)
+    with caplog.at_level("WARNING", logger="psp_st.mining.shards"):
+        assert len(plan_shards([tmp_path / "small.parquet"], 10)) == 10
+        assert not caplog.records
+        assert len(plan_shards([tmp_path / "one.parquet"], 10)) == 10
+    assert "row groups of up to 100 rows" in caplog.text
