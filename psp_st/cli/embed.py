@@ -20,7 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=int,
         help="lines embedded per chunk (RAM bound; default 16384; not with --shard-rows, which bounds RAM there)",
     )
-    parser.add_argument("--threads", type=int, help="torch/sentencepiece threads (default: all)")
+    parser.add_argument(
+        "--threads", type=int, help="torch/sentencepiece threads (default: all; sharded: per worker, default 1)"
+    )
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     add_shard_options(parser, "embed")
     parser.set_defaults(func=run)

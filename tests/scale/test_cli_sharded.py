@@ -230,3 +230,9 @@ def test_sharded_embed_refuses_chunk_size_which_would_bound_nothing(psp_model_di
     args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(tmp_path / "v")]
     assert main([*args, "--shard-rows", "300", "--chunk-size", "10"]) == 2
     assert "--chunk-size is for the streamed embed" in capsys.readouterr().err
+
+
+def test_embed_help_gives_the_sharded_default_of_threads(capsys):
+    with pytest.raises(SystemExit):
+        main(["embed", "--help"])
+    assert "sharded: per worker, default 1" in " ".join(capsys.readouterr().out.split())
