@@ -19,6 +19,7 @@ from psp_st.data.text_files import (
     tsv_rows,
 )
 from psp_st.io.data_dir import resolve_data_files
+from psp_st.io.extras import require_installed
 from psp_st.io.lines import iter_lines
 
 PASSTHROUGH_COLUMNS: tuple[str, ...] = ("group_id", "score", "lang")
@@ -106,6 +107,7 @@ def load_pairs(
 
     Null or empty texts (and all Parquet and Hub rows) are not checked here: run :func:`psp_st.data.validate_pairs`.
     """
+    require_installed(("datasets", "pyarrow"), "train", "psp_st.data.load_pairs")
     if columns is not None and not isinstance(columns, Mapping):
         raise TypeError(
             f"columns must map output columns to source columns (e.g. {{'sentence1': 0, 'sentence2': 1}}), got "

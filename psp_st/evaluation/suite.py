@@ -43,7 +43,7 @@ from psp_st.evaluation.retrieval import RetrievalEvaluator
 from psp_st.evaluation.sts import STSEvaluator
 from psp_st.inference.encode import check_model
 from psp_st.io.data_dir import default_data_dir
-from psp_st.io.extras import require
+from psp_st.io.extras import require, require_installed
 from psp_st.io.progress import progress_bar
 
 SUITES = ("quick", "full", "xling")
@@ -280,6 +280,7 @@ def run_suite(
         ``{"model", "suite", "data_dir", "seconds", "embedded_texts", "task_seconds", "results": {task: metrics},
         "summary": [{"group", "task", "metric", "value"}], "skipped": {task: reason}, "plots", "neighbours"}``.
     """
+    require_installed(("datasets", "pyarrow", "scipy", "sklearn"), "eval", "run_suite")
     check_model(model)
     if not hasattr(model, "model_card_data"):  # ST's evaluators record their metrics on the model's card data
         raise TypeError(

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
+from collections.abc import Sequence
 from contextvars import ContextVar
 from types import ModuleType
 
@@ -72,6 +74,25 @@ def require(module: str, purpose: str = "") -> ModuleType:
         if hint is None:
             raise
         raise ImportError(f"{purpose}: {hint}" if purpose else hint, name=error.name) from error
+
+
+def _installed(module: str) -> bool:
+    """True when ``module`` can be imported (``find_spec``: an imported module answers from ``sys.modules``)."""
+    return importlib.util.find_spec(module) is not None
+
+
+def require_installed(modules: Sequence[str], extra: str, purpose: str) -> None:
+    """The first lines of a library entry point (``load_pairs``, ``run_suite``, ``train_from_config``): an ImportError
+    naming every missing one of ``modules`` and the extra that installs them (the running command's, when it does),
+    before any work; Python's own error would name one module and no extra. Nothing is imported here."""
+    missing = [module for module in modules if not _installed(module)]
+    if not missing:
+        return
+    running = command_extra.get()
+    if running is not None and all(running in EXTRAS[module][1] for module in missing):
+        extra = running
+    names = ", ".join(EXTRAS[module][0] for module in missing)
+    raise ImportError(f'{purpose} needs {names}, not installed: pip install "psp-st[{extra}]"', name=missing[0])
 
 
 def import_kernels(module: str) -> ModuleType | None:

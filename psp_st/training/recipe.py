@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from psp_st.io.extras import require_installed
 from psp_st.io.model_names import PACKAGED_RECIPES
 from psp_st.training.schema import (
     DEFAULT_TRAINER_ARGS,
@@ -400,6 +401,7 @@ def train_from_config(
     it refuses a folder holding no run and a changed recipe (:func:`recipe_changes`) or data. ``output_option``:
     the caller's name for ``output_dir`` in errors (``psp-st build`` trains in its ``--work-dir``).
     """
+    require_installed(("datasets", "accelerate", "pyarrow", "scipy"), "train", "train_from_config")
     import torch
     from transformers.trainer_utils import get_last_checkpoint
 

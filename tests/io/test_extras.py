@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from psp_st.data import load_pairs
+from psp_st.evaluation import run_suite
 from psp_st.io.extras import EXTRAS, command_extra, install_hint, missing_extra, require
+from psp_st.training.recipe import train_from_config
 
 REPO = Path(__file__).resolve().parents[2]
 #: The base install (pyproject dependencies and what they bring) by top-level module name.
@@ -134,3 +137,35 @@ def test_mine_with_a_language_filter_needs_only_the_mining_extra(monkeypatch, ca
     args = ["--input", str(tmp_path / "s.txt"), "--output", str(tmp_path / "m.parquet"), "--lang", "en"]
     assert main(["mine", "--model", str(psp_model_dir), *args]) == 2
     assert 'pip install "psp-st[mining]"' in capsys.readouterr().err  # py3langid comes with psp-st[mining]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: load_pairs("pairs.tsv"),
+            r'psp_st\.data\.load_pairs needs datasets, not installed: pip install "psp-st\[train\]"',
+        ),
+        (lambda: run_suite(None), r'run_suite needs datasets, not installed: pip install "psp-st\[eval\]"'),
+        (lambda: train_from_config("psp-en"), r"train_from_config needs datasets, not installed: .*psp-st\[train\]"),
+    ],
+)
+def test_library_entry_points_name_the_extra_before_any_work(call, message, monkeypatch):
+    """P8: the library raised Python's bare "No module named 'datasets'" (one module, no extra), midway."""
+    from psp_st.io import extras
+
+    monkeypatch.setattr(extras, "_installed", lambda module: module != "datasets")
+    with pytest.raises(ImportError, match=message):
+        call()
+
+
+def test_a_library_hint_names_the_running_commands_extra_when_it_installs_the_module(monkeypatch):
+    from psp_st.io import extras
+
+    monkeypatch.setattr(extras, "_installed", lambda module: module != "pyarrow")
+    token = extras.command_extra.set("eval")
+    try:
+        with pytest.raises(ImportError, match=r'load_pairs needs pyarrow, not installed: pip install "psp-st\[eval\]"'):
+            load_pairs("pairs.tsv")
+    finally:
+        extras.command_extra.reset(token)
