@@ -21,7 +21,7 @@ def add_shard_options(parser: argparse.ArgumentParser, command: str) -> None:
         "cluster at ADDRESS (e.g. head:6379, ray://head:10001 or auto; a HOST:PORT that accepts no connection "
         'within 10 s is an error); needs pip install "psp-st[ray]"',
     )
-    group.add_argument("--workers", type=int, default=2, help="Ray actors, each holding one model (default 2)")
+    group.add_argument("--workers", type=int, help="Ray actors, each holding one model (default 2; needs --ray)")
     group.add_argument(
         "--shard-rows",
         type=int,
@@ -46,8 +46,16 @@ def parquet_column(option: str, value: str | None, inputs: str | Sequence[str], 
     return default if value is None else value
 
 
+def check_workers(args: argparse.Namespace) -> None:
+    """``--workers`` without ``--ray`` would do nothing (the job runs in this process): ``ValueError`` says so."""
+    if args.workers is not None and not args.ray:
+        raise ValueError("--workers sets the Ray actors of a --ray job: add --ray, or drop --workers")
+
+
 def execution_from_args(args: argparse.Namespace):
     """The :class:`~psp_st.mining.executor.Execution` the options ask for (``--threads`` per worker, default 1)."""
     from psp_st.mining.executor import Execution
 
-    return Execution(ray=args.ray, workers=args.workers, threads=1 if args.threads is None else args.threads)
+    check_workers(args)
+    workers = 2 if args.workers is None else args.workers
+    return Execution(ray=args.ray, workers=workers, threads=1 if args.threads is None else args.threads)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from psp_st.cli._shards import add_shard_options, execution_from_args, parquet_column
+from psp_st.cli._shards import add_shard_options, check_workers, execution_from_args, parquet_column
 from psp_st.io.output_policy import OVERWRITE_HELP, check_output
 
 
@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     """Row i of the output is line i+1 of the input; an empty line gets the model's empty-text vector."""
     if args.ray is not None or args.shard_rows is not None:
         return run_sharded(args)
+    check_workers(args)
     from psp_st.inference import embed_file
     from psp_st.inference.load import open_model
 

@@ -42,6 +42,20 @@ def test_ray_option_without_ray_names_the_extra(psp_model_dir, caption_file, tmp
     assert code == 2 and 'pip install "psp-st[ray]"' in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "command, output, extra",
+    [("embed", "v.npy", []), ("embed", "v", ["--shard-rows", "5"]), ("mine", "p.parquet", [])],
+)
+def test_workers_without_ray_is_refused_not_ignored(
+    psp_model_dir, caption_file, tmp_path, capsys, command, output, extra
+):
+    """SC8: --workers without --ray was silently ignored (the job ran in this process)."""
+    args = ["--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(tmp_path / output)]
+    assert main([command, *args, *extra, "--workers", "4"]) == 2
+    assert "--workers sets the Ray actors of a --ray job: add --ray, or drop --workers" in capsys.readouterr().err
+    assert not (tmp_path / output).exists()
+
+
 def test_mine_rejects_language_options_meant_for_bitext(psp_model_dir, caption_file, tmp_path, capsys):
     code = main(
         [
