@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from psp_st.tokenization.text_checks import refuse_single_text
+
 
 def group_keys(values: Sequence[object]) -> np.ndarray:
     """int64 codes of one file's ``group_id`` values (equal value, equal code); ``-1`` where a value is missing."""
@@ -30,9 +32,8 @@ def pair_groups(
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    for name, texts in (("sentence1", sentence1), ("sentence2", sentence2)):
-        if isinstance(texts, (str, bytes)):
-            raise TypeError(f"{name} must be a sequence of texts (one per pair), got a single {type(texts).__name__}")
+    refuse_single_text(sentence1, "sentence1")
+    refuse_single_text(sentence2, "sentence2")
     n = len(sentence1)
     if len(sentence2) != n or (keys is not None and len(keys) != n):
         sizes = f"{n} sentence1, {len(sentence2)} sentence2" + ("" if keys is None else f", {len(keys)} keys")

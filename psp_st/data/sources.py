@@ -46,9 +46,6 @@ class PairSource:
     filters: dict[str, Any] = field(default_factory=dict)
     columns: dict[str, str] = field(default_factory=dict)
     exclude: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    #: For the model card only, for files psp-st's licence table does not know (your own data).
-    license: str | None = None
-    genre: str | None = None
 
     @classmethod
     def parse(
@@ -73,17 +70,17 @@ class PairSource:
         check_keys("recipe: data.filters", filters or {}, FILTER_NAMES)
         check_keys(f"{where}.filters", entry.get("filters") or {}, FILTER_NAMES)
         merged = {**(filters or {}), **(entry.get("filters") or {})}
-        card = check_card_keys(entry, where)
-        return cls(os.fspath(path), cap, None if weight is None else float(weight), merged, columns, exclude, **card)
+        check_card_keys(entry, where)
+        return cls(os.fspath(path), cap, None if weight is None else float(weight), merged, columns, exclude)
 
 
-def check_card_keys(entry: Mapping[str, Any], where: str) -> dict[str, str | None]:
-    """A source's :data:`CARD_KEYS` (non-empty text or absent), which only the model card reads."""
+def check_card_keys(entry: Mapping[str, Any], where: str) -> None:
+    """A source's :data:`CARD_KEYS` are non-empty text or absent; the card reads them from the recorded recipe
+    (:func:`psp_st.data.licenses.source_license`), so loading never carries them."""
     for key in CARD_KEYS:
         value = entry.get(key)
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise ValueError(f"{where}.{key} must be a non-empty text (e.g. 'CC BY 4.0'), got {value!r}")
-    return {key: entry.get(key) for key in CARD_KEYS}
 
 
 def parse_exclude(value: Mapping[str, Any] | None, where: str) -> dict[str, tuple[str, ...]]:

@@ -64,8 +64,10 @@ def check_group_labels(loss: str, groups: Tensor) -> None:
     """Refuse 0/1 class labels (a paraphrase-classification dataset's ``label``) read as group ids: every pair would
     train as a paraphrase and the label-0 pairs, one "group", never be each other's negatives. Real group ids (one per
     image, verse, ...) never leave a shuffled batch of :data:`CLASS_LABEL_MIN_PAIRS` pairs in groups 0 and 1 alone."""
+    if groups.numel() < CLASS_LABEL_MIN_PAIRS:
+        return
     values = groups[groups >= 0].unique()
-    if groups.numel() >= CLASS_LABEL_MIN_PAIRS and set(values.tolist()) <= {0, 1} and values.numel() > 0:
+    if values.numel() > 0 and set(values.tolist()) <= {0, 1}:
         raise ValueError(
             f"{loss}: the labels of a batch of {groups.numel()} pairs are only {sorted(values.tolist())}: class labels, "
             "not the group ids this loss reads labels as (each pair trains as a paraphrase). Keep only the paraphrase "

@@ -27,10 +27,10 @@ from psp_st.io.checksums import sha256_file
 from psp_st.io.data_dir import resolve_data_files
 from psp_st.io.lines import line_offsets, read_line_range
 
+logger = logging.getLogger(__name__)
+
 PLAN_FILE = "plan.json"
 MANIFEST_FILE = "manifest.json"
-
-logger = logging.getLogger(__name__)
 TEXT_SUFFIXES = (".txt", ".text", ".tsv")
 
 

@@ -12,12 +12,12 @@ def check_max_length(max_length: object) -> int | None:
     return None if max_length is None else check_int("max_length", max_length, minimum=0)
 
 
-def refuse_single_text(texts: object) -> None:
-    """TypeError for one ``str``/``bytes`` where an iterable of training texts is due (iterating it would train on
-    its characters)."""
+def refuse_single_text(texts: object, name: str = "texts") -> None:
+    """TypeError naming ``name`` for one ``str``/``bytes`` where an iterable of texts is due (iterating it would
+    give its characters)."""
     if isinstance(texts, (str, bytes)):
         raise TypeError(
-            f"texts must be a list (or other iterable) of strings, got a single {type(texts).__name__}: wrap it in a list"
+            f"{name} must be a list (or other iterable) of strings, got a single {type(texts).__name__}: wrap it in a list"
         )
 
 
