@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 
 from psp_st.arguments import check_int
 from psp_st.cli import DATA_DIR_HELP
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_steps is not None:
         check_int("--max-steps", args.max_steps)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from psp_st.hub.build import torch_threads
+    from psp_st.hub.build import torch_threads, write_train_record
     from psp_st.hub.card import write_model_cards
     from psp_st.training.recipe import train_from_config
 
@@ -42,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
         )
     # ST's card (written by save) would say SentenceTransformer(...) with no psp-st: replace it by psp-st's card
     final = model.model_card_data.save_dir
-    write_model_cards(final, citations=model.model_card_data.citations)
+    words = ["psp-st", "train", "--config", args.config]
+    for option, value in (("--output", args.output), ("--max-steps", args.max_steps), ("--data-dir", args.data_dir)):
+        words += [option, str(value)] if value is not None else []
+    write_train_record(final, shlex.join(words), args.data_dir, args.max_steps, model.model_card_data.citations)
+    write_model_cards(final)  # the record's data and recipe, as a build's card lists them
     print(f"trained {model[0]!r}; saved to {final}")
     return 0

@@ -39,6 +39,66 @@ def source_files(sources: list[str | dict[str, Any]], data_dir: Path) -> dict[st
     return files
 
 
+def training_record(config: dict[str, Any], run: Path, data_dir: Path) -> dict[str, Any]:
+    """The build record's ``training`` and ``stage_seconds`` of the finished ``train_from_config(config)`` run in the
+    folder ``run`` (from its ``train_metrics.json``): the sources' files and rows, the pairs per epoch and per source,
+    soup, WiSE-FT, distillation; file names relative to ``data_dir`` when inside it."""
+    metrics_file = run / "train_metrics.json"
+    metrics = json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}
+    training: dict[str, Any] = {
+        "datasets": [
+            source["path"] if isinstance(source, dict) else str(source) for source in config["data"]["sources"]
+        ],
+        "files": source_files(config["data"]["sources"], data_dir),
+        "pairs": metrics.get("train_pairs"),
+        "pairs_per_source": {
+            _relative(name, data_dir): count for name, count in (metrics.get("pairs_per_source") or {}).items()
+        },
+    }
+    for key in ("pairs_per_language", "soup", "wise_ft"):
+        if metrics.get(key):
+            training[key] = metrics[key]
+    if metrics.get("distillation"):
+        training["distillation"] = {
+            **metrics["distillation"],
+            "teacher": (config.get("distillation") or {}).get("teacher"),
+            "files": list(source_files(config["distillation"]["sources"], data_dir)),
+        }
+    stages = {key.removesuffix("_seconds"): value for key, value in (metrics.get("stage_seconds") or {}).items()}
+    return {"training": training, "stage_seconds": stages}
+
+
+def write_train_record(
+    final: str | os.PathLike,
+    command: str,
+    data_dir: str | os.PathLike | None = None,
+    max_steps: int | None = None,
+    citations: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Write the build record of a ``psp-st train`` run's ``final/`` folder and return it: the run folder's recipe
+    and training data as a build records them (:func:`training_record`), so its card (and a push's) lists the data
+    with their licences. It has no ``name``: the folder is a trainable model, not a release."""
+    import psp_st
+    from psp_st.io.model_names import RECIPE_FILE
+    from psp_st.training.recipe import load_config
+    from psp_st.training.schema import parse_recipe
+
+    final = Path(final)
+    config = load_config(final.parent / RECIPE_FILE)
+    info: dict[str, Any] = {
+        "psp_st_version": psp_st.__version__,
+        "format_version": FORMAT_VERSION,
+        "command": command,
+        "recipe": config,
+        "seed": parse_recipe(config).seed,
+        "max_steps": max_steps,
+        **training_record(config, final.parent, Path(data_dir) if data_dir else default_data_dir()),
+        "citations": dict(citations or {}),
+    }
+    write_record(final, info)
+    return info
+
+
 def _command(name: Any, output: Any, data_dir: Any, seed: Any, max_steps: Any, suite: Any, dtype: Any) -> str:
     """The ``psp-st build`` command line of these ``build`` arguments."""
     words = ["psp-st", "build", str(name)]
@@ -180,30 +240,13 @@ def build(
             data_dir=data_dir,
             output_option="--work-dir",
         )
-        metrics_file = work / "train_metrics.json"  # pairs per epoch and per source, stage seconds, distillation
-        metrics = json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}
-        info["training"] = {
+        record = training_record(run_config, work, data_dir)
+        record["training"] = {
             "seconds": round(time.perf_counter() - start, 1),
             "threads": torch.get_num_threads(),
-            "datasets": [
-                source["path"] if isinstance(source, dict) else str(source) for source in config["data"]["sources"]
-            ],
-            "files": source_files(run_config["data"]["sources"], data_dir),
-            "pairs": metrics.get("train_pairs"),
-            "pairs_per_source": {
-                _relative(name, data_dir): count for name, count in (metrics.get("pairs_per_source") or {}).items()
-            },
+            **record["training"],
         }
-        for key in ("pairs_per_language", "soup", "wise_ft"):
-            if metrics.get(key):
-                info["training"][key] = metrics[key]
-        if metrics.get("distillation"):
-            info["training"]["distillation"] = {
-                **metrics["distillation"],
-                "teacher": (config.get("distillation") or {}).get("teacher"),
-                "files": list(source_files(run_config["distillation"]["sources"], data_dir)),
-            }
-        info["stage_seconds"] = {k.removesuffix("_seconds"): v for k, v in (metrics.get("stage_seconds") or {}).items()}
+        info.update(record)
         write_release(
             model, output, info, data_dir=data_dir, suite=suite, dtype=dtype, replaces=previous or (), model_id=model_id
         )

@@ -1,4 +1,5 @@
-"""Fixtures for the hub tests: a tiny psp-en recipe and one release folder built from it (session-wide)."""
+"""Fixtures for the hub tests: a tiny psp-en recipe, one release folder built from it and one `psp-st train` run
+(session-wide)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,21 @@ trainer:
   disable_tqdm: true
 evaluation: {}
 """
+
+TRAIN_RECIPE = """\
+name: tiny-train
+seed: 3
+data:
+  sources: [{source}]
+  max_pairs: 300
+tokenizer: {{vocab_size: 300}}
+model: {{type: psp, embedding_dim: 8}}
+loss: {{name: margin, margin: 0.4}}
+megabatch: {{size: 2, anneal: 2}}
+trainer: {{per_device_train_batch_size: 32, learning_rate: 0.01, eval_strategy: "no", save_strategy: "no"}}
+evaluation: {{}}
+"""
+
 
 #: Optimizer steps of the tiny builds.
 TINY_STEPS = 4
@@ -104,3 +120,16 @@ def changed_release(release_copy) -> Path:
     tensors = load_file(release_copy / "model.safetensors")
     save_file({key: value.flip(0).contiguous() for key, value in tensors.items()}, release_copy / "model.safetensors")
     return release_copy
+
+
+@pytest.fixture(scope="session")
+def train_output(tmp_path_factory, data_dir) -> Path:
+    """The final/ folder of a tiny `psp-st train` run."""
+    from psp_st.cli import main
+
+    root = tmp_path_factory.mktemp("train")
+    recipe = root / "tiny-train.yaml"
+    recipe.write_text(TRAIN_RECIPE.format(source=data_dir / "training_pairs/coco_captions_val2017.parquet"))
+    code = main(["train", "--config", str(recipe), "--output", str(root / "run"), "--max-steps", "2", "--no-progress"])
+    assert code == 0
+    return root / "run" / "final"

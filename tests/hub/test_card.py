@@ -256,3 +256,14 @@ def test_card_states_the_licence_and_genre_a_recipe_gives_its_own_data(static_mo
     card = render_model_card(static_model, {**INFO, "recipe": recipe, "training": training})
     assert "| `/data/me/tickets.jsonl` | - | support chats | CC BY 4.0 |" in card
     assert "license: cc-by-4.0" in card and "**License:** cc-by-4.0" in card
+
+
+def test_card_of_a_train_run_lists_its_data_as_a_build_card_does(train_output, tmp_path):
+    """U17: a `psp-st train` run's final/ card (and its push) said "no build record" and listed no training data."""
+    from psp_st.hub.push import push
+
+    push(train_output, "me/my-psp", dry_run=tmp_path / "upload")
+    for card in (train_output / "README.md", tmp_path / "upload" / "README.md"):
+        text = card.read_text(encoding="utf-8")
+        assert "coco_captions_val2017.parquet` |" in text and "| COCO annotations CC BY 4.0 |" in text
+        assert "no build record" not in text and "psp-st train --config" in text and "name: tiny-train" in text

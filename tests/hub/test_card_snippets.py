@@ -11,20 +11,6 @@ from pathlib import Path
 
 import pytest
 
-TRAIN_RECIPE = """\
-name: tiny-train
-seed: 3
-data:
-  sources: [{source}]
-  max_pairs: 300
-tokenizer: {{vocab_size: 300}}
-model: {{type: psp, embedding_dim: 8}}
-loss: {{name: margin, margin: 0.4}}
-megabatch: {{size: 2, anneal: 2}}
-trainer: {{per_device_train_batch_size: 32, learning_rate: 0.01, eval_strategy: "no", save_strategy: "no"}}
-evaluation: {{}}
-"""
-
 
 def usage_snippets(card: str) -> list[str]:
     """The Python code blocks of the card's ``## Usage`` section."""
@@ -57,19 +43,6 @@ def card_snippets(folder: Path, model_id: str) -> list[tuple[str, str]]:
     assert snippets, f"{folder}: the card has no Python usage snippet"
     assert all(model_id in code for code in snippets), f"{folder}: a snippet does not load {model_id!r}"
     return [(f"{folder} #{i}", code.replace(f'"{model_id}"', repr(str(folder)))) for i, code in enumerate(snippets)]
-
-
-@pytest.fixture(scope="module")
-def train_output(tmp_path_factory, data_dir) -> Path:
-    """The final/ folder of a tiny `psp-st train` run."""
-    from psp_st.cli import main
-
-    root = tmp_path_factory.mktemp("train")
-    recipe = root / "tiny-train.yaml"
-    recipe.write_text(TRAIN_RECIPE.format(source=data_dir / "training_pairs/coco_captions_val2017.parquet"))
-    code = main(["train", "--config", str(recipe), "--output", str(root / "run"), "--max-steps", "2", "--no-progress"])
-    assert code == 0
-    return root / "run" / "final"
 
 
 def test_release_cards_snippets_run(release, tmp_path):
