@@ -1,10 +1,12 @@
-"""The wheel: every file psp_st reads at run time (recipes, card template, licenses, py.typed) is package data."""
+"""The wheel: every file psp_st reads at run time (recipes, card template, licenses, py.typed) is package data; the
+sdist: the package, no tests."""
 
 from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
 
+import pytest
 import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,3 +30,26 @@ def test_the_distribution_version_is_psp_st_version():
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
     assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "psp_st.__version__"}
     assert importlib.metadata.version("psp-st") == psp_st.__version__
+
+
+def test_the_sdist_holds_the_package_and_no_test(tmp_path):
+    """P9: setuptools' defaults put tests/test*.py alone in the sdist (no conftest, fixtures or docs: they cannot run)."""
+    import shutil
+    import subprocess
+    import sys
+    import tarfile
+
+    pytest.importorskip("setuptools")
+    source = tmp_path / "source"
+    source.mkdir()
+    for path in REPO.iterdir():  # the top-level files (pyproject.toml, README.md, MANIFEST.in, ...), the package, tests
+        if path.is_file() and not path.name.startswith("."):
+            shutil.copy(path, source / path.name)
+    for folder in ("psp_st", "tests"):
+        shutil.copytree(REPO / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    build = "from setuptools import build_meta; build_meta.build_sdist('dist')"
+    subprocess.run([sys.executable, "-c", build], cwd=source, check=True, capture_output=True, timeout=300)
+    with tarfile.open(next((source / "dist").glob("psp_st-*.tar.gz"))) as sdist:
+        names = [name.split("/", 1)[-1] for name in sdist.getnames()]
+    assert "psp_st/__init__.py" in names and "psp_st/resources/model_card.md" in names
+    assert [name for name in names if name.startswith("tests")] == []
