@@ -4,10 +4,10 @@ sdist: the package, no tests."""
 from __future__ import annotations
 
 import fnmatch
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -53,3 +53,11 @@ def test_the_sdist_holds_the_package_and_no_test(tmp_path):
         names = [name.split("/", 1)[-1] for name in sdist.getnames()]
     assert "psp_st/__init__.py" in names and "psp_st/resources/model_card.md" in names
     assert [name for name in names if name.startswith("tests")] == []
+
+
+def test_requires_python_is_what_ruff_mypy_and_the_tests_target():
+    """P10: requires-python said 3.10, which nothing ran (CI runs 3.11; the tests import tomllib, new in 3.11)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    floor = project["project"]["requires-python"].removeprefix(">=")
+    assert floor == "3.11" and project["tool"]["mypy"]["python_version"] == floor
+    assert project["tool"]["ruff"]["target-version"] == "py" + floor.replace(".", "")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from psp_st.data import load_pairs
 from psp_st.evaluation import run_suite
