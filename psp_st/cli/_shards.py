@@ -25,8 +25,9 @@ def add_shard_options(parser: argparse.ArgumentParser, command: str) -> None:
     group.add_argument(
         "--shard-rows",
         type=int,
-        help="rows per shard (embedded at once: RAM grows with it, ~dim x 4 bytes + the text per row); --input may "
-        "then be a folder or glob of .parquet/.txt shards"
+        help="rows per shard (a worker's unit of work, and of resuming; embedded in chunks of "
+        + ("--chunk-size rows" if command == "embed" else "16384 rows")
+        + "); --input may then be a folder or glob of .parquet/.txt shards"
         + (" and --output is a folder of .npy shards + manifest.json" if command == "embed" else ""),
     )
     group.add_argument("--column", help=f"text column of Parquet input (default: {DEFAULT_COLUMN})")

@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--chunk-size",
         type=int,
-        help="lines embedded per chunk (RAM bound; default 16384; not with --shard-rows, which bounds RAM there)",
+        help="lines embedded per chunk (the RAM bound, of each shard too with --shard-rows; default 16384)",
     )
     parser.add_argument(
         "--threads", type=int, help="torch/sentencepiece threads (default: all; sharded: per worker, default 1)"
@@ -60,12 +60,6 @@ def run_sharded(args: argparse.Namespace) -> int:
     """Sharded embedding into a folder (``part-NNNNN.npy`` + ``manifest.json``); resumes a half-done folder."""
     from psp_st.mining.embed_shards import embed_shards
 
-    if args.chunk_size is not None:  # a shard is embedded at once: --chunk-size would bound nothing
-        raise ValueError(
-            "--chunk-size is for the streamed embed; a sharded job embeds one shard at once (RAM grows with "
-            "--shard-rows: about dim x 4 bytes and the text per row): drop --chunk-size, lower --shard-rows"
-        )
-
     # a folder with a plan.json is a sharded job's: embed_shards resumes it, or refuses another job's (--overwrite)
     check_output(
         args.output,
@@ -84,6 +78,7 @@ def run_sharded(args: argparse.Namespace) -> int:
         float16=args.float16,
         execution=execution_from_args(args),
         overwrite=args.overwrite,
+        chunk_rows=16_384 if args.chunk_size is None else args.chunk_size,
     )
     print(
         f"wrote {args.output}: {manifest['rows']} x {manifest['dim']} {manifest['dtype']} in "

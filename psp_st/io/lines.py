@@ -66,20 +66,29 @@ def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[
 
 
 def iter_line_blocks(
-    path: str | os.PathLike, block_lines: int, read_bytes: int = 1 << 22
+    path: str | os.PathLike,
+    block_lines: int,
+    read_bytes: int = 1 << 22,
+    byte_start: int = 0,
+    byte_stop: int | None = None,
+    first_line: int = 1,
 ) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(first_line_number, texts)`` of up to ``block_lines`` lines (fewer past about :data:`MAX_BLOCK_CHARS`
-    characters); each ``read_bytes`` block's whole lines are decoded at once; invalid UTF-8 raises naming the line."""
+    characters); each ``read_bytes`` block's whole lines are decoded at once; invalid UTF-8 raises naming the line.
+    Only bytes ``[byte_start, byte_stop)`` are read (a shard of the file), ``first_line`` being the number of the first."""
     check_int("chunk_size (--chunk-size)", block_lines)
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"input file not found: {path}")
     pending: list[str] = []
-    first, chars = 1, 0  # line number of pending[0]; characters in pending
+    first, chars = first_line, 0  # line number of pending[0]; characters in pending
     rest = b""
+    left = float("inf") if byte_stop is None else byte_stop - byte_start  # bytes of the range still to read
     with open(path, "rb") as handle:
+        handle.seek(byte_start)
         while True:
-            block = handle.read(read_bytes)
+            block = handle.read(int(min(read_bytes, left))) if left > 0 else b""
+            left -= len(block)
             data = rest + block
             if block:
                 cut = data.rfind(b"\n")
@@ -142,10 +151,5 @@ def line_offsets(path: str | os.PathLike, every: int) -> tuple[list[int], int]:
 def read_line_range(path: str | os.PathLike, byte_start: int, byte_stop: int, first_line: int) -> list[str]:
     """The lines stored in bytes ``[byte_start, byte_stop)`` of ``path`` (line endings removed); ``first_line``: the
     1-based number of the first, for errors."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"input file not found: {path}")
-    with open(path, "rb") as handle:
-        handle.seek(byte_start)
-        data = handle.read(byte_stop - byte_start).removesuffix(b"\n")
-    return decode_lines(data, path, first_line) if byte_stop > byte_start else []
+    blocks = iter_line_blocks(path, 1 << 62, byte_start=byte_start, byte_stop=byte_stop, first_line=first_line)
+    return [text for _, texts in blocks for text in texts]

@@ -14,7 +14,7 @@ import itertools
 import json
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_path, atomic_write_json
 from psp_st.io.checksums import sha256_file
 from psp_st.io.data_dir import resolve_data_files
-from psp_st.io.lines import line_offsets, read_line_range
+from psp_st.io.lines import iter_line_blocks, line_offsets
 
 logger = logging.getLogger(__name__)
 
@@ -133,32 +133,60 @@ def plan_shards(files: Sequence[Path], shard_rows: int, column: str = "sentence"
 
 def read_shard_texts(shard: Shard) -> list[str]:
     """The texts of one shard, in row order."""
-    if shard.column is None:
-        texts = read_line_range(shard.path, shard.byte_start or 0, shard.byte_stop or 0, shard.start + 1)
-    else:
-        import pyarrow.parquet as pq
+    return [text for texts in iter_shard_texts(shard) for text in texts]
 
-        handle = pq.ParquetFile(shard.path)  # only the row groups that overlap the shard are read
-        sizes = [handle.metadata.row_group(group).num_rows for group in range(handle.metadata.num_row_groups)]
-        starts = [0, *itertools.accumulate(sizes)]
-        groups = [i for i in range(len(sizes)) if starts[i] < shard.stop and starts[i + 1] > shard.start]
-        values: list[Any] = []
-        if groups:
-            table = handle.read_row_groups(groups, columns=[shard.column])
-            values = table.column(0).slice(shard.start - starts[groups[0]], shard.rows).to_pylist()
+
+def iter_shard_texts(shard: Shard, chunk_rows: int = 1 << 62) -> Iterator[list[str]]:
+    """The texts of one shard in row order, as lists of at most ``chunk_rows`` texts."""
+    check_int("chunk_rows (--chunk-size)", chunk_rows)
+    chunks: Iterator[list[str]]
+    if shard.column is None:
+        blocks = iter_line_blocks(
+            shard.path,
+            chunk_rows,
+            byte_start=shard.byte_start or 0,
+            byte_stop=shard.byte_stop or 0,
+            first_line=shard.start + 1,
+        )
+        chunks = (texts for _, texts in blocks)
+    else:
+        chunks = _iter_parquet_texts(shard, min(chunk_rows, max(shard.rows, 1)))
+    count = 0
+    for texts in chunks:
+        count += len(texts)
+        if count > shard.rows:
+            break
+        yield texts
+    if count != shard.rows:
+        raise ValueError(
+            f"{shard.path}: expected {shard.rows} rows in [{shard.start}, {shard.stop}), read "
+            f"{'more' if count > shard.rows else count}; was the file changed after the job was planned?"
+        )
+
+
+def _iter_parquet_texts(shard: Shard, batch_rows: int) -> Iterator[list[str]]:
+    """The shard's texts of its column, ``batch_rows`` at a time (a null is the empty text); only the row groups that
+    overlap the shard are read."""
+    import pyarrow.parquet as pq
+
+    handle = pq.ParquetFile(shard.path)
+    sizes = [handle.metadata.row_group(group).num_rows for group in range(handle.metadata.num_row_groups)]
+    starts = [0, *itertools.accumulate(sizes)]
+    groups = [i for i in range(len(sizes)) if starts[i] < shard.stop and starts[i + 1] > shard.start]
+    if not groups:
+        return
+    column = handle.read_row_groups(groups, columns=[shard.column]).column(0)
+    offset = shard.start - starts[groups[0]]
+    for low in range(shard.start, shard.stop, batch_rows):
+        high = min(shard.stop, low + batch_rows)
         texts = []
-        for number, value in enumerate(values, start=shard.start):
+        for number, value in enumerate(column.slice(offset + low - shard.start, high - low).to_pylist(), low):
             if value is not None and not isinstance(value, str):
                 raise TypeError(
                     f"{shard.path}: row {number} of column {shard.column!r} is {type(value).__name__}, expected str"
                 )
             texts.append(value or "")
-    if len(texts) != shard.rows:
-        raise ValueError(
-            f"{shard.path}: expected {shard.rows} rows in [{shard.start}, {shard.stop}), read "
-            f"{len(texts)}; was the file changed after the job was planned?"
-        )
-    return texts
+        yield texts
 
 
 class ShardStore:
@@ -238,12 +266,35 @@ class ShardStore:
         for key, array in arrays.items():
             if len(array) != shard.rows:
                 raise ValueError(f"shard {shard.index}: {key} has {len(array)} rows for {shard.rows} input rows")
+        if self.suffix == ".npy":
+            return self.write_rows(shard, arrays.values())
         with atomic_path(self.file(shard)) as tmp, open(tmp, "wb") as handle:
-            if self.suffix == ".npy":
-                (array,) = arrays.values()
-                np.save(handle, array, allow_pickle=False)
-            else:
-                np.savez(handle, allow_pickle=False, **arrays)
+            np.savez(handle, allow_pickle=False, **arrays)
+        return self._mark_done(shard)
+
+    def write_rows(self, shard: Shard, blocks: Iterable[np.ndarray]) -> dict[str, Any]:
+        """Save one shard's ``.npy`` from consecutive blocks of its rows (one dtype and row shape), each written as it
+        comes: the bytes ``np.save`` writes for the whole array, with one block in memory; mark the shard done. The
+        file appears only when complete (a killed job leaves no shard file, and no done-record)."""
+        rows, kind = 0, None
+        with atomic_path(self.file(shard)) as tmp, open(tmp, "wb") as handle:
+            for block in blocks:
+                if kind is None:
+                    kind = (block.dtype, block.shape[1:])
+                    header = {"descr": np.lib.format.dtype_to_descr(block.dtype), "fortran_order": False}
+                    np.lib.format.write_array_header_1_0(handle, {**header, "shape": (shard.rows, *block.shape[1:])})
+                elif (block.dtype, block.shape[1:]) != kind:
+                    raise ValueError(f"shard {shard.index}: a block of {block.dtype} {block.shape} after {kind}")
+                rows += len(block)
+                if rows > shard.rows:
+                    break
+                handle.write(np.ascontiguousarray(block).data)
+            if kind is None or rows != shard.rows:
+                raise ValueError(f"shard {shard.index}: {rows} rows written for {shard.rows} input rows")
+        return self._mark_done(shard)
+
+    def _mark_done(self, shard: Shard) -> dict[str, Any]:
+        """Write the done-record of a shard whose file is complete (its rows and sha256) and return it."""
         record = {"shard": shard.index, "file": self.file(shard).name, "source": shard.path, "start": shard.start}
         record.update(stop=shard.stop, row=shard.row, rows=shard.rows, sha256=sha256_file(self.file(shard)))
         atomic_write_json(self._done_file(shard), record)

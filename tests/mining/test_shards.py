@@ -124,3 +124,22 @@ def test_a_parquet_row_group_much_larger_than_a_shard_is_warned_about(tmp_path, 
         assert not caplog.records
         assert len(plan_shards([tmp_path / "one.parquet"], 10)) == 10
     assert "row groups of up to 100 rows" in caplog.text
+
+
+def test_a_shard_written_in_blocks_is_np_save_and_a_failure_mid_shard_leaves_no_file(tmp_path):
+    (tmp_path / "in.txt").write_text("a\nb\nc\nd\ne\n", encoding="utf-8")
+    (shard,) = plan_shards([tmp_path / "in.txt"], 10)
+    vectors = np.arange(15, dtype=np.float16).reshape(5, 3)
+    np.save(tmp_path / "saved.npy", vectors)
+    store = ShardStore(tmp_path / "blocks", ".npy")
+    store.write_rows(shard, [vectors[:2], vectors[2:4], vectors[4:]])
+    assert store.file(shard).read_bytes() == (tmp_path / "saved.npy").read_bytes() and store.record(shard)
+
+    def killed():
+        yield vectors[:2]
+        raise RuntimeError("killed")
+
+    store = ShardStore(tmp_path / "killed", ".npy")
+    with pytest.raises(RuntimeError, match="killed"):
+        store.write_rows(shard, killed())
+    assert not list((tmp_path / "killed").iterdir()) and store.record(shard) is None  # no half file, no temp

@@ -240,10 +240,28 @@ def test_mine_refuses_a_file_named_twice_by_its_inputs(psp_model_dir, caption_fi
     assert "is named twice by the input" in capsys.readouterr().err
 
 
-def test_sharded_embed_refuses_chunk_size_which_would_bound_nothing(psp_model_dir, caption_file, tmp_path, capsys):
-    args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(tmp_path / "v")]
-    assert main([*args, "--shard-rows", "300", "--chunk-size", "10"]) == 2
-    assert "--chunk-size is for the streamed embed" in capsys.readouterr().err
+def test_sharded_embed_embeds_a_shard_chunk_by_chunk_with_the_streamed_vectors(
+    psp_model_dir, caption_file, tmp_path, capsys, monkeypatch
+):
+    """SC4/H1: a shard was embedded at once (RAM grew with --shard-rows) and --chunk-size was refused with it."""
+    import psp_st.inference
+
+    args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--threads", "1", "--output"]
+    assert main([*args, str(tmp_path / "streamed.npy")]) == 0
+    assert main([*args, str(tmp_path / "whole"), "--shard-rows", "300", "--chunk-size", "300"]) == 0
+    calls: list[int] = []
+    encode = psp_st.inference.encode_texts
+    monkeypatch.setattr(
+        psp_st.inference,
+        "encode_texts",
+        lambda model, texts, **kw: calls.append(len(texts)) or encode(model, texts, **kw),
+    )
+    assert main([*args, str(tmp_path / "chunked"), "--shard-rows", "300", "--chunk-size", "70"]) == 0
+    assert max(calls) == 70 and sum(calls) == 800
+    chunked = [(tmp_path / "chunked" / f"part-0000{i}.npy").read_bytes() for i in range(3)]
+    assert chunked == [(tmp_path / "whole" / f"part-0000{i}.npy").read_bytes() for i in range(3)]
+    vectors = np.concatenate([np.load(tmp_path / "chunked" / f"part-0000{i}.npy") for i in range(3)])
+    np.testing.assert_array_equal(vectors, np.load(tmp_path / "streamed.npy"))
 
 
 def test_embed_help_gives_the_sharded_default_of_threads(capsys):
