@@ -97,11 +97,11 @@ def _parquet_rows(path: Path, column: str, shard_rows: int) -> int:
             f"{path}: no column {column!r} (columns: {names}); pass the right --column (--target-column for a --target file)"
         )
     groups = [metadata.metadata.row_group(group).num_rows for group in range(metadata.metadata.num_row_groups)]
-    if groups and max(groups) > 2 * shard_rows:  # each shard reads every row group it overlaps, whole
+    if groups and max(groups) > 2 * shard_rows:  # a shard decodes its row group from its start (batch by batch)
         logger.warning(
-            "%s has row groups of up to %d rows: each of its shards of %d rows reads (and holds) a whole row group, "
-            "so time and memory grow with the row group; rewrite it with row groups of at most --shard-rows rows "
-            "(pyarrow.parquet.write_table(..., row_group_size=N)) or raise --shard-rows",
+            "%s has row groups of up to %d rows: each of its shards of %d rows decodes its row group from the start "
+            "up to its own rows, so time grows with the row group (memory does not); rewrite it with row groups of "
+            "at most --shard-rows rows (pyarrow.parquet.write_table(..., row_group_size=N)) or raise --shard-rows",
             path,
             max(groups),
             shard_rows,
@@ -137,7 +137,8 @@ def read_shard_texts(shard: Shard) -> list[str]:
 
 
 def iter_shard_texts(shard: Shard, chunk_rows: int = 1 << 62) -> Iterator[list[str]]:
-    """The texts of one shard in row order, as lists of at most ``chunk_rows`` texts."""
+    """The texts of one shard in row order, as lists of at most ``chunk_rows`` texts: memory holds one list (and, of
+    Parquet, one decoded batch: the rows of a row group before the shard are decoded and dropped, never held)."""
     check_int("chunk_rows (--chunk-size)", chunk_rows)
     chunks: Iterator[list[str]]
     if shard.column is None:
@@ -165,28 +166,33 @@ def iter_shard_texts(shard: Shard, chunk_rows: int = 1 << 62) -> Iterator[list[s
 
 
 def _iter_parquet_texts(shard: Shard, batch_rows: int) -> Iterator[list[str]]:
-    """The shard's texts of its column, ``batch_rows`` at a time (a null is the empty text); only the row groups that
-    overlap the shard are read."""
+    """The shard's texts of its column, ``batch_rows`` decoded at a time (a null is the empty text); only the row
+    groups that overlap the shard are read, the file in 1 MiB pieces (not a whole column chunk at once)."""
     import pyarrow.parquet as pq
 
-    handle = pq.ParquetFile(shard.path)
+    handle = pq.ParquetFile(shard.path, buffer_size=1 << 20, pre_buffer=False)
     sizes = [handle.metadata.row_group(group).num_rows for group in range(handle.metadata.num_row_groups)]
     starts = [0, *itertools.accumulate(sizes)]
     groups = [i for i in range(len(sizes)) if starts[i] < shard.stop and starts[i + 1] > shard.start]
     if not groups:
         return
-    column = handle.read_row_groups(groups, columns=[shard.column]).column(0)
-    offset = shard.start - starts[groups[0]]
-    for low in range(shard.start, shard.stop, batch_rows):
-        high = min(shard.stop, low + batch_rows)
+    row = starts[groups[0]]  # the file's row number of the next batch's first row
+    batches = handle.iter_batches(batch_size=batch_rows, row_groups=groups, columns=[shard.column], use_threads=False)
+    for batch in batches:
+        first, row = row, row + len(batch)
+        low, high = max(shard.start, first), min(shard.stop, row)
+        if low >= high:  # a batch of the row group before the shard: decoded, dropped
+            continue
         texts = []
-        for number, value in enumerate(column.slice(offset + low - shard.start, high - low).to_pylist(), low):
+        for number, value in enumerate(batch.column(0).slice(low - first, high - low).to_pylist(), low):
             if value is not None and not isinstance(value, str):
                 raise TypeError(
                     f"{shard.path}: row {number} of column {shard.column!r} is {type(value).__name__}, expected str"
                 )
             texts.append(value or "")
         yield texts
+        if row >= shard.stop:
+            break
 
 
 class ShardStore:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -123,7 +125,27 @@ def test_a_parquet_row_group_much_larger_than_a_shard_is_warned_about(tmp_path, 
         assert len(plan_shards([tmp_path / "small.parquet"], 10)) == 10
         assert not caplog.records
         assert len(plan_shards([tmp_path / "one.parquet"], 10)) == 10
-    assert "row groups of up to 100 rows" in caplog.text
+    assert "row groups of up to 100 rows" in caplog.text and "memory does not" in caplog.text
+
+
+def test_a_shard_of_a_large_parquet_row_group_is_decoded_a_batch_at_a_time(tmp_path):
+    """SC6/H2: each shard read (and held) its whole row group: memory grew with the row group, not the shard."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = [f"{i:0100d}" for i in range(100_000)]  # one row group of 10 MB of text
+    pq.write_table(pa.table({"sentence": texts}), tmp_path / "one.parquet", row_group_size=len(texts))
+    code = (  # a fresh process: Arrow's peak allocation is per process
+        "import sys, pyarrow as pa\n"
+        "from psp_st.mining.shards import plan_shards, read_shard_texts\n"
+        "texts = read_shard_texts(plan_shards([sys.argv[1]], 1000)[-2])\n"
+        "print(texts[0], len(texts), pa.default_memory_pool().max_memory())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "one.parquet")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    first, rows, peak = result.stdout.split()
+    assert first == texts[98_000] and rows == "1000"
+    assert int(peak) < 8_000_000  # a few pages and one batch (~4 MB), not the 10 MB column (was 20 MB)
 
 
 def test_a_shard_written_in_blocks_is_np_save_and_a_failure_mid_shard_leaves_no_file(tmp_path):
