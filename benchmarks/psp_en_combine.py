@@ -12,7 +12,10 @@
   recipe trains or chooses on them). ``--toward OTHER --betas b ...`` adds ``b * (other - initial)`` to each
   (a plane through a third model, e.g. the initial vectors re-weighted or fitted: round 19). ``--genres`` adds,
   under each row, STS-B dev and test Spearman per source file (MSRpar, headlines, answers-forums / answer-answer,
-  ...: where a change gains or loses; round 19).
+  ...: where a change gains or loses; round 19). ``--common-from pairs|corpus|both --pcs K ...`` adds, under each
+  ``a``, the model with the common component of its sentence vectors removed and folded into the piece table (the
+  mean sentence vector subtracted from every row, then the top ``K`` principal directions projected out; fitted on
+  60,000 random ``training_pairs/`` sentences, 60,000 of ``corpus/english_sentences.parquet``, or both: round 23).
 
 Every model must share the first one's tokenizer (sentencepiece model). Numbers: STS-B dev/test and SICK-R dev
 Spearman, SICK-R test Pearson, and the selection score (mean of the two dev columns), x100.
@@ -21,6 +24,8 @@ Spearman, SICK-R test Pearson, and the selection score (mean of the two dev colu
     python benchmarks/psp_en_combine.py average MODEL MODEL [MODEL ...]
     python benchmarks/psp_en_combine.py sif MODEL --a 0.01 0.001
     python benchmarks/psp_en_combine.py wise-ft MODEL [MODEL ...] --initial RUN/initial --alphas 0.6 0.8
+    python benchmarks/psp_en_combine.py wise-ft MODEL MODEL --initial RUN/initial --alphas 0.6 0.5 \\
+        --common-from pairs corpus both --pcs 0 1 2 3 5
 """
 
 from __future__ import annotations
@@ -52,6 +57,23 @@ def scores(cosines: dict[str, object], gold: dict[str, object]) -> dict[str, flo
     return out
 
 
+def common_component_removed(weights, tokenizer, texts: list[str], pcs: int):
+    """``weights`` with the mean of ``texts``' sentence vectors subtracted from every row and the top ``pcs``
+    principal directions of the centred vectors projected out: for mean pooling, the same as doing it to every
+    sentence vector, so it folds into the table."""
+    import numpy as np
+
+    from psp_st.inference.engine import PSPEngine
+
+    vectors = PSPEngine(weights, tokenizer, threads=1).encode(texts).astype(np.float64)
+    centre = vectors.mean(0)
+    folded = weights.astype(np.float64) - centre
+    if pcs:
+        directions = np.linalg.svd(vectors - centre, full_matrices=False)[2][:pcs]
+        folded -= (folded @ directions.T) @ directions
+    return folded.astype(np.float32)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=("ensemble", "average", "sif", "wise-ft"))
@@ -62,6 +84,14 @@ def main() -> None:
     parser.add_argument("--alphas", type=float, nargs="+", default=[0.6, 0.7, 0.8, 0.9], help="wise-ft: a values")
     parser.add_argument("--toward", default=None, help="wise-ft: a third model, added as b * (toward - initial)")
     parser.add_argument("--betas", type=float, nargs="+", default=[0.0], help="wise-ft: b values for --toward")
+    parser.add_argument(
+        "--common-from",
+        choices=("pairs", "corpus", "both"),
+        nargs="+",
+        default=[],
+        help="wise-ft: also remove the common component fitted on this text",
+    )
+    parser.add_argument("--pcs", type=int, nargs="+", default=[0], help="--common-from: principal directions removed")
     parser.add_argument("--train-splits", action="store_true", help="also STS-B train and SICK-R train Spearman")
     parser.add_argument("--genres", action="store_true", help="also STS-B dev/test Spearman per source file")
     parser.add_argument("--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR)")
@@ -105,6 +135,20 @@ def main() -> None:
     if any(len(source) != len(gold[name]) for name, source in sources.items()):
         raise SystemExit("STS-B's source_file column does not line up with the loaded rows")
 
+    def fit_texts(name: str) -> list[str]:
+        folder = Path(args.data_dir or default_data_dir())
+        texts: list[str] = []
+        if name in ("pairs", "both"):
+            pair_texts: list[str] = []
+            for path in sorted(glob.glob(str(folder / "training_pairs" / "*.parquet"))):
+                frame = pd.read_parquet(path, columns=["sentence1", "sentence2"])
+                pair_texts += frame["sentence1"].tolist() + frame["sentence2"].tolist()
+            texts += [pair_texts[i] for i in np.random.default_rng(0).permutation(len(pair_texts))[:60000]]
+        if name in ("corpus", "both"):
+            corpus = pd.read_parquet(folder / "corpus" / "english_sentences.parquet", columns=["sentence"])
+            texts += corpus["sentence"].sample(60000, random_state=0).tolist()
+        return texts
+
     def show(label: str, numbers: dict[str, float], cosine: dict[str, np.ndarray] | None = None) -> None:
         print(f"| {label} | " + " | ".join(f"{numbers[key]:.2f}" for key in columns) + " |", flush=True)
         for name, source in sources.items() if cosine is not None else ():
@@ -136,6 +180,11 @@ def main() -> None:
                 result = cosines(PSPEngine(mixed, first.tokenizer, threads=1))
                 label = f"wise-ft a = {alpha}" + (f", b = {beta}" if args.toward else "")
                 show(label, scores(result, gold), result)
+                for fit_name in args.common_from:
+                    for pcs in args.pcs:
+                        fitted = common_component_removed(mixed, first.tokenizer, fit_texts(fit_name), pcs)
+                        result = cosines(PSPEngine(fitted, first.tokenizer, threads=1))
+                        show(f"{label}, common component of {fit_name} text, {pcs} PCs", scores(result, gold), result)
     else:
         folder = Path(args.data_dir or default_data_dir())
         texts: list[str] = []

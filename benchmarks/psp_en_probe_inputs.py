@@ -1,4 +1,4 @@
-"""psp-en rounds 19-20: the inputs of their probes, made from the shared data (all negative: the recipe is unchanged).
+"""psp-en rounds 19, 20 and 23: the inputs of their probes, made from the shared data (all negative: the recipe is unchanged).
 
 * ``subset``: the rows of a corpus file whose ``source`` starts with one of ``--source-prefix``, as a new Parquet
   file (e.g. only the WMT news sentences of ``corpus/english_sentences.parquet``), which a distillation-sources
@@ -13,6 +13,11 @@
   package's standardisation, 0 plain PCA; columns beyond the teacher's numerical rank, which it never varies in, go
   to ~0 below 1). The teacher piece vectors come from the teacher cache; the script checks that the initial model's
   columns within that rank are their standardised PCA times one weight per row before it rescales.
+* ``contextual-sums``: per piece id, the sum of the teacher's last-layer token vectors over the piece's occurrences in
+  sentences of the recipe's distillation sample (a piece's vector there: the mean of the teacher tokens its characters
+  overlap), saved as ``.npz``; ``contextual``: an initial model from them (round 23: contextual vectors, each mixed
+  with the piece alone by ``n / (n + shrink)``, then the package's PCA and standardisation and the initial model's
+  SIF weights, checked as ``whitening`` checks them).
 
     python benchmarks/psp_en_probe_inputs.py subset corpus/english_sentences.parquet --source-prefix wmt-testsets \\
         --out runs/round19/wmt_news_sentences.parquet
@@ -22,15 +27,20 @@
         --counts pairs+distil --out runs/round19/init-sif-pairs-distil
     python benchmarks/psp_en_probe_inputs.py whitening --initial runs/ablation/v6-s17-base/initial --strength 0 \\
         --teacher-cache runs/teacher_cache --out runs/round20/init-white0
+    python benchmarks/psp_en_probe_inputs.py contextual-sums --initial runs/ablation/v6-s24-base-order42/initial \\
+        --sentences 60000 --sums runs/round23/ctx60k.npz
+    python benchmarks/psp_en_probe_inputs.py contextual --initial runs/ablation/v6-s24-base-order42/initial \\
+        --sums runs/round23/ctx60k.npz --shrink 0 --teacher-cache runs/teacher_cache --out runs/round23/init-ctx-k0
 
-Numbers: ``benchmarks/results/psp_en_v3_ablation.md`` (rounds 19 and 20), raw logs ``psp_en_v19_runs.jsonl``,
-``psp_en_v20_runs.jsonl``.
+Numbers: ``benchmarks/results/psp_en_v3_ablation.md`` (rounds 19, 20 and 23), raw logs ``psp_en_v19_runs.jsonl``,
+``psp_en_v20_runs.jsonl``, ``psp_en_v23_runs.jsonl``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -94,10 +104,11 @@ def sif_recount(initial: str, counts_of: str, out: str, a: float, data_dir: str 
     print(f"{out}: SIF weights counted on {counts_of} text (a = {a})")
 
 
-def whitening(initial: str, strength: float, teacher_cache: str, teacher: str, out: str) -> None:
-    """Save ``initial`` with its standardised teacher PCA columns rescaled to ``std_j ** (1 - strength)``."""
+def teacher_initial(initial: str, teacher_cache: str, teacher: str) -> tuple[Any, Any, Any, Any, Any]:
+    """``(model, raw, singular, rank, rows)`` of a build's ``initial/`` folder: the teacher piece vectors (from the
+    cache), their PCA singular values, numerical rank, and each row's SIF weight, after checking that the model's
+    columns within that rank are the standardised teacher PCA times one weight per row."""
     import numpy as np
-    import torch
 
     from psp_st.distillation.teacher_cache import teacher_vectors
     from psp_st.modules.teacher_init import distilled_piece_vectors, numerical_rank
@@ -117,12 +128,118 @@ def whitening(initial: str, strength: float, teacher_cache: str, teacher: str, o
     rows = (weights[:, :rank] * standardised).sum(1) / (standardised**2).sum(1)
     if np.abs(weights[:, :rank] - rows[:, None] * standardised).max() > 1e-4 * np.abs(weights).max():  # float32
         raise SystemExit(f"{initial} is not the standardised teacher PCA times one weight per row (another teacher?)")
+    return model, raw, singular, rank, rows
+
+
+def whitening(initial: str, strength: float, teacher_cache: str, teacher: str, out: str) -> None:
+    """Save ``initial`` with its standardised teacher PCA columns rescaled to ``std_j ** (1 - strength)``."""
+    import numpy as np
+    import torch
+
+    model, _, singular, _, _ = teacher_initial(initial, teacher_cache, teacher)
+    module = model[0]
+    vocab = module.vocab_size
     scale = (singular / singular.mean()) ** (1.0 - strength)
     scale /= np.sqrt(np.mean(scale**2))
     with torch.no_grad():
         module.embedding.weight[:vocab] *= torch.from_numpy(scale.astype(np.float32)).unsqueeze(0)
     model.save(out)
     print(f"{out}: PCA columns at whitening strength {strength} (column stds {scale.max():.2f} to {scale.min():.3f})")
+
+
+def contextual_sums(initial: str, teacher: str, sentences: int, seed: int, sums: str, data_dir: str | None) -> None:
+    """Sum, per piece id, the teacher's last-layer token vectors over each occurrence of the piece in ``sentences``
+    sentences drawn from the recipe's distillation sample (a piece's vector: the mean of the teacher tokens its
+    characters overlap); saved to ``sums`` (``.npz``: ``sums`` and ``counts``) for :func:`contextual`."""
+    import numpy as np
+    import torch
+    from tqdm import tqdm
+
+    from psp_st.distillation import distillation_sentences
+    from psp_st.evaluation.decontamination import evaluation_sentences
+    from psp_st.io.data_dir import default_data_dir
+    from psp_st.modules.teacher_init import load_teacher
+    from psp_st.modules.trusted import load_trusted
+    from psp_st.training.recipe import load_config
+    from psp_st.training.schema import parse_recipe
+
+    folder = data_dir or default_data_dir()
+    module = load_trusted(initial)[0]
+    distil = parse_recipe(load_config("psp-en")).distillation
+    parts = distillation_sentences(
+        distil.sources, seed=42, exclude=evaluation_sentences(folder), data_dir=folder, max_words=distil.max_words
+    )
+    pool = [text for _, texts, _ in parts for text in texts]
+    order = np.random.default_rng(seed).permutation(len(pool))[:sentences]
+    texts = sorted((pool[i] for i in order if len(pool[i].lower()) == len(pool[i])), key=len)  # little padding
+    model = load_teacher(teacher)
+    transformer, hf_tokenizer = model[0].auto_model.eval(), model.tokenizer
+    processor = module.tokenizer.processor  # the sentencepiece model, for each piece's character offsets
+    dim = transformer.config.hidden_size
+    total = np.zeros((module.vocab_size, dim), dtype=np.float64)
+    counts = np.zeros(module.vocab_size, dtype=np.int64)
+    skipped = 0
+    batch = 64
+    with torch.inference_mode():
+        for start in tqdm(range(0, len(texts), batch), desc="teacher tokens", unit="batch"):
+            chunk = texts[start : start + batch]
+            encoded = hf_tokenizer(
+                chunk, padding=True, truncation=True, max_length=256, return_offsets_mapping=True, return_tensors="pt"
+            )
+            offsets = encoded.pop("offset_mapping").numpy()
+            hidden = transformer(**encoded).last_hidden_state.numpy()
+            ids_flat, lengths = module.tokenizer.encode_flat(chunk)
+            ends = np.cumsum(lengths)
+            for row, text in enumerate(chunk):
+                proto = processor.encode(text.lower(), return_type="proto")
+                ids = [piece.id for piece in proto.pieces]
+                if ids != list(ids_flat[ends[row] - lengths[row] : ends[row]]):
+                    skipped += 1
+                    continue
+                to_char = np.cumsum([0] + [len(ch.encode("utf-8")) for ch in text.lower()])
+                begin = np.searchsorted(to_char, [piece.begin for piece in proto.pieces])
+                end = np.searchsorted(to_char, [piece.end for piece in proto.pieces])
+                keep = encoded["attention_mask"][row].numpy().astype(bool) & (offsets[row, :, 1] > offsets[row, :, 0])
+                token_start, token_end = offsets[row, keep, 0], offsets[row, keep, 1]
+                vectors = hidden[row, keep]
+                overlap = (token_start[None, :] < end[:, None]) & (token_end[None, :] > begin[:, None])
+                found = overlap.sum(1)
+                has = found > 0
+                means = (overlap[has] @ vectors) / found[has, None]
+                np.add.at(total, np.asarray(ids)[has], means)
+                np.add.at(counts, np.asarray(ids)[has], 1)
+    os.makedirs(os.path.dirname(os.path.abspath(sums)), exist_ok=True)
+    np.savez(sums, sums=total, counts=counts)
+    print(
+        f"{sums}: {len(texts) - skipped:,} sentences, {int(counts.sum()):,} piece occurrences, "
+        f"{int((counts > 0).sum()):,} of {module.vocab_size:,} pieces seen ({skipped} sentences skipped)"
+    )
+
+
+def contextual(initial: str, sums: str, shrink: float, teacher_cache: str, teacher: str, out: str) -> None:
+    """Save ``initial`` with its teacher piece vectors replaced by ``w * contextual + (1 - w) * alone`` (both
+    unit-normalised; ``w = n / (n + shrink)`` for a piece seen ``n`` times), then the package's PCA and
+    standardisation and the initial model's own SIF weight per row."""
+    import numpy as np
+    import torch
+
+    from psp_st.modules.teacher_init import distilled_piece_vectors
+
+    model, raw, _, _, rows = teacher_initial(initial, teacher_cache, teacher)
+    module = model[0]
+    vocab, dim = module.vocab_size, module.embedding_dim
+    loaded = np.load(sums)
+    counts = loaded["counts"].astype(np.float64)
+    context = loaded["sums"] / np.maximum(counts, 1)[:, None]
+    context /= np.maximum(np.linalg.norm(context, axis=1, keepdims=True), 1e-12)
+    alone = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
+    w = (counts / (counts + shrink))[:, None] if shrink > 0 else (counts > 0).astype(np.float64)[:, None]
+    mixed = w * context + (1 - w) * alone
+    new = distilled_piece_vectors(mixed, dim) * rows[:, None].astype(np.float32)
+    with torch.no_grad():
+        module.embedding.weight[:vocab] = torch.from_numpy(new.astype(np.float32))
+    model.save(out)
+    print(f"{out}: contextual piece vectors, shrink {shrink} (mean weight {float(w.mean()):.3f})")
 
 
 def main() -> None:
@@ -143,11 +260,28 @@ def main() -> None:
     three.add_argument("--teacher-cache", required=True, help="the build's distillation.cache_dir")
     three.add_argument("--teacher", default="all-MiniLM-L6-v2", help="the teacher the initial model came from")
     three.add_argument("--out", required=True)
-    for command in (one, two):
+    four = commands.add_parser("contextual-sums", help="per-piece sums of the teacher's contextual token vectors")
+    four.add_argument("--initial", required=True, help="a build's initial/ folder (its tokenizer)")
+    four.add_argument("--teacher", default="all-MiniLM-L6-v2")
+    four.add_argument("--sentences", type=int, default=50000, help="drawn from the recipe's distillation sample")
+    four.add_argument("--seed", type=int, default=0)
+    four.add_argument("--sums", required=True, help="the .npz to write")
+    five = commands.add_parser("contextual", help="an initial model from contextual piece vectors")
+    five.add_argument("--initial", required=True, help="a build's initial/ folder (teacher init, standardised)")
+    five.add_argument("--sums", required=True, help="contextual-sums' .npz")
+    five.add_argument("--shrink", type=float, default=0.0, help="w = n / (n + shrink); 0: contextual wherever seen")
+    five.add_argument("--teacher-cache", required=True, help="the build's distillation.cache_dir")
+    five.add_argument("--teacher", default="all-MiniLM-L6-v2", help="the teacher the initial model came from")
+    five.add_argument("--out", required=True)
+    for command in (one, two, four):
         command.add_argument("--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR)")
     args = parser.parse_args()
     if args.command == "subset":
         subset(args.path, args.source_prefix, args.out, args.data_dir)
+    elif args.command == "contextual-sums":
+        contextual_sums(args.initial, args.teacher, args.sentences, args.seed, args.sums, args.data_dir)
+    elif args.command == "contextual":
+        contextual(args.initial, args.sums, args.shrink, args.teacher_cache, args.teacher, args.out)
     elif args.command == "whitening":
         whitening(args.initial, args.strength, args.teacher_cache, args.teacher, args.out)
     else:

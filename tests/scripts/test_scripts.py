@@ -154,3 +154,45 @@ def test_probe_inputs_whitening_gives_the_model_back_at_1_and_the_teacher_spectr
     pieces = np.stack([teacher.vector(text) for text in sp_tokenizer.token_texts()]).astype(np.float64)
     singular = np.linalg.svd(pieces - pieces.mean(0), compute_uv=False)
     np.testing.assert_allclose(weights["0"].std(0), singular / np.sqrt(np.mean(singular**2)), rtol=1e-4)
+
+
+def test_probe_inputs_contextual_gives_the_model_back_when_context_agrees_with_the_piece_alone(
+    tmp_path, monkeypatch, sp_tokenizer, stub_teacher
+):
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.modules.psp import PSPEmbedding
+    from psp_st.modules.trusted import load_trusted
+
+    cache, teacher = tmp_path / "cache", stub_teacher(dim=16)
+    module = PSPEmbedding.from_teacher(teacher, sp_tokenizer, embedding_dim=16, cache_dir=cache, teacher_name="stub")
+    SentenceTransformer(modules=[module], device="cpu").save(str(tmp_path / "initial"))
+    alone = np.stack([teacher.vector(text) for text in sp_tokenizer.token_texts()]).astype(np.float64)
+    counts = np.arange(len(alone)) % 3  # a third never seen, the rest seen once or twice, in the piece's direction
+    np.savez(tmp_path / "sums.npz", sums=alone * (2.0 * counts)[:, None], counts=counts)
+    run_script(
+        REPO / "benchmarks" / "psp_en_probe_inputs.py",
+        monkeypatch,
+        *("contextual", "--initial", str(tmp_path / "initial"), "--sums", str(tmp_path / "sums.npz")),
+        *("--shrink", "2", "--teacher-cache", str(cache), "--teacher", "stub", "--out", str(tmp_path / "out")),
+    )
+    got = load_trusted(str(tmp_path / "out"))[0].embedding.weight[: module.vocab_size].detach().numpy()
+    np.testing.assert_allclose(got, module.embedding.weight[: module.vocab_size].detach().numpy(), atol=1e-4)
+
+
+def test_common_component_removal_folds_into_the_table_as_done_to_sentence_vectors(monkeypatch, sp_tokenizer):
+    import numpy as np
+
+    from psp_st.inference.engine import PSPEngine
+
+    monkeypatch.setattr(sys, "path", [str(REPO / "benchmarks"), *sys.path])
+    remove = runpy.run_path(str(REPO / "benchmarks" / "psp_en_combine.py"))["common_component_removed"]
+    weights = np.random.default_rng(0).normal(size=(sp_tokenizer.vocab_size, 8)).astype(np.float32)
+    texts = ["a dog runs on the grass", "two men play football", "a woman is cooking", "the cat sleeps", "kids swim"]
+    vectors = PSPEngine(weights, sp_tokenizer, threads=1).encode(texts).astype(np.float64)
+    centred = vectors - vectors.mean(0)
+    top = np.linalg.svd(centred, full_matrices=False)[2][:2]
+    expected = centred - centred @ top.T @ top
+    got = PSPEngine(remove(weights, sp_tokenizer, texts, 2), sp_tokenizer, threads=1).encode(texts)
+    np.testing.assert_allclose(got, expected, atol=1e-5)
