@@ -92,7 +92,10 @@ def write_train_record(
         "recipe": config,
         "seed": parse_recipe(config).seed,
         "max_steps": max_steps,
-        **training_record(config, final.parent, Path(data_dir) if data_dir else default_data_dir()),
+        # no stage seconds: after --resume they would time the last process only (a build times its whole run)
+        "training": training_record(config, final.parent, Path(data_dir) if data_dir else default_data_dir())[
+            "training"
+        ],
         "citations": dict(citations or {}),
     }
     write_record(final, info)
