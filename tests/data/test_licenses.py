@@ -67,3 +67,9 @@ def test_the_shared_table_wins_over_a_source_licence_and_an_unmatched_file_stays
         "training_pairs/coco_captions_val2017.parquet"
     )
     assert source_license("other/pairs.parquet", sources) == UNKNOWN
+
+
+def test_the_brown_sentences_state_the_non_commercial_terms_of_nltks_index():
+    """G1: the card said "Brown: redistribution permitted"; nltk_data's index says "May be used for non-commercial
+    purposes" (a third of english_sentences, sampled by every distilled recipe)."""
+    assert "Brown: non-commercial use" in data_license("corpus/english_sentences.parquet")[1]
