@@ -113,6 +113,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
     import yaml
 
     import psp_st
+    from psp_st.data.licenses import data_license
     from psp_st.losses.margin import PSP_CITATION  # torch: only where a card is filled
     from psp_st.training.soup import SOUP_CITATION
     from psp_st.training.wise_ft import WISE_FT_CITATION
@@ -126,8 +127,6 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
     files = _file_rows(list(training.get("files") or {}), training.get("files"), sources["data"])
     distillation = dict(training.get("distillation") or {})
     if distillation:
-        from psp_st.data.licenses import data_license
-
         distillation["files"] = _file_rows(list(distillation.get("files") or []), sources=sources["distillation"])
         distillation["licence"] = data_license(str(distillation.get("teacher") or ""))[1]
         distillation["sentences"] = int(distillation.get("sentences") or 0)
@@ -135,6 +134,12 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
     for key, value in (evaluation.get("metrics") or {}).items():
         task, _, metric = key.partition(" / ")
         metrics.append({"task": TASK_NAMES.get(task, task), "metric": metric or "-", "value": float(value)})
+    teacher_init = None  # piece vectors from the teacher: a source even without the distillation term (weight 0)
+    if ((recipe or {}).get("model") or {}).get("init") == "teacher":
+        from psp_st.training.schema import DistillationSection
+
+        teacher = ((recipe or {}).get("distillation") or {}).get("teacher") or DistillationSection().teacher
+        teacher_init = {"name": teacher, "licence": data_license(teacher)[1]}
     recipe_text = yaml.safe_dump(recipe, sort_keys=False).rstrip() if recipe is not None else ""
     name = info.get("name")
     languages, language_notes = language_rows(info)
@@ -154,6 +159,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         "pairs": training.get("pairs"),
         "init_from": ((recipe or {}).get("model") or {}).get("init_from"),
         "distillation": distillation,
+        "teacher_init": teacher_init,
         "stages": info.get("stage_seconds") or {},
         "recipe": recipe_text,
         "fence": "`" * max([3, *(len(run) + 1 for run in re.findall("`{3,}", recipe_text))]),  # longer than any inside

@@ -267,3 +267,12 @@ def test_card_of_a_train_run_lists_its_data_as_a_build_card_does(train_output, t
         text = card.read_text(encoding="utf-8")
         assert "coco_captions_val2017.parquet` |" in text and "| COCO annotations CC BY 4.0 |" in text
         assert "no build record" not in text and "psp-st train --config" in text and "name: tiny-train" in text
+
+
+def test_card_names_the_teacher_its_piece_vectors_come_from_without_a_distillation_term(static_model):
+    """G2: `model.init: teacher` with distillation weight 0 trains no distillation term: the card named no teacher."""
+    from psp_st.hub.card import render_model_card
+
+    recipe = {**INFO["recipe"], "model": {"type": "psp", "init": "teacher"}}
+    card = render_model_card(static_model, {**INFO, "recipe": recipe}).split("### Training Recipe")[0]
+    assert "Piece vectors initialised from the teacher `all-MiniLM-L6-v2` (licence: Apache-2.0;" in card
