@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+#: Terms of a licence text that limit the use of a model trained on it (``restrictions``), by the pattern finding them.
+RESTRICTIONS: dict[str, str] = {
+    "non-commercial": r"non-?commercial|\bBY-NC\b|\bNC\b",
+    "research use": r"(?i:research)",
+    "no licence stated": r"(?i:no licen[cs]e stated|not stated)",
+    "ShareAlike": r"\bBY-(?:NC-)?SA\b|(?i:share-?alike)",
+}
 
 #: A file the table does not know, whose recipe source states no ``license``/``genre`` (see :func:`source_license`).
 UNKNOWN = ("?", "not stated (a recipe source's `license` key states it)")
@@ -39,3 +48,9 @@ def source_license(path: str, sources: list[Any]) -> tuple[str, str]:
         if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, f"*/{pattern}"):
             return source.get("genre") or UNKNOWN[0], source.get("license") or UNKNOWN[1]
     return UNKNOWN
+
+
+def restrictions(licence: str) -> list[str]:
+    """The terms of ``licence`` (a table or recipe licence text) that limit a trained model's use: keys of
+    :data:`RESTRICTIONS` (``[]`` for a permissive one, e.g. ``CC BY 4.0`` or ``public domain``)."""
+    return [term for term, pattern in RESTRICTIONS.items() if re.search(pattern, licence, re.IGNORECASE)]

@@ -53,6 +53,25 @@ def _file_rows(
     ]
 
 
+def _licence_terms(files: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The License section's lists: the files (each once) whose licence is ``"restricted"`` (non-commercial, research
+    use or no licence stated) and those only ``"share_alike"``, each with its name and licence."""
+    from psp_st.data.licenses import restrictions
+
+    lists: dict[str, list[dict[str, Any]]] = {"restricted": [], "share_alike": []}
+    seen = set()
+    for row in files:
+        if row["name"] in seen:
+            continue
+        seen.add(row["name"])
+        terms = restrictions(row["licence"])
+        if terms and terms != ["ShareAlike"]:
+            lists["restricted"].append({"name": row["name"], "licence": row["licence"]})
+        elif terms:
+            lists["share_alike"].append({"name": row["name"], "licence": row["licence"]})
+    return lists
+
+
 def _genre_shares(files: list[dict[str, Any]], pairs_per_source: dict[str, int]) -> list[dict[str, Any]]:
     """Share of the pairs trained per epoch by genre, largest first: each source's pairs (keyed by the recipe's path
     or glob) spread over its files by their rows; the files' rows when no source matches. Rowless files are left out."""
@@ -143,7 +162,18 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
     recipe_text = yaml.safe_dump(recipe, sort_keys=False).rstrip() if recipe is not None else ""
     name = info.get("name")
     languages, language_notes = language_rows(info)
+    release = (recipe or {}).get("release") or {}
+    teachers = [
+        {"name": name, "licence": licence}
+        for name, licence in {
+            **({distillation["teacher"]: distillation["licence"]} if distillation.get("teacher") else {}),
+            **({teacher_init["name"]: teacher_init["licence"]} if teacher_init else {}),
+        }.items()
+    ]
     return {
+        **_licence_terms([*files, *(distillation.get("files") or []), *teachers]),
+        "license_name": release.get("license_name"),
+        "license_link": release.get("license_link"),
         "language_rows": languages,
         "language_notes": language_notes,
         "description": (recipe or {}).get("description", ""),

@@ -113,6 +113,10 @@ class ReleaseSection:
     suite: str = _option("quick", str)  # the evaluation suite of the card (e.g. xling for a multilingual model)
     #: The model card's ``license`` (a Hub licence id: ``cc-by-nc-4.0``, ``other``, ...); None: apache-2.0, the code's.
     license: str | None = _option(None, str)
+    #: With ``license: other`` (Hugging Face's card spec): the licence's id and a link to its text (a file in the
+    #: model repo, e.g. ``README.md`` for the card's License section, or a URL).
+    license_name: str | None = _option(None, str)
+    license_link: str | None = _option(None, str)
 
 
 #: The STS file a recipe without an ``evaluation`` section evaluates on during training.

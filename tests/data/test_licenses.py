@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from psp_st.data.licenses import UNKNOWN, data_license, source_license
+from psp_st.data.licenses import UNKNOWN, data_license, restrictions, source_license
 from tests.conftest import data_path
 
 TABLE = Path(__file__).resolve().parents[2] / "psp_st" / "resources" / "data_licenses.yaml"
@@ -73,3 +73,18 @@ def test_the_brown_sentences_state_the_non_commercial_terms_of_nltks_index():
     """G1: the card said "Brown: redistribution permitted"; nltk_data's index says "May be used for non-commercial
     purposes" (a third of english_sentences, sampled by every distilled recipe)."""
     assert "Brown: non-commercial use" in data_license("corpus/english_sentences.parquet")[1]
+
+
+@pytest.mark.parametrize(
+    ("licence", "terms"),
+    [
+        ("Flickr30k/Multi30k: non-commercial research/education", ["non-commercial", "research use"]),
+        ("CC BY-NC-SA 4.0", ["non-commercial", "ShareAlike"]),
+        ("no license stated (research dataset)", ["research use", "no licence stated"]),
+        (UNKNOWN[1], ["no licence stated"]),
+        ("CC BY 3.0 / CC BY 4.0", []),
+        ("public domain", []),
+    ],
+)
+def test_restrictions_names_the_terms_that_limit_a_models_use(licence, terms):
+    assert restrictions(licence) == terms

@@ -276,3 +276,39 @@ def test_card_names_the_teacher_its_piece_vectors_come_from_without_a_distillati
     recipe = {**INFO["recipe"], "model": {"type": "psp", "init": "teacher"}}
     card = render_model_card(static_model, {**INFO, "recipe": recipe}).split("### Training Recipe")[0]
     assert "Piece vectors initialised from the teacher `all-MiniLM-L6-v2` (licence: Apache-2.0;" in card
+
+
+def test_card_lists_the_sources_whose_terms_restrict_use_under_its_licence(static_model):
+    """G3: psp-en's card said `license: apache-2.0` over non-commercial / research-only / unlicensed training data,
+    their terms only in a table row each; the License section now lists them (and the ShareAlike ones)."""
+    from psp_st.hub.card import render_model_card
+
+    files = {
+        "training_pairs/flickr8k_captions.parquet": 10,
+        "training_pairs/coco_captions_val2017.parquet": 10,
+        "training_pairs/wikiauto_gem_valid_simplification.parquet": 10,
+    }
+    card = render_model_card(static_model, {**INFO, "training": {**INFO["training"], "files": files}})
+    section = card.split("## License\n")[1].split("\n## ")[0]
+    assert "some training sources restrict use" in card
+    assert "- `training_pairs/flickr8k_captions.parquet`: Flickr8k: research use" in section
+    assert "`training_pairs/wikiauto_gem_valid_simplification.parquet` (CC BY-SA 3.0)" in section
+    assert "coco_captions" not in section and "this licence does not lift" in section
+
+
+def test_the_packaged_recipes_cards_say_license_other_with_its_name_and_link(static_model):
+    """G3: the packaged recipes train on non-commercial and research-only data: their cards no longer claim
+    apache-2.0 but `other`, with the license_name and license_link Hugging Face's card spec asks for."""
+    from huggingface_hub import ModelCard
+
+    from psp_st.hub.card import render_model_card
+    from psp_st.training.recipe import load_config
+
+    for name in ("psp-en", "psp-multi", "psp-de-en", "psp-paper"):
+        recipe = {**INFO["recipe"], "release": load_config(name)["release"]}
+        data = ModelCard(render_model_card(static_model, {**INFO, "recipe": recipe})).data
+        assert (data.license, data.license_name, data.license_link) == (
+            "other",
+            "psp-st-training-data-terms",
+            "README.md",
+        ), name
