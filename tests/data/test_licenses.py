@@ -88,3 +88,14 @@ def test_the_brown_sentences_state_the_non_commercial_terms_of_nltks_index():
 )
 def test_restrictions_names_the_terms_that_limit_a_models_use(licence, terms):
     assert restrictions(licence) == terms
+
+
+@pytest.mark.shared_data
+def test_the_intent_corpus_states_the_wikipedia_sentences_it_holds():
+    """G4: CLINC's all_wiki_sents (Wikipedia text, CC BY-SA) were carded as "CC BY 3.0 / CC BY 4.0" intent queries."""
+    import pandas as pd
+
+    sources = pd.read_parquet(data_path("corpus/intent_queries_and_questions.parquet"), columns=["source"])["source"]
+    assert (sources == "clinc-oos:all_wiki_sents").any()
+    genre, licence = data_license("corpus/intent_queries_and_questions.parquet")
+    assert "Wikipedia" in genre and "ShareAlike" in restrictions(licence)
