@@ -20,7 +20,7 @@ from psp_st.data.text_files import (
 )
 from psp_st.io.data_dir import resolve_data_files
 from psp_st.io.extras import require_installed
-from psp_st.io.lines import iter_lines
+from psp_st.io.lines import check_input_file, iter_lines
 
 PASSTHROUGH_COLUMNS: tuple[str, ...] = ("group_id", "score", "lang")
 """Optional columns kept (when present) next to ``sentence1`` / ``sentence2``."""
@@ -381,8 +381,7 @@ def read_texts(
     texts: list[str] = []
     skip = {name: set(values) for name, values in (exclude or {}).items()}
     for path in (os.fspath(name) for name in paths):
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"input file not found: {path}")
+        check_input_file(path)
         if not path.lower().endswith(_TABLE_SUFFIXES):
             if _suffix(path) == ".csv":
                 raise ValueError(f"{path}: {CSV_REFUSED}")

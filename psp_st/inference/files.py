@@ -17,7 +17,7 @@ from psp_st.inference.encode import encode_texts
 from psp_st.inference.engine import PSPEngine
 from psp_st.inference.finite import NonFiniteOutputError, check_finite
 from psp_st.io.atomic import atomic_path, reserve_space
-from psp_st.io.lines import count_lines, iter_line_blocks
+from psp_st.io.lines import check_input_file, count_lines, iter_line_blocks
 from psp_st.io.progress import progress_bar
 
 logger = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ def embed_file(
     next chunk and write the previous one while the current one is embedded in place; the file appears when complete.
     """
     check_int("chunk_size (--chunk-size)", chunk_size)
-    input_path = Path(input_path)
+    input_path = check_input_file(input_path)  # a pipe: refused before count_lines reads it up
     total = count_lines(input_path)
     chunk_size = min(chunk_size, max(total, 1))  # the buffers hold a chunk: never more rows than the file has
     dim = model.get_embedding_dimension()
@@ -168,7 +168,7 @@ def score_file(
     """Write each ``sentence1<TAB>sentence2`` line of ``pairs_path`` with a third column, their cosine; return the
     number of pairs. A line without exactly one tab raises :class:`ValueError` naming its number (nothing is written);
     ``header``: the first line gets a ``cosine`` column. Pairs with a side that has no known piece get one warning."""
-    pairs_path = Path(pairs_path)
+    pairs_path = check_input_file(pairs_path)  # a pipe: refused before count_lines reads it up
     total = count_lines(pairs_path)
     scored = unknown = 0
     with (

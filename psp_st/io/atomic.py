@@ -87,7 +87,7 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         os.replace(tmp, path)
     except BaseException as error:
         tmp.unlink(missing_ok=True)
-        if isinstance(error, OSError) and error.filename is None:  # a short write (full disk, size limit) names none
+        if type(error) is OSError and error.filename is None:  # a short write (full disk, size limit) names none
             raise OSError(error.errno or errno.ENOSPC, error.strerror or str(error), str(path)) from error
         raise
 

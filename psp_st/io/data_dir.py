@@ -7,6 +7,8 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from psp_st.io.lines import check_input_file
+
 #: Environment variable naming the shared data folder (``sts/``, ``pair_classification/``, ``training_pairs/`` ...).
 ENV_VAR = "PSP_ST_DATA_DIR"
 
@@ -45,6 +47,8 @@ def resolve_data_files(
         files = [path for path in files if keep is None or keep(path)]
     else:
         files = sorted(path for path in glob.glob(pattern, recursive=True) if os.path.isfile(path))
+    if not files and os.path.exists(pattern) and not os.path.isdir(pattern):
+        check_input_file(pattern)  # a pipe or a device: say so, not "no data file matches"
     if not files:
         where = "" if os.path.isabs(os.fspath(source)) else f" (looked here and in the data folder {folder})"
         raise FileNotFoundError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,22 @@ COMPRESSED_MAGIC = {
 
 #: What to do about a line that is not UTF-8 (a Latin-1 or Windows-1252 export, the usual case).
 RE_ENCODE = "save the file as UTF-8 (from Latin-1: iconv -f latin1 -t utf-8 IN > OUT)"
+
+
+def check_input_file(path: str | os.PathLike) -> Path:
+    """``path`` if it is a regular file; else an OSError naming it (missing, a folder) or, for a pipe, a device or
+    ``/dev/stdin`` fed by one, a ValueError saying to save the text to a file (inputs are read by name)."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if not path.exists():
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    raise ValueError(
+        f"{path} is a pipe or a device, not a file: psp-st reads its inputs from files; save the text to a file first "
+        "(e.g. COMMAND > input.txt) and pass that"
+    )
 
 
 def too_long_error(path: str | os.PathLike, number: int, length: str) -> ValueError:
@@ -77,9 +94,7 @@ def iter_line_blocks(
     characters); each ``read_bytes`` block's whole lines are decoded at once; invalid UTF-8 raises naming the line.
     Only bytes ``[byte_start, byte_stop)`` are read (a shard of the file), ``first_line`` being the number of the first."""
     check_int("chunk_size (--chunk-size)", block_lines)
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"input file not found: {path}")
+    path = check_input_file(path)
     pending: list[str] = []
     first, chars = first_line, 0  # line number of pending[0]; characters in pending
     rest = b""
