@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.kind != "pairs" and (args.column or args.format):
         raise ValueError(f"--column and --format apply to --kind pairs; --kind {args.kind} has its own layout")
-    if args.output:
+    if args.output is not None:  # "" is refused by check_output, not taken for "no --output"
         files = [path for item in args.source for path in local_files(item) or []]  # what globs / folders name
         check_output(args.output, inputs=[*args.source, *files, args.filters], overwrite=args.overwrite)
         if not args.output.lower().endswith(".parquet"):
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     print(validation)
     pairs, report = apply_filters(pairs, _filters(args.filters), num_proc=args.num_proc)
     print(report)
-    if args.output:
+    if args.output is not None:
         with atomic_path(args.output) as temporary:
             pairs.to_parquet(str(temporary))
         print(f"wrote {args.output}: {len(pairs):,} pairs")

@@ -7,6 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from psp_st.cli import path_argument
 from psp_st.io.output_policy import OVERWRITE_HELP, check_output
 
 
@@ -25,11 +26,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "full: everything English and more; xling: FLORES-200 devtest retrieval per language (dev), Tatoeba "
         "deu/fra, PAWS-X dev/test in 7 languages, STSb and STS17 en-en (default: quick)",
     )
-    parser.add_argument("--data-dir", help="shared data folder (default: $PSP_ST_DATA_DIR or ../shared/data)")
+    parser.add_argument(
+        "--data-dir", type=path_argument, help="shared data folder (default: $PSP_ST_DATA_DIR or ../shared/data)"
+    )
     parser.add_argument("--out", required=True, help="output folder for results.json, report.md and plots")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument(
-        "--opusparcus-dir", help="Opusparcus 1.0 folder (<lang>/{dev,test}/<lang>-{dev,test}.txt) for the full suite"
+        "--opusparcus-dir",
+        type=path_argument,
+        help="Opusparcus 1.0 folder (<lang>/{dev,test}/<lang>-{dev,test}.txt) for the full suite",
     )
     parser.add_argument("--batch-size", type=int, default=64, help="encode batch size (default: 64)")
     parser.add_argument("--threads", type=int, help="torch threads (default: all)")

@@ -7,18 +7,18 @@ import os
 import shlex
 
 from psp_st.arguments import check_int
-from psp_st.cli import DATA_DIR_HELP
+from psp_st.cli import DATA_DIR_HELP, path_argument
 from psp_st.io.output_policy import OVERWRITE_HELP
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("train", help="train a model from a recipe", description=run.__doc__)
     parser.add_argument("--config", required=True, help="recipe: a packaged name (psp-en) or a YAML file")
-    parser.add_argument("--output", help="run folder (default: runs/<recipe name>)")
+    parser.add_argument("--output", type=path_argument, help="run folder (default: runs/<recipe name>)")
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
-    parser.add_argument("--data-dir", help=DATA_DIR_HELP)
+    parser.add_argument("--data-dir", type=path_argument, help=DATA_DIR_HELP)
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     parser.set_defaults(func=run)
 

@@ -40,6 +40,8 @@ def check_output(
         inputs: files or folders the command reads (``None`` and empty entries are ignored).
         option / flag: the option name and how the caller says "overwrite" (``overwrite=True``), for messages.
     """
+    if os.fspath(path) == "":  # Path("") is the current folder
+        raise ValueError(f"{option}: empty path (an unset variable?): give a file or folder, './NAME' for one here")
     path = Path(path)
     target = path.resolve()
     sealed = list(sealed)

@@ -36,3 +36,34 @@ def test_a_pipe_as_input_is_named_as_such(argv, pipe_path, psp_model_dir, tmp_pa
     err = capsys.readouterr().err
     assert f"{pipe_path} is a pipe or a device, not a file" in err and "save the text to a file" in err
     assert "space" not in err and "--data-dir" not in err
+
+
+def _exit_code(argv: list[str]) -> int:
+    """main's code, or argparse's for a refused option value."""
+    try:
+        return main(argv)
+    except SystemExit as exit_info:
+        return int(exit_info.code or 0)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["data", "pairs.tsv", "--output", ""],
+        ["eval", "--model", "{model}", "--out", "", "--overwrite"],
+        ["eval", "--model", "{model}", "--out", "ev", "--data-dir", ""],
+        ["train", "--config", "r.yaml", "--output", ""],
+        ["train", "--config", "r.yaml", "--data-dir", ""],
+        ["embed", "--model", "{model}", "--input", "pairs.tsv", "--output", ""],
+    ],
+)
+def test_an_empty_path_is_refused_by_every_command(argv, psp_model_dir, tmp_path, monkeypatch, capsys):
+    """K2: `--output "$UNSET"` wrote nothing with exit 0 (data), the current folder (eval --out), runs/NAME (train),
+    the default data folder (--data-dir), or said '--output . is the input' (embed): build/mine/push refuse it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pairs.tsv").write_text("a dog runs\ta dog is running\n")
+    (tmp_path / "r.yaml").write_text("name: tiny\ndata: {sources: [pairs.tsv]}\n")
+    before = sorted(tmp_path.iterdir())
+    assert _exit_code([arg.format(model=psp_model_dir) for arg in argv] + ["--no-progress"]) == EXIT_ERROR
+    assert "empty path" in capsys.readouterr().err
+    assert sorted(tmp_path.iterdir()) == before
