@@ -25,8 +25,8 @@ def add_shard_options(parser: argparse.ArgumentParser, command: str) -> None:
     group.add_argument(
         "--shard-rows",
         type=int,
-        help="rows per shard (a worker's unit of work, and of resuming; embedded in chunks of "
-        + ("--chunk-size rows" if command == "embed" else "16384 rows")
+        help="rows per shard (default 100000 with --ray; a worker's unit of work, and of resuming; embedded in "
+        + ("chunks of --chunk-size rows" if command == "embed" else "chunks of 16384 rows")
         + "); --input may then be a folder or glob of .parquet/.txt shards"
         + (" and --output is a folder of .npy shards + manifest.json" if command == "embed" else ""),
     )

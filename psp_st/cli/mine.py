@@ -47,7 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--min-margin", type=float, default=1.1, help="minimum ratio margin (default 1.1; bitext ~1.06, --strategy max)"
     )
     parser.add_argument("--min-cosine", type=float, default=-1.0, help="minimum cosine (default -1: off)")
-    parser.add_argument("--max-cosine", type=float, default=1.0, help="maximum cosine (below 1 drops near-copies)")
+    parser.add_argument(
+        "--max-cosine", type=float, default=1.0, help="maximum cosine (default 1: off; below 1 drops near-copies)"
+    )
     parser.add_argument(
         "--max-trigram-overlap", type=float, default=0.7, help="maximum word-trigram overlap (default 0.7; 1: off)"
     )
@@ -59,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=1.0,
         help="bitext: multiply --input's character count by this before the length ratio (the median target/source "
-        "character ratio; Chinese-English ~3.5: unscaled, most true pairs fail --max-length-ratio)",
+        "character ratio; Chinese-English ~3.5: unscaled, most true pairs fail --max-length-ratio; default 1.0)",
     )
     parser.add_argument(
         "--no-dedup", action="store_true", help="keep repeated texts and text pairs (a copy takes a neighbour slot)"
@@ -78,16 +80,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="auto",
         help="FAISS index (default auto: exact below --exact-below vectors, else ivf)",
     )
-    parser.add_argument("--exact-below", type=int, default=100_000, help="auto: exact search below this many vectors")
+    parser.add_argument(
+        "--exact-below", type=int, default=100_000, help="auto: exact search below this many vectors (default 100000)"
+    )
     parser.add_argument("--nlist", type=int, help="IVF lists (default 4 * sqrt(n))")
     parser.add_argument("--nprobe", type=int, default=16, help="IVF lists searched per query (default 16)")
     parser.add_argument("--pca", type=int, help="PCA dimensions to search in (ivf/hnsw; e.g. 256 for 1024-d P-SP)")
-    parser.add_argument("--train-size", type=int, help="vectors sampled to train IVF/PCA")
+    parser.add_argument(
+        "--train-size", type=int, help="vectors sampled to train IVF/PCA (default 64 x max(nlist, 1024))"
+    )
     parser.add_argument("--recall-k", type=int, default=10, help="report ANN recall@k vs exact search (default 10)")
     parser.add_argument("--recall-sample", type=int, default=1000, help="queries sampled for the recall (default 1000)")
     parser.add_argument("--float16", action="store_true", help="keep the work folder's vectors as float16")
     parser.add_argument("--threads", type=int, help="threads per worker (default 1)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the recall sample and IVF training")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the recall sample and IVF training (default 0)")
     add_shard_options(parser, "mine")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=run)

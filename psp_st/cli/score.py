@@ -13,7 +13,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--pairs", required=True, help="UTF-8 TSV: sentence1<TAB>sentence2 per line")
     parser.add_argument("--output", required=True, help="output TSV: the input columns plus a cosine column")
     parser.add_argument("--header", action="store_true", help="the first line is a header")
-    parser.add_argument("--chunk-size", type=int, default=50_000, help="pairs scored per chunk (RAM bound)")
+    parser.add_argument(
+        "--chunk-size", type=int, default=50_000, help="pairs scored per chunk (RAM bound; default 50000)"
+    )
     parser.add_argument("--threads", type=int, help="torch/sentencepiece threads (default: all)")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=run)

@@ -21,15 +21,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "if present, else sentence, else text)",
     )
     train.add_argument("--output", required=True, help="output .model file")
-    train.add_argument("--vocab-size", type=int, default=50_000)
+    train.add_argument("--vocab-size", type=int, default=50_000, help="pieces (an upper bound; default 50000)")
     train.add_argument(
-        "--character-coverage", type=float, default=1.0, help="1.0 keeps every character (0.995 drops caption digits)"
+        "--character-coverage",
+        type=float,
+        default=1.0,
+        help="1.0 (default) keeps every character (0.995 drops caption digits)",
     )
     train.add_argument("--no-lowercase", dest="lowercase", action="store_false", help="keep case")
-    train.add_argument("--input-sentence-size", type=int, default=10_000_000, help="cap on sampled sentences")
-    train.add_argument("--model-type", choices=["unigram", "bpe"], default="unigram")
+    train.add_argument(
+        "--input-sentence-size", type=int, default=10_000_000, help="cap on sampled sentences (default 10000000)"
+    )
+    train.add_argument("--model-type", choices=["unigram", "bpe"], default="unigram", help="default: unigram")
     train.add_argument("--byte-fallback", action="store_true", help="unknown characters become byte pieces")
-    train.add_argument("--seed", type=int, default=42)
+    train.add_argument("--seed", type=int, default=42, help="sentencepiece's sampling seed (default 42)")
     train.add_argument("--threads", type=int, help="sentencepiece training threads (default: all)")
     train.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     train.set_defaults(func=run_train)

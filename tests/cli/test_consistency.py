@@ -67,3 +67,34 @@ def test_an_empty_path_is_refused_by_every_command(argv, psp_model_dir, tmp_path
     assert _exit_code([arg.format(model=psp_model_dir) for arg in argv] + ["--no-progress"]) == EXIT_ERROR
     assert "empty path" in capsys.readouterr().err
     assert sorted(tmp_path.iterdir()) == before
+
+
+def _options(parser, name: str = "psp-st"):
+    """(command, action) of every option of every command, nested ones (``tokenizer train``) too."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command, sub in action.choices.items():
+                yield from _options(sub, f"{name} {command}")
+        else:
+            yield name, action
+
+
+def test_every_option_with_a_default_states_it_in_its_help():
+    """K3: tokenizer train's --vocab-size, --model-type, --seed (and four more options) hid their defaults."""
+    import argparse
+
+    from psp_st.cli import build_parser
+
+    flags = (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._CountAction, argparse._HelpAction)
+    silent = [
+        f"{command} {action.option_strings[0]}"
+        for command, action in _options(build_parser())
+        if not isinstance(action, flags)
+        and action.default is not None
+        and action.default != []
+        and action.default is not argparse.SUPPRESS
+        and "default" not in (action.help or "")
+    ]
+    assert silent == []
