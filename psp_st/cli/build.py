@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sys
 
 from psp_st.cli import DATA_DIR_HELP, path_argument
 
@@ -49,18 +51,19 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_steps is not None:
         check_int("--max-steps", args.max_steps)
-    folder = build(
-        args.name,
-        output=args.output,
-        data_dir=args.data_dir,
-        seed=args.seed,
-        max_steps=args.max_steps,
-        suite=None if args.no_eval else (args.suite or RECIPE_SUITE),
-        threads=args.threads,
-        work_dir=args.work_dir,
-        overwrite=args.overwrite,
-        dtype=args.dtype,
-    )
+    with contextlib.redirect_stdout(sys.stderr):  # the Trainer's step logs: stdout holds only the result lines
+        folder = build(
+            args.name,
+            output=args.output,
+            data_dir=args.data_dir,
+            seed=args.seed,
+            max_steps=args.max_steps,
+            suite=None if args.no_eval else (args.suite or RECIPE_SUITE),
+            threads=args.threads,
+            work_dir=args.work_dir,
+            overwrite=args.overwrite,
+            dtype=args.dtype,
+        )
     info = read_build_record(folder) or {}
     print(f"built {info['name']} in {folder} (training {info['training']['seconds'] / 60:.1f} min)")
     for key, value in (info.get("evaluation") or {}).get("metrics", {}).items():

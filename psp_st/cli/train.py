@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
+import sys
 
 from psp_st.arguments import check_int
 from psp_st.cli import DATA_DIR_HELP, path_argument
@@ -32,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.hub.card import write_model_cards
     from psp_st.training.recipe import train_from_config
 
-    with torch_threads(args.threads):
+    # the Trainer prints its step logs ({'loss': ...}): to stderr, so stdout holds only the result line
+    with torch_threads(args.threads), contextlib.redirect_stdout(sys.stderr):
         model = train_from_config(
             args.config,
             output_dir=args.output,

@@ -98,3 +98,41 @@ def test_every_option_with_a_default_states_it_in_its_help():
         and "default" not in (action.help or "")
     ]
     assert silent == []
+
+
+def test_train_prints_its_step_logs_to_stderr_and_only_the_result_to_stdout(tmp_path, capsys):
+    """K4: the Trainer's {'loss': ...} lines went to stdout: `psp-st train ... > result.txt` got them all."""
+    words = [
+        "man",
+        "woman",
+        "dog",
+        "cat",
+        "plays",
+        "runs",
+        "eats",
+        "sits",
+        "red",
+        "blue",
+        "big",
+        "small",
+        "park",
+        "house",
+        "guitar",
+        "piano",
+    ]
+    lines = [
+        f"{words[i % 16]} {words[(i * 7) % 16]} {words[(i * 5) % 16]}\t{words[(i * 3) % 16]} {words[i % 11]}"
+        for i in range(64)
+    ]
+    (tmp_path / "pairs.tsv").write_text("\n".join(lines) + "\n")
+    recipe = (
+        "name: tiny\ndata: {sources: [pairs.tsv]}\ntokenizer: {vocab_size: 60}\nmodel: {embedding_dim: 8}\n"
+        "megabatch: {size: 2, anneal: 2}\ntrainer: {per_device_train_batch_size: 16, logging_steps: 1, "
+        "save_strategy: 'no'}\nevaluation: {}\n"
+    )
+    (tmp_path / "r.yaml").write_text(recipe)
+    args = ["train", "--config", str(tmp_path / "r.yaml"), "--output", str(tmp_path / "run"), "--max-steps", "2"]
+    assert main([*args, "--threads", "1", "--data-dir", str(tmp_path), "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [line for line in out.splitlines() if line.startswith("trained ")] and out
+    assert "'loss'" in err
