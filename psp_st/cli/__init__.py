@@ -23,24 +23,29 @@ def build_parser() -> argparse.ArgumentParser:
         prog="psp-st", description="Paraphrastic sentence embeddings for Sentence-Transformers."
     )
     parser.add_argument("--version", action="version", version=f"psp-st {__version__}")
-    parser.add_argument(
-        "-v", "--verbose", action="count", default=0, help="progress messages and, on error, the traceback (-vv: debug)"
-    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE_HELP)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")):
         importlib.import_module(f"{__name__}.{name}").register(subparsers)
-    _add_no_progress(parser)
+    _add_common_options(parser)
     return parser
 
 
-def _add_no_progress(parser: argparse.ArgumentParser) -> None:
-    """Give every command (also nested ones like ``tokenizer train``) a ``--no-progress`` option."""
+#: Help of ``-v``, before the command or after it.
+VERBOSE_HELP = "progress messages and, on error, the traceback (-vv: debug)"
+
+
+def _add_common_options(parser: argparse.ArgumentParser, command: bool = False) -> None:
+    """Give every command (also nested ones like ``tokenizer train``) ``--no-progress`` and ``-v`` (``psp-st embed
+    ... -v`` as ``psp-st -v embed ...``; unset, the top-level count stands)."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            for command in set(action.choices.values()):
-                _add_no_progress(command)
+            for sub in set(action.choices.values()):
+                _add_common_options(sub, command=True)
             return
     parser.add_argument("--no-progress", action="store_true", help="hide every progress bar")
+    if command:
+        parser.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help=VERBOSE_HELP)
 
 
 #: Exit code of every expected failure (bad input, missing file, full disk, offline Hub, ...); argparse uses it too.

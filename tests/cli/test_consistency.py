@@ -136,3 +136,19 @@ def test_train_prints_its_step_logs_to_stderr_and_only_the_result_to_stdout(tmp_
     out, err = capsys.readouterr()
     assert out.splitlines() == [line for line in out.splitlines() if line.startswith("trained ")] and out
     assert "'loss'" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "level"),
+    [
+        (["embed", "--model", "m", "--input", "i", "--output", "o", "-v"], 1),
+        (["-v", "embed", "--model", "m", "--input", "i", "--output", "o"], 1),
+        (["embed", "--model", "m", "--input", "i", "--output", "o"], 0),
+        (["tokenizer", "train", "--input", "i", "--output", "o", "-vv"], 2),
+    ],
+)
+def test_verbose_is_taken_after_the_command_too(argv, level):
+    """K5: `psp-st embed ... -v` was "psp-st: error: unrecognized arguments: -v" (exit 2)."""
+    from psp_st.cli import build_parser
+
+    assert build_parser().parse_args(argv).verbose == level
