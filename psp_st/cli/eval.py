@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--data-dir", type=path_argument, help="shared data folder (default: $PSP_ST_DATA_DIR or ../shared/data)"
     )
-    parser.add_argument("--out", required=True, help="output folder for results.json, report.md and plots")
+    parser.add_argument("--out", "--output", required=True, help="output folder for results.json, report.md and plots")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument(
         "--opusparcus-dir",

@@ -38,7 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="folder for vectors, index and neighbours (default: OUTPUT.work); rerun to resume",
     )
     parser.add_argument(
-        "--k", "--top-k", type=int, default=4, help="neighbours per sentence, for candidates and the margin (default 4)"
+        "-k",
+        "--k",
+        "--top-k",
+        type=int,
+        default=4,
+        help="neighbours per sentence, for candidates and the margin (default 4)",
     )
     parser.add_argument(
         "--strategy", choices=("all", "max"), help="all: every candidate; max: each sentence's best (bitext default)"

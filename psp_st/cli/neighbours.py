@@ -19,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--columns", default="sentence1,sentence2", help="comma-separated columns of --parquet (default: %(default)s)"
     )
     parser.add_argument("--gold", action="append", help="each query's annotated paraphrase, in bold (repeat in order)")
-    parser.add_argument("-k", "--top-k", type=int, default=10, help="neighbours per query (default: 10)")
+    parser.add_argument("-k", "--top-k", "--k", type=int, default=10, help="neighbours per query (default: 10)")
     parser.add_argument("--threads", type=int, help="torch threads (default: all)")
     parser.set_defaults(func=run)
 

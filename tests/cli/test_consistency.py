@@ -152,3 +152,18 @@ def test_verbose_is_taken_after_the_command_too(argv, level):
     from psp_st.cli import build_parser
 
     assert build_parser().parse_args(argv).verbose == level
+
+
+@pytest.mark.parametrize(
+    ("argv", "dest", "value"),
+    [
+        (["eval", "--model", "m", "--output", "ev"], "out", "ev"),
+        (["neighbours", "--model", "m", "--query", "q", "--candidates", "c", "--k", "3"], "top_k", 3),
+        (["mine", "--input", "i", "--output", "o.parquet", "-k", "3"], "k", 3),
+    ],
+)
+def test_the_other_commands_spelling_of_an_option_is_taken(argv, dest, value):
+    """K6: every other command writes to --output (eval: --out); neighbours took -k/--top-k, mine --k/--top-k."""
+    from psp_st.cli import build_parser
+
+    assert getattr(build_parser().parse_args(argv), dest) == value
