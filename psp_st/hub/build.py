@@ -124,7 +124,7 @@ def torch_threads(threads: int | None) -> Iterator[None]:
 
     before = torch.get_num_threads()
     if threads is not None:
-        torch.set_num_threads(check_int("threads", threads))
+        torch.set_num_threads(check_int("threads (--threads)", threads))
     try:
         yield
     finally:

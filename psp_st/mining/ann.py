@@ -55,11 +55,11 @@ class IndexSpec:
     def __post_init__(self) -> None:
         if self.kind not in INDEX_KINDS:
             raise ValueError(f"unknown index kind {self.kind!r}; use one of {INDEX_KINDS}")
-        check_int("nprobe", self.nprobe)
-        check_int("exact_below", self.exact_below, minimum=0)
+        check_int("nprobe (--nprobe)", self.nprobe)
+        check_int("exact_below (--exact-below)", self.exact_below, minimum=0)
         for name in ("pca", "nlist", "train_size"):
             if getattr(self, name) is not None:
-                check_int(name, getattr(self, name))
+                check_int(f"{name} (--{name.replace('_', '-')})", getattr(self, name))
 
     def resolve(self, n: int) -> str:
         """The concrete kind for ``n`` vectors."""

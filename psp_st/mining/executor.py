@@ -33,8 +33,8 @@ class Execution:
     threads: int = 1
 
     def __post_init__(self) -> None:
-        check_int("workers", self.workers)
-        check_int("threads", self.threads)
+        check_int("workers (--workers)", self.workers)
+        check_int("threads (--threads)", self.threads)
 
 
 def set_worker_threads(threads: int) -> None:

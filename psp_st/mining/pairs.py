@@ -106,15 +106,15 @@ class MiningConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        check_int("k", self.k)
-        check_int("recall_k", self.recall_k)
-        check_int("recall_sample", self.recall_sample, minimum=0)
+        check_int("k (--k)", self.k)
+        check_int("recall_k (--recall-k)", self.recall_k)
+        check_int("recall_sample (--recall-sample)", self.recall_sample, minimum=0)
         if self.strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {self.strategy!r}; use one of {STRATEGIES}")
         if not -1.0 <= self.min_cosine <= self.max_cosine <= 1.0:
             raise ValueError(f"need -1 <= min_cosine <= max_cosine <= 1, got {self.min_cosine}, {self.max_cosine}")
         check_int("chunk_rows", self.chunk_rows)
-        check_number("min_margin", self.min_margin)
+        check_number("min_margin (--min-margin)", self.min_margin)
         if not (math.isfinite(self.length_scale) and self.length_scale > 0):
             raise ValueError(f"length_scale (--length-scale) must be a finite number > 0, got {self.length_scale}")
         if self.k == 1 and self.min_margin > 1:  # a pair's cosine is at most either side's nearest neighbour's

@@ -112,7 +112,7 @@ def _parquet_rows(path: Path, column: str, shard_rows: int) -> int:
 def plan_shards(files: Sequence[Path], shard_rows: int, column: str = "sentence") -> list[Shard]:
     """Cut ``files`` into shards of at most ``shard_rows`` rows, never spanning two files: a text file's lines (an
     empty line too), a Parquet file's values of ``column`` (a null is read as the empty text)."""
-    check_int("shard_rows", shard_rows)
+    check_int("shard_rows (--shard-rows)", shard_rows)
     shards: list[Shard] = []
     row = 0
     for path in files:

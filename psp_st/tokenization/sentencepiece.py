@@ -98,13 +98,15 @@ class SentencePieceTokenizer:
             **trainer_options: passed to ``sentencepiece.SentencePieceTrainer.train``.
         """
         refuse_single_text(texts)
-        vocab_size = check_int("vocab_size", vocab_size, minimum=8)
+        vocab_size = check_int("vocab_size (--vocab-size)", vocab_size, minimum=8)
         character_coverage = check_number(
             "character_coverage", character_coverage, 0.98, 1.0, why="sentencepiece's limit; 1.0 keeps every character"
         )
         input_sentence_size = check_int("input_sentence_size", input_sentence_size, minimum=0)
-        seed = check_int("seed", seed, minimum=0)
-        num_threads = check_int("num_threads", (os.cpu_count() or 1) if num_threads is None else num_threads)
+        seed = check_int("seed (--seed)", seed, minimum=0)
+        num_threads = check_int(
+            "num_threads (--threads)", (os.cpu_count() or 1) if num_threads is None else num_threads
+        )
 
         count = too_long = 0
         bad_input: TypeError | None = None

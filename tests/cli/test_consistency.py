@@ -167,3 +167,24 @@ def test_the_other_commands_spelling_of_an_option_is_taken(argv, dest, value):
     from psp_st.cli import build_parser
 
     assert getattr(build_parser().parse_args(argv), dest) == value
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["mine", "--input", "in.txt", "--output", "o.parquet", "--k", "0"], "--k"),
+        (["mine", "--input", "in.txt", "--output", "o.parquet", "--nprobe", "0"], "--nprobe"),
+        (["mine", "--input", "in.txt", "--output", "o.parquet", "--pca", "0"], "--pca"),
+        (["mine", "--input", "in.txt", "--output", "o.parquet", "--threads", "0"], "--threads"),
+        (["tokenizer", "train", "--input", "in.txt", "--output", "t.model", "--threads", "0"], "--threads"),
+        (["tokenizer", "train", "--input", "in.txt", "--output", "t.model", "--vocab-size", "0"], "--vocab-size"),
+        (["train", "--config", "none.yaml", "--threads", "0"], "--threads"),
+    ],
+)
+def test_a_bad_number_names_its_option(argv, flag, tmp_path, monkeypatch, capsys):
+    """K7: "k must be >= 1", "threads must be >= 1", "num_threads must be >= 1": the Python names, where embed,
+    eval, neighbours and score say "--threads must be >= 1" or "chunk_size (--chunk-size) must be ..."."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.txt").write_text("a dog runs\na cat sleeps\n")
+    assert main([*argv, "--no-progress"]) == EXIT_ERROR
+    assert f"({flag}) must be" in capsys.readouterr().err

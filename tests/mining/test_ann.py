@@ -85,7 +85,7 @@ def test_a_training_sample_smaller_than_the_lists_is_refused_naming_the_options(
     with pytest.raises(ValueError, match="--train-size 5 is below the 10 IVF lists"):
         build_index(vectors, IndexSpec(kind="ivf", nlist=10, train_size=5))
     for name in ("nlist", "train_size"):
-        with pytest.raises(ValueError, match=f"{name} must be >= 1, got 0"):
+        with pytest.raises(ValueError, match=rf"{name} \(--{name.replace('_', '-')}\) must be >= 1, got 0"):
             IndexSpec(kind="ivf", **{name: 0})
 
 

@@ -195,7 +195,7 @@ def test_pairs_of_texts_with_no_known_piece_are_dropped(psp_model_dir, distinct_
 
 
 def test_min_margin_nan_is_refused():
-    with pytest.raises(ValueError, match="min_margin must be a finite number"):
+    with pytest.raises(ValueError, match=r"min_margin \(--min-margin\) must be a finite number"):
         MiningConfig(min_margin=float("nan"))
 
 

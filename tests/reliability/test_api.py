@@ -41,7 +41,7 @@ def test_encode_texts_checks_batch_size(psp_model):
 def test_vocab_size_given_as_text_is_a_type_error():
     from psp_st.tokenization import SentencePieceTokenizer
 
-    with pytest.raises(TypeError, match="vocab_size must be an integer, got str '1000'"):
+    with pytest.raises(TypeError, match=r"vocab_size \(--vocab-size\) must be an integer, got str '1000'"):
         SentencePieceTokenizer.train(TEXTS, vocab_size="1000")
 
 

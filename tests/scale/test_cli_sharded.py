@@ -157,9 +157,11 @@ def test_embed_output_must_be_npy(psp_model_dir, caption_file, tmp_path, capsys)
 
 def test_sharded_zero_threads_and_zero_shard_rows_are_refused(psp_model_dir, caption_file, tmp_path, capsys):
     args = ["embed", "--model", str(psp_model_dir), "--input", str(caption_file), "--output", str(tmp_path / "v")]
-    assert main([*args, "--shard-rows", "0"]) == 2 and "shard_rows must be >= 1" in capsys.readouterr().err
+    assert (
+        main([*args, "--shard-rows", "0"]) == 2 and "shard_rows (--shard-rows) must be >= 1" in capsys.readouterr().err
+    )
     assert main([*args, "--shard-rows", "10", "--threads", "0"]) == 2
-    assert "threads must be >= 1" in capsys.readouterr().err
+    assert "threads (--threads) must be >= 1" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("sharded", [False, True])

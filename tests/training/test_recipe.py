@@ -539,7 +539,7 @@ def test_train_threads_below_one_is_refused(threads, tmp_path, capsys):
 
     args = ["train", "--config", str(tmp_path / "none.yaml"), "--output", str(tmp_path / "run"), "--threads", threads]
     assert main(args) == EXIT_ERROR
-    assert f"threads must be >= 1, got {threads}" in capsys.readouterr().err
+    assert f"threads (--threads) must be >= 1, got {threads}" in capsys.readouterr().err
 
 
 def test_init_from_applies_the_recipe_max_seq_length(pairs_file, data_dir, tmp_path):
