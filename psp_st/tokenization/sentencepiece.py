@@ -112,10 +112,14 @@ class SentencePieceTokenizer:
         bad_input: TypeError | None = None
         bar = progress_bar(desc=f"sentencepiece {vocab_size:,} pieces, reading", unit=" texts", leave=False)
 
+        cancelled = threading.Event()  # set on Ctrl-C: the reading stops (the training itself cannot be stopped)
+
         def sentences():
             # sentencepiece turns exceptions raised here into a bare RuntimeError: keep ours to re-raise it
             nonlocal count, too_long, bad_input
             for index, text in enumerate(texts):
+                if index % 1024 == 0 and cancelled.is_set():
+                    raise KeyboardInterrupt
                 if not isinstance(text, str):
                     bad_input = TypeError(f"training text #{index} is {type(text).__name__}, expected str")
                     return
@@ -133,22 +137,41 @@ class SentencePieceTokenizer:
         spm.set_random_generator_seed(seed)
         random.seed(seed)
         buffer = io.BytesIO()
+        failure: list[BaseException] = []
+
+        def train() -> None:
+            try:
+                spm.SentencePieceTrainer.train(
+                    sentence_iterator=sentences(),
+                    model_writer=buffer,
+                    vocab_size=vocab_size,
+                    hard_vocab_limit=False,
+                    character_coverage=character_coverage,
+                    model_type=model_type,
+                    byte_fallback=byte_fallback,
+                    input_sentence_size=input_sentence_size,
+                    shuffle_input_sentence=True,
+                    max_sentence_length=max_sentence_length,
+                    num_threads=num_threads,
+                    minloglevel=2,
+                    **trainer_options,
+                )
+            except BaseException as error:  # handed to the caller's thread
+                failure.append(error)
+
+        # sentencepiece's C++ training ignores Ctrl-C until it returns (minutes on a large corpus): it runs in a
+        # daemon thread, so Ctrl-C ends the wait at once and the process can exit
+        worker = threading.Thread(target=train, name="sentencepiece-train", daemon=True)
         try:
-            spm.SentencePieceTrainer.train(
-                sentence_iterator=sentences(),
-                model_writer=buffer,
-                vocab_size=vocab_size,
-                hard_vocab_limit=False,
-                character_coverage=character_coverage,
-                model_type=model_type,
-                byte_fallback=byte_fallback,
-                input_sentence_size=input_sentence_size,
-                shuffle_input_sentence=True,
-                max_sentence_length=max_sentence_length,
-                num_threads=num_threads,
-                minloglevel=2,
-                **trainer_options,
-            )
+            worker.start()
+            try:
+                while worker.is_alive():
+                    worker.join(0.2)
+            except KeyboardInterrupt:
+                cancelled.set()
+                raise
+            if failure:
+                raise failure[0]
         except RuntimeError as error:
             if bad_input is not None:
                 raise bad_input from None

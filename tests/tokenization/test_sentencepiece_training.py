@@ -101,3 +101,29 @@ def test_hf_conversion_refuses_a_normalization_it_cannot_reproduce(caption_sente
     assert tokenizer.encode(["a\tdog "]) != tokenizer.encode(["a dog"])  # nfkc keeps the tab (nmt_nfkc: a space)
     with pytest.raises(ValueError, match="normalizes text with 'nfkc'"):
         tokenizer.to_hf_tokenizer()
+
+
+def test_ctrl_c_stops_the_wait_for_sentencepiece_training_at_once(monkeypatch):
+    """K8: sentencepiece's C++ training ran in the main thread, where Ctrl-C waits until it returns (`psp-st
+    tokenizer train` on 300k lines: interrupted at 3 s, exited at 18.6 s). The fake training is such a call: SIGINT
+    blocked in its thread, as a C++ call never returns to Python's handler."""
+    import os
+    import signal
+    import threading
+    import time
+
+    import sentencepiece as spm
+
+    def uninterruptible(**options):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            time.sleep(4)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+    monkeypatch.setattr(spm.SentencePieceTrainer, "train", uninterruptible)
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        SentencePieceTokenizer.train(["a dog runs", "a cat sleeps"], vocab_size=20)
+    assert time.monotonic() - start < 2
