@@ -71,8 +71,15 @@ def _filters(value: str | None) -> dict | list | None:
 
 def run(args: argparse.Namespace) -> int:
     """Loads with psp_st.data.load_pairs (memory-mapped), validates every row, applies the filters in order."""
+    from psp_st.arguments import check_int
     from psp_st.data import apply_filters, load_opusparcus, load_pairs, load_training_pairs, validate_pairs
     from psp_st.data.loaders import local_files
+    from psp_st.data.pipeline import filter_steps
+
+    filters = _filters(args.filters)
+    filter_steps(filters)  # a misspelt filter or a bad value fails now, not after every row is loaded and validated
+    if args.num_proc is not None:
+        check_int("num_proc (--num-proc)", args.num_proc)
 
     if args.kind != "pairs" and (args.column or args.format):
         raise ValueError(f"--column and --format apply to --kind pairs; --kind {args.kind} has its own layout")
@@ -96,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         )
     pairs, validation = validate_pairs(pairs, on_error=args.on_error, source=" ".join(args.source))
     print(validation)
-    pairs, report = apply_filters(pairs, _filters(args.filters), num_proc=args.num_proc)
+    pairs, report = apply_filters(pairs, filters, num_proc=args.num_proc)
     print(report)
     if args.output is not None:
         with atomic_path(args.output) as temporary:

@@ -121,6 +121,15 @@ def _entries(config: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> list[tu
     return entries
 
 
+def filter_steps(config: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None) -> list[tuple[str, Any, Any]]:
+    """``(name, value, filter)`` of each enabled step of a ``filters:`` block (see :func:`apply_filters`), all built
+    first: a misspelt name or a bad value is an error before any data is read."""
+    entries = _entries(config or {})
+    return [
+        (name, value, _build_step(name, value)) for name, value in entries if value is not None and value is not False
+    ]
+
+
 def apply_filters(
     dataset: Any, config: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None, *, num_proc: int | None = None
 ):
@@ -142,10 +151,7 @@ def apply_filters(
         check_int("num_proc (--num-proc)", num_proc)
     streaming = is_streaming(dataset)
     report = FilterReport(total=None if streaming else len(dataset), streaming=streaming)
-    for name, value in _entries(config or {}):
-        if value is None or value is False:
-            continue
-        step = _build_step(name, value)
+    for name, value, step in filter_steps(config):
         count = FilterCount(name=name, params=dict(value) if isinstance(value, Mapping) else {"value": value})
         before = None if streaming else len(dataset)
         dataset = step.apply(dataset, num_proc=num_proc, counter=count if streaming else None)

@@ -188,3 +188,13 @@ def test_a_bad_number_names_its_option(argv, flag, tmp_path, monkeypatch, capsys
     (tmp_path / "in.txt").write_text("a dog runs\na cat sleeps\n")
     assert main([*argv, "--no-progress"]) == EXIT_ERROR
     assert f"({flag}) must be" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", [["--filters", "{lenght: {min: 3}}"], ["--num-proc", "0"]])
+def test_data_refuses_a_bad_filter_or_num_proc_before_reading_the_data(option, tmp_path, capsys):
+    """K9: both failed only after every row was loaded and validated (minutes on a large corpus)."""
+    (tmp_path / "pairs.tsv").write_text("a dog runs\ta dog is running\n")
+    assert main(["data", str(tmp_path / "pairs.tsv"), *option, "--no-progress"]) == EXIT_ERROR
+    out, err = capsys.readouterr()
+    assert out == ""  # no "data validation (... rows checked)" line: nothing was read
+    assert ("'lenght'" if option[0] == "--filters" else "(--num-proc) must be >= 1") in err
