@@ -28,8 +28,8 @@ def run(args: argparse.Namespace) -> int:
     """Cosine similarity of each query to every distinct candidate; prints one markdown table per query."""
     from psp_st.arguments import check_int
     from psp_st.data.loaders import read_texts
-    from psp_st.evaluation.agreement import neighbour_tables
     from psp_st.evaluation.embeddings import EmbeddingCache
+    from psp_st.evaluation.neighbours import neighbour_tables
     from psp_st.inference.files import no_known_piece
     from psp_st.inference.load import open_model
 

@@ -104,8 +104,11 @@ def cosine_pairs(embeddings1: np.ndarray, embeddings2: np.ndarray) -> np.ndarray
 
 
 def cosine_matrix(queries: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-    """Full cosine similarity matrix ``(len(queries), len(candidates))`` with ST's ``cos_sim``."""
+    """Full cosine similarity matrix ``(len(queries), len(candidates))`` of 2-D arrays: ST's ``cos_sim`` (the same
+    torch operations, the same values) without importing Sentence-Transformers (seconds: transformers, sklearn...)."""
     import torch
-    from sentence_transformers.util import cos_sim
 
-    return cos_sim(torch.from_numpy(queries), torch.from_numpy(candidates)).numpy()
+    def unit(rows: np.ndarray) -> torch.Tensor:
+        return torch.nn.functional.normalize(torch.from_numpy(rows), p=2, dim=-1)
+
+    return torch.mm(unit(queries), unit(candidates).transpose(0, 1)).numpy()

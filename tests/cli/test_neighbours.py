@@ -52,3 +52,26 @@ def test_a_reader_that_stops_early_is_no_error(psp_model_dir, distinct_captions,
         process.stdout.close()  # what head does after its lines
         stderr = process.stderr.read().decode()
     assert process.returncode == EXIT_BROKEN_PIPE and stderr == "", stderr
+
+
+def test_neighbours_of_a_psp_model_import_no_sentence_transformers(psp_model_dir, tmp_path):  # T1
+    # a CLI call in a shell loop: the engine embeds, so importing ST (transformers, sklearn, pandas) is seconds lost
+    (tmp_path / "lines.txt").write_text("a dog runs\na cat sleeps\n", encoding="utf-8")
+    args = [
+        "neighbours",
+        "--model",
+        str(psp_model_dir),
+        "--query",
+        "a dog",
+        "--candidates",
+        str(tmp_path / "lines.txt"),
+    ]
+    code = (
+        "import sys\nfrom psp_st.cli import main\n"
+        f"assert main({args!r}) == 0\n"
+        "assert 'sentence_transformers' not in sys.modules, 'sentence_transformers imported'\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "| 1 |" in run.stdout

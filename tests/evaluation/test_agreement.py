@@ -77,3 +77,16 @@ def test_nearest_neighbours_refuse_texts_that_do_not_match_the_rows(candidates, 
 def test_nearest_neighbours_refuse_embeddings_of_different_dims():
     with pytest.raises(ValueError, match=r"one dim, got shapes \(2, 2\) and \(3, 3\)"):
         nearest_neighbours(np.ones((2, 2)), np.eye(3), ["a", "b", "c"])
+
+
+def test_cosine_matrix_is_sentence_transformers_cos_sim_bit_for_bit():  # T1: no ST import, the same values
+    import torch
+    from sentence_transformers.util import cos_sim
+
+    from psp_st.evaluation.embeddings import cosine_matrix
+
+    rng = np.random.default_rng(0)
+    queries, candidates = rng.normal(size=(3, 48)).astype(np.float32), rng.normal(size=(50, 48)).astype(np.float32)
+    candidates[7] = 0.0  # a zero vector: cosine 0, as ST's
+    expected = cos_sim(torch.from_numpy(queries), torch.from_numpy(candidates)).numpy()
+    assert np.array_equal(cosine_matrix(queries, candidates), expected)
