@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 #: Threads encoding with one tokenizer build its word memo once.
 _MEMO_LOCK = threading.Lock()
+#: Texts a tokenizer encodes with sentencepiece before it builds its word memo (~0.5 s: the vocabulary's words and
+#: numba's compiled code loaded): a small job (a few sentences, a CLI call in a loop) never pays for it.
+MEMO_AFTER_TEXTS = 10_000
 
 #: Keep every character seen in training (the reference's 0.995 drops digits and letters of caption data).
 DEFAULT_CHARACTER_COVERAGE = 1.0
@@ -242,12 +245,14 @@ class SentencePieceTokenizer:
         memo: bool = True,
     ) -> tuple[np.ndarray, np.ndarray]:
         """``texts`` as one flat id array and per-text lengths; ``drop_unknown`` removes unknown pieces with the bare
-        ``▁`` before them (``"a dog ☃ runs"`` -> ``"a dog runs"``), through the word memo with numba and ``memo``."""
+        ``▁`` before them (``"a dog ☃ runs"`` -> ``"a dog runs"``), through the word memo with numba and ``memo``
+        (the same ids; built once this tokenizer has been given :data:`MEMO_AFTER_TEXTS` texts)."""
         max_length = check_max_length(max_length)
         if drop_unknown and memo and num_threads in (None, 1):
-            word_memo = self.word_memo()
+            texts = check_texts(texts)
+            word_memo = self.word_memo() if self._memo_due(len(texts)) else None
             if word_memo is not None:
-                return word_memo.encode_flat(check_texts(texts), max_length=max_length)
+                return word_memo.encode_flat(texts, max_length=max_length)
         ids = self.encode(texts, num_threads=num_threads)
         lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
@@ -265,6 +270,13 @@ class SentencePieceTokenizer:
                 self.__dict__["_word_memo"] = self._new_word_memo()
         return self.__dict__["_word_memo"] or None
 
+    def _memo_due(self, texts: int) -> bool:
+        """Count ``texts`` more texts asked of the memo route; whether the word memo is built or now worth building."""
+        with _MEMO_LOCK:
+            seen = self.__dict__.get("_memo_texts", 0) + texts
+            self.__dict__["_memo_texts"] = seen
+            return "_word_memo" in self.__dict__ or seen >= MEMO_AFTER_TEXTS
+
     def _new_word_memo(self):
         from psp_st.io.extras import import_kernels
 
@@ -281,6 +293,7 @@ class SentencePieceTokenizer:
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state.pop("_word_memo", None)  # rebuilt on first use (it holds a lock)
+        state.pop("_memo_texts", None)  # a copy counts its own texts
         return state
 
     def _drop_unknown(self, flat: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

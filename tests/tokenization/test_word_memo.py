@@ -129,14 +129,30 @@ def test_threads_sharing_one_memo_get_the_same_ids(memo, sp_tokenizer, caption_s
     assert [results[i] for i in range(len(chunks))] == [sentencepiece_ids(sp_tokenizer, c) for c in chunks]
 
 
-def test_encode_flat_uses_the_memo_and_the_tokenizer_still_pickles(sp_tokenizer):
+def test_encode_flat_uses_the_memo_and_the_tokenizer_still_pickles(sp_tokenizer, monkeypatch):
+    from psp_st.tokenization import sentencepiece
+
+    monkeypatch.setattr(sentencepiece, "MEMO_AFTER_TEXTS", 1)
     sp_tokenizer.encode_flat(["a dog runs"], drop_unknown=True)
-    assert sp_tokenizer.word_memo() is not None
+    assert "_word_memo" in sp_tokenizer.__dict__ and sp_tokenizer.word_memo() is not None
     for clone in (pickle.loads(pickle.dumps(sp_tokenizer)), copy.deepcopy(sp_tokenizer)):
         assert (
             clone.encode_flat(TEXTS, drop_unknown=True)[0].tolist()
             == sp_tokenizer.encode_flat(TEXTS, drop_unknown=True, memo=False)[0].tolist()
         )
+
+
+def test_small_jobs_skip_the_memo_until_enough_texts(sp_tokenizer, monkeypatch):
+    from psp_st.tokenization import sentencepiece
+
+    monkeypatch.setattr(sentencepiece, "MEMO_AFTER_TEXTS", len(TEXTS) + 1)
+    tokenizer = copy.deepcopy(sp_tokenizer)  # no memo, no count
+    first = tokenizer.encode_flat(TEXTS, drop_unknown=True)
+    assert "_word_memo" not in tokenizer.__dict__  # a small job: sentencepiece, no memo built
+    second = tokenizer.encode_flat(TEXTS[:1], drop_unknown=True)
+    assert tokenizer.__dict__["_word_memo"] is not None  # the count passed the threshold: built, same ids
+    assert first[0].tolist() == sp_tokenizer.encode_flat(TEXTS, drop_unknown=True, memo=False)[0].tolist()
+    assert second[0].tolist() == first[0][: first[1][0]].tolist()
 
 
 def test_model_with_user_defined_pieces_gets_no_memo():
