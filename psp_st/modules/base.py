@@ -15,7 +15,13 @@ from safetensors.torch import save_file as save_safetensors_file
 from sentence_transformers.base.modules.input_module import InputModule
 
 from psp_st.io.atomic import apply_umask
-from psp_st.modules.folder_format import FORMAT_VERSION, ModelFolderError, check_float_weights, read_config
+from psp_st.modules.folder_format import (
+    FORMAT_VERSION,
+    ModelFolderError,
+    check_float_weights,
+    read_config,
+    tensor_is_finite,
+)
 from psp_st.modules.teacher_init import teacher_token_vectors
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.store import tokenizer_kind
@@ -211,7 +217,7 @@ class PSPInputModule(InputModule):
             raise ModelFolderError(f"{cls.__name__}: cannot read weights {path}: {error}") from error
         for name, tensor in weights.items():
             check_float_weights(path, name, tensor.is_floating_point(), tensor.dtype)
-            if not bool(torch.isfinite(tensor).all()):
+            if not tensor_is_finite(tensor):
                 bad = int((~torch.isfinite(tensor)).sum())
                 raise ModelFolderError(
                     f"{cls.__name__}: weights {path}: tensor '{name}' has {bad} non-finite (NaN/inf) value(s); the "

@@ -42,6 +42,13 @@ def check_float_weights(path: str | os.PathLike, name: str, is_float: bool, dtyp
         )
 
 
+def tensor_is_finite(tensor: Any, chunk: int = 1 << 20) -> bool:
+    """Whether a torch tensor holds no NaN/inf, checked ``chunk`` values at a time: ``torch.isfinite`` of a whole
+    tensor holds about twice its size in temporaries (a 44 MB embedding table: +77 MB peak memory on every load)."""
+    flat = tensor.detach().reshape(-1)
+    return all(bool(part.isfinite().all()) for part in flat.split(chunk))
+
+
 def check_psp_config(config: Mapping[str, Any]) -> None:
     """The one check of a PSPEmbedding config (its constructor's arguments, ``psp_config.json`` for the module and
     the torch-free engine): ``TypeError``/``ValueError`` naming the key and the bad value."""

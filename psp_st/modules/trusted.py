@@ -13,7 +13,7 @@ from typing import Any
 
 from psp_st.io.extras import install_hint
 from psp_st.io.model_names import BUILD_INFO_FILE, MINILM_NAMES, PACKAGED_RECIPES, PRETRAINED
-from psp_st.modules.folder_format import ModelFolderError
+from psp_st.modules.folder_format import ModelFolderError, tensor_is_finite
 
 #: The exact class paths of the modules psp-st ships (as written to ``modules.json``); never matched by prefix.
 TRUSTED_MODULE_CLASSES: tuple[str, ...] = (
@@ -123,10 +123,8 @@ def load_trusted(name_or_path: str | os.PathLike, device: str | None = "cpu", **
 
 def _finite(model, name_or_path: str | os.PathLike):
     """Refuse a model with NaN/inf parameters (psp-st modules already name the file; this covers ST's own)."""
-    import torch
-
     for name, parameter in model.named_parameters():
-        if parameter.is_floating_point() and not bool(torch.isfinite(parameter).all()):
+        if parameter.is_floating_point() and not tensor_is_finite(parameter):
             raise ModelFolderError(
                 f"{name_or_path}: weight '{name}' has non-finite (NaN/inf) values; the model is "
                 "broken (a diverged training run?): retrain it or use an earlier checkpoint."

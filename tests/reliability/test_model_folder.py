@@ -5,6 +5,10 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -168,6 +172,31 @@ def test_nan_weights_are_refused_naming_the_file(saved_model, poison):
     poison(saved_model, float("nan"))
     with pytest.raises(ModelFolderError, match=r"model\.safetensors: tensor 'embedding\.weight' has 1 non-finite"):
         load(saved_model)
+
+
+def test_a_nan_in_the_last_chunk_of_a_tensor_is_found():
+    import torch
+
+    from psp_st.modules.folder_format import tensor_is_finite
+
+    weights = torch.zeros(10, 3)
+    assert tensor_is_finite(weights, chunk=4)
+    weights[9, 2] = float("nan")
+    assert not tensor_is_finite(weights, chunk=4) and not tensor_is_finite(weights)
+
+
+def test_the_finite_check_of_a_loaded_model_adds_little_peak_memory():  # T3
+    code = (
+        "import resource, torch\n"
+        "from psp_st.modules.trusted import _finite\n"
+        "model = torch.nn.Embedding(1 << 15, 1024)  # 128 MiB of float32\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "_finite(model, 'model')\n"
+        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert int(run.stdout) < 32, f"checking 128 MiB of weights raised peak memory by {run.stdout.strip()} MiB"
 
 
 def test_inf_weights_of_a_static_export_are_refused(saved_model, tmp_path, poison):
