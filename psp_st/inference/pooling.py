@@ -21,6 +21,46 @@ def _numba_kernel() -> Callable[..., None] | None:
     return None if kernels is None else kernels.pool_mean
 
 
+#: Pieces pooled in numpy, one piece at a time in the kernel's order (the same bits, ~5x slower), before the kernel is
+#: loaded: loading numba and the compiled code costs ~0.45 s and ~85 MiB once per process, so a small job never does.
+KERNEL_AFTER_PIECES = 100_000
+_pieces_before_kernel = 0
+
+
+@functools.cache
+def _numba_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
+
+
+def _kernel_due(pieces: int) -> bool:
+    """Count ``pieces`` more pieces to pool; whether to pool them with the kernel (loaded, or now worth loading)."""
+    global _pieces_before_kernel
+    _pieces_before_kernel += pieces
+    return bool(_numba_kernel.cache_info().currsize) or _pieces_before_kernel >= KERNEL_AFTER_PIECES
+
+
+def _pool_sequential(
+    weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empty_row: int, normalize: bool, out: np.ndarray
+) -> None:
+    """The compiled kernel's arithmetic in numpy: float32 sums in piece order, divided by the count, normalised by the
+    float32 sum of squares in dimension order (bit for bit its vectors)."""
+    for i in range(len(offsets) - 1):
+        start, stop = int(offsets[i]), int(offsets[i + 1])
+        if stop == start:
+            out[i] = weights[empty_row]
+        else:
+            total = np.zeros(weights.shape[1], dtype=np.float32)
+            for piece in flat[start:stop]:
+                total += weights[piece]
+            np.divide(total, np.float32(stop - start), out=out[i])
+        if normalize:
+            vector = out[i]
+            norm = np.add.accumulate(vector * vector)[-1]
+            vector /= max(np.float32(np.sqrt(norm)), np.float32(1e-12))
+
+
 def has_compiled_kernel() -> bool:
     """Whether pooling runs the compiled (numba) kernel."""
     return _numba_kernel() is not None
@@ -68,8 +108,13 @@ def pool_mean(
 
     Row ``i`` averages ``weights[flat[offsets[i]:offsets[i + 1]]]`` in piece order (``weights[empty_row]`` if
     empty), then with ``normalize`` ``x / max(|x|, 1e-12)``. ``weights``: float32, or finite float16. Runs the
-    compiled kernel, else torch's ``embedding_bag`` if torch is already imported (never imported here), else numpy.
+    compiled kernel (its first :data:`KERNEL_AFTER_PIECES` pieces in numpy, the same bits), else torch's
+    ``embedding_bag`` if torch is already imported (never imported here), else numpy.
     """
+    supported = weights.dtype in (np.float32, np.float16) and weights.shape[1] > 0
+    if supported and _numba_installed() and not _kernel_due(len(flat)):
+        _pool_sequential(weights, flat, offsets, empty_row, normalize, out)
+        return out
     kernel = _numba_kernel()
     if kernel is not None and weights.dtype in (np.float32, np.float16):
         bits = weights.view(np.uint16) if weights.dtype == np.float16 else weights  # numba has no CPU float16

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -86,6 +87,43 @@ def test_torch_free_path_imports_no_torch(release_folder, psp_module):
     out = release_folder.parent / "vectors.npy"
     subprocess.run([sys.executable, "-c", code, str(out)], check=True)
     np.testing.assert_allclose(np.load(out), reference_embed(psp_module, TEXTS), atol=1e-5)
+
+
+def test_a_small_job_loads_no_numba_and_a_larger_one_the_same_vectors(release_folder):  # T4
+    pytest.importorskip("numba")
+    code = (
+        "import sys, numpy as np\n"
+        "import psp_st.inference.pooling as pooling\n"
+        "from psp_st.inference.engine import load_engine\n"
+        f"engine = load_engine({str(release_folder)!r}, threads=1)\n"
+        f"small = engine.encode({TEXTS!r}, normalize=True)\n"
+        "assert 'numba' not in sys.modules, 'numba loaded for a small job'\n"
+        "pooling.KERNEL_AFTER_PIECES = 1\n"
+        f"large = engine.encode({TEXTS!r}, normalize=True)\n"
+        "assert pooling.has_compiled_kernel() and np.array_equal(small.view(np.uint32), large.view(np.uint32))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_numpy_pooling_before_the_kernel_loads_is_the_kernel_bit_for_bit(normalize, dtype):  # T4
+    import psp_st.inference.pooling as pooling
+
+    kernel = pooling._numba_kernel()
+    if kernel is None:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(0)
+    weights = (rng.standard_normal((50, 40)) * 10.0 ** rng.integers(-3, 4, (50, 1))).astype(dtype)
+    lengths = np.array([0, 1, 3, 4, 5, 8, 11, 2, 30])
+    flat = rng.integers(0, 50, int(lengths.sum()))
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    compiled, sequential = (np.empty((len(lengths), 40), np.float32) for _ in range(2))
+    kernel(weights.view(np.uint16) if dtype == np.float16 else weights, flat, offsets, 7, normalize, compiled)
+    pooling._pool_sequential(weights, flat, offsets, 7, normalize, sequential)
+    assert np.array_equal(compiled.view(np.uint32), sequential.view(np.uint32))
 
 
 def test_numba_without_a_writable_cache_folder_falls_back_to_numpy(release_folder, psp_module):
