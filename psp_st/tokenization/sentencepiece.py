@@ -30,8 +30,9 @@ logger = logging.getLogger(__name__)
 #: Threads encoding with one tokenizer build its word memo once.
 _MEMO_LOCK = threading.Lock()
 #: Texts a tokenizer encodes with sentencepiece before it builds its word memo (~0.5 s: the vocabulary's words and
-#: numba's compiled code loaded): a small job (a few sentences, a CLI call in a loop) never pays for it.
-MEMO_AFTER_TEXTS = 10_000
+#: numba's compiled code loaded): a small job (a few sentences, a CLI call in a loop) never pays for it; a job of one
+#: full engine batch (``PSPEngine.encode``'s ``batch_size``) or more builds it at once, as before.
+MEMO_AFTER_TEXTS = 8192
 
 #: Keep every character seen in training (the reference's 0.995 drops digits and letters of caption data).
 DEFAULT_CHARACTER_COVERAGE = 1.0
