@@ -131,8 +131,9 @@ def pool_mean(
 
 
 def weights_dtype(dtype: npt.DTypeLike) -> np.dtype:
-    """The dtype an engine keeps ``dtype`` weights in: float16 while the compiled kernel pools it, else float32."""
-    if np.dtype(dtype) == np.float16 and has_compiled_kernel():
+    """The dtype an engine keeps ``dtype`` weights in: float16 with numba installed (the kernel pools it, and numpy in
+    its order before it loads; asked without loading it), else float32."""
+    if np.dtype(dtype) == np.float16 and _numba_installed():
         return np.dtype(np.float16)
     return np.dtype(np.float32)
 

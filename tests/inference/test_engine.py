@@ -89,13 +89,19 @@ def test_torch_free_path_imports_no_torch(release_folder, psp_module):
     np.testing.assert_allclose(np.load(out), reference_embed(psp_module, TEXTS), atol=1e-5)
 
 
-def test_a_small_job_loads_no_numba_and_a_larger_one_the_same_vectors(release_folder):  # T4
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_a_small_job_loads_no_numba_and_a_larger_one_the_same_vectors(psp_module, tmp_path, dtype):  # T4, T5
+    from sentence_transformers import SentenceTransformer
+
     pytest.importorskip("numba")
+    psp_module.weights_dtype = dtype
+    SentenceTransformer(modules=[psp_module], device="cpu").save(str(tmp_path / "model"))
     code = (
         "import sys, numpy as np\n"
         "import psp_st.inference.pooling as pooling\n"
         "from psp_st.inference.engine import load_engine\n"
-        f"engine = load_engine({str(release_folder)!r}, threads=1)\n"
+        f"engine = load_engine({str(tmp_path / 'model')!r}, threads=1)\n"
+        f"assert engine.weights.dtype == np.{dtype}\n"
         f"small = engine.encode({TEXTS!r}, normalize=True)\n"
         "assert 'numba' not in sys.modules, 'numba loaded for a small job'\n"
         "pooling.KERNEL_AFTER_PIECES = 1\n"
