@@ -61,3 +61,47 @@ def test_requires_python_is_what_ruff_mypy_and_the_tests_target():
     floor = project["project"]["requires-python"].removeprefix(">=")
     assert floor == "3.11" and project["tool"]["mypy"]["python_version"] == floor
     assert project["tool"]["ruff"]["target-version"] == "py" + floor.replace(".", "")
+
+
+#: The lowest versions that passed the tests together, with the [dev] extras, on Python 3.11 and torch 2.13 (deps
+#: audit, D1-D10: each older release failed them or was refused by pip). A declared floor below one of these lets pip
+#: keep a release that breaks psp-st; raise the table only with such a run.
+VERIFIED_FLOORS = {
+    "sentence-transformers": "6.2",  # ties in the threshold search; a resumed auxiliary projection
+    "transformers": "5.3",  # imported directly: Trainer._clip_grad_norm/_get_grad_norm, trainer_pt_utils.safe_globals
+    "protobuf": "4.21.3",  # 4.21.1-4.21.2: ray does not start
+    "tokenizers": "0.22.1",  # below: no resolution with transformers 5 and huggingface_hub 1
+    "safetensors": "0.4.3",
+    "datasets": "3.1",  # IterableDataset.num_shards
+    "accelerate": "1.3",  # Accelerator.unwrap_model(keep_torch_compile=...), called by transformers' Trainer
+    "py3langid": "0.4",  # LanguageIdentifier.from_model_file
+    "mteb": "2.4.1",  # 2.0.1 does not import; up to 2.3.11 mteb.evaluate fails on our models
+    "model2vec": "0.10",  # StaticModel(max_length=...)
+    "huggingface_hub": "1.3",
+    # built against numpy 1 with no numpy<2 cap: pip installs them beside numpy 2 (py3langid>=0.4 needs it), then
+    # importing them fails
+    "pandas": "2.2.2",
+    "pyarrow": "16",
+    "scikit-learn": "1.4.2",
+    "matplotlib": "3.8.4",
+    "faiss-cpu": "1.9",
+}
+
+
+def test_declared_lower_bounds_are_not_below_the_verified_ones():
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    declared = project["dependencies"] + [req for reqs in project["optional-dependencies"].values() for req in reqs]
+    floors: dict[str, list[Version]] = {}
+    for text in declared:
+        requirement = Requirement(text)
+        bounds = [Version(spec.version) for spec in requirement.specifier if spec.operator in (">=", "==")]
+        floors.setdefault(requirement.name.lower().replace("_", "-"), []).extend(bounds or [Version("0")])
+    too_low = {
+        name: [str(bound) for bound in floors.get(name.replace("_", "-"), []) if bound < Version(verified)]
+        for name, verified in VERIFIED_FLOORS.items()
+    }
+    assert {name: bounds for name, bounds in too_low.items() if bounds} == {}
+    assert [name for name in VERIFIED_FLOORS if name.replace("_", "-") not in floors] == []  # each one is declared
