@@ -135,7 +135,9 @@ def test_numpy_pooling_before_the_kernel_loads_is_the_kernel_bit_for_bit(normali
 def test_numba_without_a_writable_cache_folder_falls_back_to_numpy(release_folder, psp_module):
     # psp-st[fast] installed read-only (a container image, another user's site-packages) with no writable home:
     # numba's cache=True finds no folder for its compiled code. NUMBA_CACHE_LOCATOR_CLASSES plays that machine.
-    pytest.importorskip("numba")
+    numba = pytest.importorskip("numba")
+    if not hasattr(numba.core.config, "CACHE_LOCATOR_CLASSES"):  # numba < 0.62 reads no NUMBA_CACHE_LOCATOR_CLASSES
+        pytest.skip("this numba cannot be made to miss its cache folder; checked by hand under a read-only mount (D11)")
     code = (
         "import sys, numpy as np\n"
         "from psp_st.inference.engine import load_engine\n"

@@ -101,8 +101,9 @@ def test_near_tie_that_flips_with_the_prefix_is_left_to_sentencepiece():
     )
     texts = ["ab", "x" * 10 + " ab"]
     expected = sentencepiece_ids(tokenizer, texts)
-    assert expected[0] != expected[1][-len(expected[0]) :]  # a plain word -> ids memo would be wrong here
     assert memo_ids(WordMemo(tokenizer, prefill=False), texts) == expected
+    if expected[0] == expected[1][-len(expected[0]) :]:  # sentencepiece 0.2.0 scores this tie without the flip
+        pytest.skip("this sentencepiece does not flip the near tie: the case a plain word -> ids memo gets wrong")
 
 
 def test_memo_is_emptied_at_max_words_and_stays_exact(sp_tokenizer, caption_sentences):

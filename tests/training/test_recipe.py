@@ -119,7 +119,7 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ({"megabatch": {"guide_margin": 5}}, r"megabatch\.guide_margin must be in \[-2\.0, 2\.0\], got 5"),
         ({"loss": {"name": "mnrl"}, "trainer": {"per_device_train_batch_size": 1}}, r"batch_size 1 gives no negative"),
         ({"trainer": {"lr_scheduler_type": "linera"}}, r"recipe: trainer\.lr_scheduler_type: linera is not a valid"),
-        ({"trainer": {"warmup_steps": -3}}, r"recipe: trainer\.warmup_steps: .*warmup_steps >= 0"),  # U4
+        ({"trainer": {"warmup_steps": -3}}, r"recipe: trainer\.warmup_steps: .*warmup_steps"),  # U4
         ({"release": {"license": 2}}, r"recipe: release\.license must be a str, got 2"),
         ({"release": {"license_link": 2}}, r"recipe: release\.license_link must be a str, got 2"),
         ({"distillation": {"sources": [{"path": "c.parquet", "license": ""}]}}, r"sources\[0\]\.license must be a"),
