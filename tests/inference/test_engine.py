@@ -113,6 +113,24 @@ def test_a_small_job_loads_no_numba_and_a_larger_one_the_same_vectors(psp_module
     assert result.returncode == 0, result.stderr[-2000:]
 
 
+def test_prepare_takes_the_one_time_costs_before_the_first_encode(psp_module, tmp_path):
+    from sentence_transformers import SentenceTransformer
+
+    pytest.importorskip("numba")
+    SentenceTransformer(modules=[psp_module], device="cpu").save(str(tmp_path / "model"))
+    code = (
+        "import sys\n"
+        "from psp_st.inference.engine import load_engine\n"
+        f"engine = load_engine({str(tmp_path / 'model')!r}, threads=1)\n"
+        "assert 'numba' not in sys.modules\n"
+        "assert engine.prepare() is engine\n"
+        "assert 'numba' in sys.modules and engine.tokenizer.__dict__['_word_memo'] is not None\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
 @pytest.mark.parametrize("normalize", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_numpy_pooling_before_the_kernel_loads_is_the_kernel_bit_for_bit(normalize, dtype):  # T4
