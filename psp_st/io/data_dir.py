@@ -37,18 +37,20 @@ def resolve_data_files(
         if not files:
             raise ValueError("the data path is an empty list")
         return files
-    pattern = os.fspath(source)
+    pattern = literal = os.fspath(source)  # an existing file or folder is itself, even named like a glob ("a [1]")
     folder = Path(data_dir) if data_dir is not None else default_data_dir()
-    exists = glob.glob(pattern, recursive=True) if glob.has_magic(pattern) else os.path.exists(pattern)
-    if not os.path.isabs(pattern) and not exists:
-        pattern = str(folder / pattern)
-    if os.path.isdir(pattern):
-        files = sorted(str(path) for path in Path(pattern).iterdir() if path.is_file())
+    exists = os.path.exists(pattern) or (glob.has_magic(pattern) and glob.glob(pattern, recursive=True))
+    if not os.path.isabs(pattern) and not exists:  # the data folder's own name is no pattern ("data [2026]")
+        literal, pattern = str(folder / pattern), os.path.join(glob.escape(str(folder)), pattern)
+    if os.path.isdir(literal):
+        files = sorted(str(path) for path in Path(literal).iterdir() if path.is_file())
         files = [path for path in files if keep is None or keep(path)]
+    elif os.path.exists(literal):
+        files = [literal] if os.path.isfile(literal) else []
     else:
         files = sorted(path for path in glob.glob(pattern, recursive=True) if os.path.isfile(path))
-    if not files and os.path.exists(pattern) and not os.path.isdir(pattern):
-        check_input_file(pattern)  # a pipe or a device: say so, not "no data file matches"
+    if not files and os.path.exists(literal) and not os.path.isdir(literal):
+        check_input_file(literal)  # a pipe or a device: say so, not "no data file matches"
     if not files:
         where = "" if os.path.isabs(os.fspath(source)) else f" (looked here and in the data folder {folder})"
         raise FileNotFoundError(

@@ -52,3 +52,17 @@ def test_resolver_names_the_pattern_and_the_data_folder(tmp_path):
         FileNotFoundError, match=r"'nothing/\*\.parquet' \(looked here and in the data folder .*PSP_ST_DATA_DIR"
     ):
         resolve_data_files("nothing/*.parquet", tmp_path)
+
+
+def test_an_existing_file_named_like_a_glob_is_itself(tmp_path, monkeypatch):
+    (tmp_path / "pairs [v2] é.parquet").write_bytes(b"")
+    (tmp_path / "pairs v é.parquet").write_bytes(b"")  # what the name matches read as a glob
+    monkeypatch.chdir(tmp_path)
+    assert resolve_data_files("pairs [v2] é.parquet", tmp_path / "data") == ["pairs [v2] é.parquet"]
+
+
+def test_a_data_folder_named_like_a_glob_is_no_pattern(tmp_path):
+    folder = tmp_path / "data [2026] 中文"
+    (folder / "pairs").mkdir(parents=True)
+    (folder / "pairs" / "a.tsv").write_text("x")
+    assert resolve_data_files("pairs/*.tsv", folder) == [str(folder / "pairs" / "a.tsv")]
