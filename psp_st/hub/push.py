@@ -16,6 +16,7 @@ from psp_st.hub.card import ST_PLACEHOLDER, write_model_cards
 from psp_st.inference.load import check_model_folder, load
 from psp_st.io.atomic import atomic_directory
 from psp_st.io.model_names import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, read_build_record
+from psp_st.io.output_policy import check_home_prefix
 from psp_st.modules.trusted import load_trusted, looks_like_hub_id, module_types, trusted_module_class
 
 logger = logging.getLogger(__name__)
@@ -101,6 +102,7 @@ def stage_upload(folder: str | os.PathLike, repo_id: str, out: str | os.PathLike
     """Write into ``out`` (new or empty; atomically: nothing is left on failure) exactly the files a push of
     ``folder`` to ``repo_id`` uploads; return their paths. ``folder`` must match its build record's sha256 and load,
     each form as :func:`psp_st.load` loads it."""
+    check_home_prefix(out, "--dry-run")
     folder, out = Path(folder), Path(out)
     check_repo_id(repo_id)
     if not folder.is_dir():  # push takes a folder only: it uploads local files, never a name resolved elsewhere

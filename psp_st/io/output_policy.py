@@ -19,6 +19,17 @@ def _same_or_inside(inner: Path, outer: Path) -> bool:
     return inner == outer or outer in inner.parents
 
 
+def check_home_prefix(path: str | os.PathLike, option: str = "--output") -> None:
+    """ValueError for an output starting with an unexpanded ``~`` (``--output=~/x``, a quoted ``"~/x"``): the
+    shell did not expand it, and writing would create a folder named ``~`` here (later ``rm -rf ~`` deletes home)."""
+    text = os.fspath(path)
+    if text.startswith("~") and os.path.expanduser(text) != text:
+        raise ValueError(
+            f"{option} {text} starts with '~', which the shell did not expand (it does not after '=' or in quotes): "
+            f"write {os.path.expanduser(text)} (or an absolute path for a folder really named '~')"
+        )
+
+
 def check_output(
     path: str | os.PathLike,
     inputs: Iterable[str | os.PathLike | None] = (),
@@ -33,7 +44,8 @@ def check_output(
     OutputExistsError: an existing output (a folder: a non-empty one) unless ``overwrite`` or ``ours`` says it is
     psp-st's own output of the same job (a release re-run); always, an output that is an input, contains one, is an
     existing file inside an input folder, lies inside a ``sealed`` folder (read whole: a model, a folder of shards)
-    or is the same file under another name. IsADirectoryError / NotADirectoryError: a folder where a file is
+    or is the same file under another name. ValueError: an unexpanded ``~`` (:func:`check_home_prefix`).
+    IsADirectoryError / NotADirectoryError: a folder where a file is
     expected, or the reverse.
 
     Args:
@@ -42,6 +54,7 @@ def check_output(
     """
     if os.fspath(path) == "":  # Path("") is the current folder
         raise ValueError(f"{option}: empty path (an unset variable?): give a file or folder, './NAME' for one here")
+    check_home_prefix(path, option)
     path = Path(path)
     target = path.resolve()
     sealed = list(sealed)

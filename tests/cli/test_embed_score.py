@@ -235,3 +235,16 @@ def test_embed_parquet_input_needs_shard_rows(model_dir, tmp_path, capsys):
     pd.DataFrame({"sentence": ["a dog runs"]}).to_parquet(tmp_path / "in.parquet")
     code = main(["embed", "--model", str(model_dir), "--input", str(tmp_path / "in.parquet"), "--output", "o.npy"])
     assert code == 2 and "is Parquet: pass --shard-rows" in capsys.readouterr().err
+
+
+def test_output_with_an_unexpanded_home_is_refused_not_written_as_a_tilde_folder(
+    model_dir, tmp_path, monkeypatch, capsys
+):
+    work = tmp_path / "my dir é 中文"
+    work.mkdir()
+    (work / "in é.txt").write_text("a dog\n", encoding="utf-8")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    code = main(["embed", "--model", str(model_dir), "--input", "in é.txt", "--output=~/e.npy", "--no-progress"])
+    assert code == 2 and not (work / "~").exists()
+    assert f"write {tmp_path / 'home' / 'e.npy'}" in capsys.readouterr().err

@@ -45,6 +45,15 @@ def test_dry_run_refuses_non_empty_folder(release, tmp_path):
         push(release, "org/name", dry_run=tmp_path)
 
 
+def test_dry_run_into_an_unexpanded_home_is_refused(release, tmp_path, monkeypatch):
+    from psp_st.hub.push import push
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="shell did not expand"):
+        push(release, "org/name", dry_run="~/dry")
+    assert not (tmp_path / "~").exists()
+
+
 @pytest.mark.parametrize("repo_id", ["psp-en", "org/", "a/b/c", "org/na me"])
 def test_bad_repo_id_is_refused(release, tmp_path, repo_id):
     from psp_st.hub.push import push
