@@ -48,11 +48,13 @@ def run(args: argparse.Namespace) -> int:
     from psp_st.evaluation import run_suite, summary_markdown, write_report
     from psp_st.inference.load import check_model_folder, open_model
     from psp_st.io.atomic import atomic_directory
+    from psp_st.io.data_dir import data_folder
     from psp_st.io.model_names import resolve_model_name
 
     check_int("--batch-size", args.batch_size)
     folder = resolve_model_name(args.model)
-    inputs = [folder if Path(folder).is_dir() else None, args.data_dir, args.opusparcus_dir]
+    data_dir = data_folder(args.data_dir) if args.data_dir else None  # "~/data" too
+    inputs = [folder if Path(folder).is_dir() else None, data_dir, args.opusparcus_dir]
     out = check_output(args.out, inputs=inputs, overwrite=args.overwrite, folder=True, option="--out")
     if Path(folder).is_dir():
         check_model_folder(folder, sha256=True)  # what eval measures is the release as built
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         result = run_suite(
             model,
             suite=args.suite,
-            data_dir=args.data_dir,
+            data_dir=data_dir,
             out_dir=staged,
             batch_size=args.batch_size,
             show_progress_bar=not args.no_progress,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from psp_st.data.loaders import load_table
-from psp_st.io.data_dir import default_data_dir
+from psp_st.io.data_dir import data_folder
 
 #: The languages of the PAWS-X files (dev and test for each).
 PAWSX_LANGS = ("de", "en", "es", "fr", "ja", "ko", "zh")
@@ -68,7 +68,7 @@ def local_path(key: str, data_dir: str | os.PathLike | None = None) -> Path:
     """Path of the local file of dataset ``key`` (see :data:`LOCAL_FILES`); FileNotFoundError when it is absent."""
     if key not in LOCAL_FILES:
         raise ValueError(f"unknown dataset {key!r}; known: {sorted(LOCAL_FILES)}")
-    folder = Path(data_dir or default_data_dir())
+    folder = data_folder(data_dir)
     if not (folder / LOCAL_FILES[key]).is_file():
         raise FileNotFoundError(
             f"the data folder {folder} has no {LOCAL_FILES[key]}: point --data-dir (or data_dir=) at the shared data folder"
@@ -93,7 +93,7 @@ def load_local(key: str, data_dir: str | os.PathLike | None = None) -> Any:
 
 def bitext_path(lang: str, data_dir: str | os.PathLike | None = None) -> Path:
     """``<data_dir>/bitext/<lang>-en.parquet``."""
-    return Path(data_dir or default_data_dir()) / "bitext" / f"{lang}-en.parquet"
+    return data_folder(data_dir) / "bitext" / f"{lang}-en.parquet"
 
 
 def load_flores(lang: str, data_dir: str | os.PathLike | None = None) -> Any:
@@ -124,7 +124,7 @@ def flores_languages(data_dir: str | os.PathLike | None = None) -> list[str]:
     import pyarrow.parquet as pq
 
     found = []
-    for path in sorted((Path(data_dir or default_data_dir()) / "bitext").glob("*-en.parquet")):
+    for path in sorted((data_folder(data_dir) / "bitext").glob("*-en.parquet")):
         table = pq.read_table(path, columns=["corpus"]) if "corpus" in pq.read_schema(path).names else None
         if table is not None and FLORES_CORPUS in set(table.column("corpus").to_pylist()):
             found.append(path.name.removesuffix("-en.parquet"))

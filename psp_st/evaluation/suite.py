@@ -42,7 +42,7 @@ from psp_st.evaluation.loaders import (
 from psp_st.evaluation.retrieval import RetrievalEvaluator
 from psp_st.evaluation.sts import STSEvaluator
 from psp_st.inference.encode import check_model
-from psp_st.io.data_dir import default_data_dir
+from psp_st.io.data_dir import data_folder
 from psp_st.io.extras import require, require_installed
 from psp_st.io.progress import progress_bar
 
@@ -172,7 +172,7 @@ def suite_tasks(
 ) -> tuple[list[SuiteTask], dict[str, str]]:
     """The tasks of ``suite`` and ``{task: reason}`` for optional data that is absent (never silently)."""
     check_suite(suite)
-    data_dir = Path(data_dir or default_data_dir())
+    data_dir = data_folder(data_dir)
     if not data_dir.is_dir():
         raise FileNotFoundError(f"evaluation data folder {data_dir} does not exist (pass --data-dir / data_dir=)")
     if opusparcus_dir is not None and suite != "full":
@@ -287,7 +287,7 @@ def run_suite(
             f"run_suite needs a SentenceTransformer, got {type(model).__name__}: open the model with "
             "psp_st.load(name) (a P-SP model is still embedded by psp-st's engine)"
         )
-    data_dir = Path(data_dir or default_data_dir())
+    data_dir = data_folder(data_dir)
     model_name = model_name or model_label(model)
     tasks, skipped = suite_tasks(suite, data_dir, opusparcus_dir)
     if out_dir is not None and any(task.plot for task in tasks):

@@ -17,7 +17,7 @@ from typing import Any
 
 from psp_st.arguments import check_int
 from psp_st.hub.release import DTYPES, previous_release_files, write_record, write_release
-from psp_st.io.data_dir import default_data_dir, resolve_data_files
+from psp_st.io.data_dir import data_folder, resolve_data_files
 from psp_st.io.output_policy import check_output
 from psp_st.modules.folder_format import FORMAT_VERSION
 
@@ -93,9 +93,7 @@ def write_train_record(
         "seed": parse_recipe(config).seed,
         "max_steps": max_steps,
         # no stage seconds: after --resume they would time the last process only (a build times its whole run)
-        "training": training_record(config, final.parent, Path(data_dir) if data_dir else default_data_dir())[
-            "training"
-        ],
+        "training": training_record(config, final.parent, data_folder(data_dir))["training"],
         "citations": dict(citations or {}),
     }
     write_record(final, info)
@@ -177,7 +175,7 @@ def build(
 
     recipe_path = find_recipe(name)  # the cheap checks first: a typo fails before torch and datasets load
     command = _command(name, output, data_dir, seed, max_steps, suite, dtype)
-    data_dir = Path(data_dir) if data_dir else default_data_dir()
+    data_dir = data_folder(data_dir)
     if not data_dir.is_dir():
         raise FileNotFoundError(f"data folder {data_dir} not found (pass --data-dir or set PSP_ST_DATA_DIR)")
     from psp_st.training.recipe import INITIAL_FOLDER, load_config, train_from_config

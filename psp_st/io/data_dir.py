@@ -18,17 +18,23 @@ DataPath = str | os.PathLike | Sequence[str | os.PathLike]
 def default_data_dir() -> Path:
     """The shared data folder: ``$PSP_ST_DATA_DIR`` (read at call time); else ``../shared/data`` from the working
     directory; else ``shared/data`` beside a source checkout. When none exists, the first candidate."""
-    if os.environ.get(ENV_VAR):
-        return Path(os.environ[ENV_VAR])
+    if os.environ.get(ENV_VAR):  # "~/data" from a quoted .env or unit file: no shell expanded it
+        return Path(os.environ[ENV_VAR]).expanduser()
     candidates = [Path("../shared/data"), Path(__file__).resolve().parents[3] / "shared" / "data"]
     return next((path for path in candidates if path.is_dir()), candidates[0])
+
+
+def data_folder(data_dir: str | os.PathLike | None = None) -> Path:
+    """``data_dir`` (a leading ``~`` is the home folder: ``--data-dir=~/data`` reaches no shell), else
+    :func:`default_data_dir`."""
+    return Path(data_dir).expanduser() if data_dir else default_data_dir()
 
 
 def resolve_data_files(
     source: DataPath, data_dir: str | os.PathLike | None = None, keep: Callable[[str], bool] | None = None
 ) -> list[str]:
     """The files a data path names: a file, a folder (its files ``keep`` accepts), a glob (``**`` recursive) or a
-    list of these, each pattern's files sorted. A relative path that names nothing from the working directory is
+    list of these, each pattern's files sorted; a leading ``~`` is the home folder. A relative path that names nothing from the working directory is
     looked up in ``data_dir`` (default :func:`default_data_dir`); one that matches no file is a FileNotFoundError."""
     if not isinstance(source, (str, os.PathLike)):
         if isinstance(source, (bytes, bytearray)):
@@ -37,8 +43,9 @@ def resolve_data_files(
         if not files:
             raise ValueError("the data path is an empty list")
         return files
-    pattern = literal = os.fspath(source)  # an existing file or folder is itself, even named like a glob ("a [1]")
-    folder = Path(data_dir) if data_dir is not None else default_data_dir()
+    # "~/x" is home (a recipe has no shell); an existing file or folder is itself, even named like a glob ("a [1]")
+    pattern = literal = os.path.expanduser(os.fspath(source))
+    folder = data_folder(data_dir)
     exists = os.path.exists(pattern) or (glob.has_magic(pattern) and glob.glob(pattern, recursive=True))
     if not os.path.isabs(pattern) and not exists:  # the data folder's own name is no pattern ("data [2026]")
         literal, pattern = str(folder / pattern), os.path.join(glob.escape(str(folder)), pattern)

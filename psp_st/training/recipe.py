@@ -122,14 +122,14 @@ def load_recipe_pairs(
     from psp_st.data.loaders import local_files
     from psp_st.data.sources import PairSource, load_training_pairs
     from psp_st.io.atomic import atomic_directory
-    from psp_st.io.data_dir import default_data_dir
+    from psp_st.io.data_dir import data_folder
 
     if isinstance(data, dict):
         data = DataSection(**data)
     options = {key: value for key, value in vars(data).items() if key != "cache_dir"}  # load_training_pairs' own
     cache = None
     if data.cache_dir:
-        folder = str(Path(data_dir or default_data_dir()).resolve())
+        folder = str(data_folder(data_dir).resolve())
         paths = [local_files(PairSource.parse(entry).path, data_dir) or [] for entry in data.sources]
         stats = {path: os.stat(path) for path in sum(paths, [])}
         files = [(path, stat.st_size, stat.st_mtime_ns) for path, stat in stats.items()]  # a changed file: a new key
@@ -280,12 +280,12 @@ def build_distillation(
         return None
     from psp_st.distillation import distillation_sentences, teacher_vectors
     from psp_st.evaluation.decontamination import evaluation_sentences
-    from psp_st.io.data_dir import default_data_dir
+    from psp_st.io.data_dir import data_folder
     from psp_st.losses import TeacherDistillationLoss
     from psp_st.training.auxiliary import AuxiliaryObjective
 
     start = time.perf_counter()
-    folder = data_dir or default_data_dir()
+    folder = data_folder(data_dir)
     parts = distillation_sentences(  # in the training pairs' datasets cache: bitext sources reuse their filter results
         distil.sources,
         seed=seed,

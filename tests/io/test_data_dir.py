@@ -66,3 +66,18 @@ def test_a_data_folder_named_like_a_glob_is_no_pattern(tmp_path):
     (folder / "pairs").mkdir(parents=True)
     (folder / "pairs" / "a.tsv").write_text("x")
     assert resolve_data_files("pairs/*.tsv", folder) == [str(folder / "pairs" / "a.tsv")]
+
+
+def test_a_home_path_in_a_recipe_or_the_env_var_is_expanded(tmp_path, monkeypatch):
+    from psp_st.evaluation.loaders import local_path
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "data é").mkdir()
+    (tmp_path / "data é" / "p.tsv").write_text("x")
+    monkeypatch.setenv("PSP_ST_DATA_DIR", "~/data é")
+    assert default_data_dir() == tmp_path / "data é"
+    assert resolve_data_files("~/data é/p.tsv") == [str(tmp_path / "data é" / "p.tsv")]
+    assert resolve_data_files("p.tsv", "~/data é") == [str(tmp_path / "data é" / "p.tsv")]
+    (tmp_path / "data é" / "sts" / "stsbenchmark").mkdir(parents=True)
+    (tmp_path / "data é" / "sts" / "stsbenchmark" / "dev.parquet").write_bytes(b"")
+    assert local_path("stsb-dev", "~/data é") == tmp_path / "data é" / "sts/stsbenchmark/dev.parquet"
