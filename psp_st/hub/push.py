@@ -112,7 +112,9 @@ def stage_upload(folder: str | os.PathLike, repo_id: str, out: str | os.PathLike
     check_model_folder(folder, sha256=True)  # never publish files that differ from the build record
     if out.resolve() == folder.resolve() or folder.resolve() in out.resolve().parents:
         raise ValueError(f"the dry-run folder {out} must be outside the model folder {folder}")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"dry-run folder {out} exists and is a file; pass a new folder")
+    if out.exists() and any(out.iterdir()):
         raise ValueError(f"dry-run folder {out} exists and is not empty; pass a new folder")
     files = upload_files(folder)
     recorded = (read_build_record(folder) or {}).get("files")  # a release uploads exactly itself

@@ -45,6 +45,14 @@ def test_dry_run_refuses_non_empty_folder(release, tmp_path):
         push(release, "org/name", dry_run=tmp_path)
 
 
+def test_dry_run_into_an_existing_file_says_it_is_a_file(release, tmp_path):
+    from psp_st.hub.push import push
+
+    (tmp_path / "a file é").touch()
+    with pytest.raises(NotADirectoryError, match="is a file"):
+        push(release, "org/name", dry_run=tmp_path / "a file é")
+
+
 def test_dry_run_into_an_unexpanded_home_is_refused(release, tmp_path, monkeypatch):
     from psp_st.hub.push import push
 
