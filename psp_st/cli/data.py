@@ -55,11 +55,17 @@ def _filters(value: str | None) -> dict | list | None:
 
     if value is None:
         return None
-    if os.path.isfile(value):
-        with open(value, encoding="utf-8") as handle:
+    path = os.path.expanduser(value)  # "--filters=~/f.yaml": no shell expanded it
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as handle:
             config = yaml.safe_load(handle)
     else:
         config = yaml.safe_load(value)
+    if isinstance(config, str):  # a file name that names no file (a typo), not inline filters
+        raise FileNotFoundError(
+            f"--filters {value}: no such file, and not inline YAML filters (a mapping or list): give an existing "
+            "YAML file, or e.g. --filters '{length: {max: 30}}'"
+        )
     if isinstance(config, dict) and "filters" in config:
         return config["filters"]
     if isinstance(config, dict) and isinstance(config.get("data"), dict):

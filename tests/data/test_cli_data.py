@@ -70,3 +70,15 @@ def test_local_folder_without_pair_files_is_not_a_hub_id(tmp_path, monkeypatch, 
     (tmp_path / "csvdir" / "x.csv").write_text("sentence1,sentence2\na,b\n")
     assert main(["data", "csvdir"]) == 2
     assert "no data file matches 'csvdir'" in capsys.readouterr().err
+
+
+def test_filters_file_that_does_not_exist_is_named_not_read_as_inline_yaml(fixture_path, tmp_path, capsys):
+    code = main(["data", str(fixture_path("paranmt.tsv")), "--filters", str(tmp_path / "my filters é.yaml")])
+    assert code == 2 and "my filters é.yaml: no such file" in capsys.readouterr().err
+
+
+def test_filters_file_under_home_is_read(fixture_path, tmp_path, cache_dir, monkeypatch, capsys):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "f é.yaml").write_text("filters:\n  score: {min: 0.3}\n", encoding="utf-8")
+    code = main(["data", str(fixture_path("paranmt.tsv")), "--filters=~/f é.yaml", "--cache-dir", cache_dir])
+    assert code == 0 and "score" in capsys.readouterr().out
