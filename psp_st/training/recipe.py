@@ -32,8 +32,8 @@ logger = logging.getLogger(__name__)
 
 def find_recipe(name: str | os.PathLike) -> Path:
     """The recipe file of ``name``: a ``.yaml``/``.yml`` path, else ``hub_configs/<name>.yaml`` in the working
-    directory, else the packaged one."""
-    candidate = Path(name)
+    directory, else the packaged one. A leading ``~`` is the home folder (``--config=~/r.yaml`` reaches no shell)."""
+    candidate = Path(name).expanduser()
     if candidate.suffix in (".yaml", ".yml"):
         if candidate.is_file():
             return candidate

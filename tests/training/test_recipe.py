@@ -207,6 +207,14 @@ def test_unknown_recipe_lists_where_it_looked(tmp_path, monkeypatch):
         find_recipe("nope")
 
 
+def test_a_recipe_file_under_home_is_found(tmp_path, monkeypatch):
+    from psp_st.training.recipe import find_recipe
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "my recipe é.yaml").write_text("name: x\n", encoding="utf-8")
+    assert find_recipe("~/my recipe é.yaml") == tmp_path / "my recipe é.yaml"
+
+
 def test_packaged_recipes_are_real_files_that_load_by_name(tmp_path, monkeypatch):
     from psp_st.training.recipe import PACKAGED_RECIPES, find_recipe, load_config
     from psp_st.training.schema import parse_recipe
