@@ -59,7 +59,11 @@ def resolve_data_files(
     if not files and os.path.exists(literal) and not os.path.isdir(literal):
         check_input_file(literal)  # a pipe or a device: say so, not "no data file matches"
     if not files:
-        where = "" if os.path.isabs(os.fspath(source)) else f" (looked here and in the data folder {folder})"
+        where = (
+            ""
+            if os.path.isabs(os.fspath(source))
+            else f" (a relative path is from the working directory {os.getcwd()}, then the data folder {folder})"
+        )
         raise FileNotFoundError(
             f"no data file matches {os.fspath(source)!r}{where}; pass --data-dir or set {ENV_VAR} to the shared data folder"
         )

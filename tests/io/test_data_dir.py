@@ -49,7 +49,9 @@ def test_resolver_prefers_the_working_directory_then_the_data_folder(tmp_path, m
 
 def test_resolver_names_the_pattern_and_the_data_folder(tmp_path):
     with pytest.raises(
-        FileNotFoundError, match=r"'nothing/\*\.parquet' \(looked here and in the data folder .*PSP_ST_DATA_DIR"
+        FileNotFoundError,
+        match=r"'nothing/\*\.parquet' \(a relative path is from the working directory .*, then the data folder .*\)"
+        r".*PSP_ST_DATA_DIR",
     ):
         resolve_data_files("nothing/*.parquet", tmp_path)
 
