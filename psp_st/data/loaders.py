@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -240,7 +241,9 @@ def _load_parquet(files: list[str], columns, split: str, streaming: bool, cache_
 
         return stream_parquet(files, mapping, split=split)
     read = list(dict.fromkeys(mapping.values()))
-    dataset = load_dataset("parquet", data_files={split: files}, split=split, cache_dir=cache_dir, columns=read)
+    dataset = load_dataset(
+        "parquet", data_files={split: _literal(files)}, split=split, cache_dir=cache_dir, columns=read
+    )
     return _rename(dataset, mapping)
 
 
@@ -273,7 +276,7 @@ def load_table(
         if missing:
             raise ValueError(f"{path}: missing column(s) {missing}; it has {names}")
     cache = None if cache_dir is None else os.fspath(cache_dir)
-    dataset = load_dataset("parquet", data_files={"train": files}, split="train", cache_dir=cache)
+    dataset = load_dataset("parquet", data_files={"train": _literal(files)}, split="train", cache_dir=cache)
     where = files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
     for column in (*text_columns, *numeric_columns):
         nulls = pc.is_null(dataset.data.column(column)).to_numpy(zero_copy_only=False)
@@ -283,6 +286,12 @@ def load_table(
                 f"{where}: column {column!r} row {int(nulls.argmax()) + 1} is null (missing), expected {expected}"
             )
     return dataset
+
+
+def _literal(files: list[str]) -> list[str]:
+    """Resolved files as ``datasets`` data_files, which it globs again: ``pairs [v2].parquet`` must not be a pattern
+    (matching nothing or another file). Names without ``*?[`` are unchanged (and so are their cache fingerprints)."""
+    return [glob.escape(path) for path in files]
 
 
 def _header(path: str, file_format: str) -> list[str]:

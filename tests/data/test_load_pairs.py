@@ -200,3 +200,12 @@ def test_a_mapping_naming_a_column_the_tsv_header_lacks_names_it_not_a_missing_h
     path.write_text("text_a\ttext_b\na dog runs\ta dog is running\n")
     with pytest.raises(ValueError, match=r"mine\.tsv:1 \(header\): column 'txt_b' .*sentence2: text_b\}"):
         load_pairs(path, cache_dir=cache_dir, columns={"sentence1": "text_a", "sentence2": "txt_b"})
+
+
+def test_parquet_named_like_a_glob_loads_itself(write_parquet, cache_dir):
+    from psp_st.data.loaders import load_table
+
+    path = write_parquet("pairs [v2] é.parquet", {"sentence1": ["a dog"], "sentence2": ["a hound"]})
+    write_parquet("pairs v é.parquet", {"sentence1": ["other"], "sentence2": ["file"]})  # what the glob matches
+    assert load_pairs(path, cache_dir=cache_dir)["sentence1"][:] == ["a dog"]
+    assert load_table(path, ["sentence1"], cache_dir=cache_dir)["sentence1"] == ["a dog"]
