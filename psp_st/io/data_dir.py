@@ -34,8 +34,9 @@ def resolve_data_files(
     source: DataPath, data_dir: str | os.PathLike | None = None, keep: Callable[[str], bool] | None = None
 ) -> list[str]:
     """The files a data path names: a file, a folder (its files ``keep`` accepts), a glob (``**`` recursive) or a
-    list of these, each pattern's files sorted; a leading ``~`` is the home folder. A relative path that names nothing from the working directory is
-    looked up in ``data_dir`` (default :func:`default_data_dir`); one that matches no file is a FileNotFoundError."""
+    list of these, each pattern's files sorted; a leading ``~`` is the home folder. A relative path that names nothing
+    from the working directory is looked up in ``data_dir`` (default :func:`default_data_dir`); one that matches no
+    file is a FileNotFoundError."""
     if not isinstance(source, (str, os.PathLike)):
         if isinstance(source, (bytes, bytearray)):
             raise TypeError("a data path is a path, a glob or a list of them, not bytes")

@@ -92,7 +92,8 @@ def iter_line_blocks(
 ) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(first_line_number, texts)`` of up to ``block_lines`` lines (fewer past about :data:`MAX_BLOCK_CHARS`
     characters); each ``read_bytes`` block's whole lines are decoded at once; invalid UTF-8 raises naming the line.
-    Only bytes ``[byte_start, byte_stop)`` are read (a shard of the file), ``first_line`` being the number of the first."""
+    Only bytes ``[byte_start, byte_stop)`` are read (a shard of the file), ``first_line`` being the number of the
+    first."""
     check_int("chunk_size (--chunk-size)", block_lines)
     path = check_input_file(path)
     pending: list[str] = []

@@ -89,7 +89,8 @@ def embed_shards(
     """Embed every row of ``inputs`` into ``folder`` (one ``.npy`` per shard + ``manifest.json``); returns the manifest.
     A rerun resumes; an input or model folder whose content changed (sha256), or other settings, are refused, and
     with ``overwrite`` start over. Row ``i`` of a shard is input row ``shard.row + i``, locally and on Ray alike. A
-    worker embeds and writes ``chunk_rows`` rows at a time (its RAM bound; not a job setting: the vectors are the same)."""
+    worker embeds and writes ``chunk_rows`` rows at a time (its RAM bound; not a job setting: the vectors are the
+    same)."""
     execution = execution or Execution()
     files = input_files(inputs)
     # an empty input gives an empty result (one shard of 0 rows), as `psp-st embed` without shards does
