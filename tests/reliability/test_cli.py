@@ -223,7 +223,7 @@ def test_train_reads_relative_data_paths_in_its_data_dir(recipe_and_busy_folder,
         main(["train", "--config", str(recipe), "--output", str(tmp_path / "run"), "--data-dir", str(folder)])
         == EXIT_ERROR
     )
-    assert f"in the data folder {folder}" in _one_error_line(capsys)
+    assert f"then the data folder {folder}" in _one_error_line(capsys)
 
 
 def test_ctrl_c_during_train_is_one_line_with_exit_130(recipe_and_busy_folder, tmp_path, monkeypatch, capsys):
