@@ -35,7 +35,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     train.add_argument("--model-type", choices=["unigram", "bpe"], default="unigram", help="default: unigram")
     train.add_argument("--byte-fallback", action="store_true", help="unknown characters become byte pieces")
     train.add_argument("--seed", type=int, default=42, help="sentencepiece's sampling seed (default 42)")
-    train.add_argument("--threads", type=int, help="sentencepiece training threads (default: all)")
+    train.add_argument(
+        "--threads",
+        type=int,
+        help="sentencepiece training threads (default: all cores; the model depends on the count)",
+    )
     train.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     train.set_defaults(func=run_train)
 

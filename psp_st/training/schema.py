@@ -61,6 +61,9 @@ class TokenizerSection:
     model_type: str | None = _option(None, str, choices=("unigram", "bpe"))
     #: Train on a language-balanced sample (:func:`~psp_st.tokenization.multilingual.language_balanced_texts`).
     language_temperature: float | None = _option(None, float, 0.0, 1.0)
+    #: sentencepiece's training threads: its model depends on their number, so a recipe pins it (not the machine's
+    #: cores); 2, the count every packaged release was built with.
+    num_threads: int = _option(2, int, positive=True)
 
     def options(self) -> dict[str, Any]:
         """The set keys passed on to sentencepiece's trainer."""

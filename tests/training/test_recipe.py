@@ -227,6 +227,31 @@ def test_packaged_recipes_are_real_files_that_load_by_name(tmp_path, monkeypatch
         parse_recipe(load_config(path.stem))  # every key known, every value checked; sources' columns, filters too
 
 
+def test_recipe_trains_its_tokenizer_on_its_own_thread_count_not_the_machines(pairs_file, data_dir, monkeypatch):
+    """sentencepiece's model depends on its thread count: the same recipe on a machine with more cores must train
+    the same tokenizer (tokenizer.num_threads, default 2)."""
+    import os
+
+    import sentencepiece as spm
+
+    from psp_st.training.recipe import build_model, load_recipe_pairs
+
+    threads, train = [], spm.SentencePieceTrainer.train
+
+    def spy(*args, **kwargs):
+        threads.append(kwargs["num_threads"])
+        return train(*args, **kwargs)
+
+    monkeypatch.setattr(spm.SentencePieceTrainer, "train", spy)
+    monkeypatch.setattr(os, "cpu_count", lambda: 7)
+    config = recipe(pairs_file, data_dir)
+    pairs = load_recipe_pairs(config["data"], seed=0)
+    build_model(config, pairs, seed=0)
+    config["tokenizer"]["num_threads"] = 1
+    build_model(config, pairs, seed=0)
+    assert threads == [2, 1]
+
+
 def test_init_from_starts_from_the_saved_model_with_the_recipe_dropout(pairs_file, data_dir, tmp_path):
     import numpy as np
 
