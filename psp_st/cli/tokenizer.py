@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     train.add_argument("--model-type", choices=["unigram", "bpe"], default="unigram", help="default: unigram")
     train.add_argument("--byte-fallback", action="store_true", help="unknown characters become byte pieces")
-    train.add_argument("--seed", type=int, default=42, help="sentencepiece's sampling seed (default 42)")
+    train.add_argument("--seed", type=int, default=42, help="seed of the --input-sentence-size sample (default 42)")
     train.add_argument(
         "--threads",
         type=int,

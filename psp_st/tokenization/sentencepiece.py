@@ -98,6 +98,8 @@ class SentencePieceTokenizer:
         Args:
             vocab_size: a soft limit: a corpus too small to fill it gives a smaller vocabulary, not an error.
             character_coverage: share of characters the model must cover (``1.0``: all).
+            input_sentence_size: train on a sample of this many texts (drawn with ``seed`` from a sequence; an
+                iterator's is sentencepiece's own, which no seed reproduces); ``0``: all of them.
             max_sentence_length: longer training sentences (in bytes) are skipped.
             **trainer_options: passed to ``sentencepiece.SentencePieceTrainer.train``.
         """
@@ -111,6 +113,11 @@ class SentencePieceTokenizer:
         num_threads = check_int(
             "num_threads (--threads)", (os.cpu_count() or 1) if num_threads is None else num_threads
         )
+        if input_sentence_size and isinstance(texts, Sequence) and len(texts) > input_sentence_size:
+            # sentencepiece's own sample ignores the seed (0.2.0: always the same rows; 0.2.3: other rows in every
+            # process): draw it here, so the same seed gives the same model
+            rows = np.random.default_rng(seed).choice(len(texts), size=input_sentence_size, replace=False)
+            texts = [texts[row] for row in np.sort(rows)]
 
         count = too_long = 0
         bad_input: TypeError | None = None

@@ -60,6 +60,26 @@ def test_same_seed_same_model(caption_sentences):
     assert a.model_proto == b.model_proto
 
 
+def test_input_sentence_size_draws_its_sample_with_the_seed(caption_sentences, monkeypatch):
+    """sentencepiece's own sample ignores the seed (another one in every process with 0.2.3): the sample is drawn
+    with ``seed`` and sentencepiece gets no more than ``input_sentence_size`` sentences."""
+    import sentencepiece as spm
+
+    fed, train = [], spm.SentencePieceTrainer.train
+
+    def spy(*args, sentence_iterator, **kwargs):
+        sentences = list(sentence_iterator)
+        fed.append(sentences)
+        return train(*args, sentence_iterator=iter(sentences), **kwargs)
+
+    monkeypatch.setattr(spm.SentencePieceTrainer, "train", spy)
+    texts = caption_sentences[:3000]
+    for seed in (1, 1, 2):
+        SentencePieceTokenizer.train(texts, vocab_size=300, input_sentence_size=1000, seed=seed)
+    assert [len(sample) for sample in fed] == [1000, 1000, 1000]
+    assert fed[0] == fed[1] != fed[2]
+
+
 def test_save_and_load_round_trip(sp_tokenizer, tmp_path):
     sp_tokenizer.save(tmp_path / "sp.model")
     loaded = SentencePieceTokenizer.from_file(tmp_path / "sp.model")
