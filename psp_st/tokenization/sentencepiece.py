@@ -101,6 +101,7 @@ class SentencePieceTokenizer:
             input_sentence_size: train on a sample of this many texts (drawn with ``seed`` from a sequence; an
                 iterator's is sentencepiece's own, which no seed reproduces); ``0``: all of them.
             max_sentence_length: longer training sentences (in bytes) are skipped.
+            num_threads: sentencepiece's training threads (None: all cores); the model depends on their number.
             **trainer_options: passed to ``sentencepiece.SentencePieceTrainer.train``.
         """
         refuse_single_text(texts)
