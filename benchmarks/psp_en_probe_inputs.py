@@ -17,7 +17,7 @@
   sentences of the recipe's distillation sample (a piece's vector there: the mean of the teacher tokens its characters
   overlap), saved as ``.npz``; ``contextual``: an initial model from them (round 23: contextual vectors, each mixed
   with the piece alone by ``n / (n + shrink)``, then the package's PCA and standardisation and the initial model's
-  SIF weights, checked as ``whitening`` checks them).
+  SIF weights, checked as ``whitening`` checks them; ``--same-basis``: on the initial model's own PCA columns).
 
     python benchmarks/psp_en_probe_inputs.py subset corpus/english_sentences.parquet --source-prefix wmt-testsets \\
         --out runs/round19/wmt_news_sentences.parquet
@@ -216,16 +216,20 @@ def contextual_sums(initial: str, teacher: str, sentences: int, seed: int, sums:
     )
 
 
-def contextual(initial: str, sums: str, shrink: float, teacher_cache: str, teacher: str, out: str) -> None:
+def contextual(
+    initial: str, sums: str, shrink: float, teacher_cache: str, teacher: str, out: str, same_basis: bool = False
+) -> None:
     """Save ``initial`` with its teacher piece vectors replaced by ``w * contextual + (1 - w) * alone`` (both
     unit-normalised; ``w = n / (n + shrink)`` for a piece seen ``n`` times), then the package's PCA and
-    standardisation and the initial model's own SIF weight per row."""
+    standardisation and the initial model's own SIF weight per row. ``same_basis``: projected on the initial model's
+    own PCA columns and scaled by their stds (not a new PCA), so the result lives in the initial model's coordinates
+    and the WiSE-FT line of runs trained from ``initial`` can end at it."""
     import numpy as np
     import torch
 
     from psp_st.modules.teacher_init import distilled_piece_vectors
 
-    model, raw, _, _, rows = teacher_initial(initial, teacher_cache, teacher)
+    model, raw, _, rank, rows = teacher_initial(initial, teacher_cache, teacher)
     module = model[0]
     vocab, dim = module.vocab_size, module.embedding_dim
     loaded = np.load(sums)
@@ -235,7 +239,17 @@ def contextual(initial: str, sums: str, shrink: float, teacher_cache: str, teach
     alone = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
     w = (counts / (counts + shrink))[:, None] if shrink > 0 else (counts > 0).astype(np.float64)[:, None]
     mixed = w * context + (1 - w) * alone
-    new = distilled_piece_vectors(mixed, dim) * rows[:, None].astype(np.float32)
+    if same_basis:
+        centre = raw.mean(0, keepdims=True)
+        _, _, components = np.linalg.svd(raw - centre, full_matrices=False)
+        components = components[:rank]
+        components *= np.sign(components[np.arange(rank), np.abs(components).argmax(1)])[:, None]
+        scale = ((raw - centre) @ components.T).std(0, keepdims=True)
+        new = distilled_piece_vectors(raw, dim).astype(np.float64)  # the seeded columns beyond the rank kept
+        new[:, :rank] = ((mixed - centre) @ components.T) / scale
+        new = (new * rows[:, None]).astype(np.float32)
+    else:
+        new = distilled_piece_vectors(mixed, dim) * rows[:, None].astype(np.float32)
     with torch.no_grad():
         module.embedding.weight[:vocab] = torch.from_numpy(new.astype(np.float32))
     model.save(out)
@@ -272,6 +286,7 @@ def main() -> None:
     five.add_argument("--shrink", type=float, default=0.0, help="w = n / (n + shrink); 0: contextual wherever seen")
     five.add_argument("--teacher-cache", required=True, help="the build's distillation.cache_dir")
     five.add_argument("--teacher", default="all-MiniLM-L6-v2", help="the teacher the initial model came from")
+    five.add_argument("--same-basis", action="store_true", help="the initial model's PCA columns, not a new PCA")
     five.add_argument("--out", required=True)
     for command in (one, two, four):
         command.add_argument("--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR)")
@@ -281,7 +296,7 @@ def main() -> None:
     elif args.command == "contextual-sums":
         contextual_sums(args.initial, args.teacher, args.sentences, args.seed, args.sums, args.data_dir)
     elif args.command == "contextual":
-        contextual(args.initial, args.sums, args.shrink, args.teacher_cache, args.teacher, args.out)
+        contextual(args.initial, args.sums, args.shrink, args.teacher_cache, args.teacher, args.out, args.same_basis)
     elif args.command == "whitening":
         whitening(args.initial, args.strength, args.teacher_cache, args.teacher, args.out)
     else:

@@ -156,8 +156,9 @@ def test_probe_inputs_whitening_gives_the_model_back_at_1_and_the_teacher_spectr
     np.testing.assert_allclose(weights["0"].std(0), singular / np.sqrt(np.mean(singular**2)), rtol=1e-4)
 
 
+@pytest.mark.parametrize("basis", [[], ["--same-basis"]], ids=["new-pca", "same-basis"])
 def test_probe_inputs_contextual_gives_the_model_back_when_context_agrees_with_the_piece_alone(
-    tmp_path, monkeypatch, sp_tokenizer, stub_teacher
+    tmp_path, monkeypatch, sp_tokenizer, stub_teacher, basis
 ):
     import numpy as np
     from sentence_transformers import SentenceTransformer
@@ -176,6 +177,7 @@ def test_probe_inputs_contextual_gives_the_model_back_when_context_agrees_with_t
         monkeypatch,
         *("contextual", "--initial", str(tmp_path / "initial"), "--sums", str(tmp_path / "sums.npz")),
         *("--shrink", "2", "--teacher-cache", str(cache), "--teacher", "stub", "--out", str(tmp_path / "out")),
+        *basis,
     )
     got = load_trusted(str(tmp_path / "out"))[0].embedding.weight[: module.vocab_size].detach().numpy()
     np.testing.assert_allclose(got, module.embedding.weight[: module.vocab_size].detach().numpy(), atol=1e-4)
