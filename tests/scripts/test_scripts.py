@@ -198,3 +198,13 @@ def test_common_component_removal_folds_into_the_table_as_done_to_sentence_vecto
     expected = centred - centred @ top.T @ top
     got = PSPEngine(remove(weights, sp_tokenizer, texts, 2), sp_tokenizer, threads=1).encode(texts)
     np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+def test_the_packaged_ablation_row_trains_the_packaged_psp_en_recipe(monkeypatch):
+    from psp_st.training.recipe import load_config
+
+    monkeypatch.setattr(sys, "path", [str(REPO / "benchmarks"), *sys.path])
+    namespace = runpy.run_path(str(REPO / "benchmarks" / "psp_en_ablation.py"))
+    row = namespace["row_config"](namespace["PACKAGED_ROW"])
+    assert namespace["same_training"](row, load_config("psp-en"))
+    assert not namespace["same_training"](row, {**row, "seed": row["seed"] + 1})
