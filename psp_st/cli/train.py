@@ -20,6 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --output")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument("--max-steps", type=int, help="stop after this many optimizer steps")
+    parser.add_argument("--seed", type=int, help="the run's seed (default: the recipe's own, as psp-st build --seed)")
     parser.add_argument("--data-dir", type=path_argument, help=DATA_DIR_HELP)
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     parser.set_defaults(func=run)
@@ -32,12 +33,16 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from psp_st.hub.build import torch_threads, write_train_record
     from psp_st.hub.card import write_model_cards
-    from psp_st.training.recipe import train_from_config
+    from psp_st.training.recipe import load_config, train_from_config
+
+    config: str | dict = args.config
+    if args.seed is not None:  # the recipe with its seed replaced (saved so in the run folder: a resume checks it)
+        config = {**load_config(args.config), "seed": check_int("--seed", args.seed, minimum=0)}
 
     # the Trainer prints its step logs ({'loss': ...}): to stderr, so stdout holds only the result line
     with torch_threads(args.threads), contextlib.redirect_stdout(sys.stderr):
         model = train_from_config(
-            args.config,
+            config,
             output_dir=args.output,
             resume=args.resume,
             max_steps=args.max_steps,
@@ -47,7 +52,13 @@ def run(args: argparse.Namespace) -> int:
     # ST's card (written by save) would say SentenceTransformer(...) with no psp-st: replace it by psp-st's card
     final = model.model_card_data.save_dir
     words = ["psp-st", "train", "--config", args.config]
-    for option, value in (("--output", args.output), ("--max-steps", args.max_steps), ("--data-dir", args.data_dir)):
+    options = (
+        ("--output", args.output),
+        ("--max-steps", args.max_steps),
+        ("--seed", args.seed),
+        ("--data-dir", args.data_dir),
+    )
+    for option, value in options:
         words += [option, str(value)] if value is not None else []
     write_train_record(final, shlex.join(words), args.data_dir, args.max_steps, model.model_card_data.citations)
     write_model_cards(final)  # the record's data and recipe, as a build's card lists them

@@ -436,6 +436,24 @@ def test_resume_of_a_finished_run_trains_no_step_and_keeps_final(finished_run, t
         assert (copy / "final" / file.name).read_bytes() == want, file.name
 
 
+def test_train_seed_replaces_the_recipes_and_is_recorded(finished_run, tmp_path):
+    import numpy as np
+    import safetensors.numpy
+    import yaml
+
+    from psp_st.cli import main
+
+    _, run = finished_run
+    recipe_file = str(run.parent / "tiny.yaml")
+    out = tmp_path / "seeded"
+    assert main(["train", "--config", recipe_file, "--output", str(out), "--max-steps", "4", "--seed", "7"]) == 0
+    assert yaml.safe_load((out / "psp_recipe.yaml").read_text())["seed"] == 7
+    record = json.loads((out / "final" / "psp_build.json").read_text())
+    assert record["seed"] == 7 and "--seed 7" in record["command"]
+    weights = [safetensors.numpy.load_file(str(r / "final" / "model.safetensors")) for r in (run, out)]
+    assert any(not np.array_equal(weights[0][k], weights[1][k]) for k in weights[0])  # another seed, another run
+
+
 def test_resume_with_fewer_max_steps_than_trained_is_refused(finished_run, tmp_path):
     from psp_st.training.recipe import train_from_config
 
