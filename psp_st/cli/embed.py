@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if args.ray is not None or args.shard_rows is not None:
         return run_sharded(args)
     check_workers(args)
-    from psp_st.inference import embed_file
+    from psp_st.inference.files import EMBED_CHUNK_ROWS, embed_file
     from psp_st.inference.load import open_model
 
     check_output(args.output, overwrite=args.overwrite, sealed=[args.input, args.model])
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         model,
         args.input,
         args.output,
-        chunk_size=16_384 if args.chunk_size is None else args.chunk_size,
+        chunk_size=EMBED_CHUNK_ROWS if args.chunk_size is None else args.chunk_size,
         float16=args.float16,
         normalize=args.normalize,
         show_progress_bar=not args.no_progress,
@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_sharded(args: argparse.Namespace) -> int:
     """Sharded embedding into a folder (``part-NNNNN.npy`` + ``manifest.json``); resumes a half-done folder."""
+    from psp_st.inference.files import EMBED_CHUNK_ROWS
     from psp_st.mining.embed_shards import embed_shards
 
     # a folder with a plan.json is a sharded job's: embed_shards resumes it, or refuses another job's (--overwrite)
@@ -78,7 +79,7 @@ def run_sharded(args: argparse.Namespace) -> int:
         float16=args.float16,
         execution=execution_from_args(args),
         overwrite=args.overwrite,
-        chunk_rows=16_384 if args.chunk_size is None else args.chunk_size,
+        chunk_rows=EMBED_CHUNK_ROWS if args.chunk_size is None else args.chunk_size,
     )
     print(
         f"wrote {args.output}: {manifest['rows']} x {manifest['dim']} {manifest['dtype']} in "

@@ -64,11 +64,15 @@ def _pwrite(fd: int, data: np.ndarray, offset: int) -> None:
         view, offset = view[written:], offset + written
 
 
+#: Texts embedded per chunk by ``psp-st embed`` (streamed, and each shard of a sharded job): its RAM bound.
+EMBED_CHUNK_ROWS = 16_384
+
+
 def embed_file(
     model,
     input_path: str | os.PathLike,
     output_path: str | os.PathLike,
-    chunk_size: int = 16_384,
+    chunk_size: int = EMBED_CHUNK_ROWS,
     float16: bool = False,
     normalize: bool = False,
     show_progress_bar: bool = True,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from psp_st.arguments import check_int
+from psp_st.inference.files import EMBED_CHUNK_ROWS
 from psp_st.io.checksums import sha256_file
 from psp_st.io.model_names import resolve_model_name
 from psp_st.mining.executor import Execution, run_tasks
@@ -30,7 +31,7 @@ class EmbedWorker:
         normalize: bool = False,
         float16: bool = False,
         threads: int | None = None,
-        chunk_rows: int = 16_384,
+        chunk_rows: int = EMBED_CHUNK_ROWS,
     ) -> None:
         from psp_st.inference.load import open_model
 
@@ -84,7 +85,7 @@ def embed_shards(
     float16: bool = False,
     execution: Execution | None = None,
     overwrite: bool = False,
-    chunk_rows: int = 16_384,
+    chunk_rows: int = EMBED_CHUNK_ROWS,
 ) -> dict[str, Any]:
     """Embed every row of ``inputs`` into ``folder`` (one ``.npy`` per shard + ``manifest.json``); returns the manifest.
     A rerun resumes; an input or model folder whose content changed (sha256), or other settings, are refused, and
