@@ -7,6 +7,7 @@ import contextlib
 import sys
 
 from psp_st.cli import DATA_DIR_HELP, path_argument
+from psp_st.modules.folder_format import PSP_WEIGHTS_DTYPES
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-eval", action="store_true", help="skip the evaluation suite")
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     parser.add_argument(
-        "--dtype", choices=["float32", "float16"], help="weights dtype (default: the recipe's release.dtype or float32)"
+        "--dtype", choices=PSP_WEIGHTS_DTYPES, help="weights dtype (default: the recipe's release.dtype or float32)"
     )
     parser.add_argument(
         "--work-dir",

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from psp_st.arguments import check_int
-from psp_st.hub.release import DTYPES, previous_release_files, write_record, write_release
+from psp_st.hub.release import previous_release_files, write_record, write_release
 from psp_st.io.data_dir import data_folder, resolve_data_files
 from psp_st.io.output_policy import check_output
-from psp_st.modules.folder_format import FORMAT_VERSION
+from psp_st.modules.folder_format import FORMAT_VERSION, PSP_WEIGHTS_DTYPES
 
 logger = logging.getLogger(__name__)
 
@@ -200,8 +200,8 @@ def build(
 
         check_suite(suite)
     dtype = release.get("dtype", "float32")
-    if dtype not in DTYPES:
-        raise ValueError(f"release dtype must be one of {DTYPES}, got {dtype!r}")
+    if dtype not in PSP_WEIGHTS_DTYPES:
+        raise ValueError(f"release dtype must be one of {PSP_WEIGHTS_DTYPES}, got {dtype!r}")
     _check_init_from((config.get("model") or {}).get("init_from"))
     run_config = copy.deepcopy(config)
     run_config.pop("release", None)

@@ -14,8 +14,7 @@ from psp_st.hub.push import upload_files
 from psp_st.io.atomic import atomic_directory, atomic_write_json, inside
 from psp_st.io.checksums import sha256_file
 from psp_st.io.model_names import BUILD_INFO_FILE, RECIPE_FILE, TRAINABLE_SUBFOLDER, read_build_record
-
-DTYPES = ("float32", "float16")
+from psp_st.modules.folder_format import PSP_WEIGHTS_DTYPES
 
 
 def previous_release_files(folder: Path, name: str) -> set[str] | None:
@@ -72,8 +71,8 @@ def write_release(
     module = model[0]
     if not isinstance(module, PSPEmbedding):
         raise TypeError(f"a psp-st release publishes PSPEmbedding models, not {type(module).__name__}")
-    if dtype not in DTYPES:
-        raise ValueError(f"release dtype must be one of {DTYPES}, got {dtype!r}")
+    if dtype not in PSP_WEIGHTS_DTYPES:
+        raise ValueError(f"release dtype must be one of {PSP_WEIGHTS_DTYPES}, got {dtype!r}")
     stages = info.setdefault("stage_seconds", {})
     info["weights_dtype"] = dtype
     info["citations"] = dict(getattr(model.model_card_data, "citations", None) or info.get("citations") or {})

@@ -13,6 +13,7 @@ from typing import Any
 
 from psp_st.arguments import Check, check_keys
 from psp_st.distillation import parse_source
+from psp_st.modules.folder_format import PSP_WEIGHTS_DTYPES
 from psp_st.training.arguments import MEGABATCH_CHECKS, PSPTrainingArguments
 
 
@@ -112,7 +113,7 @@ class EvaluationSection:
 class ReleaseSection:
     """``release``: how ``psp-st build`` writes the release."""
 
-    dtype: str = _option("float32", str, choices=("float32", "float16"))
+    dtype: str = _option("float32", str, choices=PSP_WEIGHTS_DTYPES)
     suite: str = _option("quick", str)  # the evaluation suite of the card (e.g. xling for a multilingual model)
     #: The model card's ``license`` (a Hub licence id: ``cc-by-nc-4.0``, ``other``, ...); None: apache-2.0, the code's.
     license: str | None = _option(None, str)

@@ -1,0 +1,25 @@
+"""One home per concept: a value several layers need is defined once and imported, never written again."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from psp_st.modules.folder_format import PSP_WEIGHTS_DTYPES
+
+
+def _build_option(flag: str):
+    from psp_st.cli import build_parser
+
+    commands = next(action for action in build_parser()._actions if action.dest == "command")
+    return next(action for action in commands.choices["build"]._actions if flag in action.option_strings)
+
+
+def test_release_dtypes_are_the_modules_weight_dtypes():
+    """A6-1: the release dtypes were written four times (module, release writer, recipe schema, ``build --dtype``)."""
+    from psp_st.hub import release
+    from psp_st.training.schema import ReleaseSection
+
+    dtype = next(f for f in dataclasses.fields(ReleaseSection) if f.name == "dtype")
+    assert dtype.metadata["check"].choices is PSP_WEIGHTS_DTYPES
+    assert _build_option("--dtype").choices is PSP_WEIGHTS_DTYPES
+    assert not hasattr(release, "DTYPES")
