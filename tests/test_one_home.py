@@ -23,3 +23,12 @@ def test_release_dtypes_are_the_modules_weight_dtypes():
     assert dtype.metadata["check"].choices is PSP_WEIGHTS_DTYPES
     assert _build_option("--dtype").choices is PSP_WEIGHTS_DTYPES
     assert not hasattr(release, "DTYPES")
+
+
+def test_a_psp_config_has_the_keys_its_checker_takes():
+    """A6-2: ``PSPEmbedding.config_keys`` and ``check_psp_config``'s known keys were two lists of the same five keys
+    (a key added to one only: every saved model refused on loading, or a setting silently not saved)."""
+    from psp_st.modules.folder_format import PSP_CONFIG_KEYS
+    from psp_st.modules.psp import PSPEmbedding
+
+    assert PSPEmbedding.config_keys == list(PSP_CONFIG_KEYS)

@@ -11,6 +11,8 @@ from typing import Any
 FORMAT_VERSION = 1
 #: The dtypes a PSPEmbedding's weights may be saved in.
 PSP_WEIGHTS_DTYPES = ("float32", "float16")
+#: The keys of a PSPEmbedding config: its ``config_keys``, what ``psp_config.json`` may hold.
+PSP_CONFIG_KEYS = ("embedding_dim", "max_seq_length", "dropout", "lowercase", "weights_dtype")
 
 
 class ModelFolderError(ValueError):
@@ -54,8 +56,8 @@ def check_psp_config(config: Mapping[str, Any]) -> None:
     the torch-free engine): ``TypeError``/``ValueError`` naming the key and the bad value."""
     from psp_st.arguments import check_int, check_keys, check_probability
 
-    keys = ("embedding_dim", "max_seq_length", "dropout", "lowercase", "weights_dtype")
-    check_keys("config:", config, [*keys, "word_dropout"])  # word_dropout: saved by earlier versions, ignored
+    # word_dropout: saved by earlier versions, ignored
+    check_keys("config:", config, [*PSP_CONFIG_KEYS, "word_dropout"])
     for key in ("embedding_dim", "max_seq_length"):
         if config.get(key) is not None:
             check_int(key, config[key])

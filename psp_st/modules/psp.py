@@ -17,7 +17,7 @@ from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_directory
 from psp_st.io.output_policy import check_output
 from psp_st.modules.base import ModelFolderError, PSPInputModule
-from psp_st.modules.folder_format import check_psp_config
+from psp_st.modules.folder_format import PSP_CONFIG_KEYS, check_psp_config
 from psp_st.modules.sparse_mean import bag_mean
 from psp_st.modules.token_encoder import TokenEncoder
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
@@ -45,7 +45,7 @@ class PSPEmbedding(TokenEncoder):
             widens them to float32).
     """
 
-    config_keys: list[str] = ["embedding_dim", "max_seq_length", "dropout", "lowercase", "weights_dtype"]
+    config_keys: list[str] = list(PSP_CONFIG_KEYS)
     teacher_embedding_dim = 384
     draw_default_init = False
     tokenizer: SentencePieceTokenizer  # satisfies base.py's IdTokenizer protocol
