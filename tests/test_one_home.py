@@ -32,3 +32,15 @@ def test_a_psp_config_has_the_keys_its_checker_takes():
     from psp_st.modules.psp import PSPEmbedding
 
     assert PSPEmbedding.config_keys == list(PSP_CONFIG_KEYS)
+
+
+def test_the_engine_reads_the_files_the_module_writes():
+    """A6-3: the engine wrote its own copies of the PSPEmbedding file names and weight key (the module's in base.py
+    and psp.py): one renamed, and the engine would refuse every saved folder as "not a PSPEmbedding folder"."""
+    from psp_st.inference import engine
+    from psp_st.modules import folder_format
+    from psp_st.modules.psp import PSPEmbedding
+
+    assert PSPEmbedding.config_file_name is folder_format.CONFIG_FILE is engine.CONFIG_FILE
+    assert PSPEmbedding.weights_file_name is folder_format.WEIGHTS_FILE is engine.WEIGHTS_FILE
+    assert engine.PSP_WEIGHT_KEY is folder_format.PSP_WEIGHT_KEY

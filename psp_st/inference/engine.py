@@ -18,6 +18,9 @@ from psp_st.inference.pooling import has_compiled_kernel, huge_page_copy, pool_m
 from psp_st.io.model_names import TRAINABLE_SUBFOLDER
 from psp_st.io.progress import progress_bar
 from psp_st.modules.folder_format import (
+    CONFIG_FILE,
+    PSP_WEIGHT_KEY,
+    WEIGHTS_FILE,
     ModelFolderError,
     check_float_weights,
     check_psp_config,
@@ -28,11 +31,8 @@ from psp_st.modules.trusted import check_no_code, module_types
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 from psp_st.tokenization.text_checks import check_texts
 
-#: File names of a saved PSPEmbedding (as ``PSPEmbedding.config_file_name`` etc., which need torch).
-CONFIG_FILE = "psp_config.json"
-WEIGHTS_FILE = "model.safetensors"
-TOKENIZER_FILE = "sentencepiece.model"
-WEIGHT_KEY = "embedding.weight"
+#: The tokenizer file of a saved PSPEmbedding folder.
+TOKENIZER_FILE = SentencePieceTokenizer.files[0]
 #: The class path a saved PSPEmbedding folder names in ``modules.json``.
 PSP_CLASS = "psp_st.modules.psp.PSPEmbedding"
 
@@ -138,20 +138,20 @@ class PSPEngine:
             raise ModelFolderError(
                 f"cannot read weights {path / WEIGHTS_FILE}: {error}; the engine reads float32 or float16 weights"
             ) from error
-        if WEIGHT_KEY not in weights:
-            raise ModelFolderError(f"{path / WEIGHTS_FILE} has no '{WEIGHT_KEY}' (found: {sorted(weights)})")
-        matrix = weights[WEIGHT_KEY]
-        check_float_weights(path / WEIGHTS_FILE, WEIGHT_KEY, matrix.dtype.kind == "f", matrix.dtype)
+        if PSP_WEIGHT_KEY not in weights:
+            raise ModelFolderError(f"{path / WEIGHTS_FILE} has no '{PSP_WEIGHT_KEY}' (found: {sorted(weights)})")
+        matrix = weights[PSP_WEIGHT_KEY]
+        check_float_weights(path / WEIGHTS_FILE, PSP_WEIGHT_KEY, matrix.dtype.kind == "f", matrix.dtype)
         if not np.isfinite(matrix).all():
             bad = int((~np.isfinite(matrix)).sum())
             raise ModelFolderError(
-                f"weights {path / WEIGHTS_FILE}: tensor '{WEIGHT_KEY}' has {bad} non-finite (NaN/inf) "
+                f"weights {path / WEIGHTS_FILE}: tensor '{PSP_WEIGHT_KEY}' has {bad} non-finite (NaN/inf) "
                 "value(s); the model cannot give meaningful vectors: re-save or retrain it."
             )
         dim = config.get("embedding_dim", matrix.shape[-1])
         if matrix.shape != (tokenizer.vocab_size, dim):
             raise ModelFolderError(
-                f"{path}: weight '{WEIGHT_KEY}' has shape {matrix.shape}, expected "
+                f"{path}: weight '{PSP_WEIGHT_KEY}' has shape {matrix.shape}, expected "
                 f"({tokenizer.vocab_size}, {dim}): the folder mixes files from different models."
             )
         pooled = huge_page_copy(matrix, weights_dtype(matrix.dtype))  # the engine's own copy, on 2 MiB pages

@@ -16,7 +16,9 @@ from sentence_transformers.base.modules.input_module import InputModule
 
 from psp_st.io.atomic import apply_umask
 from psp_st.modules.folder_format import (
+    CONFIG_FILE,
     FORMAT_VERSION,
+    WEIGHTS_FILE,
     ModelFolderError,
     check_float_weights,
     read_config,
@@ -79,8 +81,8 @@ class PSPInputModule(InputModule):
     """What psp-st's modules share: text preprocessing, the token-id layout, ``from_teacher``, checked loading."""
 
     tokenizer: IdTokenizer  # type: ignore[assignment]  # ST declares an HF tokenizer; psp-st modules hold their own
-    config_file_name: str = "psp_config.json"
-    weights_file_name: str = "model.safetensors"
+    config_file_name: str = CONFIG_FILE
+    weights_file_name: str = WEIGHTS_FILE
     modalities = ["text"]
     embedding_dim: int
     teacher_embedding_dim: ClassVar[int] = 300

@@ -11,6 +11,11 @@ from typing import Any
 FORMAT_VERSION = 1
 #: The dtypes a PSPEmbedding's weights may be saved in.
 PSP_WEIGHTS_DTYPES = ("float32", "float16")
+#: File names of a psp-st module folder (every module's ST ``config_file_name`` / ``weights_file_name``; the
+#: torch-free engine reads them too) and the tensor of a saved PSPEmbedding's piece vectors.
+CONFIG_FILE = "psp_config.json"
+WEIGHTS_FILE = "model.safetensors"
+PSP_WEIGHT_KEY = "embedding.weight"
 #: The keys of a PSPEmbedding config: its ``config_keys``, what ``psp_config.json`` may hold.
 PSP_CONFIG_KEYS = ("embedding_dim", "max_seq_length", "dropout", "lowercase", "weights_dtype")
 

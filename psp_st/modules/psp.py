@@ -17,7 +17,7 @@ from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_directory
 from psp_st.io.output_policy import check_output
 from psp_st.modules.base import ModelFolderError, PSPInputModule
-from psp_st.modules.folder_format import PSP_CONFIG_KEYS, check_psp_config
+from psp_st.modules.folder_format import PSP_CONFIG_KEYS, PSP_WEIGHT_KEY, check_psp_config
 from psp_st.modules.sparse_mean import bag_mean
 from psp_st.modules.token_encoder import TokenEncoder
 from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
@@ -164,7 +164,7 @@ class PSPEmbedding(TokenEncoder):
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
         output_path = self._start_save(output_path)
         weights = self._export_weights()
-        self._save_weights({"embedding.weight": weights}, os.path.join(output_path, self.weights_file_name))
+        self._save_weights({PSP_WEIGHT_KEY: weights}, os.path.join(output_path, self.weights_file_name))
         save_tokenizer(self.tokenizer, output_path)
 
     @classmethod
@@ -174,13 +174,13 @@ class PSPEmbedding(TokenEncoder):
         config.pop("word_dropout", None)  # saved by earlier versions, ignored
         tokenizer, _ = cls._read_tokenizer(model_name_or_path, "sentencepiece", None, hub_kwargs)
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
-        if "embedding.weight" not in weights:
-            raise ModelFolderError(f"{cls.__name__}: weights file has no 'embedding.weight' (found: {sorted(weights)})")
-        weight = weights["embedding.weight"]
+        if PSP_WEIGHT_KEY not in weights:
+            raise ModelFolderError(f"{cls.__name__}: weights file has no '{PSP_WEIGHT_KEY}' (found: {sorted(weights)})")
+        weight = weights[PSP_WEIGHT_KEY]
         expected = (tokenizer.vocab_size, config.get("embedding_dim", weight.shape[-1]))
         if tuple(weight.shape) != expected:
             raise ModelFolderError(
-                f"weight 'embedding.weight' has shape {tuple(weight.shape)}, expected {expected} "
+                f"weight '{PSP_WEIGHT_KEY}' has shape {tuple(weight.shape)}, expected {expected} "
                 f"({tokenizer.vocab_size} sentencepiece pieces x embedding_dim). The weights do not belong to this "
                 "tokenizer/config: the folder mixes files from different models."
             )
