@@ -162,10 +162,3 @@ def line_offsets(path: str | os.PathLike, every: int) -> tuple[list[int], int]:
     if offsets[-1] >= position and len(offsets) > 1:
         offsets.pop()  # the file ends exactly on a shard boundary
     return offsets, total
-
-
-def read_line_range(path: str | os.PathLike, byte_start: int, byte_stop: int, first_line: int) -> list[str]:
-    """The lines stored in bytes ``[byte_start, byte_stop)`` of ``path`` (line endings removed); ``first_line``: the
-    1-based number of the first, for errors."""
-    blocks = iter_line_blocks(path, 1 << 62, byte_start=byte_start, byte_stop=byte_stop, first_line=first_line)
-    return [text for _, texts in blocks for text in texts]
