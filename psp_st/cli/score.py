@@ -13,9 +13,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--pairs", required=True, help="UTF-8 TSV: sentence1<TAB>sentence2 per line")
     parser.add_argument("--output", required=True, help="output TSV: the input columns plus a cosine column")
     parser.add_argument("--header", action="store_true", help="the first line is a header")
-    parser.add_argument(
-        "--chunk-size", type=int, default=50_000, help="pairs scored per chunk (RAM bound; default 50000)"
-    )
+    parser.add_argument("--chunk-size", type=int, help="pairs scored per chunk (RAM bound; default 50000)")
     parser.add_argument("--threads", type=int, help="torch/sentencepiece threads (default: all)")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.set_defaults(func=run)
@@ -23,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Lines keep their order; a line without exactly one tab (or an empty line) is an error naming it."""
-    from psp_st.inference import score_file
+    from psp_st.inference.files import SCORE_CHUNK_ROWS, score_file
     from psp_st.inference.load import open_model
 
     check_output(args.output, overwrite=args.overwrite, sealed=[args.pairs, args.model])
@@ -32,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
         model,
         args.pairs,
         args.output,
-        chunk_size=args.chunk_size,
+        chunk_size=SCORE_CHUNK_ROWS if args.chunk_size is None else args.chunk_size,
         header=args.header,
         show_progress_bar=not args.no_progress,
     )

@@ -66,6 +66,8 @@ def _pwrite(fd: int, data: np.ndarray, offset: int) -> None:
 
 #: Texts embedded per chunk by ``psp-st embed`` (streamed, and each shard of a sharded job): its RAM bound.
 EMBED_CHUNK_ROWS = 16_384
+#: Pairs scored per chunk by ``psp-st score``: its RAM bound.
+SCORE_CHUNK_ROWS = 50_000
 
 
 def embed_file(
@@ -165,7 +167,7 @@ def score_file(
     model,
     pairs_path: str | os.PathLike,
     output_path: str | os.PathLike,
-    chunk_size: int = 50_000,
+    chunk_size: int = SCORE_CHUNK_ROWS,
     header: bool = False,
     show_progress_bar: bool = True,
 ) -> int:

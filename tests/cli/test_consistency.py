@@ -200,15 +200,22 @@ def test_data_refuses_a_bad_filter_or_num_proc_before_reading_the_data(option, t
     assert ("'lenght'" if option[0] == "--filters" else "(--num-proc) must be >= 1") in err
 
 
-@pytest.mark.parametrize(("command", "flag"), [("embed", "--chunk-size"), ("mine", "--shard-rows")])
-def test_the_embed_chunk_the_help_states_is_the_one_used(command, flag):
-    """A6-5: the help writes the embed chunk default as a literal (importing ``inference.files`` when the parser is
-    built would load numpy and sentencepiece for every command); it must be ``EMBED_CHUNK_ROWS``."""
+@pytest.mark.parametrize(
+    ("command", "flag", "default"),
+    [
+        ("embed", "--chunk-size", "EMBED_CHUNK_ROWS"),
+        ("mine", "--shard-rows", "EMBED_CHUNK_ROWS"),
+        ("score", "--chunk-size", "SCORE_CHUNK_ROWS"),
+    ],
+)
+def test_the_chunk_the_help_states_is_the_one_used(command, flag, default):
+    """A6-5, A6-6: the help writes the chunk defaults as literals (importing ``inference.files`` when the parser is
+    built would load numpy and sentencepiece for every command); they must be ``inference.files``'s."""
     from psp_st.cli import build_parser
-    from psp_st.inference.files import EMBED_CHUNK_ROWS
+    from psp_st.inference import files
 
     options = _options(build_parser())
     [help_text] = [
         action.help for name, action in options if name == f"psp-st {command}" and flag in action.option_strings
     ]
-    assert str(EMBED_CHUNK_ROWS) in help_text
+    assert str(getattr(files, default)) in help_text
