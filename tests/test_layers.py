@@ -6,6 +6,8 @@ import ast
 import re
 from pathlib import Path
 
+import psp_st
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "psp_st"
 
@@ -32,9 +34,15 @@ def _module_name(file: Path) -> str:
 
 def _imports(file: Path) -> list[tuple[int, str]]:
     """Every psp_st module ``file`` imports (top-level, function-local, ``TYPE_CHECKING``), with its line."""
+    return _imports_of(file.read_text(encoding="utf-8"), _module_name(file), file.name == "__init__.py")
+
+
+def _imports_of(source: str, module: str, is_package: bool) -> list[tuple[int, str]]:
+    """The psp_st names ``source`` (the code of ``module``) imports; a lazy top-level name (``from psp_st import
+    load``, ``psp_st.load(...)``) counts as the module that defines it."""
     found = []
-    package = _module_name(file).split(".") if file.name == "__init__.py" else _module_name(file).split(".")[:-1]
-    for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -42,7 +50,10 @@ def _imports(file: Path) -> list[tuple[int, str]]:
                 ".".join(package[: len(package) - node.level + 1] + [node.module or ""]) if node.level else node.module
             )
             found += [(node.lineno, f"{base}.{alias.name}".strip(".")) for alias in node.names]
-    return [(line, name) for line, name in found if name.startswith("psp_st.")]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "psp_st":
+            found.append((node.lineno, f"psp_st.{node.attr}"))
+    lazy = {f"psp_st.{name}": f"{target}.{name}" for name, target in psp_st._LAZY.items()}
+    return [(line, lazy.get(name, name)) for line, name in found if name.startswith("psp_st.")]
 
 
 def _part(module: str) -> str:
@@ -72,3 +83,9 @@ def test_no_module_imports_a_higher_layer():
                 upward.append(f"{file.relative_to(REPO)}:{line} imports {target}")
     assert upward == []
     assert used == EXCEPTIONS, "an exception no longer needed: remove it here and in docs/architecture.md"
+
+
+def test_a_lazy_top_level_name_counts_as_its_module():
+    """A6-8: ``from psp_st import load`` (or ``psp_st.load``) in io/ passed: the top-level names had no layer."""
+    for source in ("def f():\n    from psp_st import load\n", "import psp_st\n\nmodel = psp_st.load('psp-en')\n"):
+        assert "psp_st.inference.load.load" in [name for _, name in _imports_of(source, "psp_st.io.checksums", False)]
