@@ -89,3 +89,16 @@ def test_a_lazy_top_level_name_counts_as_its_module():
     """A6-8: ``from psp_st import load`` (or ``psp_st.load``) in io/ passed: the top-level names had no layer."""
     for source in ("def f():\n    from psp_st import load\n", "import psp_st\n\nmodel = psp_st.load('psp-en')\n"):
         assert "psp_st.inference.load.load" in [name for _, name in _imports_of(source, "psp_st.io.checksums", False)]
+
+
+def test_losses_and_data_import_no_encoder():
+    """A6-9: docs/architecture.md's rule "losses/ and data/ import no encoder" (modules/ is below them, so the layer
+    check lets it pass) had no check."""
+    encoders = [
+        f"{file.relative_to(REPO)}:{line} imports {target}"
+        for file in _files()
+        if _part(_module_name(file)) in ("losses", "data")
+        for line, target in _imports(file)
+        if _part(target) == "modules"
+    ]
+    assert encoders == []
