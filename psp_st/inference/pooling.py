@@ -21,8 +21,9 @@ def _numba_kernel() -> Callable[..., None] | None:
     return None if kernels is None else kernels.pool_mean
 
 
-#: Pieces pooled in numpy, one piece at a time in the kernel's order (the same bits, ~5x slower), before the kernel is
-#: loaded: loading numba and the compiled code costs ~0.45 s and ~85 MiB once per process, so a small job never does.
+#: Pieces pooled in numpy, one piece at a time in the kernel's order (the same bits, slower), before the kernel is
+#: loaded: loading numba and the compiled code costs time and memory once per process (T4 in
+#: benchmarks/results/audit_round5/start_findings.md), so a small job never does.
 KERNEL_AFTER_PIECES = 100_000
 _pieces_before_kernel = 0
 

@@ -51,7 +51,7 @@ def check_float_weights(path: str | os.PathLike, name: str, is_float: bool, dtyp
 
 def tensor_is_finite(tensor: Any, chunk: int = 1 << 20) -> bool:
     """Whether a torch tensor holds no NaN/inf, checked ``chunk`` values at a time: ``torch.isfinite`` of a whole
-    tensor holds about twice its size in temporaries (a 44 MB embedding table: +77 MB peak memory on every load)."""
+    tensor holds about twice its size in temporaries (T3 in benchmarks/results/audit_round5/start_findings.md)."""
     flat = tensor.detach().reshape(-1)
     return all(bool(part.isfinite().all()) for part in flat.split(chunk))
 
