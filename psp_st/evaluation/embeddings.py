@@ -8,13 +8,14 @@ from typing import Any
 import numpy as np
 
 from psp_st.arguments import check_int
-from psp_st.inference.encode import check_model, encode_texts, fast_module
-from psp_st.inference.engine import PSPEngine
+from psp_st.inference.encode import check_model, encode_texts, takes_fast_path
+from psp_st.inference.finite import NonFiniteOutputError
 from psp_st.tokenization.text_checks import check_texts
 
 
-class NonFiniteEmbeddingError(ValueError):
-    """The model returned NaN or infinite values for some texts."""
+class NonFiniteEmbeddingError(NonFiniteOutputError):
+    """The model returned NaN or infinite values for some texts (a kind of the inference layer's error, so catching
+    ``NonFiniteOutputError`` catches both)."""
 
 
 def model_label(model: Any) -> str:
@@ -38,17 +39,6 @@ def check_finite(embeddings: np.ndarray, texts: Sequence[str], model: Any = None
     return embeddings
 
 
-def is_psp_model(model: Any) -> bool:
-    """Whether ``model`` is psp-st's inference engine or a SentenceTransformer whose vector is a PSPEmbedding's."""
-    if isinstance(model, PSPEngine):
-        return True
-    try:
-        module, _ = fast_module(model)
-    except TypeError:  # not iterable: not a SentenceTransformer
-        return False
-    return type(module).__name__ == "PSPEmbedding"
-
-
 class EmbeddingCache:
     """Encodes texts with ``model.encode`` (a P-SP model: psp-st's engine, the same vectors, faster), each distinct
     text once, and refuses NaN/inf. Rows are float32, unnormalized, exactly what ``model.encode(texts)`` returns."""
@@ -70,8 +60,11 @@ class EmbeddingCache:
         if not new:
             return
         check_model(self.model)
-        if is_psp_model(self.model):
-            vectors = encode_texts(self.model, new)
+        if takes_fast_path(self.model):
+            try:
+                vectors = encode_texts(self.model, new)
+            except NonFiniteOutputError as error:  # one error type for evaluation callers, naming the model
+                raise NonFiniteEmbeddingError(f"model {model_label(self.model)}: {error}") from error
         else:
             vectors = self.model.encode(
                 new, batch_size=self.batch_size, show_progress_bar=self.show_progress_bar, convert_to_numpy=True

@@ -24,6 +24,18 @@ def fast_module(model):
     return None, False
 
 
+def takes_fast_path(model: object) -> bool:
+    """Whether :func:`encode_texts` embeds with psp-st's own code (a :class:`PSPEngine`, or a SentenceTransformer whose
+    first module has ``embed`` and no ``truncate_dim``) rather than ``model.encode``."""
+    if isinstance(model, PSPEngine):
+        return True
+    try:
+        module, _ = fast_module(model)
+    except TypeError:  # not iterable: not a SentenceTransformer
+        return False
+    return module is not None and getattr(model, "truncate_dim", None) is None
+
+
 def check_model(model: object) -> None:
     """TypeError unless ``model`` is a loaded model (anything with ``encode``): a name or path, or None, is named."""
     if isinstance(model, (str, os.PathLike)) or not callable(getattr(model, "encode", None)):
@@ -43,8 +55,8 @@ def encode_texts(
     batch_size = check_int("batch_size", batch_size)
     if isinstance(model, PSPEngine):
         return model.encode(texts, batch_size=batch_size, normalize=normalize, dtype=dtype)
-    module, has_normalize = fast_module(model)
-    if module is not None and getattr(model, "truncate_dim", None) is None:  # ST truncates, then normalizes
+    if takes_fast_path(model):  # not with truncate_dim: ST truncates, then normalizes
+        module, has_normalize = fast_module(model)
         # ST's encode prepends the model's default prompt: so does the fast path
         prompt = model.prompts.get(model.default_prompt_name or "", "")
         texts = [prompt + text for text in texts] if prompt else texts

@@ -8,6 +8,7 @@ from psp_st.data import load_opusparcus, load_table
 from psp_st.evaluation.embeddings import EmbeddingCache, NonFiniteEmbeddingError
 from psp_st.evaluation.loaders import load_local
 from psp_st.evaluation.sts import STSEvaluator
+from psp_st.inference.finite import NonFiniteOutputError
 
 
 def test_missing_data_file_names_the_path(tmp_path):
@@ -63,6 +64,31 @@ def test_evaluators_surface_the_nan_error():
     data = {"sentence1": ["good", "bad"], "sentence2": ["fine", "ok"], "score": [1.0, 2.0]}
     with pytest.raises(NonFiniteEmbeddingError, match="broken-model"):
         STSEvaluator({"toy": data})(NaNModel())
+
+
+class NaNModule:
+    """A first module with ``embed``: the fast path (``encode_texts``) takes it, not ``encode``."""
+
+    def embed(self, texts, batch_size=8192, normalize=False):
+        return np.array([[np.nan, 1.0] if text == "bad" else [1.0, 0.0] for text in texts], dtype=np.float32)
+
+
+class FastNaNModel(NaNModel):
+    prompts: dict[str, str] = {}
+    default_prompt_name = None
+
+    def __iter__(self):
+        return iter([NaNModule()])
+
+
+def test_the_fast_path_nan_is_the_evaluation_error_naming_the_model():  # A6-10
+    with pytest.raises(NonFiniteEmbeddingError, match="model broken-model: .*non-finite"):
+        EmbeddingCache(FastNaNModel()).encode(["good", "bad"])
+
+
+def test_catching_the_inference_error_catches_the_evaluation_one():  # A6-10
+    with pytest.raises(NonFiniteOutputError):
+        EmbeddingCache(NaNModel()).encode(["good", "bad"])
 
 
 def test_data_dir_without_the_file_names_the_folder_and_file(tmp_path):
