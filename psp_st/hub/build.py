@@ -168,7 +168,8 @@ def build(
         work_dir: keep checkpoints here (default: a temporary folder); a run there is resumed unless ``overwrite``.
         dtype: ``float32`` or ``float16`` release weights (default: the recipe's, else ``float32``).
 
-    The overrides are folded into the recorded recipe (``psp_recipe.yaml`` rebuilds the same release).
+    The overrides are folded into the recorded recipe (``psp_recipe.yaml`` rebuilds the same release into another
+    folder: the release folder holds that recipe, an input, so building into it is refused).
     """
     import psp_st
     from psp_st.training.recipe import find_recipe
