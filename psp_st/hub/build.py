@@ -211,6 +211,10 @@ def build(
     previous = previous_release_files(output, config["name"])
     inputs = [recipe_path, data_dir, work_dir]
     check_output(output, inputs=inputs, overwrite=overwrite, folder=True, ours=lambda _: previous is not None)
+    if previous is not None:  # no --overwrite needed: say so before minutes of training
+        logger.warning(
+            "%s holds an earlier %s release: this build replaces it (another --output keeps it)", output, config["name"]
+        )
 
     import torch
 

@@ -17,6 +17,12 @@ def test_rebuild_over_own_release_keeps_unrelated_files(release_copy, build_cli,
     assert "notes.txt" not in info["files"] and (release_copy / "model.safetensors").is_file()
 
 
+def test_rebuild_over_own_release_warns_that_it_replaces_it(release_copy, build_cli, tiny_recipe, data_dir, caplog):
+    """D6-2: the README promised no overwrite without --overwrite; a rebuild replaced the release without a word."""
+    assert build_cli(tiny_recipe, data_dir, release_copy.parent, "--output", str(release_copy)) == 0
+    assert f"{release_copy} holds an earlier psp-en release: this build replaces it" in caplog.text
+
+
 def test_rebuild_removes_files_only_the_old_release_recorded(release_copy, build_cli, tiny_recipe, data_dir):
     record = release_copy / BUILD_INFO_FILE
     info = json.loads(record.read_text())
