@@ -1,4 +1,4 @@
-"""``psp-st tokenizer train``: train a sentencepiece unigram model on a text file or a dataset column."""
+"""``psp-st tokenizer train``: train a sentencepiece model (unigram or BPE) on a text file or a dataset column."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from psp_st.io.output_policy import OVERWRITE_HELP, check_output
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("tokenizer", help="train sentencepiece tokenizers")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    train = actions.add_parser("train", help="train a sentencepiece unigram model", description=run_train.__doc__)
+    train = actions.add_parser(
+        "train", help="train a sentencepiece model (unigram or BPE)", description=run_train.__doc__
+    )
     train.add_argument(
         "--input", required=True, nargs="+", help="text files (a sentence per line) or Parquet/JSONL/TSV (see --column)"
     )
