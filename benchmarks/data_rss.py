@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> None:
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
     )
-    from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     from psp_st.data import apply_filters, load_pairs, validate_pairs
     from psp_st.data.sampler import CompactShuffleBatchSampler

@@ -118,7 +118,7 @@ class OnnxTeacher:
         import torch
 
         self.tokenizer, self.max_length = teacher.tokenizer, teacher.max_seq_length
-        self.dim = teacher.get_sentence_embedding_dimension()
+        self.dim = teacher.get_embedding_dimension()
         path = os.path.join(folder, "teacher.onnx")
         if not os.path.exists(path):
             os.makedirs(folder, exist_ok=True)

@@ -105,3 +105,33 @@ def test_declared_lower_bounds_are_not_below_the_verified_ones():
     }
     assert {name: bounds for name, bounds in too_low.items() if bounds} == {}
     assert [name for name in VERIFIED_FLOORS if name.replace("_", "-") not in floors] == []  # each one is declared
+
+
+def test_no_import_goes_through_a_sentence_transformers_compatibility_alias():
+    """N6-1: ST 6 still answers its pre-5.4 module paths (``sentence_transformers.losses``, ``.models``, ...) with a
+    DeprecationWarning, and says they will be removed; an import through one breaks on the ST that drops them."""
+    import ast
+    import importlib
+
+    deprecated_import = pytest.importorskip("sentence_transformers.util.deprecated_import")
+    aliases = set(deprecated_import.DEPRECATED_MODULE_PATHS)
+
+    def through_alias(node: ast.AST) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [alias.name for alias in node.names if alias.name in aliases]
+        if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("sentence_transformers"):
+            return []
+        if node.module in aliases:
+            return [node.module]
+        module = importlib.import_module(node.module)  # a name the module has itself is no alias (its classes)
+        names = [f"{node.module}.{alias.name}" for alias in node.names if not hasattr(module, alias.name)]
+        return [name for name in names if name in aliases]
+
+    found = [
+        f"{path.relative_to(REPO)}:{node.lineno} {name}"
+        for folder in ("psp_st", "tests", "benchmarks", "examples")
+        for path in sorted((REPO / folder).rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for name in through_alias(node)
+    ]
+    assert found == []

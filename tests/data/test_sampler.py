@@ -38,7 +38,7 @@ def test_permutation_is_stored_as_uint32():
 def test_trainer_accepts_the_class_as_batch_sampler(tmp_path, psp_model):
     from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     pairs = Dataset.from_dict(
         {"sentence1": [f"a dog number {i}" for i in range(16)], "sentence2": [f"dog {i}" for i in range(16)]}

@@ -257,7 +257,8 @@ def test_a_sentence_transformers_guide_leaves_the_training_threads_alone(
     make_trainer, caption_pairs, psp_module, tmp_path
 ):
     """A guide that is no P-SP model opened through ST set torch's threads to 1 for the whole training run."""
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules as models
 
     vocab = sorted({word for text in caption_pairs["sentence1"][:50] for word in text.lower().split()})
     words = models.WordEmbeddings(models.tokenizer.WhitespaceTokenizer(vocab), torch.randn(len(vocab), 8))
