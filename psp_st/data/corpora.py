@@ -78,9 +78,11 @@ def load_opusparcus(
             return dataset
         if is_streaming(dataset):
             return dataset.take(top_n)
-        if np.any(np.diff(_scores(dataset)) > 0):  # the training files are ranked best first
+        scores = _scores(dataset)
+        if np.any(np.diff(scores) > 0):  # the training files are ranked best first
             logger.info("Opusparcus scores of %s are not ranked; sorting them to take the top %d", files, top_n)
-            dataset = dataset.sort("score", reverse=True)
+            # best first, ties in file order; not Dataset.sort, whose pyarrow options are deprecated (pyarrow >= 25)
+            dataset = dataset.select(np.argsort(-scores, kind="stable"))
         if top_n > len(dataset):
             logger.warning("top_n=%d exceeds the %d pairs available; keeping all", top_n, len(dataset))
         return dataset.select(range(min(top_n, len(dataset))))

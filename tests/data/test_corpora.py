@@ -21,6 +21,7 @@ def test_opusparcus_top_n_is_the_head_of_the_ranking(fixture_path, cache_dir):
     assert pairs["sentence1"][:] == ["Get up , Sam .", "I am sorry ."]
 
 
+@pytest.mark.filterwarnings("error::FutureWarning")  # N6-2: datasets' sort warned on pyarrow >= 25
 def test_opusparcus_top_n_sorts_unranked_input(fixture_path, tmp_path, cache_dir):
     lines = fixture_path("en-train.txt").read_text().splitlines()
     shuffled = tmp_path / "en-train.txt"
