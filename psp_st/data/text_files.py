@@ -95,8 +95,14 @@ def row_problem(
             return score_column, "missing score"
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return score_column, f"non-numeric score ({type(value).__name__})"
-        if math.isnan(value):
+        try:
+            number = float(value)
+        except OverflowError:  # a JSON integer beyond float64
+            return score_column, "score out of range"
+        if math.isnan(number):
             return score_column, "NaN score"
+        if math.isinf(number):
+            return score_column, "infinite score"
     return None
 
 

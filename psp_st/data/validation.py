@@ -1,4 +1,4 @@
-"""``validate_pairs``: find bad rows (missing or empty side, null/NaN score) before training, not mid-epoch."""
+"""``validate_pairs``: find bad rows (missing or empty side, null/NaN/inf score) before training, not mid-epoch."""
 
 from __future__ import annotations
 
@@ -93,7 +93,10 @@ def _bad_rows_arrow(table: Any, columns: Sequence[str], score_column: str | None
         bad |= pc.or_kleene(pc.is_null(values), pc.fill_null(empty, False)).to_numpy(zero_copy_only=False)
     if score_column and score_column in table.column_names:
         scores = table.column(score_column)
-        bad |= pc.is_null(scores, nan_is_null=pa.types.is_floating(scores.type)).to_numpy(zero_copy_only=False)
+        floating = pa.types.is_floating(scores.type)
+        bad |= pc.is_null(scores, nan_is_null=floating).to_numpy(zero_copy_only=False)
+        if floating:
+            bad |= pc.fill_null(pc.is_inf(scores), False).to_numpy(zero_copy_only=False)
     return np.flatnonzero(bad)
 
 
@@ -131,7 +134,7 @@ def validate_pairs(
     Args:
         dataset: a :class:`datasets.Dataset` (checked now, vectorised) or an :class:`datasets.IterableDataset`
             (schema checked now, rows lazily as they stream, with the same errors).
-        score_column: checked for null/NaN when present (None: not checked).
+        score_column: checked for null/NaN/inf when present (None: not checked).
         on_error: ``"raise"``: ValueError naming the first bad row and column; ``"skip"``: drop bad rows and
             count them in the report. A missing or mistyped column always raises (ValueError / TypeError).
         source: the data's file name(s), named in errors (rows count from 1).

@@ -16,6 +16,7 @@ BAD_ROWS = [
     ({"sentence1": ""}, "sentence1", "empty"),
     ({"sentence2": "   "}, "sentence2", "empty"),
     ({"score": math.nan}, "score", "NaN score"),
+    ({"score": math.inf}, "score", "infinite score"),
     ({"score": None}, "score", "missing score"),
 ]
 
@@ -111,6 +112,20 @@ def test_null_in_parquet_is_named_by_row(write_parquet, cache_dir):
 def test_malformed_line_names_file_and_line(fixture_path, cache_dir, name, message):
     with pytest.raises(BadLineError, match=message):
         load_pairs(fixture_path(name), cache_dir=cache_dir)
+
+
+def test_jsonl_score_beyond_float64_names_the_line(tmp_path, cache_dir):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"sentence1": "a", "sentence2": "b", "score": 1' + "0" * 400 + "}\n")
+    with pytest.raises(BadLineError, match=r"p\.jsonl:1: column 'score': score out of range"):
+        load_pairs(path, cache_dir=cache_dir)
+
+
+def test_tsv_infinite_score_names_the_line(tmp_path, cache_dir):
+    path = tmp_path / "p.tsv"
+    path.write_text("a\tb\t1\nc\td\tinf\n")
+    with pytest.raises(BadLineError, match=r"p\.tsv:2: column 'score': infinite score"):
+        load_pairs(path, cache_dir=cache_dir)
 
 
 def test_malformed_line_in_a_stream_names_file_and_line(fixture_path):
