@@ -213,6 +213,9 @@ def parquet_schema(path: str, text_columns: Sequence[str] = (), numeric_columns:
     if metadata.num_rows == 0:
         raise ValueError(f"{path}: no rows")
     schema = metadata.schema.to_arrow_schema()
+    repeated = sorted({name for name in schema.names if schema.names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"{path}: column name(s) {repeated} appear more than once; write the file with unique names")
     for name in (*text_columns, *numeric_columns):
         kind = schema.field(name).type if name in schema.names else None
         text = name in text_columns

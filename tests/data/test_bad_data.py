@@ -269,3 +269,14 @@ def test_load_pairs_columns_as_a_list_asks_for_a_mapping(tmp_path):
     """AP11: 'dictionary update sequence element #0 has length 9; 2 is required'."""
     with pytest.raises(TypeError, match="columns must map output columns to source columns"):
         load_pairs(tmp_path / "x.tsv", columns=["sentence1", "sentence2"])
+
+
+def test_parquet_with_a_repeated_column_name_is_named(tmp_path, cache_dir):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "dup.parquet"
+    columns = [pa.array(["a"]), pa.array(["b"]), pa.array(["c"])]
+    pq.write_table(pa.Table.from_arrays(columns, names=["sentence1", "sentence2", "sentence1"]), path)
+    with pytest.raises(ValueError, match=r"dup\.parquet: column name\(s\) \['sentence1'\] appear more than once"):
+        load_pairs(path, cache_dir=cache_dir)
