@@ -226,8 +226,6 @@ def parquet_schema(path: str, text_columns: Sequence[str] = (), numeric_columns:
 
 
 def _load_parquet(files: list[str], columns, split: str, streaming: bool, cache_dir, keep_columns):
-    from datasets import load_dataset
-
     first: dict[str, tuple[str, str]] | None = None  # output -> (source column, Arrow type) of the first file
     for path in files:
         schema = parquet_schema(path, [columns.get(name, name) for name in TEXT_COLUMNS])
@@ -244,10 +242,24 @@ def _load_parquet(files: list[str], columns, split: str, streaming: bool, cache_
 
         return stream_parquet(files, mapping, split=split)
     read = list(dict.fromkeys(mapping.values()))
-    dataset = load_dataset(
-        "parquet", data_files={split: _literal(files)}, split=split, cache_dir=cache_dir, columns=read
-    )
+    dataset = _read_parquet(files, split=split, cache_dir=cache_dir, columns=read)
     return _rename(dataset, mapping)
+
+
+def _read_parquet(files: list[str], split: str = "train", cache_dir=None, **kwargs: Any):
+    """``datasets.load_dataset("parquet", ...)`` of ``files``; a file whose pages do not decode (corrupt or
+    overwritten bytes) raises a ValueError naming the file(s), not datasets' bare DatasetGenerationError."""
+    from datasets import load_dataset
+    from datasets.exceptions import DatasetGenerationError
+
+    try:
+        return load_dataset("parquet", data_files={split: _literal(files)}, split=split, cache_dir=cache_dir, **kwargs)
+    except DatasetGenerationError as error:
+        where = files[0] if len(files) == 1 else f"one of {len(files)} files ({files[0]}, ...)"
+        raise ValueError(
+            f"{where}: not a readable Parquet file ({type(error.__cause__).__name__}: {error.__cause__}); "
+            "write it again or check the copy"
+        ) from error
 
 
 def load_table(
@@ -262,7 +274,6 @@ def load_table(
     """Every column of local Parquet file(s) as one memory-mapped ``Dataset``: ``columns`` must exist, ``text_columns``
     hold a string and ``numeric_columns`` a number in every row (errors name the file and the first null row)."""
     import pyarrow.compute as pc
-    from datasets import load_dataset
 
     columns = check_names("columns", columns)
     text_columns = check_names("text_columns", text_columns)
@@ -279,7 +290,7 @@ def load_table(
         if missing:
             raise ValueError(f"{path}: missing column(s) {missing}; it has {names}")
     cache = None if cache_dir is None else os.fspath(cache_dir)
-    dataset = load_dataset("parquet", data_files={"train": _literal(files)}, split="train", cache_dir=cache)
+    dataset = _read_parquet(files, cache_dir=cache)
     where = files[0] if len(files) == 1 else f"{files[0]} (+{len(files) - 1} files)"
     for column in (*text_columns, *numeric_columns):
         nulls = pc.is_null(dataset.data.column(column)).to_numpy(zero_copy_only=False)

@@ -9,17 +9,24 @@ from typing import Any
 def _rows(
     files: Sequence[str], row_groups: Sequence[int | None], mapping: Mapping[str, str], batch_size: int
 ) -> Iterator[dict]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     columns = list(dict.fromkeys(mapping.values()))
     for path, group in zip(files, row_groups, strict=True):
         if group is None:
             continue
-        with pq.ParquetFile(path) as reader:
-            for batch in reader.iter_batches(batch_size=batch_size, row_groups=[group], columns=columns):
-                data = batch.to_pydict()
-                for index in range(batch.num_rows):
-                    yield {output: data[source][index] for output, source in mapping.items()}
+        try:
+            with pq.ParquetFile(path) as reader:
+                for batch in reader.iter_batches(batch_size=batch_size, row_groups=[group], columns=columns):
+                    data = batch.to_pydict()
+                    for index in range(batch.num_rows):
+                        yield {output: data[source][index] for output, source in mapping.items()}
+        except (pa.ArrowException, OSError) as error:  # pages that do not decode: corrupt or overwritten bytes
+            raise ValueError(
+                f"{path}: row group {group}: not a readable Parquet file ({type(error).__name__}: {error}); "
+                "write it again or check the copy"
+            ) from error
 
 
 def stream_parquet(

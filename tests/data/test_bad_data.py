@@ -280,3 +280,25 @@ def test_parquet_with_a_repeated_column_name_is_named(tmp_path, cache_dir):
     pq.write_table(pa.Table.from_arrays(columns, names=["sentence1", "sentence2", "sentence1"]), path)
     with pytest.raises(ValueError, match=r"dup\.parquet: column name\(s\) \['sentence1'\] appear more than once"):
         load_pairs(path, cache_dir=cache_dir)
+
+
+@pytest.fixture
+def corrupt_parquet(write_parquet):
+    """A Parquet file whose footer is intact and whose zstd data page does not decode (overwritten bytes)."""
+    import pyarrow.parquet as pq
+
+    texts = [f"sentence number {index} of the corrupt file" for index in range(200)]
+    path = write_parquet("corrupt.parquet", {"sentence1": texts, "sentence2": texts})
+    pq.write_table(pq.read_table(path), path, compression="zstd")
+    chunk = pq.read_metadata(path).row_group(0).column(0)
+    data = bytearray(path.read_bytes())
+    middle = chunk.data_page_offset + chunk.total_compressed_size // 2
+    data[middle : middle + 16] = b"\xff" * 16
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_parquet_whose_pages_do_not_decode_is_named(corrupt_parquet, cache_dir, streaming):
+    with pytest.raises(ValueError, match=r"corrupt\.parquet: (row group 0: )?not a readable Parquet file"):
+        list(load_pairs(corrupt_parquet, cache_dir=cache_dir, streaming=streaming))
