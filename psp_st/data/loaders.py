@@ -330,7 +330,8 @@ def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines:
     fields = _header(path, file_format)
     if file_format == "jsonl":
         mapping = _output_mapping(fields, columns, keep_columns, f"{path}:1")
-        return TextLayout(fields=mapping, on_bad_lines=on_bad_lines)
+        unmapped = tuple(name for name in PASSTHROUGH_COLUMNS if name not in mapping)
+        return TextLayout(fields=mapping, on_bad_lines=on_bad_lines, unmapped=unmapped)
     by_position = any(isinstance(value, int) for value in columns.values())
     detect = tsv_header is None
     if detect:

@@ -58,11 +58,13 @@ def text_lines(path: str) -> Iterator[tuple[int, str]]:
 class TextLayout:
     """Where each output column lives in a line: ``fields`` maps it to a position (TSV, 0-based) or key (JSONL),
     ``sentence1`` and ``sentence2`` required; ``header`` (TSV): every file starts with a header naming the fields;
-    ``on_bad_lines``: ``"error"`` raises :class:`BadLineError`, ``"skip"`` drops bad lines (logged per file)."""
+    ``on_bad_lines``: ``"error"`` raises :class:`BadLineError`, ``"skip"`` drops bad lines (logged per file);
+    ``unmapped`` (JSONL): optional keys the first line lacks, so a later line holding one is refused (not dropped)."""
 
     fields: Mapping[str, int | str]
     header: bool = False
     on_bad_lines: str = "error"
+    unmapped: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         missing = [name for name in TEXT_COLUMNS if name not in self.fields]
@@ -179,8 +181,11 @@ def _csv_quoted(field: str) -> bool:
     return len(field) > 2 and field[0] == field[-1] == '"' and '""' in field[1:-1]
 
 
-def jsonl_rows(path: str, fields: Mapping[str, int | str], header: bool = False) -> Iterator[_Line]:
-    """The ``fields`` (output name -> key) of each non-blank line; ``header`` is unused."""
+def jsonl_rows(
+    path: str, fields: Mapping[str, int | str], header: bool = False, unmapped: Sequence[str] = ()
+) -> Iterator[_Line]:
+    """The ``fields`` (output name -> key) of each non-blank line; ``header`` is unused. A line holding one of the
+    ``unmapped`` keys raises ValueError: the first line set the columns without it, so its values would be lost."""
     for line_number, line in text_lines(path):
         if not line.strip():
             continue
@@ -196,6 +201,12 @@ def jsonl_rows(path: str, fields: Mapping[str, int | str], header: bool = False)
         if missing:
             yield line_number, f"missing key(s) {missing}; the line has {sorted(record)}"
             continue
+        late = [key for key in unmapped if key in record]
+        if late:
+            raise ValueError(
+                f"{path}:{line_number}: key(s) {late} are not on the first line, whose keys set the columns, so their "
+                "values would be dropped: give every line the same keys, or put the lines without them in another file"
+            )
         yield line_number, {column: record[key] for column, key in fields.items()}
 
 
@@ -205,7 +216,7 @@ def generate_pairs(
     """Yield checked rows (``sentence1``, ``sentence2`` and the layout's optional columns) from ``files``; ``stamps``
     (size and mtime of each file) only feeds datasets' cache fingerprint."""
     del stamps
-    reader = tsv_rows if file_format == "tsv" else jsonl_rows
+    reader = tsv_rows if file_format == "tsv" else functools.partial(jsonl_rows, unmapped=layout.unmapped)
     for path in files:
         skipped = kept = 0
         examples: list[str] = []

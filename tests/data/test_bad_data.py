@@ -302,3 +302,11 @@ def corrupt_parquet(write_parquet):
 def test_parquet_whose_pages_do_not_decode_is_named(corrupt_parquet, cache_dir, streaming):
     with pytest.raises(ValueError, match=r"corrupt\.parquet: (row group 0: )?not a readable Parquet file"):
         list(load_pairs(corrupt_parquet, cache_dir=cache_dir, streaming=streaming))
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_jsonl_key_missing_from_the_first_line_is_refused_not_dropped(tmp_path, cache_dir, streaming):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"sentence1": "a", "sentence2": "b"}\n{"sentence1": "c", "sentence2": "d", "score": 4}\n')
+    with pytest.raises(ValueError, match=r"p\.jsonl:2: key\(s\) \['score'\] are not on the first line"):
+        list(load_pairs(path, cache_dir=cache_dir, streaming=streaming, on_bad_lines="skip"))
