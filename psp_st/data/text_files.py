@@ -11,6 +11,7 @@ import lzma
 import math
 import os
 import re
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -35,23 +36,44 @@ class BadLineError(ValueError):
         self.reason = reason
 
 
+def _byte_lines(path: str, limit: int) -> Iterator[bytes]:
+    """The lines of ``path`` as bytes (at most ``limit`` each), decompressed by its suffix; a compressed file that
+    does not decompress (truncated, damaged, or not compressed) raises a ValueError naming it."""
+    suffix = os.path.splitext(path)[1].lower()
+    done = 0
+    with _OPENERS.get(suffix, open)(path, "rb") as handle:
+        while True:
+            try:
+                data = handle.readline(limit)
+            except (EOFError, OSError, zlib.error, lzma.LZMAError) as error:  # gzip's BadGzipFile is an OSError
+                if suffix not in _OPENERS:
+                    raise
+                raise ValueError(
+                    f"{path}: cannot decompress it after line {done} ({type(error).__name__}: {error}): the file is "
+                    f"truncated, damaged or not {suffix[1:]}-compressed; copy it again, or drop the {suffix} suffix"
+                ) from error
+            if not data:
+                return
+            done += 1
+            yield data
+
+
 def text_lines(path: str) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` of a UTF-8 text file (decompressed; line ends and a leading BOM removed); a line that
     is not UTF-8 raises :class:`BadLineError`, one over ``MAX_LINE_CHARS`` a ValueError before it is read whole."""
     limit = 4 * lines.MAX_LINE_CHARS + 2  # bytes: the longest line, its line end and one more
-    with _OPENERS.get(os.path.splitext(path)[1].lower(), open)(path, "rb") as handle:
-        for line_number, data in enumerate(iter(functools.partial(handle.readline, limit), b""), start=1):
-            if len(data) == limit and not data.endswith(b"\n"):
-                raise lines.too_long_error(path, line_number, f"more than {lines.MAX_LINE_CHARS:,}")
-            try:
-                line = data.decode("utf-8-sig" if line_number == 1 else "utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as error:
-                raise BadLineError(
-                    path, line_number, f"line is not valid UTF-8 ({error.reason}); {lines.RE_ENCODE}"
-                ) from None
-            if len(line) > lines.MAX_LINE_CHARS:
-                raise lines.too_long_error(path, line_number, f"{len(line):,}")
-            yield line_number, line
+    for line_number, data in enumerate(_byte_lines(path, limit), start=1):
+        if len(data) == limit and not data.endswith(b"\n"):
+            raise lines.too_long_error(path, line_number, f"more than {lines.MAX_LINE_CHARS:,}")
+        try:
+            line = data.decode("utf-8-sig" if line_number == 1 else "utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as error:
+            raise BadLineError(
+                path, line_number, f"line is not valid UTF-8 ({error.reason}); {lines.RE_ENCODE}"
+            ) from None
+        if len(line) > lines.MAX_LINE_CHARS:
+            raise lines.too_long_error(path, line_number, f"{len(line):,}")
+        yield line_number, line
 
 
 @dataclass(frozen=True)

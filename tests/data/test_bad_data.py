@@ -310,3 +310,20 @@ def test_jsonl_key_missing_from_the_first_line_is_refused_not_dropped(tmp_path, 
     path.write_text('{"sentence1": "a", "sentence2": "b"}\n{"sentence1": "c", "sentence2": "d", "score": 4}\n')
     with pytest.raises(ValueError, match=r"p\.jsonl:2: key\(s\) \['score'\] are not on the first line"):
         list(load_pairs(path, cache_dir=cache_dir, streaming=streaming, on_bad_lines="skip"))
+
+
+def test_truncated_gzip_tsv_is_named(tmp_path, cache_dir):
+    import gzip
+
+    path = tmp_path / "p.tsv.gz"
+    data = gzip.compress("".join(f"sentence {index}\tother {index}\n" for index in range(2000)).encode())
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match=r"p\.tsv\.gz: cannot decompress it after line \d+ \(EOFError"):
+        load_pairs(path, cache_dir=cache_dir)
+
+
+def test_plain_text_under_a_gzip_name_is_named(tmp_path, cache_dir):
+    path = tmp_path / "p.tsv.gz"
+    path.write_text("a dog\tthe dog\n")
+    with pytest.raises(ValueError, match=r"p\.tsv\.gz: cannot decompress it after line 0 .*not gz-compressed"):
+        load_pairs(path, cache_dir=cache_dir)
