@@ -136,6 +136,8 @@ class LengthFilter(PairFilter):
     name: ClassVar[str] = "length"
 
     def __post_init__(self) -> None:
+        if math.isnan(self.min_length) or math.isnan(self.max_length):  # every comparison False: nothing kept
+            raise ValueError(f"min_length and max_length must be numbers, got {self.min_length}, {self.max_length}")
         if self.min_length > self.max_length:
             raise ValueError(f"min_length {self.min_length} > max_length {self.max_length}")
 
@@ -193,6 +195,8 @@ class ScoreRangeFilter(PairFilter):
     input_columns: ClassVar[tuple[str, ...]] = ("score",)
 
     def __post_init__(self) -> None:
+        if math.isnan(self.min_score) or math.isnan(self.max_score):  # every comparison False: nothing kept
+            raise ValueError(f"min_score and max_score must be numbers, got {self.min_score}, {self.max_score}")
         if self.min_score > self.max_score:
             raise ValueError(f"min_score {self.min_score} > max_score {self.max_score}")
 

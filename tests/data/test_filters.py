@@ -133,3 +133,17 @@ def test_language_filter_rejects_unknown_codes():
 
     with pytest.raises(ValueError, match="unknown language code"):
         LanguageFilter(sentence1="xx-not-a-language")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: LengthFilter(min_length=math.nan),
+        lambda: LengthFilter(max_length=math.nan),
+        lambda: ScoreRangeFilter(min_score=math.nan),
+        lambda: ScoreRangeFilter(max_score=math.nan),
+    ],
+)
+def test_a_nan_bound_is_refused_not_a_filter_that_keeps_nothing(make):
+    with pytest.raises(ValueError, match="must be numbers, got"):
+        make()
