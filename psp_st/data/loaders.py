@@ -135,6 +135,8 @@ def load_pairs(
         return _load_parquet(files, columns, split, streaming, cache_dir, keep_columns)
     if file_format in ("tsv", "jsonl"):
         layout = _text_layout(files[0], file_format, columns, tsv_header, on_bad_lines, keep_columns)
+        if file_format == "tsv" and tsv_header is None:
+            _check_same_header(files, layout.header, columns)
         return _load_text(files, file_format, layout, split, streaming, cache_dir)
     raise ValueError(f"format must be 'parquet', 'tsv' or 'jsonl', got {file_format!r}")
 
@@ -326,6 +328,26 @@ def _header(path: str, file_format: str) -> list[str]:
     return list(record)
 
 
+def _names_columns(fields: Sequence[str], columns: Mapping[str, str | int]) -> bool:
+    """Whether a TSV first line is a header: it names both sentence columns (never when columns are positions)."""
+    if any(isinstance(value, int) for value in columns.values()):
+        return False
+    return all(columns.get(name, name) in fields for name in TEXT_COLUMNS)
+
+
+def _check_same_header(files: Sequence[str], header: bool, columns: Mapping[str, str | int]) -> None:
+    """Refuse TSV files of which some start with a header line and some do not (the layout comes from the first
+    file, so another file's header would be read as a pair, or its first pair as a header)."""
+    for path in files[1:]:
+        fields = _header(path, "tsv")
+        other = _names_columns(fields, columns) or (not columns and _unnamed_header(path, fields))
+        if other != header:
+            raise ValueError(
+                f"{path} {'has no' if header else 'has a'} header line and {files[0]} {'has' if header else 'has not'}: "
+                "give every file of a source the same layout, or load them as separate sources"
+            )
+
+
 def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines: str, keep_columns) -> TextLayout:
     fields = _header(path, file_format)
     if file_format == "jsonl":
@@ -335,8 +357,7 @@ def _text_layout(path: str, file_format: str, columns, tsv_header, on_bad_lines:
     by_position = any(isinstance(value, int) for value in columns.values())
     detect = tsv_header is None
     if detect:
-        wanted = [columns.get(name, name) for name in TEXT_COLUMNS]
-        tsv_header = not by_position and all(name in fields for name in wanted)
+        tsv_header = _names_columns(fields, columns)
     if tsv_header:
         if by_position:
             raise ValueError("columns holds positions but tsv_header=True; give column names instead")

@@ -327,3 +327,10 @@ def test_plain_text_under_a_gzip_name_is_named(tmp_path, cache_dir):
     path.write_text("a dog\tthe dog\n")
     with pytest.raises(ValueError, match=r"p\.tsv\.gz: cannot decompress it after line 0 .*not gz-compressed"):
         load_pairs(path, cache_dir=cache_dir)
+
+
+def test_tsv_files_of_which_only_a_later_one_has_a_header_are_refused(tmp_path, cache_dir):
+    (tmp_path / "a.tsv").write_text("a dog\tthe dog\n")
+    (tmp_path / "b.tsv").write_text("sentence1\tsentence2\nx y\tz w\n")
+    with pytest.raises(ValueError, match=r"b\.tsv has a header line and .*a\.tsv has not"):
+        load_pairs([tmp_path / "a.tsv", tmp_path / "b.tsv"], cache_dir=cache_dir)
