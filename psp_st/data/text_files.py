@@ -69,7 +69,10 @@ def text_lines(path: str) -> Iterator[tuple[int, str]]:
             line = data.decode("utf-8-sig" if line_number == 1 else "utf-8").rstrip("\r\n")
         except UnicodeDecodeError as error:
             raise BadLineError(
-                path, line_number, f"line is not valid UTF-8 ({error.reason}); {lines.RE_ENCODE}"
+                path,
+                line_number,
+                f"line is not valid UTF-8 ({error.reason}); "
+                f"{lines.re_encode_hint(data) if line_number == 1 else lines.RE_ENCODE}",
             ) from None
         if len(line) > lines.MAX_LINE_CHARS:
             raise lines.too_long_error(path, line_number, f"{len(line):,}")

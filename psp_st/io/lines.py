@@ -25,6 +25,22 @@ COMPRESSED_MAGIC = {
 
 #: What to do about a line that is not UTF-8 (a Latin-1 or Windows-1252 export, the usual case).
 RE_ENCODE = "save the file as UTF-8 (from Latin-1: iconv -f latin1 -t utf-8 IN > OUT)"
+#: Byte order marks of the other Unicode encodings (UTF-32's first: UTF-16 LE's is a prefix of UTF-32 LE's).
+UNICODE_BOMS = {
+    b"\xff\xfe\x00\x00": "utf-32",
+    b"\x00\x00\xfe\xff": "utf-32",
+    b"\xff\xfe": "utf-16",
+    b"\xfe\xff": "utf-16",
+}
+
+
+def re_encode_hint(first_bytes: bytes) -> str:
+    """What to do about a file that is not UTF-8, given its first bytes: :data:`RE_ENCODE`, or for a file that starts
+    with a UTF-16/32 byte order mark (Windows' "Unicode" text) the iconv command from that encoding."""
+    encoding = next((name for bom, name in UNICODE_BOMS.items() if first_bytes.startswith(bom)), None)
+    if encoding is None:
+        return RE_ENCODE
+    return f"the file is {encoding.upper()} (byte order mark): save it as UTF-8 (iconv -f {encoding} -t utf-8 IN > OUT)"
 
 
 def check_input_file(path: str | os.PathLike) -> Path:
@@ -73,7 +89,8 @@ def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[
         if first_line == 1 and kind:
             raise ValueError(f"{path} is a {kind} file: decompress it first (this reads plain UTF-8 text)") from None
         number = first_line + data.count(b"\n", 0, error.start)
-        raise ValueError(f"{path}:{number}: line is not valid UTF-8 ({error.reason}); {RE_ENCODE}") from None
+        hint = re_encode_hint(data) if first_line == 1 else RE_ENCODE
+        raise ValueError(f"{path}:{number}: line is not valid UTF-8 ({error.reason}); {hint}") from None
     lines = text.split("\n")
     if len(text) > MAX_LINE_CHARS and len(longest := max(lines, key=len)) > MAX_LINE_CHARS:
         raise too_long_error(path, first_line + lines.index(longest), f"{len(longest):,}")

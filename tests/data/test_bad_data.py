@@ -334,3 +334,10 @@ def test_tsv_files_of_which_only_a_later_one_has_a_header_are_refused(tmp_path, 
     (tmp_path / "b.tsv").write_text("sentence1\tsentence2\nx y\tz w\n")
     with pytest.raises(ValueError, match=r"b\.tsv has a header line and .*a\.tsv has not"):
         load_pairs([tmp_path / "a.tsv", tmp_path / "b.tsv"], cache_dir=cache_dir)
+
+
+def test_utf16_tsv_gets_the_utf16_remedy(tmp_path, cache_dir):
+    path = tmp_path / "p.tsv"
+    path.write_bytes("a dog\tthe dog\n".encode("utf-16"))
+    with pytest.raises(BadLineError, match=r"p\.tsv:1: .*the file is UTF-16 .*iconv -f utf-16 -t utf-8"):
+        load_pairs(path, cache_dir=cache_dir)

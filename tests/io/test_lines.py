@@ -45,6 +45,14 @@ def test_a_compressed_file_is_named_as_one(tmp_path):
         list(iter_line_blocks(path, 100))
 
 
+def test_a_utf16_file_is_named_as_one(tmp_path):
+    """Z6-12: the remedy for a UTF-16 file (Windows' "Unicode" text) was the Latin-1 iconv, which makes garbage."""
+    path = tmp_path / "in.txt"
+    path.write_bytes("a dog\nthe cat\n".encode("utf-16"))
+    with pytest.raises(ValueError, match=r"in\.txt:1: .*the file is UTF-16 .*iconv -f utf-16 -t utf-8"):
+        list(iter_line_blocks(path, 100))
+
+
 @pytest.mark.parametrize("read_bytes", [8, 1 << 22])  # the long line spans reads / fits in one read
 def test_a_line_over_the_length_limit_is_refused_naming_it(tmp_path, monkeypatch, read_bytes):
     import psp_st.io.lines as lines
