@@ -59,5 +59,5 @@ def write_report(result: dict[str, Any], out_dir: str | os.PathLike, command: st
     paths = {"json": out / "results.json", "markdown": out / "report.md"}
     atomic_write_json(paths["json"], dict(result, command=command) if command else result)
     with atomic_path(paths["markdown"]) as temporary:
-        Path(temporary).write_text(to_markdown(result, command), encoding="utf-8")
+        Path(temporary).write_text(to_markdown(result, command), encoding="utf-8", errors="backslashreplace")
     return paths

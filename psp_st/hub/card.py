@@ -277,6 +277,6 @@ def write_model_cards(
     for path, form in forms:
         if path.is_dir():
             card = render_model_card(load_trusted(path), info, model_id=model_id, form=form)
-            (path / "README.md").write_text(card, encoding="utf-8")
+            (path / "README.md").write_text(card, encoding="utf-8", errors="backslashreplace")  # a non-UTF-8 name
             written.append(path / "README.md")
     return written

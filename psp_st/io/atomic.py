@@ -36,9 +36,12 @@ def apply_umask(path: str | os.PathLike) -> None:
 
 
 def atomic_write_json(path: str | os.PathLike, data: object) -> None:
-    """Write ``data`` as indented UTF-8 JSON (other values as ``str``) through :func:`atomic_path`."""
+    """Write ``data`` as indented UTF-8 JSON (other values as ``str``) through :func:`atomic_path`; a lone surrogate
+    (a file name that is not UTF-8, any name under an ASCII locale) is written as its JSON escape ``\\udce9``, which
+    reads back as itself."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from psp_st.evaluation import load_local, run_suite, to_markdown
+from psp_st.evaluation import load_local, run_suite, to_markdown, write_report
 from psp_st.evaluation.suite import suite_tasks
 
 
@@ -123,3 +123,11 @@ def test_xling_names_an_absent_bitext_file_as_absent(fixture_data_copy):  # C8
     (fixture_data_copy / "bitext" / "fr-en.parquet").unlink()
     _, skipped = suite_tasks("xling", fixture_data_copy)
     assert skipped["flores-fr"].endswith("fr-en.parquet does not exist")
+
+
+def test_a_report_of_a_command_naming_a_file_that_is_not_utf8_is_written(tmp_path):  # P6-1
+    command = "psp-st eval --model m --out ev\udce9"
+    result = {"model": "m", "suite": "quick", "data_dir": "d", "embedded_texts": 0, "seconds": 1.0, "summary": []}
+    paths = write_report(result, tmp_path, command)
+    assert json.loads(paths["json"].read_text(encoding="utf-8"))["command"] == command
+    assert "ev\\udce9" in paths["markdown"].read_text(encoding="utf-8")

@@ -312,3 +312,13 @@ def test_the_packaged_recipes_cards_say_license_other_with_its_name_and_link(sta
             "psp-st-training-data-terms",
             "README.md",
         ), name
+
+
+def test_card_of_a_command_naming_a_folder_that_is_not_utf8_is_written(release_copy):  # P6-1
+    from psp_st.hub.card import write_model_cards
+
+    record = json.loads((release_copy / "psp_build.json").read_text())
+    record["command"] = "psp-st build psp-en --output out\udce9"
+    (release_copy / "psp_build.json").write_text(json.dumps(record))
+    write_model_cards(release_copy, model_id="me/x")
+    assert "--output out\\udce9" in (release_copy / "README.md").read_text(encoding="utf-8")

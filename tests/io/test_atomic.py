@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -7,7 +8,7 @@ import sys
 
 import pytest
 
-from psp_st.io.atomic import atomic_directory, atomic_write_bytes
+from psp_st.io.atomic import atomic_directory, atomic_write_bytes, atomic_write_json
 
 
 def _dead_pid() -> int:
@@ -62,3 +63,10 @@ def test_a_folder_write_never_writes_through_a_linked_subfolder(tmp_path):
         (folder / "trainable").mkdir()
         (folder / "trainable" / "modules.json").write_text("new")
     assert (elsewhere / "modules.json").read_text() == "mine"
+
+
+def test_json_holding_a_file_name_that_is_not_utf8_is_written_and_reads_back(tmp_path):  # P6-1
+    """os.fsdecode(b"fi\\xe9.txt") (any non-ASCII name under LANG=C with PYTHONUTF8=0) holds a lone surrogate."""
+    data = {"source": "fi\udce9.txt", "name": "café"}
+    atomic_write_json(tmp_path / "plan.json", data)
+    assert json.loads((tmp_path / "plan.json").read_text(encoding="utf-8")) == data
