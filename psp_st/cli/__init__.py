@@ -5,6 +5,7 @@ code); commands import heavy libraries inside ``func``, so ``psp-st --help`` imp
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import errno
 import importlib
@@ -92,6 +93,36 @@ def error_message(error: BaseException) -> str:
     return " ".join(text.split())
 
 
+def _escape_unencodable(error: UnicodeError) -> tuple[str | bytes, int]:
+    """Codec error handler of stdout: a file name's undecodable bytes as they were (``surrogateescape``), any other
+    character the stream's encoding lacks as an escape (``\\U0001f415`` on a cp1252 or ASCII stdout, not a crash)."""
+    try:
+        return codecs.lookup_error("surrogateescape")(error)
+    except UnicodeError:
+        return codecs.backslashreplace_errors(error)
+
+
+codecs.register_error("psp-st-escape", _escape_unencodable)
+
+
+@contextlib.contextmanager
+def _escaping_stdout():
+    """While a command runs, stdout escapes what its encoding cannot show (a sentence printed by ``neighbours`` or
+    ``data`` to a redirected Windows stdout, to ``LANG=C``) instead of failing half-way through the output."""
+    stream = sys.stdout
+    errors = getattr(stream, "errors", None)
+    try:
+        stream.reconfigure(errors="psp-st-escape")  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):  # not a TextIOWrapper (an application's own stream)
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors=errors)  # type: ignore[union-attr]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a command; an expected failure prints one line (``-v``: the traceback) and returns :data:`EXIT_ERROR`."""
     parser = build_parser()
@@ -110,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     extra = command_extra.set(COMMAND_EXTRAS.get(args.command))  # a missing package is named with this command's extra
     # a failure caused by the input or the environment is one line; anything else is a bug (traceback)
     try:
-        with progress_bars_disabled() if args.no_progress else contextlib.nullcontext():
+        with progress_bars_disabled() if args.no_progress else contextlib.nullcontext(), _escaping_stdout():
             return int(args.func(args) or 0)
     except BrokenPipeError:  # stop quietly, like any Unix tool; stdout to /dev/null so exiting flushes nothing more
         with contextlib.suppress(OSError, ValueError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -75,3 +76,23 @@ def test_neighbours_of_a_psp_model_import_no_sentence_transformers(psp_model_dir
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     assert "| 1 |" in run.stdout
+
+
+def test_a_sentence_the_stdout_encoding_lacks_is_escaped_not_a_crash(psp_model_dir, tmp_path, monkeypatch):  # P6-2
+    """Windows writes a redirected stdout in cp1252 (LANG=C: ASCII); an emoji candidate crashed the table."""
+    (tmp_path / "lines.txt").write_text("a dog runs \U0001f415\na café\n", encoding="utf-8")
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="cp1252")
+    monkeypatch.setattr(sys, "stdout", stdout)
+    args = [
+        "neighbours",
+        "--model",
+        str(psp_model_dir),
+        "--query",
+        "a dog",
+        "--candidates",
+        str(tmp_path / "lines.txt"),
+    ]
+    assert main([*args, "--no-progress"]) == 0
+    stdout.flush()
+    printed = stdout.buffer.getvalue().decode("cp1252")
+    assert "a dog runs \\U0001f415" in printed and "a café" in printed and stdout.errors == "strict"
