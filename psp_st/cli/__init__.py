@@ -69,6 +69,18 @@ def path_argument(text: str) -> Path:
     return Path(text)
 
 
+def text_argument(text: str) -> str:
+    """argparse ``type`` for a sentence: under a locale that is not UTF-8 (``LANG=C`` with ``PYTHONUTF8=0``) Python
+    decodes the command line's UTF-8 bytes to lone surrogates, which are decoded as UTF-8 here (bytes that are not
+    UTF-8 stay as given, and are refused naming the character later)."""
+    if not any("\udc80" <= character <= "\udcff" for character in text):
+        return text
+    try:
+        return os.fsencode(text).decode("utf-8")
+    except UnicodeError:
+        return text
+
+
 def error_message(error: BaseException) -> str:
     """One line naming the problem: the file for OS errors, the key for a KeyError, YAML's position for YAML."""
     if isinstance(error, KeyError) and len(error.args) == 1:

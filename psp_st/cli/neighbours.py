@@ -5,20 +5,29 @@ from __future__ import annotations
 import argparse
 import logging
 
+from psp_st.cli import text_argument
+
 logger = logging.getLogger(__name__)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("neighbours", help="the most similar sentences to a query", description=run.__doc__)
     parser.add_argument("--model", required=True, help="model folder, psp-st short name (psp-en) or Hub id")
-    parser.add_argument("--query", required=True, action="append", help="query sentence (repeat for several tables)")
+    parser.add_argument(
+        "--query", required=True, action="append", type=text_argument, help="query sentence (repeat for several tables)"
+    )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--candidates", help="UTF-8 text file, one candidate sentence per line")
     source.add_argument("--parquet", help="Parquet file; candidates are the distinct texts of --columns")
     parser.add_argument(
         "--columns", default="sentence1,sentence2", help="comma-separated columns of --parquet (default: %(default)s)"
     )
-    parser.add_argument("--gold", action="append", help="each query's annotated paraphrase, in bold (repeat in order)")
+    parser.add_argument(
+        "--gold",
+        action="append",
+        type=text_argument,
+        help="each query's annotated paraphrase, in bold (repeat in order)",
+    )
     parser.add_argument("-k", "--top-k", "--k", type=int, default=10, help="neighbours per query (default: 10)")
     parser.add_argument("--threads", type=int, help="torch threads (default: all)")
     parser.set_defaults(func=run)

@@ -96,3 +96,11 @@ def test_a_sentence_the_stdout_encoding_lacks_is_escaped_not_a_crash(psp_model_d
     stdout.flush()
     printed = stdout.buffer.getvalue().decode("cp1252")
     assert "a dog runs \\U0001f415" in printed and "a café" in printed and stdout.errors == "strict"
+
+
+def test_a_query_decoded_under_an_ascii_locale_is_read_as_utf8(psp_model_dir, tmp_path, capsys):  # P6-3
+    """LANG=C with PYTHONUTF8=0: the shell's UTF-8 bytes of "a dög" reach sys.argv as lone surrogates."""
+    (tmp_path / "lines.txt").write_text("a dög\na cat\n", encoding="utf-8")
+    args = ["neighbours", "--model", str(psp_model_dir), "--query", "a d\udcc3\udcb6g", "-k", "1"]
+    assert main([*args, "--candidates", str(tmp_path / "lines.txt"), "--no-progress"]) == 0
+    assert "Nearest neighbours of **a dög**" in capsys.readouterr().out
