@@ -81,6 +81,29 @@ def text_argument(text: str) -> str:
         return text
 
 
+#: Errors writing a library cache that another cache folder avoids (a read-only, foreign or full HOME).
+CACHE_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC)
+
+
+def cache_hint(filename: str | os.PathLike) -> str | None:
+    """The setting that moves the library cache ``filename`` lies in or on the way to (datasets' Arrow cache, which
+    ``data``, ``train``, ``build`` and ``eval`` write; the Hub cache), or None; only libraries already imported."""
+    path = Path(os.fsdecode(filename))
+    caches = [
+        (module, attribute, what, variable)
+        for module, attribute, what, variable in (
+            ("datasets.config", "HF_DATASETS_CACHE", "the datasets cache", "HF_DATASETS_CACHE (or HF_HOME)"),
+            ("huggingface_hub.constants", "HF_HUB_CACHE", "the Hugging Face Hub cache", "HF_HUB_CACHE (or HF_HOME)"),
+        )
+        if module in sys.modules
+    ]
+    for module, attribute, what, variable in caches:
+        cache = Path(getattr(sys.modules[module], attribute))
+        if cache == path or path in cache.parents or cache in path.parents:
+            return f"{what} {cache} is not writable here: set {variable} to a writable folder"
+    return None
+
+
 def error_message(error: BaseException) -> str:
     """One line naming the problem: the file for OS errors, the key for a KeyError, YAML's position for YAML."""
     if isinstance(error, KeyError) and len(error.args) == 1:
@@ -96,7 +119,8 @@ def error_message(error: BaseException) -> str:
             errno.ENOTDIR: "give a folder, not a file",
             errno.ENOENT: "check the path",
         }
-        hint = hints.get(error.errno or -1)
+        hint = cache_hint(error.filename) if error.errno in CACHE_ERRNOS else None
+        hint = hint or hints.get(error.errno or -1)
         text = f"{where}: {error.strerror}" + (f" ({hint})" if hint else "")
     elif isinstance(error, ImportError) and missing_extra(error) and "psp-st[" not in str(error):
         text = f"{error} ({missing_extra(error)})"

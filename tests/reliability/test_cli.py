@@ -360,6 +360,17 @@ def test_os_errors_name_the_file_and_the_fix(code, hint):
     assert message.startswith("/data/out.npy: ") and hint in message
 
 
+def test_a_read_only_datasets_cache_names_the_variable_that_moves_it(tmp_path, monkeypatch):  # P6-4
+    """A read-only HOME: data, train, build and eval failed with "<HOME>/.cache: ... (write to a writable folder)"."""
+    import datasets.config
+
+    from psp_st.cli import error_message
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "home/.cache/huggingface/datasets")
+    message = error_message(OSError(errno.EROFS, os.strerror(errno.EROFS), str(tmp_path / "home/.cache")))
+    assert "set HF_DATASETS_CACHE (or HF_HOME) to a writable folder" in message
+
+
 def test_quiet_by_default_and_info_with_verbose(saved_model, text_file, tmp_path):
     assert _embed(saved_model, text_file, tmp_path / "a.npy") == 0
     assert logging.getLogger().level == logging.WARNING
