@@ -65,3 +65,9 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
         super().__post_init__()
         for name, check in MEGABATCH_CHECKS.items():
             check(name, getattr(self, name))
+        if self.megabatch_size and self.dataloader_num_workers:  # MegaBatchTrainer's loader is num_workers=0
+            raise ValueError(
+                f"dataloader_num_workers {self.dataloader_num_workers} would do nothing with mega-batching: its "
+                "batches are mined in the training process with the current model; drop it (or set megabatch_size, "
+                "a recipe's megabatch.size, to 0 for plain batches)"
+            )

@@ -120,6 +120,7 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ({"loss": {"name": "mnrl"}, "trainer": {"per_device_train_batch_size": 1}}, r"batch_size 1 gives no negative"),
         ({"trainer": {"lr_scheduler_type": "linera"}}, r"recipe: trainer\.lr_scheduler_type: linera is not a valid"),
         ({"trainer": {"warmup_steps": -3}}, r"recipe: trainer\.warmup_steps: .*warmup_steps"),  # U4
+        ({"trainer": {"dataloader_num_workers": 2}}, r"trainer\.dataloader_num_workers: .*would do nothing"),  # P6-5
         ({"release": {"license": 2}}, r"recipe: release\.license must be a str, got 2"),
         ({"release": {"license_link": 2}}, r"recipe: release\.license_link must be a str, got 2"),
         ({"distillation": {"sources": [{"path": "c.parquet", "license": ""}]}}, r"sources\[0\]\.license must be a"),
