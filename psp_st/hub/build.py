@@ -111,8 +111,13 @@ def _command(name: Any, output: Any, data_dir: Any, seed: Any, max_steps: Any, s
 
 
 def _relative(path: str, data_dir: Path) -> str:
-    relative = os.path.relpath(path, data_dir)
-    return path if relative.startswith("..") else relative
+    """``path`` relative to ``data_dir`` when inside it, else as given; with ``/`` on every OS, so that a record written
+    on Windows names the same files (and their licences) when its card is rendered elsewhere."""
+    try:
+        relative = os.path.relpath(path, data_dir)
+    except ValueError:  # Windows: another drive than the data folder's
+        relative = ".."
+    return Path(path if relative.startswith("..") else relative).as_posix()
 
 
 @contextlib.contextmanager

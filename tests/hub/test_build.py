@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 SENTENCES = ["A man is riding a horse on the beach.", "Two dogs play in the snow.", "a plate of food"]
 
@@ -247,3 +248,24 @@ def test_a_soup_build_records_its_members_and_wise_ft_in_the_record_and_card(
     assert record["training"]["soup"] == {"members": 2, "seeds": [7, 8]} and record["training"]["wise_ft"] == 0.5
     card = (tmp_path / "psp-en" / "README.md").read_text()
     assert "mean of 2 runs" in card and "plus 0.5 times what training changed" in card
+
+
+@pytest.mark.parametrize(
+    ("path", "recorded"),
+    [
+        (r"D:\data\training_pairs\flickr8k_captions.parquet", "training_pairs/flickr8k_captions.parquet"),
+        (r"C:\mine\pairs.tsv", "C:/mine/pairs.tsv"),  # another drive: relpath raised ValueError
+    ],
+)
+def test_a_record_written_on_windows_names_its_files_with_slashes(path, recorded, monkeypatch):  # P6-7
+    """A backslash name read on Linux/macOS has no known stem, so the card lost the file's licence."""
+    import importlib
+    import ntpath
+    import types
+    from pathlib import PureWindowsPath
+
+    build = importlib.import_module("psp_st.hub.build")  # the module (psp_st.hub.build is also the function)
+
+    monkeypatch.setattr(build, "os", types.SimpleNamespace(path=ntpath))
+    monkeypatch.setattr(build, "Path", PureWindowsPath)
+    assert build._relative(path, PureWindowsPath(r"D:\data")) == recorded
