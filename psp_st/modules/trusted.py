@@ -118,7 +118,26 @@ def load_trusted(name_or_path: str | os.PathLike, device: str | None = "cpu", **
             "this sentence-transformers has no _load_with_module_classes, which psp-st needs to load "
             "its modules without trust_remote_code: pip install 'sentence-transformers>=6.0,<7'"
         )
-    return _finite(loader(str(name_or_path), trusted_module_classes(), device=device, **kwargs), name_or_path)
+    try:
+        model = loader(str(name_or_path), trusted_module_classes(), device=device, **kwargs)
+    except UnicodeEncodeError as error:  # tokenizers opens tokenizer.json by a UTF-8 name (a Rust String)
+        if _utf8_name(name_or_path):
+            raise
+        raise ModelFolderError(
+            f"{name_or_path}: the folder's name is not UTF-8 here (non-ASCII letters under an ASCII locale, LANG=C "
+            "with PYTHONUTF8=0, or bytes that are no UTF-8) and the tokenizers library opens files by UTF-8 names "
+            "only: set PYTHONUTF8=1 (or a UTF-8 locale, e.g. LANG=C.UTF-8), or rename the folder."
+        ) from error
+    return _finite(model, name_or_path)
+
+
+def _utf8_name(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is UTF-8 text (a name Python could not decode holds lone surrogates, which is not)."""
+    try:
+        os.fspath(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _finite(model, name_or_path: str | os.PathLike):

@@ -225,3 +225,16 @@ def test_a_bad_load_argument_is_named_not_blamed_on_the_folder(psp_model, tmp_pa
     psp_model.save(str(tmp_path / "m"))
     with pytest.raises(error, match=message):
         load(tmp_path / "m", **options)
+
+
+def test_a_folder_whose_name_is_not_utf8_says_so_not_corrupt(release, tmp_path):  # P6-8
+    """A Latin-1 name, or any non-ASCII name under LANG=C with PYTHONUTF8=0: tokenizers cannot open it."""
+    import os
+
+    from psp_st.inference.load import load
+
+    folder = tmp_path / os.fsdecode(b"psp-en-\xe9")
+    shutil.copytree(release, folder)
+    with pytest.raises(ModelFolderError, match="name is not UTF-8 here .* set PYTHONUTF8=1") as caught:
+        load(folder)
+    assert "corrupt" not in str(caught.value)
