@@ -122,6 +122,10 @@ def error_message(error: BaseException) -> str:
         hint = cache_hint(error.filename) if error.errno in CACHE_ERRNOS else None
         hint = hint or hints.get(error.errno or -1)
         text = f"{where}: {error.strerror}" + (f" ({hint})" if hint else "")
+    elif isinstance(error, UnicodeEncodeError) and error.reason == "surrogates not allowed":
+        from psp_st.io.lines import NAME_NOT_UTF8
+
+        text = f"{error} ({NAME_NOT_UTF8})"
     elif isinstance(error, ImportError) and missing_extra(error) and "psp-st[" not in str(error):
         text = f"{error} ({missing_extra(error)})"
     else:

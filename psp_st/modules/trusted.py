@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from psp_st.io.extras import install_hint
+from psp_st.io.lines import NAME_NOT_UTF8
 from psp_st.io.model_names import BUILD_INFO_FILE, MINILM_NAMES, PACKAGED_RECIPES, PRETRAINED
 from psp_st.modules.folder_format import ModelFolderError, tensor_is_finite
 
@@ -123,11 +124,7 @@ def load_trusted(name_or_path: str | os.PathLike, device: str | None = "cpu", **
     except UnicodeEncodeError as error:  # tokenizers opens tokenizer.json by a UTF-8 name (a Rust String)
         if _utf8_name(name_or_path):
             raise
-        raise ModelFolderError(
-            f"{name_or_path}: the folder's name is not UTF-8 here (non-ASCII letters under an ASCII locale, LANG=C "
-            "with PYTHONUTF8=0, or bytes that are no UTF-8) and the tokenizers library opens files by UTF-8 names "
-            "only: set PYTHONUTF8=1 (or a UTF-8 locale, e.g. LANG=C.UTF-8), or rename the folder."
-        ) from error
+        raise ModelFolderError(f"{name_or_path}: cannot be loaded by this name: {NAME_NOT_UTF8}") from error
     return _finite(model, name_or_path)
 
 

@@ -371,6 +371,18 @@ def test_a_read_only_datasets_cache_names_the_variable_that_moves_it(tmp_path, m
     assert "set HF_DATASETS_CACHE (or HF_HOME) to a writable folder" in message
 
 
+def test_a_file_name_a_library_cannot_take_says_set_pythonutf8(tmp_path, capsys):  # P6-9
+    """pyarrow takes UTF-8 names: a Parquet input named in Latin-1 (or any non-ASCII name under LANG=C)."""
+    import pandas as pd
+
+    path = tmp_path / os.fsdecode(b"s\xe9.parquet")
+    pd.DataFrame({"sentence": ["a dog runs"]}).to_parquet(str(tmp_path / "s.parquet"))
+    (tmp_path / "s.parquet").rename(path)
+    argv = ["embed", "--model", "m", "--input", str(path), "--output", str(tmp_path / "o"), "--shard-rows", "10"]
+    assert main(argv) == EXIT_ERROR
+    assert "a file or folder name is not UTF-8 here" in _one_error_line(capsys)
+
+
 def test_quiet_by_default_and_info_with_verbose(saved_model, text_file, tmp_path):
     assert _embed(saved_model, text_file, tmp_path / "a.npy") == 0
     assert logging.getLogger().level == logging.WARNING
