@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import socket
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -66,6 +67,11 @@ def _temporary_prefix(path: Path) -> str:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process ``pid`` may still run (another user's does). On Windows always: there ``os.kill(pid, 0)`` is no
+    probe but ``TerminateProcess``, which would kill a live writer, or whatever process has since got that pid; a dead
+    writer's temporary is then left behind (a hidden file), never a process killed."""
+    if sys.platform == "win32":
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -70,3 +70,14 @@ def test_json_holding_a_file_name_that_is_not_utf8_is_written_and_reads_back(tmp
     data = {"source": "fi\udce9.txt", "name": "café"}
     atomic_write_json(tmp_path / "plan.json", data)
     assert json.loads((tmp_path / "plan.json").read_text(encoding="utf-8")) == data
+
+
+def test_on_windows_no_process_is_signalled_to_see_if_it_runs(tmp_path, monkeypatch):  # P6-10
+    """Windows' os.kill(pid, 0) is TerminateProcess: the check for stale temporaries killed the process."""
+    killed = []
+    monkeypatch.setattr(sys, "platform", "win32")
+    monkeypatch.setattr(os, "kill", lambda pid, signal: killed.append(pid))
+    other = tmp_path / f".out.npy.{socket.gethostname()}-{_dead_pid()}.x1y2z3.tmp"
+    other.write_bytes(b"half")
+    atomic_write_bytes(tmp_path / "out.npy", b"done")
+    assert (tmp_path / "out.npy").read_bytes() == b"done" and other.exists() and killed == []
