@@ -7,6 +7,7 @@ import io
 import itertools
 import logging
 import os
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -44,7 +45,20 @@ def _open_unbuffered(path: Path) -> int:
         except OSError as error:
             if error.errno != errno.EINVAL:  # EINVAL: this file system has no direct I/O
                 raise
-    return os.open(path, os.O_WRONLY)
+    return os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))  # O_BINARY: Windows would write \n as \r\n
+
+
+#: Serialises the seek-and-write pairs that stand in for ``os.pwrite`` where the OS has none (Windows).
+_SEEK_WRITE = threading.Lock()
+
+
+def _write_at(fd: int, data: memoryview, offset: int) -> int:
+    """``os.pwrite``, or on Windows (which has none) a seek and a write under one lock (two I/O threads write)."""
+    if hasattr(os, "pwrite"):
+        return os.pwrite(fd, data, offset)
+    with _SEEK_WRITE:
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.write(fd, data)
 
 
 def _pwrite(fd: int, data: np.ndarray, offset: int) -> None:
@@ -52,7 +66,7 @@ def _pwrite(fd: int, data: np.ndarray, offset: int) -> None:
     view, direct, buffered = data.data.cast("B"), getattr(os, "O_DIRECT", 0), False
     while view:
         try:
-            written = os.pwrite(fd, view, offset)
+            written = _write_at(fd, view, offset)
         except OSError as error:
             if error.errno != errno.EINVAL or not direct or buffered:
                 raise

@@ -103,10 +103,14 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 def reserve_space(path: str | os.PathLike, size: int, final: str | os.PathLike | None = None) -> None:
     """Allocate ``size`` bytes of ``path`` on disk now, so a full disk is an ``OSError`` naming ``final`` here, not a
-    SIGBUS while writing through a memory map later."""
+    SIGBUS while writing through a memory map later. Where the OS has no ``posix_fallocate`` (macOS, Windows) nothing
+    is reserved: a full disk is then an error of the write itself."""
+    fallocate = getattr(os, "posix_fallocate", None)
+    if fallocate is None:
+        return
     with open(path, "r+b") as handle:
         try:
-            os.posix_fallocate(handle.fileno(), 0, size)
+            fallocate(handle.fileno(), 0, size)
         except OSError as error:
             if error.errno in (errno.ENOSPC, errno.EDQUOT):
                 free = shutil.disk_usage(Path(path).parent).free

@@ -112,6 +112,19 @@ def test_file_system_without_direct_io_gets_buffered_writes(engine, lines, lines
     assert (tmp_path / "out.npy").read_bytes() == _np_save_bytes(engine.encode(lines), tmp_path)
 
 
+@pytest.mark.parametrize(
+    "missing", [["posix_fallocate"], ["posix_fallocate", "pwrite", "O_DIRECT"]], ids=["macos", "windows"]
+)
+def test_an_os_without_fallocate_or_pwrite_embeds_the_same_bytes(
+    engine, lines, lines_file, tmp_path, monkeypatch, missing
+):
+    """P6-11: macOS has no os.posix_fallocate, Windows neither nor os.pwrite: embed_file raised AttributeError."""
+    for name in missing:
+        monkeypatch.delattr(os, name, raising=False)
+    embed_file(engine, lines_file, tmp_path / "out.npy", chunk_size=7, show_progress_bar=False)
+    assert (tmp_path / "out.npy").read_bytes() == _np_save_bytes(engine.encode(lines), tmp_path)
+
+
 def test_float16_overflow_is_refused_naming_the_row(engine, tmp_path):
     path = tmp_path / "in.txt"
     path.write_text("\n".join(["", "a dog", "a cat"]) + "\n", encoding="utf-8")  # "": the <unk> vector
