@@ -54,7 +54,7 @@ def _check_meta(folder: Path, teacher_name: str) -> None:
     meta_path = folder / META_FILE
     if meta_path.is_file():
         try:
-            meta = json.loads(meta_path.read_text())
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise ValueError(f"teacher cache {folder}: unreadable {META_FILE} ({error}); delete the folder") from error
         if meta.get("format_version") != FORMAT_VERSION:

@@ -44,7 +44,7 @@ def training_record(config: dict[str, Any], run: Path, data_dir: Path) -> dict[s
     folder ``run`` (from its ``train_metrics.json``): the sources' files and rows, the pairs per epoch and per source,
     soup, WiSE-FT, distillation; file names relative to ``data_dir`` when inside it."""
     metrics_file = run / "train_metrics.json"
-    metrics = json.loads(metrics_file.read_text()) if metrics_file.is_file() else {}
+    metrics = json.loads(metrics_file.read_text(encoding="utf-8")) if metrics_file.is_file() else {}
     training: dict[str, Any] = {
         "datasets": [
             source["path"] if isinstance(source, dict) else str(source) for source in config["data"]["sources"]

@@ -138,7 +138,7 @@ def load_recipe_pairs(
         if cache.is_dir() and (cache / PAIR_COUNTS_FILE).is_file():
             logger.info("training pairs: memory-mapping the cached %s", cache)
             if counts is not None:
-                counts.update(json.loads((cache / PAIR_COUNTS_FILE).read_text()))
+                counts.update(json.loads((cache / PAIR_COUNTS_FILE).read_text(encoding="utf-8")))
             return load_from_disk(str(cache))
     found: dict[str, int] = {}
     dataset = load_training_pairs(**options, seed=seed, counts=found, data_dir=data_dir, cache_dir=datasets_cache(data))
@@ -154,7 +154,7 @@ def load_recipe_pairs(
         # renamed into place: a run memory-mapping the cache never sees it rewritten in place (a SIGBUS)
         with atomic_directory(cache) as temporary:
             dataset.save_to_disk(str(temporary))
-            (temporary / PAIR_COUNTS_FILE).write_text(json.dumps(found, indent=2))
+            (temporary / PAIR_COUNTS_FILE).write_text(json.dumps(found, indent=2), encoding="utf-8")
         dataset = load_from_disk(str(cache))
     return dataset
 
@@ -493,7 +493,11 @@ def train_from_config(
     model = load_trusted(initial) if resumed else build_model(recipe, train_dataset, seed, timings)
     auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir)
     digest = data_digest(train_dataset.with_format("arrow")[:], auxiliary.texts if auxiliary else ())
-    if resumed and (output_dir / DATA_FILE).is_file() and json.loads((output_dir / DATA_FILE).read_text()) != digest:
+    if (
+        resumed
+        and (output_dir / DATA_FILE).is_file()
+        and json.loads((output_dir / DATA_FILE).read_text(encoding="utf-8")) != digest
+    ):
         raise ValueError(
             f"--resume: the training pairs or distillation sentences differ from those {output_dir} was trained on "
             f"({DATA_FILE}): a data file changed; restore it, or start a new run (another --output, or --overwrite)"

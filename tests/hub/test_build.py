@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -269,3 +270,21 @@ def test_a_record_written_on_windows_names_its_files_with_slashes(path, recorded
     monkeypatch.setattr(build, "os", types.SimpleNamespace(path=ntpath))
     monkeypatch.setattr(build, "Path", PureWindowsPath)
     assert build._relative(path, PureWindowsPath(r"D:\data")) == recorded
+
+
+def test_a_run_record_naming_a_non_ascii_file_is_read_under_any_locale(tmp_path):  # P6-12
+    """train_metrics.json is UTF-8; read with the locale's encoding (Windows cp1252, LANG=C ascii) it failed or garbled."""
+    script = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from psp_st.hub.build import training_record\n"
+        "from psp_st.io.atomic import atomic_write_json\n"
+        "run = Path(sys.argv[1])\n"
+        "atomic_write_json(run / 'train_metrics.json', {'pairs_per_source': {'donn\\u00e9es.tsv': 3}})\n"
+        "record = training_record({'data': {'sources': []}}, run, run)\n"
+        "print(ascii(list(record['training']['pairs_per_source'])))\n"
+    )
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['donn\\xe9es.tsv']"
