@@ -42,6 +42,7 @@ def re_encode_hint(first_bytes: bytes) -> str:
         return RE_ENCODE
     return f"the file is {encoding.upper()} (byte order mark): save it as UTF-8 (iconv -f {encoding} -t utf-8 IN > OUT)"
 
+
 #: Why a file or folder name cannot be passed to a library that takes UTF-8 names (pyarrow, tokenizers, Ray), and the fix.
 NAME_NOT_UTF8 = (
     "a file or folder name is not UTF-8 here (non-ASCII letters under an ASCII locale, LANG=C with PYTHONUTF8=0, or "
