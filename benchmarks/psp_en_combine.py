@@ -16,6 +16,9 @@
   ``a``, the model with the common component of its sentence vectors removed and folded into the piece table (the
   mean sentence vector subtracted from every row, then the top ``K`` principal directions projected out; fitted on
   60,000 random ``training_pairs/`` sentences, 60,000 of ``corpus/english_sentences.parquet``, or both: round 23).
+* ``minmax``: the first model's cosine of mean-pooled vectors plus ``l`` times the mean of the cosines of its
+  element-wise max- and min-pooled piece vectors, for each ``--lambdas`` l (concatenated power means, Rücklé et al.
+  2018, probed after training: round 24).
 
 Every model must share the first one's tokenizer (sentencepiece model). Numbers: STS-B dev/test and SICK-R dev
 Spearman, SICK-R test Pearson, and the selection score (mean of the two dev columns), x100.
@@ -23,6 +26,7 @@ Spearman, SICK-R test Pearson, and the selection score (mean of the two dev colu
     python benchmarks/psp_en_combine.py ensemble MODEL MODEL [MODEL ...] --weights 0.3 0.5 0.7
     python benchmarks/psp_en_combine.py average MODEL MODEL [MODEL ...]
     python benchmarks/psp_en_combine.py sif MODEL --a 0.01 0.001
+    python benchmarks/psp_en_combine.py minmax MODEL --lambdas 0.1 0.2 0.3 0.5
     python benchmarks/psp_en_combine.py wise-ft MODEL [MODEL ...] --initial RUN/initial --alphas 0.6 0.8
     python benchmarks/psp_en_combine.py wise-ft MODEL MODEL --initial RUN/initial --alphas 0.6 0.5 \\
         --common-from pairs corpus both --pcs 0 1 2 3 5
@@ -74,12 +78,28 @@ def common_component_removed(weights, tokenizer, texts: list[str], pcs: int):
     return folded.astype(np.float32)
 
 
+def extreme_pooled(weights, tokenizer, texts: list[str], reduce):
+    """Unit rows of the element-wise ``reduce`` (``np.maximum`` or ``np.minimum``) of each text's piece vectors, the
+    pieces the engine pools (unknown ones dropped)."""
+    import numpy as np
+
+    flat, lengths = tokenizer.encode_flat(list(texts), drop_unknown=True)
+    if (lengths == 0).any():
+        raise SystemExit("minmax: a text has no known piece (max/min pooling of nothing)")
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    rows = reduce.reduceat(np.asarray(weights, dtype=np.float64)[flat], starts, axis=0)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("ensemble", "average", "sif", "wise-ft"))
+    parser.add_argument("mode", choices=("ensemble", "average", "sif", "wise-ft", "minmax"))
     parser.add_argument("models", nargs="+", help="model folders (a release root, trainable/ or a checkpoint)")
     parser.add_argument("--weights", type=float, nargs="+", default=[0.3, 0.5, 0.7], help="ensemble weights")
     parser.add_argument("--a", type=float, nargs="+", default=[0.01, 0.003, 0.001], help="SIF constants")
+    parser.add_argument(
+        "--lambdas", type=float, nargs="+", default=[0.1, 0.2, 0.3, 0.5], help="minmax: weights of the max/min cosines"
+    )
     parser.add_argument("--initial", default=None, help="wise-ft: the model the runs started from (RUN/initial)")
     parser.add_argument("--alphas", type=float, nargs="+", default=[0.6, 0.7, 0.8, 0.9], help="wise-ft: a values")
     parser.add_argument("--toward", default=None, help="wise-ft: a third model, added as b * (toward - initial)")
@@ -185,6 +205,23 @@ def main() -> None:
                         fitted = common_component_removed(mixed, first.tokenizer, fit_texts(fit_name), pcs)
                         result = cosines(PSPEngine(fitted, first.tokenizer, threads=1))
                         show(f"{label}, common component of {fit_name} text, {pcs} PCs", scores(result, gold), result)
+    elif args.mode == "minmax":
+        extremes = {
+            name: np.mean(
+                [
+                    (
+                        extreme_pooled(first.weights, first.tokenizer, data["sentence1"], f)
+                        * extreme_pooled(first.weights, first.tokenizer, data["sentence2"], f)
+                    ).sum(1)
+                    for f in (np.maximum, np.minimum)
+                ],
+                axis=0,
+            )
+            for name, data in pairs.items()
+        }
+        for weight in args.lambdas:
+            mixed = {name: single[0][name] + weight * extremes[name] for name in pairs}
+            show(f"mean + {weight} x max/min pooling", scores(mixed, gold))
     else:
         folder = Path(args.data_dir or default_data_dir())
         texts: list[str] = []

@@ -200,6 +200,18 @@ def test_common_component_removal_folds_into_the_table_as_done_to_sentence_vecto
     np.testing.assert_allclose(got, expected, atol=1e-5)
 
 
+def test_combine_max_pooling_is_each_texts_elementwise_max(sp_tokenizer, monkeypatch):
+    import numpy as np
+
+    monkeypatch.setattr(sys, "path", [str(REPO / "benchmarks"), *sys.path])
+    pooled = runpy.run_path(str(REPO / "benchmarks" / "psp_en_combine.py"))["extreme_pooled"]
+    weights = np.random.default_rng(0).normal(size=(sp_tokenizer.vocab_size, 8))
+    texts = ["a dog runs on the grass", "the cat sleeps"]
+    expected = np.stack([weights[sp_tokenizer.encode([text])[0]].max(0) for text in texts])
+    expected /= np.linalg.norm(expected, axis=1, keepdims=True)
+    np.testing.assert_allclose(pooled(weights, sp_tokenizer, texts, np.maximum), expected)
+
+
 def test_the_packaged_ablation_row_trains_the_packaged_psp_en_recipe(monkeypatch):
     from psp_st.training.recipe import load_config
 
