@@ -19,6 +19,14 @@ def test_loss_is_linear_for_positives_and_squared_hinge_for_negatives(psp_model)
     assert torch.allclose(loss.compute_loss_from_embeddings([a, b], labels), expected)
 
 
+def test_a_negative_pair_closer_than_the_margin_pays_the_squared_gap(psp_model):
+    """M6-8: the hinge is squared (the random vectors above are all farther apart than the margin)."""
+    a, b = torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 1.0]])  # d = 1 - 1/sqrt(2) ~ 0.293 < 0.5
+    d = 1 - 2**-0.5
+    loss = CosineContrastiveLoss(psp_model, margin=0.5).compute_loss_from_embeddings([a, b], torch.tensor([0]))
+    assert loss.item() == pytest.approx((0.5 - d) ** 2)
+
+
 def test_missing_labels_is_a_clear_error(psp_model):
     with pytest.raises(ValueError, match="label"):
         CosineContrastiveLoss(psp_model).compute_loss_from_embeddings([torch.randn(2, 3)] * 2, None)
@@ -41,6 +49,36 @@ def test_random_negatives_balanced_and_never_own_partner_or_group():
             assert i == j
         else:
             assert i != j and i // 4 != j // 4
+
+
+def test_random_negatives_without_groups_never_pair_a_row_with_its_own_partner():
+    """M6-9: the group guard above re-draws self-pairs too; without a group column they must never occur."""
+    data = Dataset.from_dict({"sentence1": ["s0", "s1"], "sentence2": ["t0", "t1"]})
+    for seed in range(10):
+        out = add_random_negatives(data, seed=seed)
+        rows = zip(out["sentence1"], out["sentence2"], out["label"], strict=True)
+        negatives = [(s1, s2) for s1, s2, label in rows if label == 0]
+        assert sorted(negatives) == [("s0", "t1"), ("s1", "t0")]
+
+
+def test_random_negatives_re_draw_until_nearly_every_clash_with_a_big_group_is_gone():
+    """M6-10: two groups of 10: about half of the first draws clash; up to 8 re-draws leave almost none."""
+    data = Dataset.from_dict(
+        {
+            "sentence1": [f"s{i}" for i in range(20)],
+            "sentence2": [f"t{i}" for i in range(20)],
+            "group_id": [0] * 10 + [1] * 10,
+        }
+    )
+    clashes = 0
+    for seed in range(5):
+        out = add_random_negatives(data, seed=seed)
+        clashes += sum(
+            int(s1[1:]) // 10 == int(s2[1:]) // 10
+            for s1, s2, label in zip(out["sentence1"], out["sentence2"], out["label"], strict=True)
+            if label == 0
+        )
+    assert clashes <= 1
 
 
 def test_random_negatives_reject_missing_column():

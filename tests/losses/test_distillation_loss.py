@@ -40,6 +40,15 @@ def test_projection_is_trained_and_not_part_of_the_model():
     assert list(model.parameters()) == []
 
 
+def test_projection_starts_as_a_seeded_scaled_orthogonal_map():
+    """M6-7: ``W`` is orthogonal times ``1 / sqrt(student_dim)`` (near unit scale) and drawn from ``seed``."""
+    weight = TeacherDistillationLoss(FixedModel(16), teacher_dim=24, seed=3).projection.weight.detach()
+    torch.testing.assert_close(weight.T @ weight, torch.eye(16) / 16)
+    again = TeacherDistillationLoss(FixedModel(16), teacher_dim=24, seed=3).projection.weight
+    other = TeacherDistillationLoss(FixedModel(16), teacher_dim=24, seed=4).projection.weight
+    assert torch.equal(weight, again) and not torch.allclose(weight, other)
+
+
 def test_bad_input_is_a_clear_error():
     with pytest.raises(ValueError, match="teacher_dim"):
         TeacherDistillationLoss(FixedModel(2), teacher_dim=0)

@@ -43,6 +43,14 @@ def test_miner_without_guard_can_pick_same_group_and_never_partner():
     assert all(unguarded[i] != i for i in range(3))
 
 
+def test_pairs_of_no_group_stay_each_others_negatives():
+    """M6-3: ``-1`` is no group, not one group of all ungrouped pairs."""
+    anchors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.1]])
+    positives = torch.tensor([[0.9, 0.1], [1.0, 0.01], [0.0, -1.0]])
+    negative_of_anchor, _ = mine_hardest_negatives(anchors, positives, torch.tensor([-1, -1, 5]))
+    assert negative_of_anchor[0] == 1
+
+
 def test_text_guard_skips_a_repeated_sentence():
     a_texts = ["a dog runs", "a cat sits", "a bird sings"]
     p_texts = ["the dog is running", "A dog runs ", "a bird is singing"]  # pair 1's positive repeats anchor 0
@@ -53,6 +61,36 @@ def test_text_guard_skips_a_repeated_sentence():
     plain, _ = mine_hardest_negatives(anchors, positives)
     guarded, _ = mine_hardest_negatives(anchors, positives, anchor_text_ids=anchor_ids, positive_text_ids=positive_ids)
     assert plain[0] == 1 and guarded[0] == 2
+
+
+def test_text_guard_skips_a_copy_of_the_partner():
+    """M6-4: a candidate with the partner's own text (a duplicate pair) is no negative either."""
+    a_texts = ["a dog runs", "a cat sits", "a bird sings"]
+    p_texts = ["the dog is running", "The dog is running", "a bird is singing"]  # pair 1's positive copies pair 0's
+    anchor_ids, positive_ids = text_ids(a_texts, p_texts)
+    anchors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    positives = torch.tensor([[0.9, 0.2], [1.0, 0.0], [0.6, 0.4]])
+    plain, _ = mine_hardest_negatives(anchors, positives)
+    guarded, _ = mine_hardest_negatives(anchors, positives, anchor_text_ids=anchor_ids, positive_text_ids=positive_ids)
+    assert plain[0] == 1 and guarded[0] == 2
+
+
+def test_two_pairs_take_each_other_even_when_the_partner_is_closer():
+    """M6-5: the partner is excluded from n = 2 on (only a single pair gets its partner)."""
+    anchors = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    positives = torch.tensor([[1.0, 0.1], [0.1, 1.0]])  # each partner is far closer than the other pair
+    negative_of_anchor, negative_of_positive = mine_hardest_negatives(anchors, positives)
+    assert negative_of_anchor.tolist() == [1, 0] and negative_of_positive.tolist() == [1, 0]
+
+
+def test_guide_skips_only_candidates_strictly_above_the_partners_guide_cosine():
+    """M6-6: at ``guide_margin=0`` a candidate the guide ties with the partner stays a negative ("above")."""
+    anchors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    positives = torch.tensor([[0.0, -1.0], [1.0, 0.1], [0.0, 1.0]])  # for anchor 0: positive 1 hardest, then 2
+    guide_a = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    guide_p = torch.tensor([[0.6, 0.8], [0.6, 0.8], [0.0, -1.0]])  # positive 1 ties positive 0 under the guide
+    negative_of_anchor, _ = mine_hardest_negatives(anchors, positives, guide=(guide_a, guide_p), guide_margin=0.0)
+    assert negative_of_anchor[0] == 1
 
 
 def test_all_guarded_row_falls_back_to_any_non_partner():

@@ -39,6 +39,27 @@ def test_in_batch_mining_uses_hardest_other_pair():
     assert per_pair0 > 0
 
 
+def test_in_batch_loss_is_the_formula_on_the_hardest_opposite_side_negatives():
+    """M6-1: the mined ``t'`` is the ``t_j`` nearest ``s_i`` and ``s'`` the ``s_j`` nearest ``t_i`` (j != i)."""
+    torch.manual_seed(1)
+    s, t = torch.randn(6, 4), torch.randn(6, 4)
+    cos = (F.normalize(s, dim=-1) @ F.normalize(t, dim=-1).T).fill_diagonal_(float("-inf"))
+    t_neg, s_neg = t[cos.argmax(1)], s[cos.argmax(0)]
+    expected = (
+        F.relu(0.4 - F.cosine_similarity(s, t) + F.cosine_similarity(s, t_neg))
+        + F.relu(0.4 - F.cosine_similarity(s, t) + F.cosine_similarity(t, s_neg))
+    ).mean()
+    assert torch.allclose(ParaphraseMarginLoss(model=None).compute_loss_from_embeddings([s, t]), expected)
+
+
+def test_each_hinge_clips_at_zero_on_its_own():
+    """M6-2: the second (``t``-side) hinge is a relu of its own, not one relu over the sum."""
+    s = t = t_neg = torch.tensor([[1.0, 0.0]])
+    s_neg = torch.tensor([[-1.0, 0.0]])  # first hinge 0.4 - 1 + 1 = 0.4, second 0.4 - 1 - 1 < 0
+    loss = ParaphraseMarginLoss(model=None, margin=0.4).compute_loss_from_embeddings([s, t, t_neg, s_neg])
+    assert loss.item() == pytest.approx(0.4)
+
+
 def test_gradient_flows_to_embeddings():
     s, t = torch.randn(6, 4, requires_grad=True), torch.randn(6, 4, requires_grad=True)
     ParaphraseMarginLoss(model=None).compute_loss_from_embeddings([s, t]).backward()
