@@ -366,6 +366,16 @@ def test_pooling_backends_agree(psp_module, caption_sentences):
         np.testing.assert_allclose(vectors, out["torch"], atol=1e-6, err_msg=name)
 
 
+def test_numpy_pooling_of_a_batch_of_only_empty_texts_gives_the_empty_row():
+    """M6-13: a group of rows with no piece at all (width 0) takes the same ``weights[empty_row]`` as a lone one."""
+    import psp_st.inference.pooling as pooling
+
+    weights = np.arange(12, dtype=np.float32).reshape(4, 3)
+    out = np.empty((2, 3), np.float32)
+    pooling._pool_numpy(weights, np.zeros(0, np.int64), np.array([0, 0, 0]), 3, out)
+    assert np.array_equal(out, weights[[3, 3]])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("shape", [(16, 8), (600, 1024), (1100, 1024)])
 def test_huge_page_copy_is_an_equal_copy(shape, dtype):

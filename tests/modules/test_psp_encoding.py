@@ -75,6 +75,16 @@ def test_dropout_acts_only_while_training(sp_tokenizer):
     np.testing.assert_allclose(evaluated.detach().numpy(), module.embed(["a dog", "a man rides a bike"]), rtol=1e-5)
 
 
+def test_training_path_averages_each_text_over_its_own_pieces(sp_tokenizer):
+    """M6-12: the dropout path divides each row by its own piece count, not the padded width (dropout ~0: eval's)."""
+    from psp_st.modules.psp import PSPEmbedding
+
+    module = PSPEmbedding(sp_tokenizer, embedding_dim=8, dropout=1e-12)
+    texts = ["a", "a man is riding a horse on the beach at sunset"]
+    trained = module.train()(dict(module.preprocess(texts)))["sentence_embedding"]
+    np.testing.assert_allclose(trained.detach().numpy(), module.embed(texts), rtol=1e-5, atol=1e-6)
+
+
 def test_normalize_option_gives_unit_vectors(psp_module):
     vectors = psp_module.embed(["a dog", ""], normalize=True)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)

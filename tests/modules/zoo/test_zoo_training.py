@@ -136,3 +136,15 @@ def test_averaging_sparse_gradient_path_equals_dense_gradient(make_encoder, capt
         (module(dict(features))["sentence_embedding"] * weights).sum().backward()
     assert sparse.embedding.weight.grad.is_sparse
     torch.testing.assert_close(sparse.embedding.weight.grad.to_dense(), dense.embedding.weight.grad)
+
+
+def test_sparse_mean_of_a_text_with_no_token_is_zeros_as_on_the_dense_path():
+    """M6-11: a row of padding only (a text with no known token) averages to zeros, not 0 / 0 = NaN."""
+    from psp_st.modules.sparse_mean import bag_mean
+
+    ids = torch.tensor([[0, 1, 4], [4, 4, 4]])
+    sparse = torch.nn.Embedding(5, 3, padding_idx=4, sparse=True)
+    dense = torch.nn.Embedding(5, 3, padding_idx=4)
+    dense.weight.data.copy_(sparse.weight.data)
+    assert torch.equal(bag_mean(ids, dense, 4), bag_mean(ids, sparse, 4))
+    assert torch.equal(bag_mean(ids, sparse, 4)[1], torch.zeros(3))
