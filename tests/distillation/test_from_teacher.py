@@ -67,6 +67,29 @@ def test_directions_the_teacher_never_varies_in_become_seeded_noise():
     np.testing.assert_array_equal(out[:, 4:], np.random.default_rng(7).standard_normal((50, 2)).astype(np.float32))
 
 
+def test_each_component_is_signed_so_its_largest_magnitude_loading_is_positive():
+    """M6-14: the documented sign rule itself (the tests above compare up to sign)."""
+    from psp_st.modules.teacher_init import distilled_piece_vectors
+
+    vectors = np.random.default_rng(1).normal(size=(60, 8)) * np.linspace(3.0, 1.0, 8)
+    out = distilled_piece_vectors(vectors, 8)
+    expected = independent_pca(vectors, 8)
+    centred = vectors - vectors.mean(0)
+    loadings = np.linalg.lstsq(centred, expected, rcond=None)[0]  # columns: each component's direction
+    expected *= np.sign(loadings[np.abs(loadings).argmax(0), np.arange(8)])
+    np.testing.assert_allclose(out, expected, atol=1e-4)
+
+
+def test_numerical_rank_is_numpys_matrix_rank_at_float32():
+    """M6-15: the tolerance scales with the longer side (``max(shape)``), as ``numpy.linalg.matrix_rank``'s."""
+    from psp_st.modules.teacher_init import numerical_rank
+
+    basis = np.linalg.qr(np.random.default_rng(0).normal(size=(1000, 2)))[0]
+    matrix = (basis * np.array([1.0, 1e-5])).astype(np.float32)  # 1e-5 lies between 2 and 1000 float32 eps
+    singular = np.linalg.svd(matrix, compute_uv=False)
+    assert numerical_rank(singular, matrix.shape) == np.linalg.matrix_rank(matrix) == 1
+
+
 def test_piece_texts_read_like_words(sp_tokenizer):
     texts = sp_tokenizer.token_texts()
     assert len(texts) == sp_tokenizer.vocab_size

@@ -25,6 +25,11 @@ def test_sif_weights_by_hand():
     assert weights.mean() == pytest.approx(1.0)
 
 
+def test_sif_weights_of_no_counts_at_all_leave_every_row_as_it_is():
+    """M6-16: texts with no piece (every count 0) give weight 1 everywhere, not 0 / 0 = NaN rows."""
+    np.testing.assert_array_equal(sif_weights(np.zeros(3), a=0.1), np.ones(3))
+
+
 @pytest.mark.parametrize("a", [0.0, -1.0])
 def test_sif_constant_must_be_positive(a):
     with pytest.raises(ValueError, match="must be > 0"):
