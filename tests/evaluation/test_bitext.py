@@ -18,6 +18,22 @@ def test_error_rates_in_both_directions(lookup_model):
     assert metrics["toy_mean_error"] == pytest.approx(50 / 3)
 
 
+def test_multi_bitext_means_are_unweighted_means_over_the_sets(lookup_model):
+    """M6-22: ``mean_error`` and ``mean_<direction>_error`` average the sets (one set cannot tell a mean from a max)."""
+    from psp_st.evaluation.bitext import MultiBitextEvaluator
+
+    model = lookup_model(
+        {"x1": [1, 0, 0], "x2": [1, 0.5, 0], "x3": [0, 0, 1], "y1": [1, 0, 0], "y2": [0, 1, 0], "y3": [0, 0.1, 1]}
+    )
+    sets = {
+        "hard": {"source": ["x1", "x2", "x3"], "target": ["y1", "y2", "y3"]},
+        "easy": {"source": ["x1", "x3"], "target": ["y1", "y3"]},
+    }
+    metrics = MultiBitextEvaluator(sets)(model)
+    assert metrics["mean_src2trg_error"] == pytest.approx(50 / 3)
+    assert metrics["mean_error"] == pytest.approx(25 / 3)
+
+
 def test_bitext_data_needs_source_and_target():
     with pytest.raises(ValueError, match=r"missing column\(s\) \['target'\]"):
         BitextMiningEvaluator({"source": ["a"], "english": ["b"]})

@@ -117,3 +117,20 @@ def test_threshold_metrics_report_the_majority_rate(lookup_model):  # Z3
     model = lookup_model({"a": [1, 0], "b": [1, 0.1], "c": [0, 1]})
     data = {"sentence1": ["a", "a", "a", "c"], "sentence2": ["b", "b", "c", "b"], "label": [1, 1, 1, 0]}
     assert ThresholdClassificationEvaluator(data, name="toy")(model)["toy_cosine_majority"] == pytest.approx(0.75)
+
+
+def test_majority_rate_of_a_set_of_mostly_non_paraphrases(lookup_model):
+    """M6-23: the majority is the larger class, also when that is label 0."""
+    model = lookup_model({"a": [1, 0], "b": [1, 0.1], "c": [0, 1]})
+    data = {"sentence1": ["a", "a", "a", "c"], "sentence2": ["b", "c", "c", "b"], "label": [1, 0, 0, 0]}
+    assert ThresholdClassificationEvaluator(data, name="toy")(model)["toy_cosine_majority"] == pytest.approx(0.75)
+
+
+def test_mcc_at_an_f1_threshold_that_calls_every_pair_a_paraphrase(lookup_model):
+    """M6-24: at the lowest score as F1 threshold every pair is predicted a paraphrase: MCC 0 (``>=``, not ``>``)."""
+    unit = {f"x{c}": [c / 10, (1 - (c / 10) ** 2) ** 0.5] for c in (1, 5, 8, 9)}  # cosine c / 10 with q
+    model = lookup_model({"q": [1, 0], **unit})
+    data = {"sentence1": ["q"] * 4, "sentence2": ["x1", "x9", "x8", "x5"], "label": [1, 1, 1, 0]}
+    metrics = ThresholdClassificationEvaluator(data, name="toy")(model)
+    assert metrics["toy_cosine_f1"] == pytest.approx(6 / 7)  # every pair positive: precision 3/4, recall 1
+    assert metrics["toy_cosine_mcc"] == 0.0

@@ -27,6 +27,25 @@ def test_query_equal_to_target_ranks_first():
     assert retrieval_ranks(embeddings, [0], [0]).tolist() == [1.0]
 
 
+def test_query_equal_to_target_ranks_first_even_among_copies_of_it():
+    """M6-17: two other candidates at cosine 1 do not push the query's own text below rank 1."""
+    embeddings = np.array([[1.0, 0.0], [1.0, 0.0], [2.0, 0.0], [0.0, 1.0]])
+    assert retrieval_ranks(embeddings, [0], [0]).tolist() == [1.0]
+
+
+def test_ranks_do_not_depend_on_the_query_batch_size():
+    """M6-18: each batch of queries is ranked against its own targets."""
+    embeddings = np.random.default_rng(0).normal(size=(9, 3))
+    queries, targets = [0, 1, 2, 3, 4], [5, 6, 7, 8, 0]
+    batched = retrieval_ranks(embeddings, queries, targets, batch_size=2)
+    assert batched.tolist() == retrieval_ranks(embeddings, queries, targets).tolist()
+
+
+def test_rank_ten_is_in_the_top_ten():
+    """M6-19: ``top10`` counts rank 10 (the test above has no rank 10)."""
+    assert rank_metrics(np.array([10.0, 11.0]), num_candidates=11)["top10"] == 50.0
+
+
 def test_rank_metrics_by_hand():
     # 11 candidates -> 10 others per query; ranks 1, 3 and 11
     metrics = rank_metrics(np.array([1.0, 3.0, 11.0]), num_candidates=11)
@@ -57,6 +76,13 @@ def test_retrieval_evaluator_reports_per_label_group(lookup_model):
     assert metrics["toy_4_top1"] == 100.0 and metrics["toy_2_top1"] == 100.0
     assert metrics["toy_positive_pairs"] == 1
     assert "toy_3_top1" not in metrics
+
+
+def test_label_3_pairs_are_positive(lookup_model):
+    """M6-20: ``positive`` is labels 3 and 4 (Kanerva et al.), not 4 alone."""
+    model = lookup_model({"a": [1, 0], "b": [1, 0.1], "c": [0, 1], "d": [0.1, 1]})
+    data = {"sentence1": ["a", "c"], "sentence2": ["b", "d"], "label_str": ["4", "3"]}
+    assert RetrievalEvaluator(data, name="toy")(model)["toy_positive_pairs"] == 2
 
 
 def test_retrieval_evaluator_needs_label_str():

@@ -20,6 +20,14 @@ def test_sbert_pooled_is_spearman_over_the_concatenated_subsets():
     assert pooled == pytest.approx({"2012": 0.8, "all": 0.8})
 
 
+def test_sbert_pooled_all_is_the_mean_of_the_groups():
+    """M6-21: ``all`` is the unweighted mean of the groups' pooled Spearman (one group above hides which)."""
+    gold = {"a": [1.0, 2.0], "b": [3.0, 4.0], "c": [1.0, 2.0, 3.0]}
+    predicted = {"a": [0.1, 0.4], "b": [0.3, 0.5], "c": [0.3, 0.2, 0.1]}
+    pooled = sbert_pooled(gold, predicted, {"2012": ["a", "b"], "2013": ["c"]})
+    assert pooled == pytest.approx({"2012": 0.8, "2013": -1.0, "all": -0.1})
+
+
 def test_sts_evaluator_reports_subsets_years_and_both_conventions(lookup_model):
     vectors = {"a": [1, 0], "b": [1, 0.2], "c": [0, 1], "d": [1, 1], "e": [1, -1], "f": [1, 0.5]}
     model = lookup_model(vectors)
