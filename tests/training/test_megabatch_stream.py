@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import types
+
+import pytest
 import torch
 import torch.nn.functional as F
 
 from psp_st.training import NEGATIVE_COLUMNS
+from psp_st.training.megabatch import MegaBatchStream
 
 
 def test_negatives_are_opposite_side_argmax_over_megabatch(make_trainer, caption_pairs, psp_module):
@@ -271,3 +275,24 @@ def test_a_sentence_transformers_guide_leaves_the_training_threads_alone(
         assert trainer.guide(["a dog runs"]).shape == (1, 8)
     finally:
         torch.set_num_threads(threads)
+
+
+class _Stream:
+    """What ``MegaBatchStream.position`` reads: its length, the accumulation steps and the trainer's global step."""
+
+    def __init__(self, batches: int, accumulation: int, step: int) -> None:
+        self.batches, self.step = batches, step
+        self.args = types.SimpleNamespace(gradient_accumulation_steps=accumulation)
+
+    def __len__(self) -> int:
+        return self.batches
+
+    def global_step(self) -> int:
+        return self.step
+
+
+@pytest.mark.parametrize(("step", "expected"), [(2, (0, 4)), (3, (1, 0)), (4, (1, 2)), (7, (2, 2))])
+def test_a_resume_counts_an_epochs_partial_accumulation_as_an_update(step, expected):  # M6-26
+    # transformers' Trainer makes ceil(5 / 2) = 3 optimizer updates of a 5-batch epoch (the last on 1 batch), so
+    # global step 4 is epoch 1 after 1 update, i.e. 2 mini-batches (a floor would say epoch 2, batch 0)
+    assert MegaBatchStream.position(_Stream(5, 2, step)) == expected
