@@ -65,6 +65,8 @@ def text_lines(path: str) -> Iterator[tuple[int, str]]:
     for line_number, data in enumerate(_byte_lines(path, limit), start=1):
         if len(data) == limit and not data.endswith(b"\n"):
             raise lines.too_long_error(path, line_number, f"more than {lines.MAX_LINE_CHARS:,}")
+        if line_number == 1 and (hint := lines.utf16_hint(data)):
+            raise BadLineError(path, line_number, hint)
         try:
             line = data.decode("utf-8-sig" if line_number == 1 else "utf-8").rstrip("\r\n")
         except UnicodeDecodeError as error:

@@ -43,6 +43,29 @@ def re_encode_hint(first_bytes: bytes) -> str:
     return f"the file is {encoding.upper()} (byte order mark): save it as UTF-8 (iconv -f {encoding} -t utf-8 IN > OUT)"
 
 
+def utf16_hint(first_line: bytes) -> str | None:
+    """What to do about a file whose first line (bytes) looks like UTF-16 without a byte order mark, else None.
+
+    Such a file is valid UTF-8 (ASCII letters and NUL bytes), so it would be read as other text with no error: the
+    sign is a NUL at every other byte of a line of two or more characters, and none between (a NUL here and there
+    stays text)."""
+    line = first_line.split(b"\n", 1)[0]
+    if len(line) < 4:
+        return None
+    even, odd = line[0::2], line[1::2]
+    encoding = None
+    if odd.count(0) == len(odd) and 0 not in even:
+        encoding = "utf-16le"
+    elif even.count(0) == len(even) and 0 not in odd:
+        encoding = "utf-16be"
+    if encoding is None:
+        return None
+    return (
+        f"the file looks like {encoding.upper()} without a byte order mark (a NUL at every other byte): save it as "
+        f"UTF-8 (iconv -f {encoding} -t utf-8 IN > OUT)"
+    )
+
+
 #: Why a file or folder name cannot be passed to a library that takes UTF-8 names (pyarrow, tokenizers, Ray), and the fix.
 NAME_NOT_UTF8 = (
     "a file or folder name is not UTF-8 here (non-ASCII letters under an ASCII locale, LANG=C with PYTHONUTF8=0, or "
@@ -90,6 +113,8 @@ def decode_lines(data: bytes, path: str | os.PathLike, first_line: int) -> list[
     or, for a compressed file (:data:`COMPRESSED_MAGIC`), its format."""
     if first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    if first_line == 1 and (hint := utf16_hint(data)):
+        raise ValueError(f"{path}:1: {hint}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

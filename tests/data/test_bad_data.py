@@ -341,3 +341,10 @@ def test_utf16_tsv_gets_the_utf16_remedy(tmp_path, cache_dir):
     path.write_bytes("a dog\tthe dog\n".encode("utf-16"))
     with pytest.raises(BadLineError, match=r"p\.tsv:1: .*the file is UTF-16 .*iconv -f utf-16 -t utf-8"):
         load_pairs(path, cache_dir=cache_dir)
+
+
+def test_utf16_tsv_without_a_byte_order_mark_is_refused(tmp_path, cache_dir):
+    path = tmp_path / "p.tsv"
+    path.write_bytes("a dog\tthe dog\n".encode("utf-16le"))
+    with pytest.raises(BadLineError, match=r"p\.tsv:1: .*looks like UTF-16LE .*iconv -f utf-16le -t utf-8"):
+        load_pairs(path, cache_dir=cache_dir)

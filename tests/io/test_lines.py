@@ -53,6 +53,21 @@ def test_a_utf16_file_is_named_as_one(tmp_path):
         list(iter_line_blocks(path, 100))
 
 
+@pytest.mark.parametrize("encoding", ["utf-16le", "utf-16be"])
+def test_a_utf16_file_without_a_byte_order_mark_is_named_as_one(tmp_path, encoding):
+    """It is valid UTF-8 (letters and NULs): read as text, it embedded as other sentences with no error."""
+    path = tmp_path / "in.txt"
+    path.write_bytes("a dog\nthe cat\n".encode(encoding))
+    with pytest.raises(ValueError, match=rf"in\.txt:1: .*looks like {encoding.upper()} .*iconv -f {encoding} -t utf-8"):
+        list(iter_line_blocks(path, 100))
+
+
+def test_a_nul_here_and_there_is_text(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_bytes(b"a\x00b c d\n\x00\x00\n")
+    assert list(iter_line_blocks(path, 100)) == [(1, ["a\x00b c d", "\x00\x00"])]
+
+
 @pytest.mark.parametrize("read_bytes", [8, 1 << 22])  # the long line spans reads / fits in one read
 def test_a_line_over_the_length_limit_is_refused_naming_it(tmp_path, monkeypatch, read_bytes):
     import psp_st.io.lines as lines
