@@ -53,14 +53,16 @@ def _filters(value: str | None) -> dict | list | None:
 
     import yaml
 
+    from psp_st.training.recipe import RecipeLoader
+
     if value is None:
         return None
     path = os.path.expanduser(value)  # "--filters=~/f.yaml": no shell expanded it
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as handle:
-            config = yaml.safe_load(handle)
+            config = yaml.load(handle, Loader=RecipeLoader)
     else:
-        config = yaml.safe_load(value)
+        config = yaml.load(value, Loader=RecipeLoader)
     if isinstance(config, str):  # a file name that names no file (a typo), not inline filters
         raise FileNotFoundError(
             f"--filters {value}: no such file, and not inline YAML filters (a mapping or list): give an existing "

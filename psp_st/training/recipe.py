@@ -49,8 +49,57 @@ def find_recipe(name: str | os.PathLike) -> Path:
     )
 
 
+#: Most values a YAML recipe or filters file may hold once its aliases are expanded (an alias of an alias of ...,
+#: "billion laughs", makes a few hundred bytes hold billions: checking them would never end).
+MAX_YAML_VALUES = 1_000_000
+
+
+def _expanded_values(node: yaml.Node, sizes: dict[int, int], open_nodes: set[int]) -> int:
+    """The values ``node`` holds with every alias expanded (each anchor's count computed once); a recursive alias
+    or more than :data:`MAX_YAML_VALUES` is a ``ComposerError`` naming the line."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    if id(node) in open_nodes:
+        raise yaml.composer.ComposerError(
+            None,
+            None,
+            "an alias refers to its own anchor (a recursive structure): write the values out",
+            node.start_mark,
+        )
+    open_nodes.add(id(node))
+    children = node.value if isinstance(node, yaml.SequenceNode) else []
+    if isinstance(node, yaml.MappingNode):
+        children = [item for pair in node.value for item in pair]
+    size = 1
+    for child in children:
+        size += _expanded_values(child, sizes, open_nodes)
+        if size > MAX_YAML_VALUES:
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                f"more than {MAX_YAML_VALUES:,} values once its aliases are expanded (aliases of aliases): "
+                "write the values out",
+                node.start_mark,
+            )
+    open_nodes.discard(id(node))
+    sizes[id(node)] = size
+    return size
+
+
 class RecipeLoader(yaml.SafeLoader):
-    """YAML's safe loader refusing a duplicate key at any level (safe_load keeps the last one silently)."""
+    """YAML's safe loader refusing a duplicate key at any level (safe_load keeps the last one silently), a recursive
+    alias, more than :data:`MAX_YAML_VALUES` values with aliases expanded, and nesting too deep for Python."""
+
+    def get_single_node(self) -> yaml.Node | None:
+        try:
+            node = super().get_single_node()
+            if node is not None:
+                _expanded_values(node, {}, set())
+        except RecursionError:
+            raise yaml.composer.ComposerError(
+                None, None, "nested too deeply to read (thousands of brackets): flatten it", self.get_mark()
+            ) from None
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()

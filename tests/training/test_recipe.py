@@ -628,3 +628,32 @@ def test_wise_ft_outside_zero_to_one_is_refused(value):
 
     with pytest.raises(ValueError, match="recipe: wise_ft"):
         parse_recipe({"name": "x", "data": {"sources": ["pairs.parquet"]}, "wise_ft": value})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "name: x\na: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+            "c: [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n",
+            r"(?s)more than 1,000 values .*line 4",
+        ),
+        ("name: x\na: &a [1, *a]\n", r"(?s)refers to its own anchor.*line 2"),
+        ("name: x\na: " + "[" * 5000 + "]" * 5000 + "\n", r"(?s)nested too deeply.*line 2"),
+    ],
+    ids=["alias-bomb", "recursive-alias", "deep-nesting"],
+)
+def test_recipe_file_with_an_alias_bomb_a_recursive_alias_or_deep_nesting_is_refused_naming_the_line(
+    tmp_path, monkeypatch, text, message
+):
+    import yaml
+
+    from psp_st.training import recipe
+
+    monkeypatch.setattr(
+        recipe, "MAX_YAML_VALUES", 1_000, raising=False
+    )  # "billion laughs" with 10**9 values: the same, later
+    path = tmp_path / "bomb.yaml"
+    path.write_text(text)
+    with pytest.raises(yaml.YAMLError, match=message):
+        recipe.load_config(path)
