@@ -30,6 +30,26 @@ def check_home_prefix(path: str | os.PathLike, option: str = "--output") -> None
         )
 
 
+def check_no_outside_links(folder: Path, option: str = "--output") -> None:
+    """ValueError for a symbolic link inside ``folder`` (at any depth) to a file or folder outside it: writing into
+    the folder (``initial/``, ``final/``, a checkpoint, a model file) would write through it."""
+    root = folder.resolve()
+    for parent, names, files in os.walk(folder):  # links to folders are listed, never followed
+        for name in [*names, *files]:
+            item = Path(parent) / name
+            if not item.is_symlink():
+                continue
+            try:
+                target = item.resolve()
+            except (OSError, RuntimeError):  # a loop of links
+                target = Path(os.readlink(item))
+            if not target.is_relative_to(root):
+                raise ValueError(
+                    f"{option} {folder}: {item} is a symbolic link to {target}, outside the folder (or a loop); psp-st "
+                    "would write through it: remove the link, or choose a new folder"
+                )
+
+
 def check_output(
     path: str | os.PathLike,
     inputs: Iterable[str | os.PathLike | None] = (),
@@ -44,7 +64,8 @@ def check_output(
     OutputExistsError: an existing output (a folder: a non-empty one) unless ``overwrite`` or ``ours`` says it is
     psp-st's own output of the same job (a release re-run); always, an output that is an input, contains one, is an
     existing file inside an input folder, lies inside a ``sealed`` folder (read whole: a model, a folder of shards)
-    or is the same file under another name. ValueError: an unexpanded ``~`` (:func:`check_home_prefix`).
+    or is the same file under another name. ValueError: an unexpanded ``~`` (:func:`check_home_prefix`), a folder
+    holding a link to outside it (:func:`check_no_outside_links`).
     IsADirectoryError / NotADirectoryError: a folder where a file is
     expected, or the reverse.
 
@@ -81,6 +102,7 @@ def check_output(
         if not path.is_dir():
             raise NotADirectoryError(f"{option} {path} exists and is not a folder: give a folder path")
         if overwrite or not any(path.iterdir()) or (ours is not None and ours(path)):
+            check_no_outside_links(path, option)
             return path
         raise OutputExistsError(
             f"{option} {path} is a folder that is not empty: pass {flag} to write into it "

@@ -524,6 +524,21 @@ def test_resume_refuses_a_run_folder_holding_its_recipe(finished_run, tmp_path):
         train_from_config(copy / "recipe.yaml", output_dir=copy, resume=True)
 
 
+@pytest.mark.parametrize("linked", ["initial", "final"])
+def test_overwrite_never_writes_through_a_run_folder_link_to_outside(finished_run, tmp_path, linked):  # S6-2
+    from psp_st.training.recipe import train_from_config
+
+    config, run = finished_run
+    copy = _copy(run, tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.rmtree(copy / linked)
+    (copy / linked).symlink_to(elsewhere)
+    with pytest.raises(ValueError, match=f"{linked} is a symbolic link to .*outside the folder"):
+        train_from_config(config, output_dir=copy, overwrite=True)
+    assert not any(elsewhere.iterdir())
+
+
 def test_final_is_written_whole_or_not_at_all(finished_run, tmp_path, monkeypatch):
     from psp_st.modules.psp import PSPEmbedding
     from psp_st.training.recipe import train_from_config
