@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -15,6 +14,7 @@ from psp_st.data.text_files import (
     BadLineError,
     TextLayout,
     generate_pairs,
+    json_line,
     jsonl_rows,
     text_lines,
     tsv_rows,
@@ -320,9 +320,9 @@ def _header(path: str, file_format: str) -> list[str]:
     if file_format == "tsv":
         return first.split("\t")
     try:
-        record = json.loads(first)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: first line is not valid JSON ({error.msg})") from None
+        record = json_line(first)
+    except ValueError as error:
+        raise ValueError(f"{path}: first line is not valid JSON ({error})") from None
     if not isinstance(record, dict):
         raise ValueError(f"{path}: first line is a JSON {type(record).__name__}, expected an object")
     return list(record)

@@ -11,6 +11,7 @@ import lzma
 import math
 import os
 import re
+import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -208,6 +209,19 @@ def _csv_quoted(field: str) -> bool:
     return len(field) > 2 and field[0] == field[-1] == '"' and '""' in field[1:-1]
 
 
+def json_line(line: str) -> Any:
+    """One JSONL line parsed; ValueError with the reason (the JSON error and its column, an integer beyond Python's
+    digit limit, nesting too deep), never Python's advice to change interpreter settings or a RecursionError."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{error.msg} at column {error.colno}") from None
+    except ValueError:  # int("1" * 5000): Python's limit on integer digits
+        raise ValueError(f"an integer of more than {sys.get_int_max_str_digits():,} digits") from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 def jsonl_rows(
     path: str, fields: Mapping[str, int | str], header: bool = False, unmapped: Sequence[str] = ()
 ) -> Iterator[_Line]:
@@ -217,9 +231,9 @@ def jsonl_rows(
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            yield line_number, f"invalid JSON ({error.msg} at column {error.colno})"
+            record = json_line(line)
+        except ValueError as error:
+            yield line_number, f"invalid JSON ({error})"
             continue
         if not isinstance(record, dict):
             yield line_number, f"expected a JSON object, got {type(record).__name__}"

@@ -121,6 +121,21 @@ def test_jsonl_score_beyond_float64_names_the_line(tmp_path, cache_dir):
         load_pairs(path, cache_dir=cache_dir)
 
 
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [("1" + "0" * 5000, "an integer of more than 4,300 digits"), ("[" * 100_000 + "]" * 100_000, "nested too deeply")],
+    ids=["huge-integer", "deep-nesting"],
+)
+@pytest.mark.parametrize("line", [1, 2], ids=["first-line", "later-line"])
+def test_jsonl_line_python_cannot_parse_names_the_file_and_line(tmp_path, cache_dir, value, reason, line):  # S6-3
+    path = tmp_path / "p.jsonl"
+    good = '{"sentence1": "a", "sentence2": "b"}\n'
+    path.write_text(good * (line - 1) + '{"sentence1": "a", "sentence2": "b", "x": ' + value + "}\n" + good)
+    where = r"p\.jsonl: first line is not valid JSON" if line == 1 else r"p\.jsonl:2: invalid JSON"
+    with pytest.raises(ValueError, match=f"{where} \\({reason}\\)"):
+        load_pairs(path, cache_dir=cache_dir)
+
+
 def test_tsv_infinite_score_names_the_line(tmp_path, cache_dir):
     path = tmp_path / "p.tsv"
     path.write_text("a\tb\t1\nc\td\tinf\n")
