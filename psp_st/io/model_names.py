@@ -37,7 +37,7 @@ def read_build_record(folder: str | os.PathLike) -> dict[str, Any] | None:
         return None
     try:
         info = json.loads(file.read_text(encoding="utf-8"))
-    except ValueError:  # JSONDecodeError, UnicodeDecodeError
+    except (ValueError, RecursionError):  # JSONDecodeError, UnicodeDecodeError, nested too deeply
         return None
     return info if isinstance(info, dict) else None
 

@@ -82,7 +82,7 @@ def read_json_object(path: str | os.PathLike, owner: str) -> dict:
     try:
         with open(path, encoding="utf-8") as handle:
             config = json.load(handle)
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError) as error:  # OSError: a folder in its place, ...
+    except (ValueError, RecursionError, OSError) as error:  # bad JSON or UTF-8, too deep, a folder in its place, ...
         raise ModelFolderError(
             f"{owner}: {path} is not a readable JSON file ({error}): the file is corrupt; re-save the model or "
             "download it again."

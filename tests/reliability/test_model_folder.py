@@ -217,6 +217,24 @@ def test_corrupt_psp_config_names_the_file(saved_model, content):
         load(saved_model)
 
 
+@pytest.mark.parametrize("name", ["psp_config.json", "config_sentence_transformers.json"])
+def test_a_model_json_file_nested_too_deeply_is_named_not_a_recursion_error(saved_model, name):  # S6-4
+    from psp_st.inference.engine import load_engine
+
+    file = next(saved_model.rglob(name))
+    file.write_text('{"x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ModelFolderError, match=f"{name} is not a readable JSON file"):
+        load_engine(file.parent)
+
+
+def test_a_build_record_nested_too_deeply_is_named_not_a_recursion_error(saved_model):  # S6-4
+    from psp_st.inference.engine import load_engine
+
+    (saved_model / "psp_build.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ModelFolderError, match=r"psp_build\.json is not a valid JSON object"):
+        load_engine(saved_model)
+
+
 def test_corrupt_modules_json_names_the_file(saved_model):
     (saved_model / "modules.json").write_text('["not", "a", "module"]')
     with pytest.raises(ModelFolderError, match=r"modules\.json"):
