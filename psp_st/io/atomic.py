@@ -53,10 +53,12 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def _temporary_prefix(path: Path) -> str:
     """``.NAME.HOST-PID.``: the prefix of this process's temporaries for ``path``; those left by a dead process on
-    this host (``kill -9``, the OOM killer) are deleted first."""
+    this host (``kill -9``, the OOM killer) are deleted first, and so are the temporaries of such a temporary (a
+    folder written inside one, e.g. a release's static export: ``..NAME.HOST-PID.*.tmp.*.tmp``)."""
     prefix = f".{path.name}.{socket.gethostname()}-"
-    for stale in path.parent.glob(f"{glob.escape(prefix)}*.tmp"):
-        pid = stale.name[len(prefix) :].partition(".")[0]
+    pattern = glob.escape(prefix)
+    for stale in [*path.parent.glob(f"{pattern}*.tmp"), *path.parent.glob(f".{pattern}*.tmp")]:
+        pid = stale.name[len(prefix) + stale.name.startswith(f".{prefix}") :].partition(".")[0]
         if not pid.isdigit() or _alive(int(pid)):
             continue
         if stale.is_dir():

@@ -39,6 +39,17 @@ def test_a_folder_write_removes_a_killed_writers_temporary_folder(tmp_path):
     assert not stale.exists() and (tmp_path / "final" / "config.json").is_file()
 
 
+def test_a_folder_write_removes_the_temporary_of_a_killed_writers_temporary(tmp_path):
+    """K6-2: a build killed in its static export left ``..out.HOST-PID.*.tmp.HOST-PID.*.tmp`` beside the release."""
+    outer = f".out.{socket.gethostname()}-{_dead_pid()}.q1w2e3.tmp"
+    nested = tmp_path / f".{outer}.{socket.gethostname()}-{_dead_pid()}.r4t5y6.tmp"
+    nested.mkdir()
+    (nested / "model.safetensors").write_bytes(b"half")
+    with atomic_directory(tmp_path / "out") as folder:
+        (folder / "config.json").write_text("{}")
+    assert not nested.exists() and (tmp_path / "out" / "config.json").is_file()
+
+
 @pytest.mark.parametrize("name", ["../victim.txt", "{victim}"])
 def test_a_folder_write_never_removes_a_file_outside_the_folder(tmp_path, name):
     """S1: ``replaces`` comes from a folder's own record, which may be planted."""
