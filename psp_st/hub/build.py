@@ -42,7 +42,7 @@ def source_files(sources: list[str | dict[str, Any]], data_dir: Path) -> dict[st
 def training_record(config: dict[str, Any], run: Path, data_dir: Path) -> dict[str, Any]:
     """The build record's ``training`` and ``stage_seconds`` of the finished ``train_from_config(config)`` run in the
     folder ``run`` (from its ``train_metrics.json``): the sources' files and rows, the pairs per epoch and per source,
-    soup, WiSE-FT, distillation; file names relative to ``data_dir`` when inside it."""
+    soup, WiSE-FT, distillation, the checkpoint a resumed run went on from; file names relative to ``data_dir`` when inside it."""
     metrics_file = run / "train_metrics.json"
     metrics = json.loads(metrics_file.read_text(encoding="utf-8")) if metrics_file.is_file() else {}
     training: dict[str, Any] = {
@@ -55,7 +55,7 @@ def training_record(config: dict[str, Any], run: Path, data_dir: Path) -> dict[s
             _relative(name, data_dir): count for name, count in (metrics.get("pairs_per_source") or {}).items()
         },
     }
-    for key in ("pairs_per_language", "soup", "wise_ft"):
+    for key in ("pairs_per_language", "soup", "wise_ft", "resumed_from"):
         if metrics.get(key):
             training[key] = metrics[key]
     if metrics.get("distillation"):

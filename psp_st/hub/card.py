@@ -191,6 +191,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         "distillation": distillation,
         "teacher_init": teacher_init,
         "stages": info.get("stage_seconds") or {},
+        "resumed_from": training.get("resumed_from"),  # the times are the last process's
         "recipe": recipe_text,
         "fence": "`" * max([3, *(len(run) + 1 for run in re.findall("`{3,}", recipe_text))]),  # longer than any inside
         "seed": info.get("seed"),

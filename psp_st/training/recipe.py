@@ -539,6 +539,8 @@ def train_from_config(
             f"per_device_train_batch_size {batch}; lower the batch size or drop dataloader_drop_last"
         )
     resumed = checkpoint is not None and initial.is_dir()
+    latest = next((c for c in reversed(checkpoints) if c), None)  # where the training went on
+    resumed_from = Path(latest).relative_to(output_dir).as_posix() if resumed and latest else None
     model = load_trusted(initial) if resumed else build_model(recipe, train_dataset, seed, timings)
     auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir)
     digest = data_digest(train_dataset.with_format("arrow")[:], auxiliary.texts if auxiliary else ())
@@ -596,6 +598,8 @@ def train_from_config(
         "stage_seconds": timings,
         "distillation": auxiliary.config() if auxiliary is not None else None,
     }
+    if resumed_from:  # this process's times only: the build record says so
+        metrics["resumed_from"] = resumed_from
     if souped:
         metrics["soup"] = {"members": recipe.soup, "seeds": [seed + i for i in range(recipe.soup)]}
     if recipe.wise_ft != 1:

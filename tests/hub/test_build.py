@@ -229,6 +229,22 @@ def test_a_killed_build_with_a_work_dir_resumes_from_its_checkpoint(build_cli, t
     np.testing.assert_array_equal(first, resumed)
 
 
+def test_a_resumed_build_says_its_times_are_those_of_the_last_run(build_cli, tiny_recipe, data_dir, tmp_path):
+    """K6-1: a build that went on from a checkpoint timed only its last process: the record and card say so."""
+    import shutil
+
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text(tiny_recipe.read_text().replace('save_strategy: "no"', "save_steps: 2"))
+    args = ("--work-dir", "work", "--output", "out")
+    assert build_cli(recipe, data_dir, tmp_path, *args) == 0
+    assert "resumed_from" not in json.loads((tmp_path / "out" / "psp_build.json").read_text())["training"]
+    for name in ("checkpoint-4", "final"):  # as if killed after step 2's checkpoint
+        shutil.rmtree(tmp_path / "work" / name)
+    assert build_cli(recipe, data_dir, tmp_path, *args) == 0
+    assert json.loads((tmp_path / "out" / "psp_build.json").read_text())["training"]["resumed_from"] == "checkpoint-2"
+    assert "of the last run only: it went on from checkpoint-2" in (tmp_path / "out" / "README.md").read_text()
+
+
 def test_a_work_dir_holding_no_run_is_refused_by_its_own_option(build_cli, tiny_recipe, data_dir, tmp_path, capsys):
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "notes.txt").write_text("mine")
