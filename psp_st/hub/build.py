@@ -92,10 +92,11 @@ def write_train_record(
         "recipe": config,
         "seed": parse_recipe(config).seed,
         "max_steps": max_steps,
-        # no stage seconds: after --resume they would time the last process only (a build times its whole run)
+        # no stage seconds: after --resume they would time the last process only (a build's record says so)
         "training": training_record(config, final.parent, data_folder(data_dir))["training"],
         "citations": dict(citations or {}),
     }
+    info["training"].pop("resumed_from", None)  # it qualifies times, which this record has not: final/ stays as it was
     write_record(final, info)
     return info
 
