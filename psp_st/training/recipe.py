@@ -504,7 +504,7 @@ def train_from_config(
         if changes:
             raise ValueError(
                 f"--resume: the recipe differs from the one {output_dir} was started with ({recorded}): "
-                f"{'; '.join(changes)}; resume with that recipe, or start a new run (another --output, or --overwrite)"
+                f"{'; '.join(changes)}; resume with that recipe, or start a new run (another {output_option}, or --overwrite)"
             )
     evaluator = None
     if recipe.evaluation.sts_dev:  # read now: a bad file fails before the tokenizer, teacher pass and initial/
@@ -551,7 +551,7 @@ def train_from_config(
     ):
         raise ValueError(
             f"--resume: the training pairs or distillation sentences differ from those {output_dir} was trained on "
-            f"({DATA_FILE}): a data file changed; restore it, or start a new run (another --output, or --overwrite)"
+            f"({DATA_FILE}): a data file changed; restore it, or start a new run (another {output_option}, or --overwrite)"
         )
     if not resumed:  # once the teacher pass is done: a run that fails before leaves no initial/ to --overwrite
         model.save(str(initial))

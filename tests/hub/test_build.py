@@ -245,6 +245,20 @@ def test_a_resumed_build_says_its_times_are_those_of_the_last_run(build_cli, tin
     assert "of the last run only: it went on from checkpoint-2" in (tmp_path / "out" / "README.md").read_text()
 
 
+def test_a_build_rerun_with_another_seed_names_the_work_dir_to_change(
+    build_cli, tiny_recipe, data_dir, tmp_path, capsys
+):
+    """K6-3: the refusal said "another --output", which a build's --work-dir run ignores."""
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text(tiny_recipe.read_text().replace('save_strategy: "no"', "save_steps: 2"))
+    args = ("--work-dir", "work", "--output", "out")
+    assert build_cli(recipe, data_dir, tmp_path, *args) == 0
+    capsys.readouterr()
+    assert build_cli(recipe, data_dir, tmp_path, *args, "--seed", "8") == 2
+    error = capsys.readouterr().err
+    assert "seed: 7 -> 8" in error and "(another --work-dir, or --overwrite)" in error
+
+
 def test_a_work_dir_holding_no_run_is_refused_by_its_own_option(build_cli, tiny_recipe, data_dir, tmp_path, capsys):
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "notes.txt").write_text("mine")
