@@ -238,17 +238,20 @@ def build(
     with contextlib.ExitStack() as stack:
         stack.enter_context(torch_threads(threads))
         work = Path(work_dir or stack.enter_context(tempfile.TemporaryDirectory(prefix="psp-st-build-")))
-        cache_dir = run_config.get("data", {}).get("cache_dir")
+        cache_dir, own = run_config.get("data", {}).get("cache_dir"), set()
         if cache_dir and not Path(cache_dir).is_absolute():  # keep the user's folder clean: cache in the work dir
             run_config["data"]["cache_dir"] = str(work / cache_dir)
+            own.add(Path(cache_dir).parts[0])
         start = time.perf_counter()
         resume = work_dir is not None and not overwrite and (work / INITIAL_FOLDER).is_dir()  # a killed build goes on
+        # killed before initial/ (data, tokenizer, teacher pass): the work dir holds only the pair cache; start again
+        fresh = not resume and work.is_dir() and {p.name for p in work.iterdir()} <= own
         model = train_from_config(
             run_config,
             output_dir=work,
             resume=resume,
             max_steps=max_steps,
-            overwrite=overwrite,
+            overwrite=overwrite or fresh,
             data_dir=data_dir,
             output_option="--work-dir",
         )

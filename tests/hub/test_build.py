@@ -259,6 +259,17 @@ def test_a_build_rerun_with_another_seed_names_the_work_dir_to_change(
     assert "seed: 7 -> 8" in error and "(another --work-dir, or --overwrite)" in error
 
 
+def test_a_build_killed_before_its_initial_model_runs_again_in_its_work_dir(build_cli, tiny_recipe, data_dir, tmp_path):
+    """K6-5: killed in the teacher pass, a build's --work-dir held only its pair cache: the same command was refused."""
+    recipe = tmp_path / "tiny.yaml"
+    recipe.write_text(
+        tiny_recipe.read_text().replace("  max_pairs: 600\n", "  max_pairs: 600\n  cache_dir: runs/cache\n")
+    )
+    (tmp_path / "work" / "runs" / "cache" / "pairs-0123").mkdir(parents=True)  # as the killed build left it
+    assert build_cli(recipe, data_dir, tmp_path, "--work-dir", "work", "--output", "out") == 0
+    assert (tmp_path / "out" / "model.safetensors").is_file()
+
+
 def test_a_work_dir_holding_no_run_is_refused_by_its_own_option(build_cli, tiny_recipe, data_dir, tmp_path, capsys):
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "notes.txt").write_text("mine")
