@@ -497,13 +497,14 @@ def train_from_config(
     members = [output_dir] if recipe.soup == 1 else [output_dir / "soup" / str(i) for i in range(recipe.soup)]
     checkpoints = [get_last_checkpoint(str(m)) if resume and m.is_dir() else None for m in members]
     checkpoint = next((c for c in checkpoints if c), None)
+    going_on = "--resume" if output_option == "--output" else f"going on in the same {output_option}"  # build: no flag
     if resume and checkpoint is None:
-        logger.warning("--resume: no checkpoint in %s, starting from scratch", output_dir)
+        logger.warning("%s: no checkpoint in %s, starting from scratch", going_on, output_dir)
     if checkpoint is not None and recorded.is_file():
         changes = recipe_changes(parse_recipe(load_config(recorded)), recipe)
         if changes:
             raise ValueError(
-                f"--resume: the recipe differs from the one {output_dir} was started with ({recorded}): "
+                f"{going_on}: the recipe differs from the one {output_dir} was started with ({recorded}): "
                 f"{'; '.join(changes)}; resume with that recipe, or start a new run (another {output_option}, or --overwrite)"
             )
     evaluator = None
@@ -550,7 +551,7 @@ def train_from_config(
         and json.loads((output_dir / DATA_FILE).read_text(encoding="utf-8")) != digest
     ):
         raise ValueError(
-            f"--resume: the training pairs or distillation sentences differ from those {output_dir} was trained on "
+            f"{going_on}: the training pairs or distillation sentences differ from those {output_dir} was trained on "
             f"({DATA_FILE}): a data file changed; restore it, or start a new run (another {output_option}, or --overwrite)"
         )
     if not resumed:  # once the teacher pass is done: a run that fails before leaves no initial/ to --overwrite

@@ -257,6 +257,7 @@ def test_a_build_rerun_with_another_seed_names_the_work_dir_to_change(
     assert build_cli(recipe, data_dir, tmp_path, *args, "--seed", "8") == 2
     error = capsys.readouterr().err
     assert "seed: 7 -> 8" in error and "(another --work-dir, or --overwrite)" in error
+    assert "going on in the same --work-dir: the recipe differs" in error and "--resume" not in error  # no such flag
 
 
 def test_a_build_killed_before_its_initial_model_runs_again_in_its_work_dir(build_cli, tiny_recipe, data_dir, tmp_path):
