@@ -15,10 +15,17 @@ from psp_st.tokenization.text_checks import check_texts
 
 
 def fast_module(model):
-    """The model's first module if it has a fast ``embed`` path and nothing after it changes the vector."""
+    """``(module, normalized)``: the SentenceTransformer's first module whose ``embed`` :func:`encode_texts` runs and
+    whether a Normalize follows it; ``(None, False)`` where ``model.encode`` must run (not a SentenceTransformer, a
+    module after the first that changes the vector, or ``truncate_dim``: ST truncates, then normalizes)."""
     from sentence_transformers.sentence_transformer.modules import Normalize
 
-    modules = list(model)
+    try:
+        modules = list(model)
+    except TypeError:  # not iterable: not a SentenceTransformer
+        return None, False
+    if getattr(model, "truncate_dim", None) is not None:
+        return None, False
     if modules and hasattr(modules[0], "embed") and all(isinstance(m, Normalize) for m in modules[1:]):
         return modules[0], len(modules) > 1
     return None, False
@@ -27,13 +34,7 @@ def fast_module(model):
 def takes_fast_path(model: object) -> bool:
     """Whether :func:`encode_texts` embeds with psp-st's own code (a :class:`PSPEngine`, or a SentenceTransformer whose
     first module has ``embed`` and no ``truncate_dim``) rather than ``model.encode``."""
-    if isinstance(model, PSPEngine):
-        return True
-    try:
-        module, _ = fast_module(model)
-    except TypeError:  # not iterable: not a SentenceTransformer
-        return False
-    return module is not None and getattr(model, "truncate_dim", None) is None
+    return isinstance(model, PSPEngine) or fast_module(model)[0] is not None
 
 
 def check_model(model: object) -> None:
@@ -55,8 +56,8 @@ def encode_texts(
     batch_size = check_int("batch_size", batch_size)
     if isinstance(model, PSPEngine):
         return model.encode(texts, batch_size=batch_size, normalize=normalize, dtype=dtype)
-    if takes_fast_path(model):  # not with truncate_dim: ST truncates, then normalizes
-        module, has_normalize = fast_module(model)
+    module, has_normalize = fast_module(model)
+    if module is not None:
         # ST's encode prepends the model's default prompt: so does the fast path
         prompt = model.prompts.get(model.default_prompt_name or "", "")
         texts = [prompt + text for text in texts] if prompt else texts
