@@ -139,6 +139,22 @@ PAIR_COUNTS_FILE = "pair_counts.json"
 INITIAL_FOLDER = "initial"
 #: File in a run folder with the sha1 of the data it trains on (a resume must see the same).
 DATA_FILE = "training_data.json"
+#: File beside a finished soup member's ``final/``: its step count and metrics, and the ``max_steps`` it ran under
+#: (a resume reuses the member only under the same ``max_steps``: recipe and data are checked for the whole run).
+MEMBER_FILE = "member.json"
+
+
+def finished_member(folder: Path, max_steps: int | None) -> dict | None:
+    """The record of the soup member in ``folder`` if it finished under ``max_steps`` (``final/`` and
+    :data:`MEMBER_FILE` saved), else ``None``: a member killed before its record is trained again."""
+    record = folder / MEMBER_FILE
+    if not (folder / "final").is_dir() or not record.is_file():
+        return None
+    try:
+        info = json.loads(record.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError):  # damaged: train the member again rather than trust it
+        return None
+    return info if isinstance(info, dict) and info.get("max_steps", -1) == max_steps else None
 
 
 def data_digest(table, texts: Sequence[str] = ()) -> str:
@@ -425,7 +441,10 @@ def _train_run(
         return trainer.train(resume_from_checkpoint=checkpoint)
     except KeyboardInterrupt:
         last = get_last_checkpoint(str(folder))
-        where = f"{last} is the last checkpoint: --resume continues from it" if last else "--resume starts again"
+        again = "--resume keeps the finished soup members and starts this one again" if recipe.soup > 1 else None
+        where = (
+            f"{last} is the last checkpoint: --resume continues from it" if last else again or "--resume starts again"
+        )
         if last:
             try:
                 read_checkpoint_state(last)
@@ -497,10 +516,15 @@ def train_from_config(
     members = [output_dir] if recipe.soup == 1 else [output_dir / "soup" / str(i) for i in range(recipe.soup)]
     checkpoints = [get_last_checkpoint(str(m)) if resume and m.is_dir() else None for m in members]
     checkpoint = next((c for c in checkpoints if c), None)
+    # a member that finished without checkpoints (save_strategy "no") is kept, not trained again
+    finished = [
+        finished_member(m, max_steps) if resume and recipe.soup > 1 and c is None else None
+        for m, c in zip(members, checkpoints, strict=True)
+    ]
     going_on = "--resume" if output_option == "--output" else f"going on in the same {output_option}"  # build: no flag
-    if resume and checkpoint is None:
+    if resume and checkpoint is None and not any(finished):
         logger.warning("%s: no checkpoint in %s, starting from scratch", going_on, output_dir)
-    if checkpoint is not None and recorded.is_file():
+    if (checkpoint is not None or any(finished)) and recorded.is_file():
         changes = recipe_changes(parse_recipe(load_config(recorded)), recipe)
         if changes:
             raise ValueError(
@@ -539,8 +563,10 @@ def train_from_config(
             f"recipe: trainer.dataloader_drop_last drops the only mini-batch: {len(train_dataset)} pairs, fewer than "
             f"per_device_train_batch_size {batch}; lower the batch size or drop dataloader_drop_last"
         )
-    resumed = checkpoint is not None and initial.is_dir()
+    resumed = (checkpoint is not None or any(finished)) and initial.is_dir()
     latest = next((c for c in reversed(checkpoints) if c), None)  # where the training went on
+    if latest is None and any(finished):
+        latest = str(members[max(i for i, info in enumerate(finished) if info)] / "final")
     resumed_from = Path(latest).relative_to(output_dir).as_posix() if resumed and latest else None
     model = load_trusted(initial) if resumed else build_model(recipe, train_dataset, seed, timings)
     auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir)
@@ -561,24 +587,27 @@ def train_from_config(
     if recipe.loss["name"] == "contrastive":
         train_dataset = add_random_negatives(train_dataset, seed=seed)
     model.model_card_data.model_name = recipe.description or recipe.name
-    souped, outputs = recipe.soup > 1, []
+    souped = recipe.soup > 1
     soup: dict[str, torch.Tensor] = {}
     timings["training_seconds"] = 0.0
-    for index, (folder, checkpoint) in enumerate(zip(members, checkpoints, strict=True)):
-        if souped and resumed and checkpoint is None and (folder / "final").is_dir():  # finished, saving no checkpoint
+    last: dict = {}  # the last member's step count and metrics
+    for index, (folder, checkpoint, done) in enumerate(zip(members, checkpoints, finished, strict=True)):
+        older = not (folder / MEMBER_FILE).is_file()  # older psp-st wrote no record: kept only beside a checkpoint
+        if done or (souped and resumed and checkpoint is None and (folder / "final").is_dir() and older):
             member = load_trusted(folder / "final")
+            last = done or last
         else:
             member = model if index == 0 else load_trusted(initial)
             start = time.perf_counter()
-            outputs.append(
-                _train_run(
-                    recipe, member, folder, checkpoint, seed + index, train_dataset, evaluator, auxiliary, max_steps
-                )
+            output = _train_run(
+                recipe, member, folder, checkpoint, seed + index, train_dataset, evaluator, auxiliary, max_steps
             )
+            last = {"global_step": output.global_step, "metrics": output.metrics, "max_steps": max_steps}
             timings["training_seconds"] = round(timings["training_seconds"] + time.perf_counter() - start, 1)
             if souped:
                 with atomic_directory(folder / "final") as temporary:
                     member.save(str(temporary))
+                atomic_write_json(folder / MEMBER_FILE, last)  # after final/: a kill between trains it again
         if souped:
             add_to_soup(soup, member, recipe.soup)
     if souped:
@@ -589,10 +618,9 @@ def train_from_config(
     with atomic_directory(final) as temporary:  # a crash leaves no partial final/
         model.save(str(temporary))
     model.model_card_data.save_dir = str(final)
-    output = outputs[-1]  # a resumed run has a checkpoint, so at least one run trains
     metrics = {
-        **output.metrics,
-        "global_step": output.global_step,
+        **last["metrics"],
+        "global_step": last["global_step"],
         "train_pairs": len(train_dataset),
         "pairs_per_source": pair_counts,
         **({"pairs_per_language": pairs_per_language(train_dataset)} if "lang" in train_dataset.column_names else {}),

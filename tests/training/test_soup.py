@@ -99,6 +99,57 @@ def test_resumed_soup_with_more_steps_extends_every_member(files, tmp_path, soup
     np.testing.assert_allclose(weights(copy / "final"), (members[0] + members[1]) / 2, rtol=1e-6, atol=1e-7)
 
 
+@pytest.fixture
+def no_checkpoint_run(files, tmp_path, monkeypatch):
+    """A soup of 2 that saves no checkpoint (``save_strategy: "no"``): only each member's ``final/``."""
+    from psp_st.training.recipe import train_from_config
+
+    monkeypatch.setattr("psp_st.modules.teacher_init.load_teacher", lambda name, device="cpu": Stub())
+    config = soup_recipe(files, tmp_path / "cache")
+    config["trainer"]["save_strategy"] = "no"
+    train_from_config(config, output_dir=tmp_path / "run", max_steps=3)
+    return config, tmp_path / "run"
+
+
+def resume_counting(config, run, monkeypatch, max_steps=3):
+    """Resume ``run`` and return the soup members that trained (folder names)."""
+    import psp_st.training.recipe as recipe_module
+
+    trained, train_run = [], recipe_module._train_run
+    monkeypatch.setattr("psp_st.modules.teacher_init.load_teacher", no_teacher)
+    monkeypatch.setattr(recipe_module, "_train_run", lambda *a, **k: trained.append(a[2].name) or train_run(*a, **k))
+    recipe_module.train_from_config(config, output_dir=run, max_steps=max_steps, resume=True)
+    return trained
+
+
+def test_resumed_soup_without_checkpoints_keeps_the_finished_members(no_checkpoint_run, tmp_path, monkeypatch):
+    config, run = no_checkpoint_run
+    copy = shutil.copytree(run, tmp_path / "copy")  # as killed while member 1 trained
+    shutil.rmtree(copy / "final")
+    shutil.rmtree(copy / "soup" / "1" / "final")
+    (copy / "soup" / "1" / "member.json").unlink()
+    assert resume_counting(config, copy, monkeypatch) == ["1"]
+    np.testing.assert_array_equal(weights(copy / "final"), weights(run / "final"))
+
+
+def test_resumed_soup_whose_members_all_finished_trains_none(no_checkpoint_run, tmp_path, monkeypatch):
+    config, run = no_checkpoint_run
+    copy = shutil.copytree(run, tmp_path / "copy")  # as killed before the soup's final/
+    shutil.rmtree(copy / "final")
+    (copy / "train_metrics.json").unlink()
+    assert resume_counting(config, copy, monkeypatch) == []
+    np.testing.assert_array_equal(weights(copy / "final"), weights(run / "final"))
+    assert json.loads((copy / "train_metrics.json").read_text())["global_step"] == 3
+
+
+def test_resumed_soup_under_other_max_steps_trains_the_finished_members_again(no_checkpoint_run, tmp_path, monkeypatch):
+    config, run = no_checkpoint_run
+    copy = shutil.copytree(run, tmp_path / "copy")
+    shutil.rmtree(copy / "final")
+    assert resume_counting(config, copy, monkeypatch, max_steps=4) == ["0", "1"]  # no members of two lengths
+    assert json.loads((copy / "soup" / "0" / "member.json").read_text())["global_step"] == 4
+
+
 @pytest.mark.parametrize(("soup", "message"), [(0, "recipe: soup must be >= 1"), ("2", "recipe: soup")])
 def test_soup_must_be_a_positive_integer(soup, message):
     from psp_st.training.schema import parse_recipe
