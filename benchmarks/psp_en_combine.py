@@ -16,9 +16,13 @@
   ``a``, the model with the common component of its sentence vectors removed and folded into the piece table (the
   mean sentence vector subtracted from every row, then the top ``K`` principal directions projected out; fitted on
   60,000 random ``training_pairs/`` sentences, 60,000 of ``corpus/english_sentences.parquet``, or both: round 23).
+  ``--gammas g ...`` adds, under each ``a``, the table with every row's norm raised to the power ``g``
+  (:func:`norm_powered`; round 25).
 * ``minmax``: the first model's cosine of mean-pooled vectors plus ``l`` times the mean of the cosines of its
   element-wise max- and min-pooled piece vectors, for each ``--lambdas`` l (concatenated power means, Rücklé et al.
   2018, probed after training: round 24).
+* ``norm``: the first model's piece vectors with each row's norm raised to the power ``g`` for each ``--gammas`` g
+  (``g < 1`` evens out how much the pieces weigh in the mean; a piece's norm is its weight; round 25).
 
 Every model must share the first one's tokenizer (sentencepiece model). Numbers: STS-B dev/test and SICK-R dev
 Spearman, SICK-R test Pearson, and the selection score (mean of the two dev columns), x100.
@@ -27,6 +31,7 @@ Spearman, SICK-R test Pearson, and the selection score (mean of the two dev colu
     python benchmarks/psp_en_combine.py average MODEL MODEL [MODEL ...]
     python benchmarks/psp_en_combine.py sif MODEL --a 0.01 0.001
     python benchmarks/psp_en_combine.py minmax MODEL --lambdas 0.1 0.2 0.3 0.5
+    python benchmarks/psp_en_combine.py norm MODEL --gammas 0.95 0.9 0.85 0.8
     python benchmarks/psp_en_combine.py wise-ft MODEL [MODEL ...] --initial RUN/initial --alphas 0.6 0.8
     python benchmarks/psp_en_combine.py wise-ft MODEL MODEL --initial RUN/initial --alphas 0.6 0.5 \\
         --common-from pairs corpus both --pcs 0 1 2 3 5
@@ -78,6 +83,17 @@ def common_component_removed(weights, tokenizer, texts: list[str], pcs: int):
     return folded.astype(np.float32)
 
 
+def norm_powered(weights, gamma: float):
+    """``weights`` with every row's norm raised to the power ``gamma`` (its direction kept; zero rows stay zero):
+    mean pooling weighs a piece by its norm, so ``gamma < 1`` evens the weights out, as SIF does by frequency."""
+    import numpy as np
+
+    table = np.asarray(weights, dtype=np.float64)
+    norms = np.linalg.norm(table, axis=1, keepdims=True)
+    scale = np.divide(norms**gamma, norms, out=np.zeros_like(norms), where=norms > 0)
+    return (table * scale).astype(np.float32)
+
+
 def extreme_pooled(weights, tokenizer, texts: list[str], reduce):
     """Unit rows of the element-wise ``reduce`` (``np.maximum`` or ``np.minimum``) of each text's piece vectors, the
     pieces the engine pools (unknown ones dropped)."""
@@ -93,13 +109,14 @@ def extreme_pooled(weights, tokenizer, texts: list[str], reduce):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("ensemble", "average", "sif", "wise-ft", "minmax"))
+    parser.add_argument("mode", choices=("ensemble", "average", "sif", "wise-ft", "minmax", "norm"))
     parser.add_argument("models", nargs="+", help="model folders (a release root, trainable/ or a checkpoint)")
     parser.add_argument("--weights", type=float, nargs="+", default=[0.3, 0.5, 0.7], help="ensemble weights")
     parser.add_argument("--a", type=float, nargs="+", default=[0.01, 0.003, 0.001], help="SIF constants")
     parser.add_argument(
         "--lambdas", type=float, nargs="+", default=[0.1, 0.2, 0.3, 0.5], help="minmax: weights of the max/min cosines"
     )
+    parser.add_argument("--gammas", type=float, nargs="+", default=[], help="norm, wise-ft: powers of the rows' norms")
     parser.add_argument("--initial", default=None, help="wise-ft: the model the runs started from (RUN/initial)")
     parser.add_argument("--alphas", type=float, nargs="+", default=[0.6, 0.7, 0.8, 0.9], help="wise-ft: a values")
     parser.add_argument("--toward", default=None, help="wise-ft: a third model, added as b * (toward - initial)")
@@ -118,6 +135,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.mode == "wise-ft" and not args.initial:
         parser.error("wise-ft needs --initial (the initial/ folder of the runs)")
+    if args.mode == "norm" and not args.gammas:
+        parser.error("norm needs --gammas (the powers of the rows' norms)")
     if args.betas != [0.0] and not args.toward:
         parser.error("--betas needs --toward (the third model)")
 
@@ -200,6 +219,10 @@ def main() -> None:
                 result = cosines(PSPEngine(mixed, first.tokenizer, threads=1))
                 label = f"wise-ft a = {alpha}" + (f", b = {beta}" if args.toward else "")
                 show(label, scores(result, gold), result)
+                for gamma in args.gammas:
+                    powered = norm_powered(mixed, gamma)
+                    result = cosines(PSPEngine(powered, first.tokenizer, threads=1))
+                    show(f"{label}, norms to the power {gamma}", scores(result, gold), result)
                 for fit_name in args.common_from:
                     for pcs in args.pcs:
                         fitted = common_component_removed(mixed, first.tokenizer, fit_texts(fit_name), pcs)
@@ -222,6 +245,10 @@ def main() -> None:
         for weight in args.lambdas:
             mixed = {name: single[0][name] + weight * extremes[name] for name in pairs}
             show(f"mean + {weight} x max/min pooling", scores(mixed, gold))
+    elif args.mode == "norm":
+        for gamma in args.gammas:
+            result = cosines(PSPEngine(norm_powered(first.weights, gamma), first.tokenizer, threads=1))
+            show(f"norms to the power {gamma}", scores(result, gold), result)
     else:
         folder = Path(args.data_dir or default_data_dir())
         texts: list[str] = []
