@@ -14,7 +14,6 @@ from typing import Any
 from psp_st.arguments import Check, check_keys
 from psp_st.distillation import parse_source
 from psp_st.modules.folder_format import PSP_WEIGHTS_DTYPES
-from psp_st.training.arguments import MEGABATCH_CHECKS, PSPTrainingArguments
 
 
 def _option(default: Any, *check: Any, **options: Any) -> Any:
@@ -198,6 +197,8 @@ class Recipe:
     def training_arguments(self, output_dir: str, max_steps: int | None = None, seed: int | None = None):
         """The trainer and megabatch sections as ``PSPTrainingArguments`` (mega-batching with the margin loss only);
         ``seed``: the data order's (default: the recipe's)."""
+        from psp_st.training.arguments import PSPTrainingArguments
+
         values = {**DEFAULT_TRAINER_ARGS, **self.trainer, "output_dir": output_dir, "seed": self.seed}
         if seed is not None:
             values["seed"] = seed
@@ -240,6 +241,8 @@ def _check_loss(cls: type, options: dict[str, Any]) -> None:
 def _check_trainer(recipe: Recipe) -> None:
     """The trainer section through transformers' own checks (a scheduler name, ``warmup_steps >= 0``, ...), now and
     not after the tokenizer is trained; the error names the first key refused on its own (else the section)."""
+    from psp_st.training.arguments import PSPTrainingArguments
+
     try:
         recipe.training_arguments("recipe-check")  # builds the arguments only: nothing is written
     except (TypeError, ValueError) as error:
@@ -265,6 +268,7 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
 
     from psp_st.data.sources import PairSource
     from psp_st.evaluation.suite import SUITES
+    from psp_st.training.arguments import MEGABATCH_CHECKS, PSPTrainingArguments
 
     if not isinstance(config, dict):
         raise ValueError(f"recipe: expected a mapping at the top level, got {type(config).__name__}")
