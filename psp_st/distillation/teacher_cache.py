@@ -93,7 +93,7 @@ def _read_shards(folder: Path) -> tuple[list[Any], dict[str, int]]:
             shards.append(load_from_disk(str(path)))
         except Exception as error:  # a shard is only ever renamed into place complete: this is damage
             raise ValueError(f"teacher cache shard {path} is unreadable ({error}); delete it and run again") from error
-        for row, text in enumerate(shards[-1]["sentence"]):
+        for row, text in enumerate(shards[-1]["sentence"][:]):  # [:]: one Arrow read, not a Python call per row
             row_of.setdefault(text, offset + row)
         offset += len(shards[-1])
     return shards, row_of

@@ -120,3 +120,17 @@ def test_a_single_sentence_string_is_refused(tmp_path, stub_teacher):
     """AP16: "a dog" was embedded as five one-character sentences (and cached so)."""
     with pytest.raises(TypeError, match="got a single str: wrap it in a list"):
         teacher_vectors("a dog", "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+
+
+def test_a_warm_lookup_reads_the_cached_sentences_in_one_arrow_read(tmp_path, stub_teacher, monkeypatch):  # F7-2
+    """Iterating datasets' lazy ``Column`` costs a Python call per cached row: ~2 s per lookup at 160k sentences."""
+    from datasets.arrow_dataset import Column
+
+    teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), shard_size=4, show_progress_bar=False)
+
+    def refuse(self):
+        raise AssertionError("the cache iterated a datasets Column row by row")
+
+    monkeypatch.setattr(Column, "__iter__", refuse)
+    dataset = teacher_vectors(SENTENCES[:3], "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+    assert dataset["sentence"][:] == SENTENCES[:3]
