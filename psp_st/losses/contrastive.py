@@ -111,7 +111,7 @@ def add_random_negatives(dataset, seed: int = 0):
     rng = np.random.default_rng(seed)
     partner = (np.arange(n) + rng.integers(1, n, size=n)) % n  # never i itself
     if "group_id" in dataset.column_names:
-        groups = np.asarray(dataset["group_id"])
+        groups = np.asarray(dataset["group_id"][:])  # [:]: one Arrow read, not a Python call per row
         for _ in range(8):
             clash = np.flatnonzero((groups[partner] == groups) & (groups != -1))
             if not len(clash):

@@ -109,3 +109,16 @@ def test_labels_outside_zero_one_are_refused(psp_model, labels):
 def test_negative_or_non_finite_margin_is_refused(margin):
     with pytest.raises(ValueError, match="margin must be"):
         CosineContrastiveLoss(None, margin=margin)
+
+
+def test_random_negatives_read_the_groups_in_one_arrow_read(monkeypatch):  # F7-3
+    """``np.asarray`` of datasets' lazy ``Column`` makes a Python call per row: ~1.3 s per 160k pairs."""
+    from datasets.arrow_dataset import Column
+
+    data = Dataset.from_dict({"sentence1": ["a", "b", "c"], "sentence2": ["x", "y", "z"], "group_id": [0, 1, 2]})
+
+    def refuse(self):
+        raise AssertionError("a datasets Column was iterated row by row")
+
+    monkeypatch.setattr(Column, "__iter__", refuse)
+    assert len(add_random_negatives(data, seed=1)) == 6

@@ -97,3 +97,17 @@ def test_a_checkpoint_keeps_the_projection_in_safetensors_and_refuses_a_mismatch
     save_file({"0": torch.zeros(2, 2)}, str(tmp_path / STATE_FILE))
     with pytest.raises(ValueError, match="does not hold this run's distillation parameters"):
         aux.load(tmp_path, aux.loss.model)
+
+
+def test_the_texts_are_read_in_one_arrow_read(psp_model, monkeypatch):  # F7-3
+    """``list()`` of datasets' lazy ``Column`` makes a Python call per row: ~1.1 s per 160k distillation sentences."""
+    from datasets import Dataset
+    from datasets.arrow_dataset import Column
+
+    data = Dataset.from_dict({"sentence": ["a dog", "a cat"], "embedding": [[0.0] * 6, [1.0] * 6]})
+
+    def refuse(self):
+        raise AssertionError("a datasets Column was iterated row by row")
+
+    monkeypatch.setattr(Column, "__iter__", refuse)
+    assert objective(psp_model, data).texts == ["a dog", "a cat"]
