@@ -82,7 +82,7 @@ def teacher_token_vectors(
         from psp_st.distillation.teacher_cache import teacher_vectors
 
         cached = teacher_vectors(texts, teacher_name, cache_dir, label=label, teacher=teacher, batch_size=batch_size)
-        vectors = cached.with_format("numpy")["embedding"]
+        vectors = cached.with_format("numpy")["embedding"][:]  # [:]: one Arrow read, not a call per row
     else:
         vectors = teacher.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)
     return distilled_piece_vectors(vectors, embedding_dim, seed)

@@ -128,3 +128,16 @@ def test_zoo_encoders_start_from_teacher_token_vectors(caption_sentences, stub_t
             sign = np.sign(weights[:, column] @ expected[:, column])
             np.testing.assert_allclose(weights[:, column], sign * expected[:, column], atol=1e-3)
         assert torch.all(module.embedding.weight[module.vocab_size] == 0)
+
+
+def test_cached_piece_vectors_are_read_in_one_arrow_read(tmp_path, sp_tokenizer, stub_teacher, monkeypatch):  # F7-4
+    """``np.asarray`` of datasets' lazy numpy ``Column`` makes a Python call per piece (~70 µs per 384-d row)."""
+    from datasets.arrow_dataset import Column
+
+    PSPEmbedding.from_teacher(stub_teacher(dim=16), sp_tokenizer, embedding_dim=8, cache_dir=tmp_path, teacher_name="s")
+
+    def refuse(self):
+        raise AssertionError("a datasets Column was iterated row by row")
+
+    monkeypatch.setattr(Column, "__iter__", refuse)
+    PSPEmbedding.from_teacher(stub_teacher(dim=16), sp_tokenizer, embedding_dim=8, cache_dir=tmp_path, teacher_name="s")
