@@ -13,7 +13,8 @@ from psp_st.evaluation.loaders import check_columns
 def read_pairs(data: Any, column: str, source: str) -> tuple[list[str], list[str], Any]:
     """``sentence1``, ``sentence2`` and ``column`` of ``data``, checked (errors name ``source``)."""
     check_columns(data, ("sentence1", "sentence2", column), source, ("sentence1", "sentence2"))
-    return list(data["sentence1"]), list(data["sentence2"]), data[column]
+    # [:]: a datasets Column in one Arrow read, not a Python call per row (a DataFrame: its Series; a dict: a copy)
+    return list(data["sentence1"][:]), list(data["sentence2"][:]), data[column][:]
 
 
 class CachedEmbeddingEvaluator(BaseEvaluator):

@@ -32,8 +32,8 @@ class BitextMiningEvaluator(TranslationEvaluator):
     ) -> None:
         check_columns(data, BITEXT_COLUMNS, f"bitext data {name!r}", BITEXT_COLUMNS)
         super().__init__(
-            list(data["source"]),
-            list(data["target"]),
+            list(data["source"][:]),  # [:]: a datasets Column in one Arrow read, not a call per row
+            list(data["target"][:]),
             name=name,
             batch_size=batch_size,
             show_progress_bar=show_progress_bar,

@@ -57,7 +57,7 @@ def check_columns(dataset: Any, columns: Sequence[str], source: str, text_column
     if len(dataset[columns[0]]) == 0:
         raise ValueError(f"{source}: no rows")
     for column in text_columns:
-        for row, value in enumerate(dataset[column]):
+        for row, value in enumerate(dataset[column][:]):  # [:]: a datasets Column in one Arrow read
             if not isinstance(value, str):
                 missing_value = value is None or isinstance(value, float) and value != value
                 shown = "null (missing)" if missing_value else repr(value)
