@@ -61,7 +61,7 @@ class AuxiliaryObjective:
             raise ValueError("auxiliary objective: the dataset is empty")
         if weight < 0 or batch_size < 1:
             raise ValueError(f"auxiliary objective: need weight >= 0 and batch_size >= 1, got {weight}, {batch_size}")
-        self.texts = dataset[text_column][:]  # [:]: one Arrow read, not a Python call per row
+        self.texts = list(dataset[text_column][:])  # [:]: one Arrow read, not a Python call per row
         self.labels = torch.from_numpy(np.asarray(dataset.with_format("numpy")[label_column][:], dtype=np.float32))
         self.loss = loss
         self.weight = float(weight)
