@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import glob
 import json
 import os
 import shutil
@@ -36,12 +35,12 @@ def apply_umask(path: str | os.PathLike) -> None:
         os.chmod(item, full & ~mask)
 
 
-def atomic_write_json(path: str | os.PathLike, data: object) -> None:
-    """Write ``data`` as indented UTF-8 JSON (other values as ``str``) through :func:`atomic_path`; a lone surrogate
-    (a file name that is not UTF-8, any name under an ASCII locale) is written as its JSON escape ``\\udce9``, which
-    reads back as itself."""
+def atomic_write_json(path: str | os.PathLike, data: object, sweep: bool = True) -> None:
+    """Write ``data`` as indented UTF-8 JSON (other values as ``str``) through :func:`atomic_path` (``sweep``: as
+    there); a lone surrogate (a file name that is not UTF-8, any name under an ASCII locale) is written as its JSON
+    escape ``\\udce9``, which reads back as itself."""
     text = json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n"
-    with atomic_path(path) as tmp:
+    with atomic_path(path, sweep) as tmp:
         tmp.write_text(text, encoding="utf-8", errors="backslashreplace")
 
 
@@ -51,21 +50,40 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         tmp.write_bytes(data)
 
 
-def _temporary_prefix(path: Path) -> str:
-    """``.NAME.HOST-PID.``: the prefix of this process's temporaries for ``path``; those left by a dead process on
-    this host (``kill -9``, the OOM killer) are deleted first, and so are the temporaries of such a temporary (a
-    folder written inside one, e.g. a release's static export: ``..NAME.HOST-PID.*.tmp.*.tmp``)."""
-    prefix = f".{path.name}.{socket.gethostname()}-"
-    pattern = glob.escape(prefix)
-    for stale in [*path.parent.glob(f"{pattern}*.tmp"), *path.parent.glob(f".{pattern}*.tmp")]:
-        pid = stale.name[len(prefix) + stale.name.startswith(f".{prefix}") :].partition(".")[0]
-        if not pid.isdigit() or _alive(int(pid)):
+def _temporary_prefix(path: Path, sweep: bool = True) -> str:
+    """``.NAME.HOST-PID.``: the prefix of this process's temporaries for ``path``; with ``sweep``, those left by a dead
+    process on this host are deleted first (:func:`sweep_temporaries`)."""
+    if sweep:
+        sweep_temporaries(path.parent, [path.name])
+    return f".{path.name}.{socket.gethostname()}-{os.getpid()}."
+
+
+def sweep_temporaries(folder: str | os.PathLike, names: Iterable[str]) -> None:
+    """Delete the temporaries that writers of ``folder/NAME`` (each of ``names``) on this host left when they died
+    (``kill -9``, the OOM killer), and the temporaries of such a temporary (a folder written inside one, e.g. a
+    release's static export: ``..NAME.HOST-PID.*.tmp.*.tmp``); live writers', other hosts' and other names' stay.
+    One pass over the folder whatever the number of names: a job writing thousands of shards sweeps once, not per
+    file (:class:`~psp_st.mining.shards.ShardFolder`)."""
+    wanted, marker = set(names), f".{socket.gethostname()}-"
+    try:
+        entries = list(os.scandir(os.fspath(folder)))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(".") and name.endswith(".tmp")):
             continue
-        if stale.is_dir():
-            shutil.rmtree(stale, ignore_errors=True)
-        else:
-            stale.unlink(missing_ok=True)
-    return f"{prefix}{os.getpid()}."
+        at = name.find(marker, 1)
+        while at != -1:
+            if name[1:at] in wanted or (name.startswith("..") and name[2:at] in wanted):
+                pid = name[at + len(marker) :].partition(".")[0]
+                if pid.isdigit() and not _alive(int(pid)):
+                    if entry.is_dir(follow_symlinks=False):
+                        shutil.rmtree(entry.path, ignore_errors=True)
+                    else:
+                        Path(entry.path).unlink(missing_ok=True)
+                break
+            at = name.find(marker, at + 1)
 
 
 def _alive(pid: int) -> bool:
@@ -84,12 +102,13 @@ def _alive(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike, sweep: bool = True) -> Iterator[Path]:
     """Yield a temporary path beside ``path`` (umask permissions); on success it replaces ``path``, on error it is
-    removed."""
+    removed. ``sweep=False``: leave dead writers' temporaries to the caller's own :func:`sweep_temporaries` (a job
+    writing many files in one folder sweeps it once)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix=".tmp", dir=path.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=_temporary_prefix(path, sweep), suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)
     try:
         os.fchmod(fd, 0o666 & ~current_umask())

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from psp_st.arguments import check_int
-from psp_st.io.atomic import atomic_path, atomic_write_json
+from psp_st.io.atomic import atomic_path, atomic_write_json, sweep_temporaries
 from psp_st.io.checksums import sha256_file
 from psp_st.io.data_dir import resolve_data_files
 from psp_st.io.lines import iter_line_blocks, line_offsets
@@ -241,7 +241,13 @@ class ShardStore:
             if changed:
                 why = f"{changed[0]} changed since the job in {self.folder} started"
             raise ValueError(f"{why}: pass --overwrite to start over, or use a new output folder")
+        self.sweep(shards)  # once for the job: the shards' own writes do not sweep
         return [asdict(shard) for shard in shards if self.record(shard) is None]
+
+    def sweep(self, shards: Sequence[Shard]) -> None:
+        """Delete dead writers' temporaries of the shards' files and done-records, one pass over the folder (each
+        write sweeping for itself costs a pass per file: quadratic in shards)."""
+        sweep_temporaries(self.folder, [n for s in shards for n in (self.file(s).name, self._done_file(s).name)])
 
     def clear(self) -> None:
         """Delete this job's files (manifest, shards, done-records, plan) so that it starts over; others are kept."""
@@ -274,7 +280,7 @@ class ShardStore:
                 raise ValueError(f"shard {shard.index}: {key} has {len(array)} rows for {shard.rows} input rows")
         if self.suffix == ".npy":
             return self.write_rows(shard, arrays.values())
-        with atomic_path(self.file(shard)) as tmp, open(tmp, "wb") as handle:
+        with atomic_path(self.file(shard), sweep=False) as tmp, open(tmp, "wb") as handle:
             np.savez(handle, allow_pickle=False, **arrays)
         return self._mark_done(shard)
 
@@ -283,7 +289,7 @@ class ShardStore:
         comes: the bytes ``np.save`` writes for the whole array, with one block in memory; mark the shard done. The
         file appears only when complete (a killed job leaves no shard file, and no done-record)."""
         rows, kind = 0, None
-        with atomic_path(self.file(shard)) as tmp, open(tmp, "wb") as handle:
+        with atomic_path(self.file(shard), sweep=False) as tmp, open(tmp, "wb") as handle:
             for block in blocks:
                 if kind is None:
                     kind = (block.dtype, block.shape[1:])
@@ -303,7 +309,7 @@ class ShardStore:
         """Write the done-record of a shard whose file is complete (its rows and sha256) and return it."""
         record = {"shard": shard.index, "file": self.file(shard).name, "source": shard.path, "start": shard.start}
         record.update(stop=shard.stop, row=shard.row, rows=shard.rows, sha256=sha256_file(self.file(shard)))
-        atomic_write_json(self._done_file(shard), record)
+        atomic_write_json(self._done_file(shard), record, sweep=False)
         return record
 
     def finish(self, job: dict[str, Any], shards: Sequence[Shard], extra: dict[str, Any] | None = None) -> dict:
@@ -315,6 +321,7 @@ class ShardStore:
                 raise RuntimeError(f"shard {shard.index} ({self.file(shard)}) is not done; rerun the job to finish it")
             records.append(record)
         manifest = {"job": job, "rows": sum(shard.rows for shard in shards), "shards": records, **(extra or {})}
+        self.sweep(shards)  # what workers killed during the job left
         atomic_write_json(self.folder / MANIFEST_FILE, manifest)
         return manifest
 

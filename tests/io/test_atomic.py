@@ -92,3 +92,19 @@ def test_on_windows_no_process_is_signalled_to_see_if_it_runs(tmp_path, monkeypa
     other.write_bytes(b"half")
     atomic_write_bytes(tmp_path / "out.npy", b"done")
     assert (tmp_path / "out.npy").read_bytes() == b"done" and other.exists() and killed == []
+
+
+def test_one_sweep_removes_dead_writers_temporaries_of_every_named_output_and_no_other(tmp_path):
+    from psp_st.io.atomic import sweep_temporaries
+
+    host = socket.gethostname()
+    dead = [tmp_path / f".{name}.{host}-{_dead_pid()}.x1y2z3.tmp" for name in ("a.npy", "b.json")]
+    kept = [
+        tmp_path / f".a.npy.{host}-{os.getpid()}.a1b2c3.tmp",  # a live writer
+        tmp_path / f".c.npy.{host}-{_dead_pid()}.g7h8i9.tmp",  # a name not asked for
+        tmp_path / ".a.npy.elsewhere-1.d4e5f6.tmp",  # another host's
+    ]
+    for path in dead + kept:
+        path.write_bytes(b"half")
+    sweep_temporaries(tmp_path, ["a.npy", "b.json"])
+    assert not any(path.exists() for path in dead) and all(path.exists() for path in kept)

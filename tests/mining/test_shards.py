@@ -165,3 +165,41 @@ def test_a_shard_written_in_blocks_is_np_save_and_a_failure_mid_shard_leaves_no_
     with pytest.raises(RuntimeError, match="killed"):
         store.write_rows(shard, killed())
     assert not list((tmp_path / "killed").iterdir()) and store.record(shard) is None  # no half file, no temp
+
+
+def test_a_job_sweeps_its_folder_once_at_the_start_and_once_at_the_end_not_per_shard(tmp_path, monkeypatch):
+    """F7-6: every shard write listed the whole folder, so a job of many small shards was quadratic."""
+    import psp_st.io.atomic as atomic_module
+    import psp_st.mining.shards as shards_module
+
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(f"line {i}" for i in range(40)) + "\n", encoding="utf-8")
+    shards = plan_shards([path], shard_rows=1)
+    passes = []
+    sweep = atomic_module.sweep_temporaries
+    monkeypatch.setattr(atomic_module, "sweep_temporaries", lambda *a: passes.append("write") or sweep(*a))
+    monkeypatch.setattr(shards_module, "sweep_temporaries", lambda *a: passes.append("job") or sweep(*a))
+    store = ShardStore(tmp_path / "out", ".npy")
+    store.pending({"kind": "test"}, shards)
+    for shard in shards:
+        store.write(shard, vectors=np.zeros((1, 2)))
+    store.finish({"kind": "test"}, shards)
+    assert passes.count("job") == 2 and passes.count("write") == 2  # the plan and the manifest sweep for themselves
+
+
+def test_a_job_removes_what_a_killed_worker_left_of_a_shard_when_it_finishes(tmp_path):
+    import socket
+
+    path = tmp_path / "in.txt"
+    path.write_text("a\nb\n", encoding="utf-8")
+    shards = plan_shards([path], shard_rows=1)
+    store = ShardStore(tmp_path / "out", ".npy")
+    store.pending({"kind": "test"}, shards)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    stale = tmp_path / "out" / f".part-00001.npy.{socket.gethostname()}-{child.pid}.k1l2m3.tmp"  # killed mid-shard
+    stale.write_bytes(b"half")
+    for shard in shards:
+        store.write(shard, vectors=np.zeros((1, 2)))
+    store.finish({"kind": "test"}, shards)
+    assert not stale.exists()
