@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,9 +40,25 @@ def check_finite(embeddings: np.ndarray, texts: Sequence[str], model: Any = None
     return embeddings
 
 
+def weights_checksum(model: Any) -> int | None:
+    """CRC-32 of the bytes of a torch ``model``'s parameters (``None`` for an engine, which has none): tells a model
+    whose weights changed in place (an optimizer step; fused Adam leaves torch's version counters as they were)."""
+    parameters = getattr(model, "parameters", None)
+    if not callable(parameters):
+        return None
+    import torch
+
+    checksum = 0
+    for parameter in parameters():
+        data = parameter.detach().cpu().contiguous().reshape(-1).view(torch.uint8)
+        checksum = zlib.crc32(data.numpy(), checksum)
+    return checksum
+
+
 class EmbeddingCache:
     """Encodes texts with ``model.encode`` (a P-SP model: psp-st's engine, the same vectors, faster), each distinct
-    text once, and refuses NaN/inf. Rows are float32, unnormalized, exactly what ``model.encode(texts)`` returns."""
+    text once, and refuses NaN/inf. Rows are float32, unnormalized, exactly what ``model.encode(texts)`` returns;
+    when the model's weights change (a trainer's evaluator between steps) the cache starts again."""
 
     def __init__(self, model: Any, batch_size: int = 64, show_progress_bar: bool = False) -> None:
         self.model = model
@@ -49,6 +66,7 @@ class EmbeddingCache:
         self.show_progress_bar = show_progress_bar
         self._index: dict[str, int] = {}
         self._rows: list[np.ndarray] = []
+        self._weights = weights_checksum(model)
 
     def __len__(self) -> int:
         return len(self._index)
@@ -56,6 +74,9 @@ class EmbeddingCache:
     def add(self, texts: Sequence[str]) -> None:
         """Embed the texts not seen yet, in one ``encode`` call."""
         texts = check_texts(texts)
+        weights = weights_checksum(self.model)
+        if weights != self._weights:  # vectors of older weights
+            self._index, self._rows, self._weights = {}, [], weights
         new = list(dict.fromkeys(text for text in texts if text not in self._index))
         if not new:
             return

@@ -61,3 +61,19 @@ def test_sts_evaluator_raises_on_a_model_that_maps_everything_to_one_vector(look
 def test_non_numeric_scores_name_the_column():
     with pytest.raises(ValueError, match="STS subset 'toy'.*column 'score' is not numeric"):
         STSEvaluator({"toy": {"sentence1": ["a", "b"], "sentence2": ["b", "c"], "score": ["high", "low"]}})
+
+
+def test_a_shared_cache_embeds_again_after_the_weights_changed(psp_model):
+    """T7-1: an evaluator's ``cache`` of the model being trained gave the first evaluation's vectors at every step."""
+    import torch
+
+    from psp_st.evaluation.embeddings import EmbeddingCache
+
+    cache = EmbeddingCache(psp_model)
+    before = cache.encode(["a dog runs on the beach"])
+    with torch.no_grad():  # an optimizer step: the weights change in place
+        for parameter in psp_model.parameters():
+            parameter.add_(torch.randn_like(parameter))
+    after = cache.encode(["a dog runs on the beach"])
+    assert not np.allclose(after, before)
+    np.testing.assert_allclose(after, psp_model.encode(["a dog runs on the beach"]), atol=1e-6)
