@@ -90,10 +90,11 @@ class MegaBatchStream(IterableDataset):
         columns: tuple[str, str],
         args: PSPTrainingArguments,
         schedule: MegaBatchSchedule,
-        preprocess: Callable[[list[str]], dict[str, Any]],
+        preprocess: Callable[..., dict[str, Any]],
         embed: Callable[[dict[str, Any]], torch.Tensor],
         global_step: Callable[[], int],
         guide: Callable[[list[str]], np.ndarray] | None = None,
+        prompts: tuple[str | None, str | None] = (None, None),
     ) -> None:
         super().__init__()
         self.language_column = METADATA_COLUMNS[0] if args.language_guard else None
@@ -111,6 +112,8 @@ class MegaBatchStream(IterableDataset):
         self.global_step = global_step
         #: Embeds texts with ``args.negative_guide`` (unit vectors) for the false-negative filter; None: no guide.
         self.guide = guide
+        #: The prompt of each text column (``args.prompts``), given to ``preprocess`` as ST's data collator does.
+        self.prompts = prompts
         self.batch_size = args.train_batch_size
         self.group_column = args.group_column if args.group_column in dataset.column_names else None
         self.mining_dtype = getattr(torch, args.mining_dtype)
@@ -161,7 +164,10 @@ class MegaBatchStream(IterableDataset):
             anchor_languages = torch.from_numpy(codes.astype(np.int64))
         anchor_ids, positive_ids = text_ids(first, second) if self.args.text_guard else (None, None)
         # tokenize each side of the mega-batch once; mini-batches (and their negatives) are row selections
-        features = [self.preprocess(first), self.preprocess(second)]
+        features = [
+            self.preprocess(texts, prompt=prompt) if prompt else self.preprocess(texts)
+            for texts, prompt in zip((first, second), self.prompts, strict=True)
+        ]
         for side in features:
             if not _row_indexable(side, len(indices)):
                 raise TypeError(
@@ -304,6 +310,10 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             embed=self.embed_for_mining,
             global_step=lambda: self.state.global_step,
             guide=self.guide,
+            prompts=(
+                column_prompt(self.args.prompts, text_columns[0]),
+                column_prompt(self.args.prompts, text_columns[1]),
+            ),
         )
         self._stream.restored, self._restored_mining = self._restored_mining, None
         # batch_size=None: the stream yields finished batches; the trainer's resume skip drops the first ones
@@ -435,6 +445,20 @@ def _group_ids(values: list[Any]) -> np.ndarray:
 
     array = np.asarray(values)
     return array.astype(np.int64) if array.dtype.kind in "iu" else group_keys(values)
+
+
+def column_prompt(prompts: Any, column: str) -> str | None:
+    """The prompt of text ``column`` in the training arguments' ``prompts`` (a str: every column; a dict: by column
+    name), as ST's data collator reads them; a dict by dataset name needs a dict of datasets, which mega-batching
+    does not take."""
+    if isinstance(prompts, str):
+        return prompts or None
+    if isinstance(prompts, dict) and any(isinstance(value, dict) for value in prompts.values()):
+        raise ValueError(
+            f"prompts {prompts!r} map dataset names to prompts, but mega-batching trains one dataset: map its "
+            "column names to prompts, e.g. {'sentence1': 'query: '}"
+        )
+    return prompts.get(column) if isinstance(prompts, dict) else None
 
 
 def _identity(batch: Any) -> Any:

@@ -296,3 +296,15 @@ def test_a_resume_counts_an_epochs_partial_accumulation_as_an_update(step, expec
     # transformers' Trainer makes ceil(5 / 2) = 3 optimizer updates of a 5-batch epoch (the last on 1 batch), so
     # global step 4 is epoch 1 after 1 update, i.e. 2 mini-batches (a floor would say epoch 2, batch 0)
     assert MegaBatchStream.position(_Stream(5, 2, step)) == expected
+
+
+def test_prompts_reach_the_mega_batch_features(make_trainer, caption_pairs, psp_module):
+    """T7-3: the ``prompts`` training argument was ignored under mega-batching (ST's collator applies it, the stream
+    tokenized the bare texts)."""
+    prompts = {"sentence1": "query: ", "sentence2": "passage: "}
+    trainer = make_trainer(psp_module, caption_pairs, megabatch_size=2, anneal=0, args={"prompts": prompts})
+    batch = next(iter(trainer.get_train_dataloader()))
+    rows = trainer._stream.batches(0)[0]
+    for column, prompt in prompts.items():
+        expected = trainer.model.preprocess([prompt + text for text in caption_pairs[rows][column]])
+        assert torch.equal(batch[f"{column}_input_ids"], expected["input_ids"])
