@@ -252,6 +252,8 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         if self.schedule is None and self.train_dataset is not None:
             # without mega-batching the collator would tokenize the group ids and languages as text
             self.train_dataset = _without_columns(self.train_dataset, (self.args.group_column, *METADATA_COLUMNS))
+        # evaluation batches go through ST's collator: it would tokenize the group ids and languages as text
+        self.eval_dataset = _without_columns(self.eval_dataset, (self.args.group_column, *METADATA_COLUMNS))
         if self.args.sparse_embeddings:
             for module in self.model.modules():
                 if isinstance(module, (nn.Embedding, nn.EmbeddingBag)):
@@ -433,7 +435,9 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
 
 
 def _without_columns(dataset: Any, names: tuple[str | None, ...]) -> Any:
-    """``dataset`` (a datasets Dataset/DatasetDict) without those of ``names`` among its columns."""
+    """``dataset`` (a datasets Dataset, or a dict of them) without those of ``names`` among its columns."""
+    if isinstance(dataset, dict):  # DatasetDict included: each of its datasets has its own columns
+        return type(dataset)({key: _without_columns(value, names) for key, value in dataset.items()})
     present = [name for name in names if name and name in (getattr(dataset, "column_names", None) or [])]
     return dataset.remove_columns(present) if present else dataset
 

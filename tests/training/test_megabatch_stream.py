@@ -308,3 +308,12 @@ def test_prompts_reach_the_mega_batch_features(make_trainer, caption_pairs, psp_
     for column, prompt in prompts.items():
         expected = trainer.model.preprocess([prompt + text for text in caption_pairs[rows][column]])
         assert torch.equal(batch[f"{column}_input_ids"], expected["input_ids"])
+
+
+@pytest.mark.parametrize("megabatch_size", [2, 0])
+def test_an_eval_dataset_with_group_ids_is_evaluated(make_trainer, caption_pairs, psp_module, megabatch_size):
+    """T7-4: an eval set laid out as the training set (``group_id``) failed: ST's collator tokenized the ids."""
+    trainer = make_trainer(
+        psp_module, caption_pairs, megabatch_size=megabatch_size, anneal=0, eval_dataset=caption_pairs
+    )
+    assert trainer.evaluate()["eval_loss"] > 0
