@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sentence_transformers.base.sampler import BatchSamplers
 from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
 
 from psp_st.arguments import Check
@@ -70,4 +71,12 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
                 f"dataloader_num_workers {self.dataloader_num_workers} would do nothing with mega-batching: its "
                 "batches are mined in the training process with the current model; drop it (or set megabatch_size, "
                 "a recipe's megabatch.size, to 0 for plain batches)"
+            )
+        if self.megabatch_size and self.batch_sampler != BatchSamplers.BATCH_SAMPLER:
+            sampler = self.batch_sampler
+            label = sampler.value if isinstance(sampler, BatchSamplers) else getattr(sampler, "__name__", repr(sampler))
+            raise ValueError(
+                f"batch_sampler {label!r} would do nothing with mega-batching: its mini-batches are a shuffle of the "
+                "rows by (seed, epoch), and the text guard keeps a sentence's own text from being its negative; drop "
+                "it (or set megabatch_size, a recipe's megabatch.size, to 0 for ST's batch samplers)"
             )
