@@ -291,6 +291,12 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             return super().get_train_dataloader()
         from datasets import Dataset
 
+        if isinstance(self.train_dataset, dict):  # ST's multi-dataset training (DatasetDict included)
+            raise TypeError(
+                f"mega-batching mines negatives over one dataset, got a dict of datasets {list(self.train_dataset)}: "
+                "join them (datasets.concatenate_datasets) into one, or set megabatch_size (a recipe's "
+                "megabatch.size) to 0 for ST's multi-dataset training"
+            )
         if not isinstance(self.train_dataset, Dataset):
             raise TypeError(
                 "MegaBatchTrainer needs a map-style datasets.Dataset (memory-mapped Arrow is fine) to "

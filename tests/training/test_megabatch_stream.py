@@ -317,3 +317,10 @@ def test_an_eval_dataset_with_group_ids_is_evaluated(make_trainer, caption_pairs
         psp_module, caption_pairs, megabatch_size=megabatch_size, anneal=0, eval_dataset=caption_pairs
     )
     assert trainer.evaluate()["eval_loss"] > 0
+
+
+def test_a_dict_of_datasets_is_refused_with_what_to_do(make_trainer, caption_pairs, psp_module):
+    """T7-6: a dict of datasets (ST's multi-dataset training) was refused as "got DatasetDict", with no way out."""
+    trainer = make_trainer(psp_module, {"a": caption_pairs, "b": caption_pairs}, megabatch_size=2, anneal=0)
+    with pytest.raises(TypeError, match=r"dict of datasets \['a', 'b'\]: join them .*concatenate_datasets.* 0"):
+        trainer.get_train_dataloader()
