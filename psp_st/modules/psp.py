@@ -115,6 +115,10 @@ class PSPEmbedding(TokenEncoder):
         return cls(tokenizer, embedding_weights=weights, **module_options)
 
     def pool(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        # a training step: the optimizer step that follows may change the weights without the version counter the
+        # engine's key reads (fused Adam), so an engine holding a copy of them would go stale
+        if self.training and torch.is_grad_enabled():
+            self.__dict__.pop("_engine", None)
         if not (self.training and self.dropout > 0):
             return bag_mean(input_ids, self.embedding, self.pad_id)
         tokens = F.embedding(input_ids, self.embedding.weight, padding_idx=self.pad_id, sparse=self.embedding.sparse)

@@ -253,6 +253,26 @@ def test_embed_follows_weight_updates(psp_module):
     np.testing.assert_allclose(psp_module.embed(TEXTS[:1]), 2 * before, rtol=1e-5)
 
 
+def test_embed_of_bfloat16_weights_follows_a_fused_adam_step(psp_module):
+    """T7-7: fused Adam (transformers' default optimizer) leaves the version counter alone: ``embed`` of a module
+    with copied (bfloat16) weights kept giving the untrained vectors."""
+    import torch
+
+    psp_module.to(torch.bfloat16)
+    before = psp_module.embed(TEXTS[:1])
+    features = psp_module.preprocess(TEXTS[:1])
+    optimizer = torch.optim.AdamW(psp_module.parameters(), lr=0.5, fused=True)
+    psp_module.train()
+    psp_module(features)["sentence_embedding"].sum().backward()
+    optimizer.step()
+    psp_module.eval()
+    after = psp_module.embed(TEXTS[:1])
+    assert not np.allclose(after, before)
+    with torch.no_grad():
+        expected = psp_module(psp_module.preprocess(TEXTS[:1]))["sentence_embedding"].float().numpy()
+    np.testing.assert_allclose(after, expected, atol=1e-2)
+
+
 def test_max_seq_length_keeps_first_known_pieces(sp_tokenizer):
     from psp_st.inference import PSPEngine
 
