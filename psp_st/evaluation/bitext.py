@@ -20,7 +20,9 @@ class BitextMiningEvaluator(TranslationEvaluator):
     """ST's ``TranslationEvaluator`` (row ``i`` of ``source`` translates row ``i`` of ``target``), plus error rates.
 
     A retrieval is correct when the nearest neighbour has the gold's text (as in LASER's Tatoeba). Adds
-    ``src2trg_error``, ``trg2src_error`` and ``mean_error`` in percent (P-SP's Tatoeba numbers) to ST's accuracies."""
+    ``src2trg_error``, ``trg2src_error`` and ``mean_error`` in percent (P-SP's Tatoeba numbers) to ST's accuracies.
+    Lower is better: as a trainer's ``metric_for_best_model``, pass ``greater_is_better=False`` (transformers does
+    not read the evaluator's)."""
 
     def __init__(
         self,
