@@ -9,7 +9,8 @@ import torch
 
 
 class SparseDenseAdam(torch.optim.Optimizer):
-    """Adam that updates only the touched rows of sparse-gradient parameters ("lazy Adam"), AdamW for dense ones.
+    """Adam that updates only the touched rows of sparse-gradient parameters ("lazy Adam"), AdamW for dense ones;
+    ``weight_decay`` is AdamW's decoupled decay, on the touched rows of sparse parameters.
 
     Why our own: ``torch.optim.SparseAdam`` rejects dense gradients and ``torch.optim.Adam`` sparse ones, while a
     model may hold both (an embedding table plus LSTM weights). No clipping: see :func:`clip_grad_norm_sparse`.
@@ -69,6 +70,9 @@ class SparseDenseAdam(torch.optim.Optimizer):
                     if grad.sparse_dim() != 1:
                         raise ValueError("SparseDenseAdam supports row-sparse gradients (embedding tables) only")
                     rows, values = grad.indices()[0], grad.values()
+                    if group["weight_decay"]:  # AdamW's decoupled decay, lazily: on the touched rows only
+                        decayed = p.index_select(0, rows).mul_(1 - group["lr"] * group["weight_decay"])
+                        p.index_copy_(0, rows, decayed)
                     m = exp_avg.index_select(0, rows).mul_(beta1).add_(values, alpha=1 - beta1)
                     v = exp_avg_sq.index_select(0, rows).mul_(beta2).addcmul_(values, values, value=1 - beta2)
                     exp_avg.index_copy_(0, rows, m)

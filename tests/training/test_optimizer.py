@@ -22,6 +22,24 @@ def test_sparse_rows_match_dense_adam_first_step():
     assert torch.allclose(sparse.weight, dense.weight, atol=1e-6)
 
 
+def test_weight_decay_acts_on_the_touched_rows_of_a_sparse_table():
+    """T7-9: weight_decay did nothing to sparse parameters (all of a P-SP model's weights) under mega-batching."""
+    torch.manual_seed(0)
+    dense = torch.nn.Embedding(10, 4)
+    sparse = torch.nn.Embedding(10, 4, sparse=True)
+    sparse.weight.data.copy_(dense.weight.data)
+    initial = dense.weight.detach().clone()
+    ids = torch.tensor([1, 3, 3])
+    for module in (dense, sparse):
+        module(ids).sum().backward()
+    torch.optim.AdamW(dense.parameters(), lr=0.1, weight_decay=0.5).step()
+    SparseDenseAdam(sparse.parameters(), lr=0.1, weight_decay=0.5).step()
+    touched = torch.tensor([1, 3])
+    assert torch.allclose(sparse.weight[touched], dense.weight[touched], atol=1e-6)
+    untouched = torch.tensor([0, 2, 4, 5, 6, 7, 8, 9])
+    assert torch.equal(sparse.weight[untouched], initial[untouched])
+
+
 def test_parameter_groups_without_parameters_are_refused():
     with pytest.raises(ValueError, match="nothing to train"):
         SparseDenseAdam([{"params": []}], lr=0.1)
