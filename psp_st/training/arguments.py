@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from sentence_transformers.base.sampler import BatchSamplers
 from sentence_transformers.sentence_transformer.training_args import SentenceTransformerTrainingArguments
+from transformers.training_args import OptimizerNames
 
 from psp_st.arguments import Check
 
@@ -71,6 +72,12 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
                 f"dataloader_num_workers {self.dataloader_num_workers} would do nothing with mega-batching: its "
                 "batches are mined in the training process with the current model; drop it (or set megabatch_size, "
                 "a recipe's megabatch.size, to 0 for plain batches)"
+            )
+        if self.sparse_embeddings and self.optim not in (OptimizerNames.ADAMW_TORCH, OptimizerNames.ADAMW_TORCH_FUSED):
+            raise ValueError(
+                f"optim {getattr(self.optim, 'value', self.optim)!r} would do nothing with sparse_embeddings: "
+                "SparseDenseAdam trains the model (adam_beta1, adam_beta2, adam_epsilon and weight_decay apply); set "
+                "sparse_embeddings=False (a recipe's megabatch.sparse_embeddings) for transformers' optimizers"
             )
         if self.megabatch_size and self.batch_sampler != BatchSamplers.BATCH_SAMPLER:
             sampler = self.batch_sampler

@@ -122,6 +122,10 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ({"trainer": {"warmup_steps": -3}}, r"recipe: trainer\.warmup_steps: .*warmup_steps"),  # U4
         ({"trainer": {"dataloader_num_workers": 2}}, r"trainer\.dataloader_num_workers: .*would do nothing"),  # P6-5
         ({"trainer": {"batch_sampler": "no_duplicates"}}, r"trainer\.batch_sampler: .*would do nothing"),  # T7-5
+        (
+            {"trainer": {"optim": "sgd"}},
+            r"trainer\.optim: optim 'sgd' would do nothing with sparse_embeddings",
+        ),  # T7-10
         ({"release": {"license": 2}}, r"recipe: release\.license must be a str, got 2"),
         ({"release": {"license_link": 2}}, r"recipe: release\.license_link must be a str, got 2"),
         ({"distillation": {"sources": [{"path": "c.parquet", "license": ""}]}}, r"sources\[0\]\.license must be a"),
