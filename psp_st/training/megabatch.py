@@ -6,6 +6,7 @@ import functools
 import json
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -408,7 +409,9 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
                 )
             return super().create_optimizer()
         if self.optimizer is None:
-            owner = self.loss if isinstance(self.loss, nn.Module) else self.model
+            # the losses hold the model and their own parameters (a projection); a dict of losses: all of them, as ST
+            losses = nn.Sequential(OrderedDict(self.loss)) if isinstance(self.loss, dict) else self.loss
+            owner = losses if isinstance(losses, nn.Module) else self.model
             groups: list[dict[str, Any]] = [{"params": [p for p in owner.parameters() if p.requires_grad]}]
             if self.auxiliary is not None and self.auxiliary.parameters(self.model):
                 lr = self.auxiliary.lr if self.auxiliary.lr is not None else self.args.learning_rate

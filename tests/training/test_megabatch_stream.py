@@ -324,3 +324,24 @@ def test_a_dict_of_datasets_is_refused_with_what_to_do(make_trainer, caption_pai
     trainer = make_trainer(psp_module, {"a": caption_pairs, "b": caption_pairs}, megabatch_size=2, anneal=0)
     with pytest.raises(TypeError, match=r"dict of datasets \['a', 'b'\]: join them .*concatenate_datasets.* 0"):
         trainer.get_train_dataloader()
+
+
+def test_the_optimizer_trains_the_parameters_of_every_loss_of_a_dict(psp_model, caption_pairs, tmp_path):
+    """T7-11: with a dict of losses (ST's multi-dataset training) the sparse optimizer left their own parameters (a
+    distillation projection) untrained."""
+    from datasets import Dataset
+
+    from psp_st.losses import ParaphraseMarginLoss, TeacherDistillationLoss
+    from psp_st.training import MegaBatchTrainer, PSPTrainingArguments
+
+    distil = Dataset.from_dict({"sentence": caption_pairs["sentence1"], "label": [[0.5] * 8] * len(caption_pairs)})
+    projection = TeacherDistillationLoss(psp_model, teacher_dim=8)
+    trainer = MegaBatchTrainer(
+        model=psp_model,
+        args=PSPTrainingArguments(str(tmp_path), megabatch_size=0, report_to="none", use_cpu=True),
+        train_dataset={"pairs": caption_pairs.remove_columns("group_id"), "distil": distil},
+        loss={"pairs": ParaphraseMarginLoss(psp_model), "distil": projection},
+    )
+    trained = {id(p) for group in trainer.create_optimizer().param_groups for p in group["params"]}
+    assert id(projection.projection.weight) in trained
+    assert {id(p) for p in psp_model.parameters()} <= trained
