@@ -79,6 +79,12 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
                 "SparseDenseAdam trains the model (adam_beta1, adam_beta2, adam_epsilon and weight_decay apply); set "
                 "sparse_embeddings=False (a recipe's megabatch.sparse_embeddings) for transformers' optimizers"
             )
+        if self.sparse_embeddings and self.learning_rate_mapping:
+            raise ValueError(
+                f"learning_rate_mapping {self.learning_rate_mapping!r} would do nothing with sparse_embeddings: "
+                "SparseDenseAdam trains every parameter at learning_rate; drop it, or set sparse_embeddings=False (a "
+                "recipe's megabatch.sparse_embeddings) for ST's optimizer, which reads it"
+            )
         if self.megabatch_size and self.batch_sampler != BatchSamplers.BATCH_SAMPLER:
             sampler = self.batch_sampler
             label = sampler.value if isinstance(sampler, BatchSamplers) else getattr(sampler, "__name__", repr(sampler))

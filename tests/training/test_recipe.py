@@ -122,6 +122,7 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ({"trainer": {"warmup_steps": -3}}, r"recipe: trainer\.warmup_steps: .*warmup_steps"),  # U4
         ({"trainer": {"dataloader_num_workers": 2}}, r"trainer\.dataloader_num_workers: .*would do nothing"),  # P6-5
         ({"trainer": {"batch_sampler": "no_duplicates"}}, r"trainer\.batch_sampler: .*would do nothing"),  # T7-5
+        ({"trainer": {"learning_rate_mapping": {"emb": 0.1}}}, r"trainer\.learning_rate_mapping: .*would do"),  # T7-12
         (
             {"trainer": {"optim": "sgd"}},
             r"trainer\.optim: optim 'sgd' would do nothing with sparse_embeddings",
