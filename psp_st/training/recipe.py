@@ -178,12 +178,14 @@ def load_recipe_pairs(
 ):
     """The recipe's training pairs (:func:`psp_st.data.load_training_pairs`), fewer than 2 distinct ones an error;
     with ``data.cache_dir`` saved once as Arrow and memory-mapped after, until a matched file changes (size or
-    mtime). ``counts`` (if given) receives the pairs per source entry."""
+    mtime) or psp-st's version does (its reading and filtering rules may have changed). ``counts`` (if given)
+    receives the pairs per source entry."""
     import hashlib
 
     import pyarrow.compute as pc
     from datasets import load_from_disk
 
+    import psp_st
     from psp_st.data.loaders import local_files
     from psp_st.data.sources import PairSource, load_training_pairs
     from psp_st.io.atomic import atomic_directory
@@ -198,7 +200,9 @@ def load_recipe_pairs(
         paths = [local_files(PairSource.parse(entry).path, data_dir) or [] for entry in data.sources]
         stats = {path: os.stat(path) for path in sum(paths, [])}
         files = [(path, stat.st_size, stat.st_mtime_ns) for path, stat in stats.items()]  # a changed file: a new key
-        key = hashlib.sha1(json.dumps([options, seed, folder, files], sort_keys=True).encode()).hexdigest()[:16]
+        # psp-st's version: an upgrade's data fixes apply to the pairs, not to a cache of the old reading
+        payload = json.dumps([options, seed, folder, files, psp_st.__version__], sort_keys=True)
+        key = hashlib.sha1(payload.encode()).hexdigest()[:16]
         cache = Path(data.cache_dir) / f"pairs-{key}"
         if cache.is_dir() and (cache / PAIR_COUNTS_FILE).is_file():
             logger.info("training pairs: memory-mapping the cached %s", cache)

@@ -678,3 +678,19 @@ def test_recipe_file_with_an_alias_bomb_a_recursive_alias_or_deep_nesting_is_ref
     path.write_text(text)
     with pytest.raises(yaml.YAMLError, match=message):
         recipe.load_config(path)
+
+
+def test_pair_cache_is_not_reused_by_another_psp_st_version(tmp_path, monkeypatch):
+    """W1 (audit 7): pairs cached by an older psp-st are prepared again after an upgrade, whose reading rules may
+    refuse or change them (a cache written before a data fix kept training on the old pairs)."""
+    import psp_st
+    from psp_st.training.recipe import load_recipe_pairs
+
+    path = tmp_path / "p.parquet"
+    data = {"sources": [str(path)], "cache_dir": str(tmp_path / "cache")}
+    pd.DataFrame({"sentence1": ["a b", "c d"], "sentence2": ["e f", "g h"]}).to_parquet(path)
+    monkeypatch.setattr(psp_st, "__version__", "0.0.1")
+    load_recipe_pairs(data, seed=0)
+    monkeypatch.setattr(psp_st, "__version__", "0.0.2")
+    load_recipe_pairs(data, seed=0)
+    assert len(list((tmp_path / "cache").glob("pairs-*"))) == 2
