@@ -44,6 +44,13 @@ class SparseDenseAdam(torch.optim.Optimizer):
         if not any(group["params"] for group in self.param_groups):
             raise ValueError("nothing to train: no parameter requires a gradient (is every module frozen?)")
 
+    def __setstate__(self, state: dict) -> None:
+        """Also on ``load_state_dict``: a checkpoint saved before ``row_bias_correction`` existed used the global
+        step (torch's idiom for an option added later)."""
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("row_bias_correction", False)
+
     @torch.no_grad()
     def step(self, closure=None):
         loss = None

@@ -88,3 +88,17 @@ def test_global_bias_correction_moves_a_rare_row_further():
     step_size = 0.01 * (1 - 0.999**200) ** 0.5 / (1 - 0.9**200)
     expected = step_size * 0.1 / 0.001**0.5  # m = (1 - b1) g, v = (1 - b2) g^2 (g = 1): 1.35 x lr here
     assert torch.allclose(moved, torch.full((2,), expected), rtol=1e-3)
+
+
+def test_a_checkpoint_saved_before_row_bias_correction_resumes():
+    """W2 (audit 7): a run checkpointed by a psp-st without the option resumed into a KeyError inside step()."""
+    table = torch.nn.Parameter(torch.zeros(4, 2))
+    optimizer = SparseDenseAdam([table], lr=0.1)
+    table.grad = torch.sparse_coo_tensor([[1]], torch.ones(1, 2), (4, 2))
+    optimizer.step()
+    saved = optimizer.state_dict()
+    del saved["param_groups"][0]["row_bias_correction"]  # as an older psp-st wrote it
+    resumed = SparseDenseAdam([table], lr=0.1)
+    resumed.load_state_dict(saved)
+    resumed.step()
+    assert resumed.param_groups[0]["row_bias_correction"] is False
