@@ -2,7 +2,8 @@
 
 A job folder::
 
-    plan.json              written first: the job settings, shards and input fingerprints; a rerun must match it
+    plan.json              written first: psp-st's version, the job settings, shards and input fingerprints; a rerun
+                           must match it
     part-00000.npy         one output file per shard, written atomically
     part-00000.done.json   written after its shard file (rows, sha256): marks the shard done
     manifest.json          written last, when every shard is done: shard -> file, rows, checksum
@@ -210,8 +211,12 @@ class ShardStore:
 
     def pending(self, job: dict[str, Any], shards: Sequence[Shard], restart: bool = False) -> list[dict[str, Any]]:
         """Record the plan (or check it against the folder's: another job's folder is refused, or with ``restart``
-        cleared; nothing is mixed) and return the shards still to compute, as dicts for the workers."""
-        plan = json.loads(json.dumps({"job": job, "shards": [asdict(shard) for shard in shards]}))
+        cleared; nothing is mixed, not even shards of another psp-st version) and return the shards still to
+        compute, as dicts for the workers."""
+        import psp_st
+
+        shard_dicts = [asdict(shard) for shard in shards]
+        plan = json.loads(json.dumps({"psp_st_version": psp_st.__version__, "job": job, "shards": shard_dicts}))
         path = self.folder / PLAN_FILE
         saved = None
         if path.is_file():
@@ -240,6 +245,9 @@ class ShardStore:
             why = f"{self.folder} holds another job (its {PLAN_FILE} differs: {differs})"
             if changed:
                 why = f"{changed[0]} changed since the job in {self.folder} started"
+            if saved.get("psp_st_version") != plan["psp_st_version"]:  # its shards may hold other vectors
+                started = f"psp-st {saved['psp_st_version']}" if saved.get("psp_st_version") else "an older psp-st"
+                why = f"{self.folder} holds a job started by {started}, not by this psp-st {plan['psp_st_version']}"
             raise ValueError(f"{why}: pass --overwrite to start over, or use a new output folder")
         self.sweep(shards)  # once for the job: the shards' own writes do not sweep
         return [asdict(shard) for shard in shards if self.record(shard) is None]

@@ -79,6 +79,21 @@ def test_a_folder_of_another_job_is_refused(psp_model_dir, caption_file, tmp_pat
         embed_shards(caption_file, tmp_path / "v", str(psp_model_dir), shard_rows=500, normalize=True)
 
 
+def test_a_job_started_by_another_psp_st_version_is_not_resumed(tmp_path, monkeypatch):
+    """W3 (audit 7): shards computed by another psp-st were kept and the rest computed by this one, mixing vectors
+    of two versions in one output (zeros and <unk> for texts with no known piece, across the F16 change)."""
+    import psp_st
+
+    path = tmp_path / "in.txt"
+    path.write_text("a\nb\n", encoding="utf-8")
+    shards = plan_shards([path], shard_rows=1)
+    monkeypatch.setattr(psp_st, "__version__", "0.0.1")
+    ShardStore(tmp_path / "out", ".npy").pending({"kind": "test"}, shards)
+    monkeypatch.setattr(psp_st, "__version__", "0.0.2")
+    with pytest.raises(ValueError, match="started by psp-st 0.0.1, not by this psp-st 0.0.2: pass --overwrite"):
+        ShardStore(tmp_path / "out", ".npy").pending({"kind": "test"}, shards)
+
+
 def test_unfinished_job_has_no_manifest(tmp_path):
     path = tmp_path / "in.txt"
     path.write_text("a\nb\n", encoding="utf-8")
