@@ -57,10 +57,17 @@ def _check_meta(folder: Path, teacher_name: str) -> None:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise ValueError(f"teacher cache {folder}: unreadable {META_FILE} ({error}); delete the folder") from error
-        if meta.get("format_version") != FORMAT_VERSION:
+        version = meta.get("format_version")
+        if version != FORMAT_VERSION:
+            newer = isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION
+            remedy = (
+                "it was written by a newer psp-st: upgrade psp-st (pip install -U psp-st), or give this one another "
+                "distillation.cache_dir"
+                if newer
+                else "delete the folder (it is only a cache) and run again"
+            )
             raise ValueError(
-                f"teacher cache {folder} has format_version {meta.get('format_version')!r}, this psp-st reads "
-                f"{FORMAT_VERSION}; delete the folder (it is only a cache) and run again"
+                f"teacher cache {folder} has format_version {version!r}, this psp-st reads {FORMAT_VERSION}; {remedy}"
             )
         recorded = meta.get("teacher")
         if recorded != str(teacher_name) and _model_path(recorded) != _model_path(teacher_name):

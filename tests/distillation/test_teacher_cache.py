@@ -79,6 +79,15 @@ def test_other_layout_version_is_a_clear_error(tmp_path, stub_teacher):
         teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
 
 
+def test_a_cache_of_a_newer_psp_st_says_to_upgrade_not_to_delete_it(tmp_path, stub_teacher):
+    """W4 (audit 7): deleting a newer psp-st's cache (shared with that install) was the only advice."""
+    teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+    (cache_folder(tmp_path, "stub") / META_FILE).write_text(json.dumps({"format_version": FORMAT_VERSION + 1}))
+    with pytest.raises(ValueError, match="written by a newer psp-st: upgrade psp-st") as error:
+        teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+    assert "delete the folder" not in str(error.value)
+
+
 def test_damaged_shard_is_named(tmp_path, stub_teacher):
     teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
     shard = cache_folder(tmp_path, "stub") / shard_names(tmp_path)[0]
