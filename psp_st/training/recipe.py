@@ -535,6 +535,14 @@ def train_from_config(
                 f"{going_on}: the recipe differs from the one {output_dir} was started with ({recorded}): "
                 f"{'; '.join(changes)}; resume with that recipe, or start a new run (another {output_option}, or --overwrite)"
             )
+    elif checkpoint is not None:  # an older psp-st recorded neither the recipe nor the data digest
+        logger.warning(
+            "%s: %s holds no %s (started by an older psp-st): its recipe and training data cannot be checked; go on "
+            "only with the ones it was started with",
+            going_on,
+            output_dir,
+            RECIPE_FILE,
+        )
     evaluator = None
     if recipe.evaluation.sts_dev:  # read now: a bad file fails before the tokenizer, teacher pass and initial/
         from psp_st.data.loaders import load_table

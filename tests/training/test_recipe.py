@@ -494,6 +494,20 @@ def test_resume_after_the_training_data_changed_is_refused(finished_run, tmp_pat
         train_from_config(changed, output_dir=copy, resume=True, max_steps=8)
 
 
+def test_resume_of_a_run_without_its_recorded_recipe_warns(finished_run, tmp_path, caplog):
+    """W5 (audit 7): a run folder of an older psp-st (no psp_recipe.yaml, no training_data.json) resumed with another
+    recipe without a word."""
+    from psp_st.training.recipe import train_from_config
+
+    config, run = finished_run
+    copy = _copy(run, tmp_path)
+    (copy / "psp_recipe.yaml").unlink()
+    (copy / "training_data.json").unlink()
+    with caplog.at_level(logging.WARNING, logger="psp_st.training.recipe"):
+        train_from_config({**config, "seed": 5}, output_dir=copy, resume=True, max_steps=4)
+    assert "holds no psp_recipe.yaml (started by an older psp-st)" in caplog.text
+
+
 def test_resume_may_change_only_labels_caches_and_max_steps():
     from psp_st.training.recipe import recipe_changes
     from psp_st.training.schema import parse_recipe
