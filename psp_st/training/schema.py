@@ -36,7 +36,24 @@ def _checked(values: Any, where: str, checks: dict[str, Check | None]) -> dict[s
     return dict(values)
 
 
+#: Keys earlier recipes held, each with the one value psp-st still trains with: that value is accepted and does nothing
+#: (the psp_recipe.yaml of a psp-en v2/v3 release, which holds them, rebuilds); another value is refused.
+RETIRED_KEYS: dict[str, dict[str, Any]] = {
+    "recipe: distillation": {"metric": "cosine", "projection": True},
+    "recipe: model": {"word_dropout": 0.0},
+}
+
+
 def _section(cls: type, values: Any, where: str) -> Any:
+    retired = RETIRED_KEYS.get(where, {})
+    if isinstance(values, dict) and retired.keys() & values.keys():
+        for key in retired.keys() & values.keys():
+            if values[key] != retired[key]:
+                raise ValueError(
+                    f"{where}.{key} was removed from psp-st, which trains with {key}: {retired[key]!r} only (got "
+                    f"{values[key]!r}); delete the key, or run the recipe with the psp-st that wrote it"
+                )
+        values = {key: value for key, value in values.items() if key not in retired}
     return cls(**_checked(values, where, {item.name: item.metadata["check"] for item in fields(cls)}))
 
 

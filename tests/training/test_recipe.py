@@ -139,6 +139,24 @@ def test_recipe_schema_names_the_bad_key(section, message):
         parse_recipe({"name": "t", "data": {"sources": ["x.parquet"]}, **section})
 
 
+def test_retired_keys_with_the_value_psp_st_still_trains_with_are_accepted():
+    """W6 (audit 7): a psp-en v2/v3 release's psp_recipe.yaml (distillation metric: cosine, projection: true) was
+    refused as holding unknown keys, so the documented rebuild from it failed."""
+    from psp_st.training.schema import parse_recipe
+
+    old = {"name": "t", "data": {"sources": ["x.parquet"]}, "distillation": {"metric": "cosine", "projection": True}}
+    assert parse_recipe(old).distillation == parse_recipe({**old, "distillation": {}}).distillation
+
+
+def test_a_retired_key_with_another_value_says_it_was_removed():
+    from psp_st.training.schema import parse_recipe
+
+    with pytest.raises(
+        ValueError, match=r"distillation\.metric was removed from psp-st, .* 'cosine' only \(got 'mse'\)"
+    ):
+        parse_recipe({"name": "t", "data": {"sources": ["x.parquet"]}, "distillation": {"metric": "mse"}})
+
+
 @pytest.mark.parametrize(
     "data, message",
     [
