@@ -529,7 +529,15 @@ def train_from_config(
     if resume and checkpoint is None and not any(finished):
         logger.warning("%s: no checkpoint in %s, starting from scratch", going_on, output_dir)
     if (checkpoint is not None or any(finished)) and recorded.is_file():
-        changes = recipe_changes(parse_recipe(load_config(recorded)), recipe)
+        try:
+            started_with = parse_recipe(load_config(recorded))
+        except ValueError as error:  # e.g. a key a newer psp-st knows
+            raise ValueError(
+                f"{going_on}: {recorded}, the recipe {output_dir} was started with, is not one this psp-st reads "
+                f"({error}); go on with the psp-st that started the run, or start a new run (another {output_option}, "
+                "or --overwrite)"
+            ) from error
+        changes = recipe_changes(started_with, recipe)
         if changes:
             raise ValueError(
                 f"{going_on}: the recipe differs from the one {output_dir} was started with ({recorded}): "

@@ -526,6 +526,19 @@ def test_resume_of_a_run_without_its_recorded_recipe_warns(finished_run, tmp_pat
     assert "holds no psp_recipe.yaml (started by an older psp-st)" in caplog.text
 
 
+def test_resume_names_a_recorded_recipe_this_psp_st_cannot_read(finished_run, tmp_path):
+    """W7 (audit 7): a run folder's psp_recipe.yaml with a key of a newer psp-st was reported as if the recipe given
+    had it ('recipe: future_key is not a known key')."""
+    from psp_st.training.recipe import train_from_config
+
+    config, run = finished_run
+    copy = _copy(run, tmp_path)
+    with (copy / "psp_recipe.yaml").open("a", encoding="utf-8") as recorded:
+        recorded.write("future_key: 1\n")
+    with pytest.raises(ValueError, match=r"psp_recipe\.yaml, the recipe .* was started with, is not one this psp-st"):
+        train_from_config(config, output_dir=copy, resume=True, max_steps=4)
+
+
 def test_resume_may_change_only_labels_caches_and_max_steps():
     from psp_st.training.recipe import recipe_changes
     from psp_st.training.schema import parse_recipe
