@@ -7,6 +7,8 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 #: Version of the on-disk layout written by psp-st modules; bumped on incompatible changes.
 FORMAT_VERSION = 1
 #: The dtypes a PSPEmbedding's weights may be saved in.
@@ -51,9 +53,20 @@ def check_float_weights(path: str | os.PathLike, name: str, is_float: bool, dtyp
 
 def tensor_is_finite(tensor: Any, chunk: int = 1 << 20) -> bool:
     """Whether a torch tensor holds no NaN/inf, checked ``chunk`` values at a time: ``torch.isfinite`` of a whole
-    tensor holds about twice its size in temporaries (T3 in benchmarks/results/audit_round5/start_findings.md)."""
+    tensor holds about twice its size in temporaries (T3 in benchmarks/results/audit_round5/start_findings.md).
+    A CPU tensor is checked in numpy: a torch op on a chunk starts torch's OpenMP threads, and a process forked after
+    that (gunicorn ``--preload``, a fork ``Pool``) hangs in its first parallel torch op (V1 in
+    benchmarks/results/audit_round7/serve_findings.md)."""
     flat = tensor.detach().reshape(-1)
-    return all(bool(part.isfinite().all()) for part in flat.split(chunk))
+    if flat.device.type != "cpu":
+        return all(bool(part.isfinite().all()) for part in flat.split(chunk))
+    if str(flat.dtype) == "torch.bfloat16":  # no numpy dtype: NaN and inf have all eight exponent bits set
+        import torch
+
+        bits = flat.view(torch.int16).numpy()
+        return all(not ((bits[i : i + chunk] & 0x7F80) == 0x7F80).any() for i in range(0, len(bits), chunk))
+    values = flat.numpy()
+    return all(bool(np.isfinite(values[i : i + chunk]).all()) for i in range(0, len(values), chunk))
 
 
 def check_psp_config(config: Mapping[str, Any]) -> None:
