@@ -165,6 +165,11 @@ class PSPEmbedding(TokenEncoder):
         engine.threads = self.tokenizer.num_threads
         return engine
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("_engine", None)  # its copy of the weights would double a pickle or deepcopy; rebuilt on use
+        return state
+
     def save(self, output_path: str, *args: Any, safe_serialization: bool = True, **kwargs: Any) -> None:
         output_path = self._start_save(output_path)
         weights = self._export_weights()

@@ -165,3 +165,16 @@ def test_embed_follows_in_place_changes_of_weights_in_another_dtype(psp_module, 
     with torch.no_grad():
         psp_module.embedding.weight.mul_(2)
     np.testing.assert_allclose(psp_module.embed(["a dog runs"]), 2 * before, rtol=1e-6)
+
+
+def test_a_pickle_or_deepcopy_after_embed_carries_one_copy_of_the_weights(psp_module):  # V2
+    import copy
+    import pickle
+
+    texts = ["a man plays a guitar", "a dog runs"]
+    before = len(pickle.dumps(psp_module))
+    vectors = psp_module.embed(texts)
+    weights = psp_module.embedding.weight.numel() * 4
+    assert len(pickle.dumps(psp_module)) < before + weights // 2
+    for clone in (pickle.loads(pickle.dumps(psp_module)), copy.deepcopy(psp_module)):
+        np.testing.assert_array_equal(clone.embed(texts), vectors)
