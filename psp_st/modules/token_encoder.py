@@ -76,13 +76,17 @@ class TokenEncoder(PSPInputModule):
         self.embedding = nn.Embedding(vocab_size + 1, embedding_dim, padding_idx=vocab_size, _weight=table)
         with torch.no_grad():
             if embedding_weights is not None:
-                weights = torch.as_tensor(embedding_weights, dtype=torch.float32)
+                weights = torch.as_tensor(embedding_weights).detach()
                 if tuple(weights.shape) != (vocab_size, embedding_dim):
                     raise ValueError(
                         f"embedding_weights has shape {tuple(weights.shape)}, expected "
                         f"({vocab_size}, {embedding_dim}) (tokenizer vocab_size x embedding_dim)"
                     )
-                self.embedding.weight[:vocab_size] = weights
+                if weights.device.type == "cpu" and weights.dtype in (torch.float16, torch.float32, torch.float64):
+                    # numpy's copy starts no torch OpenMP threads, which hang a process forked after loading (V3)
+                    np.copyto(self.embedding.weight.detach()[:vocab_size].numpy(), weights.numpy())
+                else:
+                    self.embedding.weight[:vocab_size] = weights.to(torch.float32)
             else:
                 self.init_embeddings(self.embedding.weight[:vocab_size])
             self.embedding.weight[vocab_size].zero_()

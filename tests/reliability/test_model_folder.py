@@ -218,6 +218,27 @@ def test_a_process_forked_after_the_finite_check_runs_parallel_torch_ops():  # V
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=90)
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_process_forked_after_loading_a_trainable_model_runs_parallel_torch_ops(sp_tokenizer, tmp_path):  # V3
+    sp_tokenizer.save(tmp_path / "sp.model")
+    code = (
+        "import os, signal, numpy as np, torch\n"
+        "from psp_st.modules.psp import PSPEmbedding\n"
+        "torch.set_num_threads(2)\n"
+        f"path = {str(tmp_path / 'sp.model')!r}\n"
+        "weights = np.ones((PSPEmbedding(path, embedding_dim=1).vocab_size, 4096), dtype=np.float16)\n"
+        "assert PSPEmbedding(path, embedding_weights=weights).embedding.weight[0, 0] == 1\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    signal.alarm(30)  # a hung child ends itself\n"
+        "    torch.ones(1 << 22).add(1).sum()  # hangs if the parent started OpenMP threads\n"
+        "    os._exit(0)\n"
+        "raise SystemExit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=90)
+
+
 def test_bfloat16_weights_with_an_inf_are_found():
     import torch
 
