@@ -165,7 +165,15 @@ class PSPEngine:
         if self.memo:
             self.tokenizer.word_memo()
         has_compiled_kernel()
+        self.__dict__["_prepared"] = True
         return self
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """A pickled prepared engine (a Ray actor's, a spawned worker's) is prepared again where it is unpickled: its
+        tokenizer's word memo is not pickled (V4 in benchmarks/results/audit_round7/serve_findings.md)."""
+        self.__dict__.update(state)
+        if state.get("_prepared"):
+            self.prepare()
 
     def token_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Known piece ids of ``texts`` (checked strings) as a flat array plus per-text lengths."""

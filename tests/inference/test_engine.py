@@ -516,3 +516,18 @@ def test_numpy_integers_are_valid_batch_sizes_and_threads(psp_module):
     assert engine.threads == 1 and type(engine.threads) is int
     expected = engine.encode(TEXTS)
     np.testing.assert_array_equal(engine.encode(TEXTS, batch_size=np.int64(2)), expected)
+
+
+def test_a_pickled_prepared_engine_is_prepared_where_it_is_unpickled(psp_module):  # V4: a Ray actor, a spawned worker
+    import copy
+    import pickle
+
+    from psp_st.inference.engine import PSPEngine
+
+    pytest.importorskip("numba")
+    tokenizer = copy.deepcopy(psp_module.tokenizer)  # its own word memo: the shared fixture's stays unbuilt
+    engine = PSPEngine(psp_module.embedding.weight.detach()[:-1].numpy(), tokenizer).prepare()
+    assert engine.tokenizer.word_memo() is not None
+    clone = pickle.loads(pickle.dumps(engine))
+    assert "_word_memo" in clone.tokenizer.__dict__, "the unpickled engine builds its memo in its first request"
+    np.testing.assert_array_equal(clone.encode(["a dog runs"]), engine.encode(["a dog runs"]))
