@@ -27,6 +27,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def run_cli_without_sentence_transformers(args: list[str]):
+    """Run ``psp-st ARGS`` in a fresh process (one thread) and fail if it imported Sentence-Transformers; returns the
+    completed process (its stdout, for the caller's checks)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom psp_st.cli import main\n"
+        f"assert main({args!r}) == 0\n"
+        "assert 'sentence_transformers' not in sys.modules, 'sentence_transformers imported'\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    return run
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("shared_data") is not None and not REAL_DATA:
         pytest.skip(

@@ -56,6 +56,8 @@ def test_a_reader_that_stops_early_is_no_error(psp_model_dir, distinct_captions,
 
 
 def test_neighbours_of_a_psp_model_import_no_sentence_transformers(psp_model_dir, tmp_path):  # T1
+    from tests.conftest import run_cli_without_sentence_transformers
+
     # a CLI call in a shell loop: the engine embeds, so importing ST (transformers, sklearn, pandas) is seconds lost
     (tmp_path / "lines.txt").write_text("a dog runs\na cat sleeps\n", encoding="utf-8")
     args = [
@@ -67,15 +69,7 @@ def test_neighbours_of_a_psp_model_import_no_sentence_transformers(psp_model_dir
         "--candidates",
         str(tmp_path / "lines.txt"),
     ]
-    code = (
-        "import sys\nfrom psp_st.cli import main\n"
-        f"assert main({args!r}) == 0\n"
-        "assert 'sentence_transformers' not in sys.modules, 'sentence_transformers imported'\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert run.returncode == 0, run.stderr
-    assert "| 1 |" in run.stdout
+    assert "| 1 |" in run_cli_without_sentence_transformers(args).stdout
 
 
 def test_a_sentence_the_stdout_encoding_lacks_is_escaped_not_a_crash(psp_model_dir, tmp_path, monkeypatch):  # P6-2

@@ -86,17 +86,7 @@ def test_filters_file_under_home_is_read(fixture_path, tmp_path, cache_dir, monk
 
 def test_data_with_filters_imports_no_sentence_transformers(fixture_path, cache_dir):  # F7-1
     """The YAML loader of --filters lives beside the recipes: importing it pulled in the trainer (seconds, ~0.5 GB)."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
+    from tests.conftest import run_cli_without_sentence_transformers
 
     args = ["data", str(fixture_path("paranmt.tsv")), "--filters", "{score: {min: 0.3}}", "--cache-dir", cache_dir]
-    code = (
-        "import sys\nfrom psp_st.cli import main\n"
-        f"assert main({args!r}) == 0\n"
-        "assert 'sentence_transformers' not in sys.modules, 'sentence_transformers imported'\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert run.returncode == 0, run.stderr
+    run_cli_without_sentence_transformers(args)

@@ -199,14 +199,10 @@ def test_the_finite_check_of_a_loaded_model_adds_little_peak_memory():  # T3
     assert int(run.stdout) < 32, f"checking 128 MiB of weights raised peak memory by {run.stdout.strip()} MiB"
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-def test_a_process_forked_after_the_finite_check_runs_parallel_torch_ops():  # V1: gunicorn --preload
-    code = (
-        "import os, signal, numpy as np, torch\n"
-        "from psp_st.modules.folder_format import tensor_is_finite\n"
-        "torch.set_num_threads(2)\n"
-        "weights = torch.from_numpy(np.zeros(1 << 22, dtype=np.float32))  # made without a torch op\n"
-        "assert tensor_is_finite(weights) and tensor_is_finite(weights.view(torch.bfloat16))\n"
+def fork_then_run_parallel_torch(setup: str) -> None:
+    """Run ``setup`` (Python at two torch threads) in a fresh process, fork it, and fail unless the child finishes
+    a parallel torch op: one that hangs if ``setup`` started torch's OpenMP threads (gunicorn ``--preload``)."""
+    code = setup + (
         "pid = os.fork()\n"
         "if pid == 0:\n"
         "    signal.alarm(30)  # a hung child ends itself\n"
@@ -216,6 +212,18 @@ def test_a_process_forked_after_the_finite_check_runs_parallel_torch_ops():  # V
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=90)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_process_forked_after_the_finite_check_runs_parallel_torch_ops():  # V1: gunicorn --preload
+    code = (
+        "import os, signal, numpy as np, torch\n"
+        "from psp_st.modules.folder_format import tensor_is_finite\n"
+        "torch.set_num_threads(2)\n"
+        "weights = torch.from_numpy(np.zeros(1 << 22, dtype=np.float32))  # made without a torch op\n"
+        "assert tensor_is_finite(weights) and tensor_is_finite(weights.view(torch.bfloat16))\n"
+    )
+    fork_then_run_parallel_torch(code)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -228,15 +236,8 @@ def test_a_process_forked_after_loading_a_trainable_model_runs_parallel_torch_op
         f"path = {str(tmp_path / 'sp.model')!r}\n"
         "weights = np.ones((PSPEmbedding(path, embedding_dim=1).vocab_size, 4096), dtype=np.float16)\n"
         "assert PSPEmbedding(path, embedding_weights=weights).embedding.weight[0, 0] == 1\n"
-        "pid = os.fork()\n"
-        "if pid == 0:\n"
-        "    signal.alarm(30)  # a hung child ends itself\n"
-        "    torch.ones(1 << 22).add(1).sum()  # hangs if the parent started OpenMP threads\n"
-        "    os._exit(0)\n"
-        "raise SystemExit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=90)
+    fork_then_run_parallel_torch(code)
 
 
 def test_bfloat16_weights_with_an_inf_are_found():
