@@ -32,7 +32,8 @@ def exact_level(score: float) -> str:
 def score_level_stats(
     scores: ArrayLike, similarities: ArrayLike, level: Callable[[float], str] = exact_level
 ) -> list[dict[str, Any]]:
-    """One ``{"level", "count", "mean", "std"}`` dict per score level, sorted (std: ``ddof=1``, 0 for one pair)."""
+    """One ``{"level", "count", "mean", "std"}`` dict per score level, ordered by the level's lowest score (std:
+    ``ddof=1``, 0 for one pair); ``level`` may name levels anything (negative scores, words)."""
     scores = as_scores(scores, "scores", "score levels")
     similarities = as_scores(similarities, "similarities", "score levels")
     if len(scores) != len(similarities):
@@ -41,7 +42,7 @@ def score_level_stats(
         raise ValueError("no pairs to compute score-level statistics on")
     levels = np.asarray([level(score) for score in scores])
     rows = []
-    for name in sorted(set(levels.tolist()), key=lambda text: float(text.split("-")[0])):
+    for name in sorted(set(levels.tolist()), key=lambda text: scores[levels == text].min()):
         values = similarities[levels == name]
         std = float(values.std(ddof=1)) if len(values) > 1 else 0.0
         rows.append({"level": name, "count": len(values), "mean": float(values.mean()), "std": std})

@@ -90,3 +90,11 @@ def test_cosine_matrix_is_sentence_transformers_cos_sim_bit_for_bit():  # T1: no
     candidates[7] = 0.0  # a zero vector: cosine 0, as ST's
     expected = cos_sim(torch.from_numpy(queries), torch.from_numpy(candidates)).numpy()
     assert np.array_equal(cosine_matrix(queries, candidates), expected)
+
+
+def test_score_level_stats_orders_negative_and_named_levels_by_score():
+    """N8-1: levels were ordered by float(label before '-'): a negative score's level ('-1.0') crashed."""
+    rows = score_level_stats([-1.0, 0.5, -0.5], [0.1, 0.9, 0.4])
+    assert [row["level"] for row in rows] == ["-1.0", "-0.5", "0.5"]
+    named = score_level_stats([3.0, 1.0], [0.8, 0.2], level=lambda score: "high" if score > 2 else "low")
+    assert [row["level"] for row in named] == ["low", "high"]
