@@ -177,6 +177,16 @@ def no_known_piece(model, vectors: np.ndarray, normalize: bool = True) -> np.nda
     return (vectors == encode_texts(model, [""], normalize=normalize)[0]).all(axis=1)
 
 
+def _pair_cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Row-wise cosines for ``score`` in float64, in [-1, 1] (a zero row: 0); not evaluation's ``cosine_pairs`` (ST's
+    float32 ``pairwise_cos_sim``): float32 unit vectors leave identical texts at 1 +- 1e-6, printed 1.000001 or
+    0.999999 (N8-2 in benchmarks/results/audit_round8/numerics_findings.md)."""
+    units = [rows.astype(np.float64) for rows in (left, right)]
+    for rows in units:
+        rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    return np.clip(np.einsum("ij,ij->i", *units), -1.0, 1.0)
+
+
 def score_file(
     model,
     pairs_path: str | os.PathLike,
@@ -202,10 +212,12 @@ def score_file(
                 texts, first = texts[1:], 2
                 bar.update(1)
             pairs = [_split_pair(pairs_path, number, text) for number, text in enumerate(texts, start=first)]
-            left = encode_texts(model, [a for a, _ in pairs], normalize=True)
-            right = encode_texts(model, [b for _, b in pairs], normalize=True)
-            cosines = np.einsum("ij,ij->i", left, right)
-            unknown += int((no_known_piece(model, left) | no_known_piece(model, right)).sum())
+            left = encode_texts(model, [a for a, _ in pairs])
+            right = encode_texts(model, [b for _, b in pairs])
+            cosines = _pair_cosines(left, right)
+            unknown += int(
+                (no_known_piece(model, left, normalize=False) | no_known_piece(model, right, normalize=False)).sum()
+            )
             out.writelines(f"{a}\t{b}\t{c:.6f}\n" for (a, b), c in zip(pairs, cosines, strict=True))
             scored += len(pairs)
             bar.update(len(pairs))

@@ -155,3 +155,17 @@ def test_an_output_that_cannot_be_created_shows_no_bar(engine, lines_file, tmp_p
     with pytest.raises(OSError):
         write(engine, lines_file, tmp_path / "afile" / "out", show_progress_bar=True)
     assert command not in capsys.readouterr().err
+
+
+def test_score_of_identical_texts_is_exactly_one(engine, caption_sentences, tmp_path):
+    """N8-2: float32 unit vectors printed identical texts' cosine as 1.000001 or 0.999999 (~1 in 10 at d=384)."""
+    from psp_st.inference import score_file
+
+    weights = np.random.default_rng(0).standard_normal((engine.vocab_size, 384)).astype(np.float32)
+    engine = PSPEngine(weights, engine.tokenizer, threads=1)
+
+    path = tmp_path / "pairs.tsv"
+    path.write_text("".join(f"{text}\t{text}\n" for text in caption_sentences[:300]), encoding="utf-8")
+    score_file(engine, path, tmp_path / "out.tsv", show_progress_bar=False)
+    cosines = {line.rsplit("\t", 1)[1] for line in (tmp_path / "out.tsv").read_text(encoding="utf-8").splitlines()}
+    assert cosines == {"1.000000"}
