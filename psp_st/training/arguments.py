@@ -9,6 +9,7 @@ from sentence_transformers.sentence_transformer.training_args import SentenceTra
 from transformers.training_args import OptimizerNames
 
 from psp_st.arguments import Check
+from psp_st.training.optimizer import check_adam
 
 #: dtypes the mega-batch similarity matmul may run in.
 MINING_DTYPES = ("float32", "bfloat16", "float16")
@@ -79,6 +80,8 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
                 "SparseDenseAdam trains the model (adam_beta1, adam_beta2, adam_epsilon and weight_decay apply); set "
                 "sparse_embeddings=False (a recipe's megabatch.sparse_embeddings) for transformers' optimizers"
             )
+        if self.sparse_embeddings:  # SparseDenseAdam's own check, now rather than when training starts
+            check_adam((self.adam_beta1, self.adam_beta2), self.adam_epsilon)
         if self.sparse_embeddings and self.learning_rate_mapping:
             raise ValueError(
                 f"learning_rate_mapping {self.learning_rate_mapping!r} would do nothing with sparse_embeddings: "

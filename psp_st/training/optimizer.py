@@ -7,6 +7,16 @@ from collections.abc import Iterable
 
 import torch
 
+from psp_st.arguments import check_number, check_probability
+
+
+def check_adam(betas: tuple[float, float], eps: float) -> None:
+    """Adam's ``betas`` in ``[0, 1)`` and ``eps >= 0``, as ``torch.optim.Adam`` checks (names: the trainer's keys):
+    ``adam_beta2`` 1 never moves a weight, ``adam_beta1`` 1 divides by zero at the first step (N8-3, audit_round8)."""
+    for index, beta in enumerate(betas):
+        check_probability(f"adam_beta{index + 1}", beta)
+    check_number("adam_epsilon", eps, 0.0)
+
 
 class SparseDenseAdam(torch.optim.Optimizer):
     """Adam that updates only the touched rows of sparse-gradient parameters ("lazy Adam"), AdamW for dense ones;
@@ -33,6 +43,7 @@ class SparseDenseAdam(torch.optim.Optimizer):
     ) -> None:
         if lr < 0:
             raise ValueError(f"learning rate must be >= 0, got {lr}")
+        check_adam(betas, eps)
         defaults = {
             "lr": lr,
             "betas": tuple(betas),

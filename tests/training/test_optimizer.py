@@ -102,3 +102,24 @@ def test_a_checkpoint_saved_before_row_bias_correction_resumes():
     resumed.load_state_dict(saved)
     resumed.step()
     assert resumed.param_groups[0]["row_bias_correction"] is False
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"betas": (0.9, 1.0)}, r"adam_beta2 must be in \[0, 1\)"),  # trained nothing, silently
+        ({"betas": (1.0, 0.999)}, r"adam_beta1 must be in \[0, 1\)"),  # ZeroDivisionError at the first step
+        ({"eps": -1e-3}, r"adam_epsilon must be in \[0.0, inf\]"),
+    ],
+)
+def test_adam_settings_torch_refuses_are_refused(options, message, tmp_path):
+    """N8-3: betas outside [0, 1) and a negative eps were accepted, by the optimizer and by the training arguments."""
+    from psp_st.training import PSPTrainingArguments
+
+    with pytest.raises(ValueError, match=message):
+        SparseDenseAdam(torch.nn.Embedding(3, 2, sparse=True).parameters(), **options)
+    names = {"betas": ("adam_beta1", "adam_beta2"), "eps": ("adam_epsilon",)}
+    ((key, value),) = options.items()
+    settings = dict(zip(names[key], value if isinstance(value, tuple) else (value,), strict=True))
+    with pytest.raises(ValueError, match=message):
+        PSPTrainingArguments(str(tmp_path), report_to="none", use_cpu=True, **settings)
