@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from psp_st.arguments import check_int
-from psp_st.inference.engine import PSPEngine
+from psp_st.inference.engine import PSPEngine, check_float_dtype
 from psp_st.inference.finite import check_finite
 from psp_st.tokenization.text_checks import check_texts
 
@@ -54,6 +54,7 @@ def encode_texts(
     check_model(model)
     texts = check_texts(texts)
     batch_size = check_int("batch_size", batch_size)
+    dtype = check_float_dtype(dtype)  # a SentenceTransformer's float32 vectors were cast to any dtype (N8-4)
     if isinstance(model, PSPEngine):
         return model.encode(texts, batch_size=batch_size, normalize=normalize, dtype=dtype)
     module, has_normalize = fast_module(model)

@@ -37,6 +37,18 @@ TOKENIZER_FILE = SentencePieceTokenizer.files[0]
 PSP_CLASS = "psp_st.modules.psp.PSPEmbedding"
 
 
+def check_float_dtype(dtype: npt.DTypeLike) -> np.dtype:
+    """``dtype`` as a numpy float dtype; else a ValueError (an int8 vector would be the floats truncated, not
+    quantized: Sentence-Transformers' ``quantize_embeddings`` quantizes)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "f":
+        raise ValueError(
+            f"dtype must be a float type (float32, float16), got {dtype}; for int8/binary vectors quantize float32 "
+            "ones with sentence_transformers.quantization.quantize_embeddings"
+        )
+    return dtype
+
+
 class PSPEngine:
     """Sentence vector = mean of the vectors of its known sentencepiece pieces; a text with none gets ``<unk>``'s.
 
@@ -209,9 +221,7 @@ class PSPEngine:
         if self.prompt:
             texts = [self.prompt + text for text in texts]
         batch_size = check_int("batch_size", batch_size)
-        dtype = np.dtype(dtype)
-        if dtype.kind != "f":
-            raise ValueError(f"dtype must be a float type (float32, float16), got {dtype}")
+        dtype = check_float_dtype(dtype)
         if out is None:
             out = np.empty((len(texts), self.dim), dtype=dtype)
         elif not isinstance(out, np.ndarray):

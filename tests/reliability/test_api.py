@@ -38,6 +38,15 @@ def test_encode_texts_checks_batch_size(psp_model):
         encode_texts(psp_model, ["a dog"], batch_size=-1)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.bool_])
+def test_encode_texts_refuses_a_non_float_dtype_for_a_sentence_transformer(psp_model, dtype):
+    """N8-4: the engine refused dtype=int8; a SentenceTransformer's vectors were truncated to it (not quantized)."""
+    from psp_st.inference import encode_texts
+
+    with pytest.raises(ValueError, match="dtype must be a float type.*quantize_embeddings"):
+        encode_texts(psp_model, ["a dog"], dtype=dtype)
+
+
 def test_vocab_size_given_as_text_is_a_type_error():
     from psp_st.tokenization import SentencePieceTokenizer
 
