@@ -67,17 +67,33 @@ def has_compiled_kernel() -> bool:
     return _numba_kernel() is not None
 
 
+#: Piece-vector elements the numpy fallback gathers at once (64 MiB of float32): it pads up to 64 texts to the
+#: longest, and 64 texts of 20,000 pieces at d=384 had taken 1.8 GB (N8-5 in audit_round8/numerics_findings.md).
+GATHER_ELEMENTS = 1 << 24
+
+
 def _pool_numpy(
     weights: np.ndarray, flat: np.ndarray, offsets: np.ndarray, empty_row: int, out: np.ndarray, group: int = 64
 ) -> None:
     lengths = np.diff(offsets)
     order = np.argsort(lengths, kind="stable")
-    for start in range(0, len(order), group):
-        rows = order[start : start + group]
+    budget = max(1, GATHER_ELEMENTS // max(weights.shape[1], 1))  # pieces per gather
+    start = 0
+    while start < len(order):
+        longest = int(lengths[order[min(start + group, len(order)) - 1]])  # sorted: the group's last is its longest
+        rows = order[start : start + max(1, min(group, budget // max(longest, 1)))]
+        start += len(rows)
         counts = lengths[rows]
         width = int(counts.max(initial=0))
         if width == 0:
             out[rows] = weights[empty_row]
+            continue
+        if width > budget:  # one text longer than a gather: summed a gather at a time
+            first = int(offsets[rows[0]])
+            total = np.zeros(weights.shape[1], dtype=np.float32)
+            for piece in range(first, first + width, budget):
+                total += weights[flat[piece : min(piece + budget, first + width)]].sum(axis=0, dtype=np.float32)
+            out[rows[0]] = total / np.float32(width)
             continue
         ids = np.full((len(rows), width), -1, dtype=np.int64)
         row_of = np.repeat(np.arange(len(rows)), counts)
