@@ -5,7 +5,12 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (nothing is imported at run time)
+    from psp_st.inference.load import load
+    from psp_st.modules.psp import PSPEmbedding
+    from psp_st.tokenization.sentencepiece import SentencePieceTokenizer
 
 __all__ = ["PSPEmbedding", "load", "SentencePieceTokenizer", "__version__"]
 
@@ -21,3 +26,7 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'psp_st' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

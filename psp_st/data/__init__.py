@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from psp_st.data.corpora import load_opusparcus
 from psp_st.data.dedup import ExactDedup, pair_hash
 from psp_st.data.filters import (
@@ -21,6 +23,9 @@ from psp_st.data.pipeline import FILTER_NAMES, FilterReport, apply_filters
 from psp_st.data.sources import PairSource, load_training_pairs, sample_rows
 from psp_st.data.text_files import BadLineError
 from psp_st.data.validation import ValidationReport, check_schema, validate_pairs
+
+if TYPE_CHECKING:
+    from psp_st.data.sampler import CompactShuffleBatchSampler
 
 __all__ = [
     "FILTER_NAMES",
@@ -54,10 +59,14 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     """Import the sampler lazily: it needs sentence-transformers (and torch), the rest of the package does not."""
     if name == "CompactShuffleBatchSampler":
         from psp_st.data.sampler import CompactShuffleBatchSampler
 
         return CompactShuffleBatchSampler
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "CompactShuffleBatchSampler"})

@@ -208,3 +208,26 @@ def test_a_negative_max_length_is_refused(sp_tokenizer, call):
     }
     with pytest.raises(ValueError, match="max_length must be >= 0, got -1"):
         calls[call]()
+
+
+@pytest.mark.parametrize("package", ["psp_st", "psp_st.data", "psp_st.evaluation", "psp_st.training"])
+def test_lazy_public_names_are_listed_and_typed(package):
+    """Y8-1: psp_st.load / PSPEmbedding / SentencePieceTokenizer (and psp_st.data.CompactShuffleBatchSampler) were
+    missing from dir() and were ``Any`` to mypy: no TYPE_CHECKING import told a type checker what they are."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    module = importlib.import_module(package)
+    lazy = set(module.__all__) - set(vars(module))
+    assert lazy <= set(dir(module))
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    typed = {
+        alias.asname or alias.name
+        for statement in tree.body
+        if isinstance(statement, ast.If) and "TYPE_CHECKING" in ast.unparse(statement.test)
+        for node in statement.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert lazy <= typed
