@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, Self
 
 import numpy as np
 import torch
@@ -111,7 +111,7 @@ class PSPInputModule(InputModule):
         teacher_name: str | None = None,
         batch_size: int = 256,
         **options: Any,
-    ) -> Any:
+    ) -> Self:
         """Token vectors distilled from a sentence encoder: each token's text through ``teacher.encode``, then PCA
         to ``embedding_dim`` (default :attr:`teacher_embedding_dim`) standardised components; for the zoo, the
         stand-in for the papers' PARAGRAM-SL999. ``seed`` draws the dimensions beyond the PCA components.

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import regex
@@ -130,7 +130,7 @@ class _VocabularyTokenizer:
         return counts
 
     @classmethod
-    def train(cls, texts: Iterable[str], min_count: int = 1, max_size: int | None = None, **options: Any):
+    def train(cls, texts: Iterable[str], min_count: int = 1, max_size: int | None = None, **options: Any) -> Self:
         """Build the vocabulary from ``texts``: tokens seen ``min_count`` times, the ``max_size`` most frequent."""
         counts = cls.count_tokens(texts, **options)
         return cls(Vocabulary.from_counts(counts, min_count=min_count, max_size=max_size), **options)
@@ -148,7 +148,7 @@ class _VocabularyTokenizer:
         return options
 
     @classmethod
-    def load(cls, directory: str | os.PathLike) -> Any:
+    def load(cls, directory: str | os.PathLike) -> Self:
         """Read a tokenizer written by :meth:`save`, with errors naming the file."""
         path = Path(directory) / cls.file_name
         if not path.is_file():

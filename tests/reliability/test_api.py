@@ -231,3 +231,15 @@ def test_lazy_public_names_are_listed_and_typed(package):
         for alias in node.names
     }
     assert lazy <= typed
+
+
+def test_classmethod_constructors_return_their_class():
+    """Y8-2: PSPEmbedding.from_teacher (README) and the word/trigram tokenizers' train/load were typed ``Any``, so a
+    typed caller's module or tokenizer was unchecked; they return ``cls(...)``."""
+    import typing
+
+    from psp_st.modules.base import PSPInputModule
+    from psp_st.tokenization.words import WordTokenizer
+
+    for method in (PSPInputModule.from_teacher, WordTokenizer.train, WordTokenizer.load):
+        assert typing.get_type_hints(method)["return"] is typing.Self, method.__qualname__
