@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -65,7 +66,7 @@ def _row_indexes(name: str, values: ArrayLike, rows: int) -> np.ndarray:
     return array
 
 
-def rank_metrics(ranks: np.ndarray, num_candidates: int) -> dict[str, float]:
+def rank_metrics(ranks: Sequence[int] | np.ndarray, num_candidates: int) -> dict[str, float]:
     """``top1``/``top10`` accuracy (%) and ``mean_rank_pct``, ``mean(rank - 1) / (num_candidates - 1) * 100``
     ("as if there were 100 candidates": 5% is 6th of 100 on average; Kanerva et al., 2023, section 8.1)."""
     if len(ranks) == 0:

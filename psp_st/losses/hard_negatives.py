@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 import torch.nn.functional as F
 
@@ -99,7 +101,7 @@ def mine_hardest_negatives(
     return anchor_negative, positive_negative
 
 
-def text_ids(*columns: list[str]) -> list[torch.Tensor]:
+def text_ids(*columns: Sequence[str]) -> list[torch.Tensor]:
     """Integer ids shared across ``columns`` (the text guard of :func:`mine_hardest_negatives`): texts equal after
     lower-casing and stripping get equal ids."""
     import numpy as np

@@ -108,3 +108,13 @@ def test_rank_metrics_refuse_a_zero_based_rank():
     """AP8: rank 0 gave a negative mean_rank_pct."""
     with pytest.raises(ValueError, match="ranks must be 1-based"):
         rank_metrics(np.array([0, 1]), 5)
+
+
+def test_rank_metrics_are_typed_for_a_list_of_ranks():
+    """Y8-3: ``ranks: np.ndarray`` made mypy reject the list rank_metrics takes at run time."""
+    import collections.abc
+    import typing
+
+    kinds = [typing.get_origin(hint) for hint in typing.get_args(typing.get_type_hints(rank_metrics)["ranks"])]
+    assert collections.abc.Sequence in kinds
+    assert rank_metrics([1, 2], 2)["top1"] == 50.0

@@ -156,3 +156,12 @@ def test_text_ids_refuse_a_column_given_as_one_string():
     """AP16: 'zero-dimensional arrays cannot be concatenated' from numpy."""
     with pytest.raises(TypeError, match="got a single str"):
         text_ids("a dog", ["a cat"])
+
+
+def test_text_ids_are_typed_for_any_sequence_of_texts():
+    """Y8-3: ``*columns: list[str]`` made mypy reject the tuples text_ids takes at run time."""
+    import collections.abc
+    import typing
+
+    assert typing.get_origin(typing.get_type_hints(text_ids)["columns"]) is collections.abc.Sequence
+    assert [ids.tolist() for ids in text_ids(("a", "B "), ("b",))] == [[0, 1], [1]]
