@@ -275,6 +275,7 @@ def load_table(
 ):
     """Every column of local Parquet file(s) as one memory-mapped ``Dataset``: ``columns`` must exist, ``text_columns``
     hold a string and ``numeric_columns`` a number in every row (errors name the file and the first null row)."""
+    require_installed(("datasets", "pyarrow"), "train", "psp_st.data.load_table")
     import pyarrow.compute as pc
 
     columns = check_names("columns", columns)

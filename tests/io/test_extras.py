@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from psp_st.data import load_pairs
+from psp_st.data import load_pairs, load_table
 from psp_st.evaluation import run_suite
 from psp_st.io.extras import EXTRAS, command_extra, install_hint, missing_extra, require
 from psp_st.training.recipe import train_from_config
@@ -145,6 +145,10 @@ def test_mine_with_a_language_filter_needs_only_the_mining_extra(monkeypatch, ca
         (
             lambda: load_pairs("pairs.tsv"),
             r'psp_st\.data\.load_pairs needs datasets, not installed: pip install "psp-st\[train\]"',
+        ),
+        (
+            lambda: load_table("sts.parquet", ["sentence1"]),  # Y8-4: docs/evaluation.md's own-data reader
+            r'psp_st\.data\.load_table needs datasets, not installed: pip install "psp-st\[train\]"',
         ),
         (lambda: run_suite(None), r'run_suite needs datasets, not installed: pip install "psp-st\[eval\]"'),
         (lambda: train_from_config("psp-en"), r"train_from_config needs datasets, not installed: .*psp-st\[train\]"),
