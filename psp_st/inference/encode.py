@@ -49,7 +49,7 @@ def check_model(model: object) -> None:
 def encode_texts(
     model, texts: Sequence[str], batch_size: int = 8192, normalize: bool = False, dtype: npt.DTypeLike = np.float32
 ) -> np.ndarray:
-    """Embed ``texts`` as a ``(n, dim)`` array of ``dtype`` (float32 or float16) with a
+    """Embed ``texts`` as a ``(n, dim)`` array of ``dtype`` (a float type: float32, float16 or float64) with a
     :class:`~psp_st.inference.engine.PSPEngine` or a SentenceTransformer (its first module's ``embed`` if any)."""
     check_model(model)
     texts = check_texts(texts)

@@ -43,7 +43,7 @@ def check_float_dtype(dtype: npt.DTypeLike) -> np.dtype:
     dtype = np.dtype(dtype)
     if dtype.kind != "f":
         raise ValueError(
-            f"dtype must be a float type (float32, float16), got {dtype}; for int8/binary vectors quantize float32 "
+            f"dtype must be a float type (float32, float16, float64), got {dtype}; for int8/binary vectors quantize float32 "
             "ones with sentence_transformers.quantization.quantize_embeddings"
         )
     return dtype
