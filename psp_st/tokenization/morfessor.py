@@ -146,7 +146,8 @@ class MorfessorTokenizer(_VocabularyTokenizer):
         return morphs
 
     def _extra_config(self) -> dict[str, Any]:
-        return {"corpus_weight": self.segmenter.corpus_weight}
+        # the segmentation count: a cut segmentation file would load and silently segment differently (Z8-1)
+        return {"corpus_weight": self.segmenter.corpus_weight, "segmentations": len(self.segmenter.segmentations)}
 
     @classmethod
     def train(
@@ -175,4 +176,11 @@ class MorfessorTokenizer(_VocabularyTokenizer):
     @classmethod
     def _load_options(cls, directory: str | os.PathLike, options: dict[str, Any]) -> dict[str, Any]:
         segmenter = MorfessorSegmenter.load(directory, corpus_weight=float(options.get("corpus_weight", 1.0)))
+        expected = options.get("segmentations")  # absent from folders saved before Z8-1
+        if expected is not None and expected != len(segmenter.segmentations):
+            raise ValueError(
+                f"{Path(directory) / MorfessorSegmenter.file_name} holds {len(segmenter.segmentations)} segmentations, "
+                f"{cls.file_name} {expected}: the file is truncated or from another model; re-save the model "
+                "(model.save(path)) or download it again"
+            )
         return {"segmenter": segmenter, "lowercase": options.get("lowercase", True)}

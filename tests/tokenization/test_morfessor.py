@@ -73,3 +73,12 @@ def test_max_words_limits_training_and_long_words_are_chunked():
     assert {word for _, word, _ in segmenter.segmentations} == {"talossa", "kissa"}
     long_word = "a" * 200
     assert "".join(segmenter.segment(long_word)) == long_word
+
+
+def test_a_segmentation_file_cut_at_a_line_is_refused(finnish_tokenizer, tmp_path):  # Z8-1
+    finnish_tokenizer.save(tmp_path)
+    path = tmp_path / "morfessor_segmentation.txt"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"morfessor_segmentation\.txt holds \d+ segmentations, vocab\.json \d+"):
+        MorfessorTokenizer.load(tmp_path)
