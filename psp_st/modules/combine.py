@@ -43,6 +43,14 @@ class CombinedEncoder(PSPInputModule):
         self.encoders = nn.ModuleList(encoders)
         self.mode = mode
 
+    @classmethod
+    def from_teacher(cls, *args: Any, **kwargs: Any) -> Any:
+        """Refused before any teacher runs: a combination has no token table of its own (Z8-2)."""
+        raise TypeError(
+            "CombinedEncoder.from_teacher: a combination has no token table of its own: build each part with its "
+            "class's from_teacher (e.g. WordAveraging.from_teacher(teacher, tokenizer)), then CombinedEncoder([...])"
+        )
+
     @property
     def parts(self) -> list[PSPInputModule]:
         """The encoders, in order (``self.encoders`` is the ``nn.ModuleList`` that registers their parameters)."""

@@ -91,3 +91,10 @@ def test_accepts_psp_embedding(psp_module, make_encoder, tmp_path):
     reloaded = SentenceTransformer(str(tmp_path), trust_remote_code=True, device="cpu")
     np.testing.assert_array_equal(reloaded.encode(TEXTS), model.encode(TEXTS))
     assert reloaded.get_embedding_dimension() == 32 + 8
+
+
+def test_from_teacher_is_refused_before_the_teacher_runs(word_tokenizer, stub_teacher):  # Z8-2
+    teacher = stub_teacher()
+    with pytest.raises(TypeError, match=r"WordAveraging\.from_teacher.*CombinedEncoder\(\[\.\.\.\]\)"):
+        CombinedEncoder.from_teacher(teacher, word_tokenizer, embedding_dim=4)
+    assert teacher.calls == []
