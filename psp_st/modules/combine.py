@@ -27,7 +27,7 @@ class CombinedEncoder(PSPInputModule):
 
     config_keys: list[str] = ["mode"]
 
-    def __init__(self, encoders: Sequence[PSPInputModule], mode: str = "concat", **kwargs: Any) -> None:
+    def __init__(self, encoders: Sequence[PSPInputModule], mode: str = "concat") -> None:
         super().__init__()
         if mode not in ("concat", "sum"):
             raise ValueError(f"mode must be 'concat' or 'sum', got {mode!r}")

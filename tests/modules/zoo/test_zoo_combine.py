@@ -98,3 +98,8 @@ def test_from_teacher_is_refused_before_the_teacher_runs(word_tokenizer, stub_te
     with pytest.raises(TypeError, match=r"WordAveraging\.from_teacher.*CombinedEncoder\(\[\.\.\.\]\)"):
         CombinedEncoder.from_teacher(teacher, word_tokenizer, embedding_dim=4)
     assert teacher.calls == []
+
+
+def test_a_misspelt_option_is_refused(make_encoder):  # Z8-3: it was swallowed, the mode left at "concat"
+    with pytest.raises(TypeError, match="mdoe"):
+        CombinedEncoder([make_encoder("word"), make_encoder("trigram")], mdoe="sum")
