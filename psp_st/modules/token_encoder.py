@@ -23,6 +23,7 @@ from psp_st.tokenization.store import (
     train_tokenizer_of_kind,
 )
 from psp_st.tokenization.text_checks import refuse_single_text
+from psp_st.tokenization.words import UNK_TOKEN, WordTokenizer
 
 
 def drop_rows_without_known_tokens(flat: np.ndarray, lengths: np.ndarray, unk_id: int) -> tuple[np.ndarray, np.ndarray]:
@@ -144,6 +145,8 @@ class TokenEncoder(PSPInputModule):
                 f"tokenizer_options {clash} repeat from_texts' own arguments: pass min_count, max_size (also the "
                 "sentencepiece vocab_size) and lowercase to from_texts itself"
             )
+        with torch.device("meta"):  # every module option checked before a long tokenizer training (Z8-4)
+            cls(WordTokenizer([UNK_TOKEN]), embedding_dim=embedding_dim, **options)
         trained = train_tokenizer_of_kind(
             kind, texts, min_count=min_count, max_size=max_size, lowercase=lowercase, **tokenizer_options
         )

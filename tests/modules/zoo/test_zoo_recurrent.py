@@ -175,3 +175,15 @@ def test_from_texts_is_seeded_and_leaves_global_rng_alone(zoo_texts):
 def test_sizes_must_be_positive_ints_naming_the_argument(word_tokenizer, cls, option, value, error):
     with pytest.raises(error, match=option):
         cls(word_tokenizer, **{"embedding_dim": 4, option: value})
+
+
+@pytest.mark.parametrize(("option", "value"), [("gtae", "gru"), ("max_seq_length", None), ("dropout", 1.5)])
+def test_from_texts_refuses_a_bad_module_option_before_the_tokenizer_trains(zoo_texts, monkeypatch, option, value):
+    import psp_st.modules.token_encoder as token_encoder
+
+    def never(*args, **kwargs):  # Z8-4: a Morfessor or sentencepiece training ran first, then the option failed
+        raise AssertionError("the tokenizer trained before the options were checked")
+
+    monkeypatch.setattr(token_encoder, "train_tokenizer_of_kind", never)
+    with pytest.raises((TypeError, ValueError), match=option):
+        GRAN.from_texts(zoo_texts[:50], embedding_dim=4, tokenizer="morfessor", **{option: value})
