@@ -102,9 +102,10 @@ class PSPEmbedding(TokenEncoder):
         :meth:`SentencePieceTokenizer.train`."""
         embedding_dim = check_int("embedding_dim", embedding_dim)
         cls.check_tokenizer_kind(options.pop("tokenizer", "sentencepiece"))  # not a sentencepiece trainer option
-        module_options = {
+        module_options: dict[str, Any] = {
             key: options.pop(key) for key in ("max_seq_length", "dropout", "weights_dtype") if key in options
         }
+        check_psp_config({**module_options, "embedding_dim": embedding_dim})  # before sentencepiece trains (Z8-5)
         if character_coverage is not None:
             options["character_coverage"] = character_coverage
         tokenizer = SentencePieceTokenizer.train(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from datasets import Dataset
 from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer, SentenceTransformerTrainingArguments
@@ -56,3 +57,15 @@ def test_one_trainer_step_changes_weights_and_round_trips(psp_module, tmp_path):
     reloaded = SentenceTransformer(str(tmp_path / "saved"), trust_remote_code=True, device="cpu")
     texts = ["a dog runs", "unseen words here"]
     np.testing.assert_array_equal(reloaded.encode(texts), model.encode(texts))
+
+
+@pytest.mark.parametrize(("option", "value"), [("dropout", 1.5), ("max_seq_length", 0), ("weights_dtype", "int8")])
+def test_from_texts_refuses_a_bad_module_option_before_sentencepiece_trains(monkeypatch, option, value):  # Z8-5
+    from psp_st.tokenization import SentencePieceTokenizer
+
+    def never(*args, **kwargs):
+        raise AssertionError("sentencepiece trained before the options were checked")
+
+    monkeypatch.setattr(SentencePieceTokenizer, "train", never)
+    with pytest.raises((TypeError, ValueError), match=option):
+        PSPEmbedding.from_texts(["a dog runs", "a cat sleeps"], vocab_size=300, embedding_dim=8, **{option: value})
