@@ -41,7 +41,7 @@ class MorfessorSegmenter:
         morfessor = _import_morfessor()
         rows = [(int(count), str(word), tuple(morphs)) for count, word, morphs in segmentations]
         for count, word, morphs in rows:
-            if "".join(morphs) != word or not word or " " in word or any(" + " in m or not m for m in morphs):
+            if "".join(morphs) != word or word.split() != [word] or any(" + " in m or not m for m in morphs):
                 raise ValueError(f"bad Morfessor segmentation {count} {word!r} -> {morphs!r}")
         # rebuilt from the segmentation list (what the file holds): trained and reloaded segment alike
         self.model = morfessor.BaselineModel(corpusweight=corpus_weight)
@@ -76,7 +76,8 @@ class MorfessorSegmenter:
         modifiers = {"log": lambda c: max(1, int(round(math.log(c + 1, 2)))), "types": lambda c: 1, "tokens": None}
         if count_modifier not in modifiers:
             raise ValueError(f"count_modifier must be one of {sorted(modifiers)}, got {count_modifier!r}")
-        items = [(word, count) for word, count in counts.items() if word and " " not in word]
+        # no whitespace in str.split's sense: Morfessor's text reader strips it ("\x1c".."\x1f" too; Z8-6)
+        items = [(word, count) for word, count in counts.items() if word.split() == [word]]
         if max_words is not None:
             items = sorted(items, key=lambda item: (-item[1], item[0]))[:max_words]
         data = [(count, word) for word, count in sorted(items)]

@@ -82,3 +82,10 @@ def test_a_segmentation_file_cut_at_a_line_is_refused(finnish_tokenizer, tmp_pat
     path.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
     with pytest.raises(ValueError, match=r"morfessor_segmentation\.txt holds \d+ segmentations, vocab\.json \d+"):
         MorfessorTokenizer.load(tmp_path)
+
+
+def test_a_word_with_a_separator_control_character_still_saves_loadably(tmp_path):  # Z8-6
+    texts = ["talossa on kissa \x1f", "kissa\x1c talossa"] * 3  # "\x1c".."\x1f" are punctuation tokens to the words
+    tokenizer = MorfessorTokenizer.train(texts, count_modifier="types")
+    tokenizer.save(tmp_path)
+    assert MorfessorTokenizer.load(tmp_path).encode(texts) == tokenizer.encode(texts)
