@@ -19,7 +19,7 @@ import sentencepiece as spm
 from psp_st.arguments import check_int, check_number
 from psp_st.io.atomic import atomic_write_bytes
 from psp_st.io.progress import progress_bar
-from psp_st.tokenization.text_checks import check_max_length, check_texts, refuse_single_text
+from psp_st.tokenization.text_checks import check_max_length, check_texts, refuse_single_text, training_text_error
 
 if TYPE_CHECKING:
     import tokenizers
@@ -123,7 +123,7 @@ class SentencePieceTokenizer:
             texts = [texts[row] for row in np.sort(rows)]
 
         count = too_long = 0
-        bad_input: TypeError | None = None
+        bad_input: Exception | None = None
         bar = progress_bar(desc=f"sentencepiece {vocab_size:,} pieces, reading", unit=" texts", leave=False)
 
         cancelled = threading.Event()  # set on Ctrl-C: the reading stops (the training itself cannot be stopped)
@@ -134,8 +134,8 @@ class SentencePieceTokenizer:
             for index, text in enumerate(texts):
                 if index % 1024 == 0 and cancelled.is_set():
                     raise KeyboardInterrupt
-                if not isinstance(text, str):
-                    bad_input = TypeError(f"training text #{index} is {type(text).__name__}, expected str")
+                bad_input = training_text_error(index, text)
+                if bad_input is not None:
                     return
                 text = text.strip()
                 if 4 * len(text) > max_sentence_length and len(text.encode()) > max_sentence_length:

@@ -46,12 +46,29 @@ def check_texts(texts: Sequence[str] | str, where: str | None = None) -> list[st
         label = f"texts[{index}]" if where is None else f"an input of {where}"
         if not isinstance(text, str):
             raise TypeError(f"{label} is {type(text).__name__} ({text!r:.40}), expected str")
-        if not text.isascii():
-            try:
-                text.encode("utf-8")
-            except UnicodeEncodeError as error:  # a lone surrogate (e.g. from errors=surrogateescape)
-                raise ValueError(
-                    f"{label} has an unpaired surrogate {text[error.start]!r} at character {error.start}, which is "
-                    "not valid Unicode text: decode the input as UTF-8 with errors='replace' or fix it"
-                ) from None
+        error = surrogate_error(label, text)
+        if error is not None:
+            raise error
     return texts
+
+
+def surrogate_error(label: str, text: str) -> ValueError | None:
+    """The error naming ``label`` when ``text`` holds a lone surrogate (e.g. from errors=surrogateescape), else None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return ValueError(
+            f"{label} has an unpaired surrogate {text[error.start]!r} at character {error.start}, which is "
+            "not valid Unicode text: decode the input as UTF-8 with errors='replace' or fix it"
+        )
+    return None
+
+
+def training_text_error(index: int, text: object) -> Exception | None:
+    """Why training text ``index`` cannot be trained on (not a string, a lone surrogate, which no tokenizer file
+    can hold), else None: the trainers report it before training, not at save time (Z8-7)."""
+    if not isinstance(text, str):
+        return TypeError(f"training text #{index} is {type(text).__name__}, expected str")
+    return surrogate_error(f"training text #{index}", text)

@@ -18,7 +18,7 @@ import regex
 
 from psp_st.arguments import check_int
 from psp_st.io.atomic import atomic_path
-from psp_st.tokenization.text_checks import check_max_length, check_texts, refuse_single_text
+from psp_st.tokenization.text_checks import check_max_length, check_texts, refuse_single_text, training_text_error
 
 #: Words keep inner ', - and . ("don't", "u.s") and combining marks; other punctuation marks are tokens of their own.
 WORD_PATTERN = regex.compile(r"\w+(?:['’\-.]\w+)*|[^\w\s]")
@@ -124,8 +124,9 @@ class _VocabularyTokenizer:
         splitter = cls(Vocabulary([UNK_TOKEN]), **options)
         counts: Counter = Counter()
         for index, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"training text #{index} is {type(text).__name__}, expected str")
+            error = training_text_error(index, text)
+            if error is not None:
+                raise error
             counts.update(splitter.split(text))
         return counts
 

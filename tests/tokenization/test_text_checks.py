@@ -27,3 +27,12 @@ def test_unordered_or_keyed_collections_are_rejected(texts):
 
 def test_empty_and_whitespace_strings_are_valid():
     assert check_texts(["", "  "]) == ["", "  "]
+
+
+@pytest.mark.parametrize("kind", ["words", "trigrams", "sentencepiece"])
+def test_a_lone_surrogate_in_training_texts_is_named_before_training(kind):  # Z8-7
+    from psp_st.tokenization.store import train_tokenizer_of_kind
+
+    texts = ["a dog runs", "a cat sleeps", "a \ud800 bird"] * 10  # was: a crash at save (or sentencepiece's own)
+    with pytest.raises(ValueError, match=r"training text #2 has an unpaired surrogate '\\ud800' at character 2"):
+        train_tokenizer_of_kind(kind, texts, max_size=50)
