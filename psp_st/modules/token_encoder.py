@@ -194,6 +194,11 @@ class TokenEncoder(PSPInputModule):
         lowercase = config.pop("lowercase", None)
         if kind is None:
             raise ModelFolderError(f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} names no tokenizer")
+        if lowercase is not None and not isinstance(lowercase, bool):  # "false" would lower-case (Z8-8)
+            raise ModelFolderError(
+                f"{cls.__name__}: {cls.config_file_name} in {model_name_or_path} is invalid: lowercase must be true or "
+                f"false, got {lowercase!r}"
+            )
         tokenizer, directory = cls._read_tokenizer(model_name_or_path, kind, lowercase, hub_kwargs)
         weights = cls._load_checked_weights(model_name_or_path, **hub_kwargs)
         module = cls._construct(directory, tokenizer, **config)

@@ -117,6 +117,7 @@ def test_combined_encoder_refuses_foreign_classes(make_encoder, tmp_path):
         ("gran_gru", "dropout", "0.1", "dropout must be a number, got str '0.1'"),
         ("gran_gru", "hiden_size", 8, "unexpected keyword argument 'hiden_size'"),
         ("word", "tokenizer", ["words"], r"unknown tokenizer kind \['words'\]"),
+        ("gran_gru_sentencepiece", "lowercase", "false", "lowercase must be true or false, got 'false'"),  # Z8-8
     ],
 )
 def test_a_bad_config_value_is_a_model_folder_error_naming_the_key(make_encoder, tmp_path, kind, key, value, message):
