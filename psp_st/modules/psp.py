@@ -231,7 +231,10 @@ class PSPEmbedding(TokenEncoder):
     def export_model2vec(self, path: str | os.PathLike, normalize: bool = False, overwrite: bool = False) -> None:
         """Write model2vec's own folder format (``StaticModel.from_pretrained(path)``): the tokenizer and vectors of
         :meth:`to_static_embedding`. Its ``max_length`` cuts characters, not pieces, so a ``max_seq_length`` is
-        refused. An existing non-empty ``path`` is refused unless ``overwrite``."""
+        refused. An existing non-empty ``path`` is refused unless ``overwrite``. The card states no licence (the
+        weights' is their training data's, which the module does not know), as :meth:`export_static`'s."""
+        from huggingface_hub import ModelCard
+
         from psp_st.io.extras import require
 
         StaticModel = require("model2vec", "export_model2vec").StaticModel
@@ -246,6 +249,9 @@ class PSPEmbedding(TokenEncoder):
         with atomic_directory(path) as folder:  # whole or absent; umask permissions (safetensors writes 0600)
             model = StaticModel(weights, tokenizer, normalize=normalize, max_length=None)
             model.save_pretrained(str(folder), model_name=Path(path).name)  # not the temp name
+            card = ModelCard.load(Path(folder) / "README.md")  # model2vec's says MIT, its code's licence
+            card.data.license = None
+            card.save(Path(folder) / "README.md")
 
     def __repr__(self) -> str:
         return (

@@ -165,6 +165,15 @@ def test_model2vec_export_refuses_max_seq_length(sp_tokenizer, tmp_path):
     assert not (tmp_path / "m2v").exists()
 
 
+def test_model2vec_export_card_claims_no_licence(psp_module, tmp_path):
+    """H8-1: model2vec's card says ``license: mit`` (its code's) whatever the weights were trained on."""
+    pytest.importorskip("model2vec")
+    from huggingface_hub import ModelCard
+
+    psp_module.export_model2vec(tmp_path / "m2v")
+    assert ModelCard.load(tmp_path / "m2v" / "README.md").data.license is None
+
+
 def test_static_export_loads_without_psp_st(psp_module, tmp_path):
     psp_module.export_static(tmp_path / "static", normalize=True)
     code = (
