@@ -15,7 +15,7 @@ import numpy.typing as npt
 from psp_st.arguments import check_int
 from psp_st.inference.finite import check_finite
 from psp_st.inference.pooling import has_compiled_kernel, huge_page_copy, pool_mean, weights_dtype
-from psp_st.io.model_names import TRAINABLE_SUBFOLDER
+from psp_st.io.model_names import TRAINABLE_SUBFOLDER, hub_cache_hint
 from psp_st.io.progress import progress_bar
 from psp_st.modules.folder_format import (
     CONFIG_FILE,
@@ -295,8 +295,10 @@ def load_engine(name_or_path: str | os.PathLike, threads: int | None = None, **h
             check_model_folder(path)
     types = module_types(path) if (path / "modules.json").is_file() else [PSP_CLASS]
     if types != [PSP_CLASS] or not (path / CONFIG_FILE).is_file():
+        cached = hub_cache_hint(path)
         raise ModelFolderError(
             f"{path} holds no P-SP model (modules: {', '.join(types) or 'none'}; no "
-            f"{TRAINABLE_SUBFOLDER}/ subfolder): open it with psp_st.load(...) and model.encode."
+            f"{TRAINABLE_SUBFOLDER}/ subfolder): open it with psp_st.load(...) and model.encode"
+            + (f"; or, if the repository has a {TRAINABLE_SUBFOLDER}/ subfolder, {cached}." if cached else ".")
         )
     return PSPEngine.from_folder(path, threads=threads)

@@ -16,6 +16,7 @@ from psp_st.io.model_names import (
     PRETRAINED,
     TRAINABLE_SUBFOLDER,
     check_model_name,
+    hub_cache_hint,
     read_build_record,
     resolve_model_name,
 )
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 
 
 def _rebuild_hint(path: Path) -> str:
+    cached = hub_cache_hint(path)  # never advise building into the Hugging Face cache
+    if cached:
+        return cached
     info = read_build_record(path) or {}
     name = info.get("name")
     if name in PRETRAINED:

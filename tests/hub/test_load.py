@@ -238,3 +238,35 @@ def test_a_folder_whose_name_is_not_utf8_says_so_not_corrupt(release, tmp_path):
     with pytest.raises(ModelFolderError, match="name is not UTF-8 here .* set PYTHONUTF8=1") as caught:
         load(folder)
     assert "corrupt" not in str(caught.value)
+
+
+@pytest.fixture
+def cached_release(release, tmp_path):
+    """:func:`release` as the Hugging Face cache's snapshot of psp-st/psp-en (a test may damage it)."""
+    snapshot = tmp_path / "hub" / "models--psp-st--psp-en" / "snapshots" / "0123abcd"
+    shutil.copytree(release, snapshot)
+    return snapshot
+
+
+def test_a_cached_copy_lacking_a_file_says_download_not_build_into_the_cache(cached_release):
+    """H8-2: the hint was `psp-st build psp-en --output <the cache's snapshot folder>`."""
+    from psp_st.inference.load import load
+
+    (cached_release / "trainable" / "sentencepiece.model").unlink()
+    with pytest.raises(
+        ModelFolderError, match=r"missing: the folder is the Hugging Face cache's copy of psp-st/psp-en"
+    ) as error:
+        load(cached_release, trainable=True)
+    assert "snapshot_download('psp-st/psp-en', force_download=True)" in str(error.value)
+    assert "psp-st build" not in str(error.value)
+
+
+def test_the_engine_on_a_cached_copy_without_trainable_says_fetch_it(cached_release):
+    """H8-2: a cache filled by SentenceTransformer('psp-st/psp-en') lacks trainable/; the engine said only "open it
+    with psp_st.load"."""
+    from psp_st.inference.engine import load_engine
+
+    (cached_release / "psp_build.json").unlink()  # as SentenceTransformer downloads it: no record, no trainable/
+    shutil.rmtree(cached_release / "trainable")
+    with pytest.raises(ModelFolderError, match=r"holds no P-SP model.*snapshot_download\('psp-st/psp-en'"):
+        load_engine(cached_release)
