@@ -18,6 +18,7 @@ from psp_st.io.model_names import (
     check_model_name,
     hub_cache_hint,
     read_build_record,
+    refetch_advice,
     resolve_model_name,
 )
 from psp_st.modules.folder_format import ModelFolderError, check_format_version
@@ -175,7 +176,14 @@ def load(
     _check_load_arguments(device, kwargs)
     resolved = resolve_model_name(name)
     if not Path(resolved).is_dir() and not trainable:
-        return from_hub(name, resolved, load_trusted, device=device, **kwargs)
+        try:
+            return from_hub(name, resolved, load_trusted, device=device, **kwargs)
+        except TypeError as error:  # a module handed None for a file the cache lacks (tokenizers: "'None' is not...")
+            message = " ".join(str(error).split())[:200]
+            raise ModelFolderError(
+                f"{resolved}: cannot load the model ({type(error).__name__}: {message}); a file it needs is missing "
+                f"from the Hugging Face cache (offline) or from the repository: {refetch_advice(resolved)}."
+            ) from error
     path = model_folder(name, **kwargs)
     root = path
     if trainable and (path / TRAINABLE_SUBFOLDER).is_dir():

@@ -42,6 +42,14 @@ def read_build_record(folder: str | os.PathLike) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
+def refetch_advice(repo: str) -> str:
+    """How to replace the Hugging Face cache's incomplete or damaged copy of the Hub repo ``repo``."""
+    return (
+        "fetch the whole repository again with the Hub reachable (HF_HUB_OFFLINE unset): "
+        f"huggingface_hub.snapshot_download('{repo}', force_download=True)"
+    )
+
+
 def hub_cache_hint(path: str | os.PathLike) -> str | None:
     """What to do when ``path``, inside a Hugging Face cache snapshot (``models--ORG--NAME/snapshots/REV/``), lacks
     files (a download that fetched only some, e.g. ``SentenceTransformer``'s) or has damaged ones; ``None`` for any
@@ -52,9 +60,7 @@ def hub_cache_hint(path: str | os.PathLike) -> str | None:
             repo = parts[index - 1].removeprefix("models--").replace("--", "/")
             return (
                 f"the folder is the Hugging Face cache's copy of {repo}, which lacks files or has damaged ones "
-                f"(SentenceTransformer('{repo}') downloads no {TRAINABLE_SUBFOLDER}/): fetch the whole repository "
-                f"again with the Hub reachable (HF_HUB_OFFLINE unset): "
-                f"huggingface_hub.snapshot_download('{repo}', force_download=True)"
+                f"(SentenceTransformer('{repo}') downloads no {TRAINABLE_SUBFOLDER}/): {refetch_advice(repo)}"
             )
     return None
 

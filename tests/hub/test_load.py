@@ -240,12 +240,18 @@ def test_a_folder_whose_name_is_not_utf8_says_so_not_corrupt(release, tmp_path):
     assert "corrupt" not in str(caught.value)
 
 
+#: A commit hash, as the Hugging Face cache names a snapshot.
+REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
 @pytest.fixture
 def cached_release(release, tmp_path):
     """:func:`release` as the Hugging Face cache's snapshot of psp-st/psp-en (a test may damage it)."""
-    snapshot = tmp_path / "hub" / "models--psp-st--psp-en" / "snapshots" / "0123abcd"
-    shutil.copytree(release, snapshot)
-    return snapshot
+    repo = tmp_path / "hub" / "models--psp-st--psp-en"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(REVISION)
+    shutil.copytree(release, repo / "snapshots" / REVISION)
+    return repo / "snapshots" / REVISION
 
 
 def test_a_cached_copy_lacking_a_file_says_download_not_build_into_the_cache(cached_release):
@@ -270,3 +276,12 @@ def test_the_engine_on_a_cached_copy_without_trainable_says_fetch_it(cached_rele
     shutil.rmtree(cached_release / "trainable")
     with pytest.raises(ModelFolderError, match=r"holds no P-SP model.*snapshot_download\('psp-st/psp-en'"):
         load_engine(cached_release)
+
+
+def test_a_hub_model_whose_cached_copy_lacks_a_file_says_fetch_it(cached_release, tmp_path):
+    """H8-3: without tokenizer.json in the cache, tokenizers raised "TypeError: 'None' is not an instance of 'str'"."""
+    from psp_st.inference.load import load
+
+    (cached_release / "tokenizer.json").unlink()
+    with pytest.raises(ModelFolderError, match=r"psp-st/psp-en: cannot load.*snapshot_download\('psp-st/psp-en'"):
+        load("psp-st/psp-en", cache_folder=str(tmp_path / "hub"), local_files_only=True)
