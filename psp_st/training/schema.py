@@ -255,6 +255,29 @@ def _check_loss(cls: type, options: dict[str, Any]) -> None:
             ) from None
 
 
+def _check_release_license(release: ReleaseSection) -> None:
+    """The card's licence fields as the Hub takes them (it refuses a push whose ``license`` is no licence id): an id
+    such as ``cc-by-nc-4.0``; ``license_name`` and ``license_link`` with ``license: other`` and only then."""
+    hub_ids = "https://huggingface.co/docs/hub/repositories-licenses"
+    if release.license is not None and not re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", release.license):
+        raise ValueError(
+            f"recipe: release.license must be a Hugging Face licence id (lower case, e.g. apache-2.0, cc-by-nc-4.0, "
+            f"other: {hub_ids}), got {release.license!r}"
+        )
+    named = [key for key in ("license_name", "license_link") if getattr(release, key)]
+    if release.license == "other" and len(named) < 2:
+        raise ValueError(
+            "recipe: release.license: other needs license_name (an id for the licence, e.g. my-terms-1.0) and "
+            "license_link (a URL, or a file of the model repo such as README.md), which the Hub shows as the licence"
+        )
+    if release.license != "other" and named:
+        raise ValueError(
+            f"recipe: release.{' and '.join(named)} go with license: other only (beside license: "
+            f"{release.license or 'apache-2.0, the default'} the card would name two licences): set license: other, "
+            "or remove them"
+        )
+
+
 def _check_trainer(recipe: Recipe) -> None:
     """The trainer section through transformers' own checks (a scheduler name, ``warmup_steps >= 0``, ...), now and
     not after the tokenizer is trained; the error names the first key refused on its own (else the section)."""
@@ -372,6 +395,7 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
             f"{'with megabatch.size < 2' if recipe.loss['name'] == 'margin' else 'with the mnrl loss'}: use 2 or more"
         )
     Check(str, choices=SUITES)("recipe: release.suite", recipe.release.suite)
+    _check_release_license(recipe.release)
     for number, entry in enumerate(recipe.data.sources):  # a bad entry (or data.filters) fails here, not in training
         PairSource.parse(entry, recipe.data.filters, where=f"recipe: data.sources[{number}]")
     for number, source in enumerate(recipe.distillation.sources):

@@ -129,6 +129,9 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ),  # T7-10
         ({"release": {"license": 2}}, r"recipe: release\.license must be a str, got 2"),
         ({"release": {"license_link": 2}}, r"recipe: release\.license_link must be a str, got 2"),
+        ({"release": {"license": "Apache 2.0"}}, r"release\.license must be a Hugging Face licence id"),  # H8-4
+        ({"release": {"license": "other"}}, r"license: other needs license_name .* and license_link"),  # H8-4
+        ({"release": {"license_name": "my-terms"}}, r"release\.license_name go with license: other only"),  # H8-4
         ({"distillation": {"sources": [{"path": "c.parquet", "license": ""}]}}, r"sources\[0\]\.license must be a"),
     ],
 )
