@@ -13,8 +13,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="upload a model folder to the Hugging Face Hub (or --dry-run it to a local folder)",
         description="Upload a model folder (e.g. one written by `psp-st build`) to ORG/NAME with its model card "
         "re-rendered for that repo id. --dry-run OUT writes exactly the files that would be uploaded "
-        "to OUT and uploads nothing. Refused: symbolic links, pickle files, and in a release (psp_build.json) any file "
-        "it does not list. Files already in the repository that the folder lacks are kept (an upload never deletes).",
+        "to OUT and uploads nothing. Refused: symbolic links, pickle files, in a release (psp_build.json) any file "
+        "it does not list but the licence file its recipe's release.license_link names, and a folder lacking that "
+        "file. Files already in the repository that the folder lacks are kept (an upload never deletes).",
     )
     parser.add_argument("folder", type=path_argument, help="model folder to upload")
     parser.add_argument("--repo-id", required=True, help="target repository, ORG/NAME")

@@ -10,7 +10,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from psp_st.hub.card import ST_PLACEHOLDER, write_model_cards
 from psp_st.inference.load import check_model_folder, load
@@ -117,8 +117,16 @@ def stage_upload(folder: str | os.PathLike, repo_id: str, out: str | os.PathLike
     if out.exists() and any(out.iterdir()):
         raise ValueError(f"dry-run folder {out} exists and is not empty; pass a new folder")
     files = upload_files(folder)
-    recorded = (read_build_record(folder) or {}).get("files")  # a release uploads exactly itself
-    release = {*(recorded or files), BUILD_INFO_FILE, "README.md", f"{TRAINABLE_SUBFOLDER}/README.md"}
+    info = read_build_record(folder) or {}
+    recorded = info.get("files")  # a release uploads exactly itself, and the licence file its card links to
+    link = ((info.get("recipe") or {}).get("release") or {}).get("license_link")
+    licence = [PurePosixPath(link).as_posix()] if isinstance(link, str) and "://" not in link else []
+    if licence and licence[0] not in {*files, "README.md"}:  # push writes README.md (the card) in any case
+        raise ValueError(
+            f"{folder}: the card links its licence to the repository file {licence[0]!r} (the recipe's "
+            f"release.license_link), which the folder lacks: put the licence text in {folder / licence[0]}"
+        )
+    release = {*(recorded or files), BUILD_INFO_FILE, "README.md", f"{TRAINABLE_SUBFOLDER}/README.md", *licence}
     for bad, why in (
         (
             [f for f in files if f not in release],

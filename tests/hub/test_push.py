@@ -240,3 +240,30 @@ def test_dry_run_refuses_pickle_files_without_a_build_record(release_copy, tmp_p
     (release_copy / "trainable" / "optimizer.pt").write_bytes(b"\x80\x04pickle")
     with pytest.raises(ValueError, match=r"trainable/optimizer\.pt are pickle files, which can run code"):
         push(release_copy, "org/name", dry_run=tmp_path / "out")
+
+
+def _link_licence_to(release_copy, link):
+    """Set the recorded recipe's release to ``license: other`` linked to ``link`` (as a recipe would)."""
+    record = release_copy / "psp_build.json"
+    info = json.loads(record.read_text())
+    info["recipe"]["release"] = {"license": "other", "license_name": "my-terms", "license_link": link}
+    record.write_text(json.dumps(info))
+
+
+def test_dry_run_uploads_the_licence_file_the_card_links_to(release_copy, tmp_path):
+    """H8-5: a release's LICENSE, named by release.license_link, was refused as not part of the release."""
+    from psp_st.hub.push import push
+
+    _link_licence_to(release_copy, "LICENSE")
+    (release_copy / "LICENSE").write_text("my terms")
+    push(release_copy, "org/name", dry_run=tmp_path / "upload")
+    assert (tmp_path / "upload" / "LICENSE").read_text() == "my terms"
+
+
+def test_dry_run_refuses_a_card_linking_a_licence_file_the_folder_lacks(release_copy, tmp_path):
+    """H8-5: the card's license_link pointed at a file no push uploads (a dead link on the Hub)."""
+    from psp_st.hub.push import push
+
+    _link_licence_to(release_copy, "LICENSE")
+    with pytest.raises(ValueError, match=r"links its licence to the repository file 'LICENSE'.*lacks"):
+        push(release_copy, "org/name", dry_run=tmp_path / "upload")
