@@ -71,6 +71,16 @@ def _read_build_info(path: Path) -> dict[str, Any] | None:
     return info
 
 
+#: How a Git LFS pointer file starts (what a clone without Git LFS holds in place of each large file).
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+
+
+def _lfs_pointer(file: Path) -> bool:
+    """Whether ``file`` is a Git LFS pointer (a few lines naming the real file's hash) rather than the file."""
+    with open(file, "rb") as handle:
+        return handle.read(len(LFS_POINTER)) == LFS_POINTER
+
+
 def check_model_folder(path: str | os.PathLike, sha256: bool = False) -> None:
     """Raise :class:`ModelFolderError` (saying what to do) if a model folder is incomplete or too new: checks
     ``modules.json``, the folder of every psp-st module it names (published models often omit ``Normalize``'s), and
@@ -97,6 +107,11 @@ def check_model_folder(path: str | os.PathLike, sha256: bool = False) -> None:
             file = path / relative
             if not file.is_file():
                 raise ModelFolderError(f"{path}: file '{relative}' is missing: {_rebuild_hint(path)}.")
+            if file.stat().st_size != size and _lfs_pointer(file):
+                raise ModelFolderError(
+                    f"{path}: file '{relative}' is a Git LFS pointer, not the file (a git clone without Git LFS): "
+                    f"run `git lfs install` and then `git lfs pull` in {path}."
+                )
             if file.stat().st_size != size:
                 raise ModelFolderError(
                     f"{path}: file '{relative}' has {file.stat().st_size} bytes, expected {size} (truncated or "

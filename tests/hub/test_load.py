@@ -285,3 +285,14 @@ def test_a_hub_model_whose_cached_copy_lacks_a_file_says_fetch_it(cached_release
     (cached_release / "tokenizer.json").unlink()
     with pytest.raises(ModelFolderError, match=r"psp-st/psp-en: cannot load.*snapshot_download\('psp-st/psp-en'"):
         load("psp-st/psp-en", cache_folder=str(tmp_path / "hub"), local_files_only=True)
+
+
+def test_a_git_lfs_pointer_in_place_of_the_weights_says_git_lfs_pull(release_copy):
+    """H8-7: a `git clone` of the Hub repo without Git LFS was "truncated or replaced: rebuild it"."""
+    from psp_st.inference.load import load
+
+    (release_copy / "model.safetensors").write_text(
+        "version https://git-lfs.github.com/spec/v1\noid sha256:" + "0" * 64 + "\nsize 44831328\n"
+    )
+    with pytest.raises(ModelFolderError, match=r"'model.safetensors' is a Git LFS pointer.*git lfs pull"):
+        load(release_copy)
