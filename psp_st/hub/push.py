@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from psp_st.hub.card import ST_PLACEHOLDER, write_model_cards
 from psp_st.inference.load import check_model_folder, load
 from psp_st.io.atomic import atomic_directory
-from psp_st.io.model_names import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, read_build_record
+from psp_st.io.model_names import BUILD_INFO_FILE, TRAINABLE_SUBFOLDER, hub_cache_repo, read_build_record
 from psp_st.io.output_policy import check_home_prefix
 from psp_st.modules.trusted import load_trusted, looks_like_hub_id, module_types, trusted_module_class
 
@@ -72,6 +72,11 @@ def upload_files(folder: str | os.PathLike) -> list[str]:
         relative = path.relative_to(folder).as_posix()
         if EXCLUDED.search(relative):
             continue
+        if path.is_symlink() and hub_cache_repo(folder):  # its files link to the cache's blobs
+            raise ValueError(
+                f"{folder} is the Hugging Face cache's copy of {hub_cache_repo(folder)}, whose files are links into "
+                f"the cache: push a copy of it (cp -rL {folder} COPY; psp-st push COPY ...), never the cache itself"
+            )
         if path.is_symlink():
             raise ValueError(
                 f"{path} is a symbolic link; push uploads only regular files inside the folder (a link "

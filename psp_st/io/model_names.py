@@ -50,19 +50,27 @@ def refetch_advice(repo: str) -> str:
     )
 
 
-def hub_cache_hint(path: str | os.PathLike) -> str | None:
-    """What to do when ``path``, inside a Hugging Face cache snapshot (``models--ORG--NAME/snapshots/REV/``), lacks
-    files (a download that fetched only some, e.g. ``SentenceTransformer``'s) or has damaged ones; ``None`` for any
-    other folder (never advise building into the cache)."""
+def hub_cache_repo(path: str | os.PathLike) -> str | None:
+    """The Hub repo id whose Hugging Face cache snapshot (``models--ORG--NAME/snapshots/REV/``) holds ``path``, else
+    ``None``."""
     parts = Path(os.path.abspath(path)).parts
     for index in range(1, len(parts) - 1):
         if parts[index] == "snapshots" and parts[index - 1].startswith("models--"):
-            repo = parts[index - 1].removeprefix("models--").replace("--", "/")
-            return (
-                f"the folder is the Hugging Face cache's copy of {repo}, which lacks files or has damaged ones "
-                f"(SentenceTransformer('{repo}') downloads no {TRAINABLE_SUBFOLDER}/): {refetch_advice(repo)}"
-            )
+            return parts[index - 1].removeprefix("models--").replace("--", "/")
     return None
+
+
+def hub_cache_hint(path: str | os.PathLike) -> str | None:
+    """What to do when ``path``, inside a Hugging Face cache snapshot, lacks files (a download that fetched only
+    some, e.g. ``SentenceTransformer``'s) or has damaged ones; ``None`` for any other folder (never advise building
+    into the cache)."""
+    repo = hub_cache_repo(path)
+    if repo is None:
+        return None
+    return (
+        f"the folder is the Hugging Face cache's copy of {repo}, which lacks files or has damaged ones "
+        f"(SentenceTransformer('{repo}') downloads no {TRAINABLE_SUBFOLDER}/): {refetch_advice(repo)}"
+    )
 
 
 def minilm_folder() -> str:

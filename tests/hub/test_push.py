@@ -267,3 +267,19 @@ def test_dry_run_refuses_a_card_linking_a_licence_file_the_folder_lacks(release_
     _link_licence_to(release_copy, "LICENSE")
     with pytest.raises(ValueError, match=r"links its licence to the repository file 'LICENSE'.*lacks"):
         push(release_copy, "org/name", dry_run=tmp_path / "upload")
+
+
+def test_dry_run_of_a_hub_cache_snapshot_says_push_a_copy(release, tmp_path):
+    """H8-8: the advice for the cache's links was "replace it with a copy of the file": edit the cache."""
+    import shutil
+
+    from psp_st.hub.push import push
+
+    snapshot = tmp_path / "models--org--m" / "snapshots" / "0123456789abcdef0123456789abcdef01234567"
+    shutil.copytree(release, snapshot)
+    blob = tmp_path / "models--org--m" / "blobs" / "readme"
+    blob.parent.mkdir()
+    (snapshot / "README.md").rename(blob)
+    (snapshot / "README.md").symlink_to(blob)
+    with pytest.raises(ValueError, match=r"cache's copy of org/m, whose files are links.*push a copy of it"):
+        push(snapshot, "org/name", dry_run=tmp_path / "upload")
