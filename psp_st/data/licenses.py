@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 import re
 from functools import cache
 from importlib import resources
@@ -44,10 +45,24 @@ def source_license(path: str, sources: list[Any]) -> tuple[str, str]:
     for source in sources:
         if not isinstance(source, dict) or not (source.get("license") or source.get("genre")):
             continue
-        pattern = str(source.get("path") or "")
-        if fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, f"*/{pattern}"):
+        if source_matches(path, str(source.get("path") or "")):
             return source.get("genre") or UNKNOWN[0], source.get("license") or UNKNOWN[1]
     return UNKNOWN
+
+
+def source_matches(path: str, source: str) -> bool:
+    """``path`` (a file a recipe trained on, as the build record names it) is one of the files of the recipe source
+    ``source``: its glob, the file itself (even named like a glob, ``pairs [v2].parquet``) or a file directly in the
+    folder it names (as :func:`psp_st.io.data_dir.resolve_data_files` reads them), also at the end of ``path`` (a
+    relative source resolved elsewhere)."""
+    source = source.rstrip("/")
+    if not source:
+        return False
+    folder = posixpath.dirname(path)
+    for name in (path, folder):
+        if name == source or name.endswith(f"/{source}"):
+            return True
+    return fnmatch.fnmatch(path, source) or fnmatch.fnmatch(path, f"*/{source}")
 
 
 def restrictions(licence: str) -> list[str]:

@@ -3,7 +3,6 @@ renders its own (ours because ST's cannot know each form's usage, the numbers, t
 
 from __future__ import annotations
 
-import fnmatch
 import math
 import os
 import re
@@ -76,7 +75,9 @@ def _genre_shares(files: list[dict[str, Any]], pairs_per_source: dict[str, int])
     """Share of the pairs trained per epoch by genre, largest first: each source's pairs (keyed by the recipe's path
     or glob) spread over its files by their rows; the files' rows when no source matches. Rowless files are left out."""
     weights = {row["name"]: float(row["rows"] or 0) for row in files}
-    matched = {source: [name for name in weights if fnmatch.fnmatch(name, source)] for source in pairs_per_source}
+    from psp_st.data.licenses import source_matches
+
+    matched = {source: [name for name in weights if source_matches(name, source)] for source in pairs_per_source}
     if any(matched.values()):
         shares = dict.fromkeys(weights, 0.0)
         for source, names in matched.items():

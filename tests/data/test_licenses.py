@@ -61,6 +61,14 @@ def test_a_source_licence_is_matched_by_file_name_when_the_path_was_resolved_els
     assert source_license("/work/data/my_pairs.tsv", sources) == (UNKNOWN[0], "proprietary")
 
 
+def test_a_source_licence_reaches_the_files_of_a_folder_source_and_a_file_named_like_a_glob():
+    """M9-1: a source given as a folder (or a file named ``[v2]``) matched none of its files: the card said "?"."""
+    sources = [{"path": "/home/me/pairs", "license": "CC BY 4.0"}, {"path": "own [v2].tsv", "license": "mine"}]
+    assert source_license("/home/me/pairs/tickets.jsonl", sources)[1] == "CC BY 4.0"
+    assert source_license("/work/own [v2].tsv", sources)[1] == "mine"
+    assert source_license("/home/me/pairs/sub/more.jsonl", sources) == UNKNOWN  # a folder's own files only
+
+
 def test_the_shared_table_wins_over_a_source_licence_and_an_unmatched_file_stays_unknown():
     sources = [{"path": "training_pairs/*.parquet", "license": "mine"}]
     assert source_license("training_pairs/coco_captions_val2017.parquet", sources) == data_license(

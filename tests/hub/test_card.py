@@ -212,6 +212,16 @@ def test_card_genre_shares_follow_the_pairs_trained_not_the_file_rows():
     assert list(shares.values()) == [0.6, 0.3, 0.1]  # rows alone would give 0.714 / 0.214 / 0.071
 
 
+def test_card_genre_shares_count_the_pairs_of_a_folder_source():
+    """M9-1: a recipe source given as a folder matched none of its files: the card gave its genres no share."""
+    from psp_st.hub.card import card_fields
+
+    files = {"training_pairs/coco_captions_val2017.parquet": 100, "bitext/de-en.parquet": 1000}
+    per_source = {"training_pairs": 90, "bitext/de-en.parquet": 10}
+    genres = card_fields({"training": {"files": files, "pairs_per_source": per_source}})["genres"]
+    assert [round(row["share"], 3) for row in genres] == [0.9, 0.1]
+
+
 def test_card_note_on_a_small_language_compares_only_with_languages_that_exist():
     """XL5: a de-en model of 2,000 pairs was told to expect weaker de results "than in the languages with more bitext"."""
     from psp_st.hub.card import language_rows
