@@ -209,7 +209,7 @@ def _concatenate(parts: list[Any]) -> Any:
 
     with_lang = any("lang" in part.column_names for part in parts)
     same: list[Any] = []
-    for part in parts:
+    for part in [part for part in parts if len(part)] or parts[:1]:  # an empty selection takes no added column
         if with_lang and "lang" not in part.column_names:
             part = part.add_column("lang", [None] * len(part), feature=Value("string"))
         for name in ("sentence1", "sentence2", "lang"):

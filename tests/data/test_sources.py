@@ -128,6 +128,19 @@ def test_bitext_columns_lang_and_exclusion(write_parquet, cache_dir):
     assert pairs["lang"][:] == ["de", "de", None]
 
 
+def test_a_source_weighted_to_no_pair_beside_bitext_is_left_out_not_a_crash(write_parquet, cache_dir):
+    """M9-2: a weight rounding to 0 pairs beside a source with ``lang`` crashed inside datasets (add_column on an
+    empty selection of a ``large_string`` file, as pandas writes them and the shared data is)."""
+    import pyarrow as pa
+
+    texts = [pa.array([f"{side} {i}" for i in range(10)], pa.large_string()) for side in ("left", "right")]
+    english = str(write_parquet("en.parquet", {"sentence1": texts[0], "sentence2": texts[1]}))
+    bitext = str(write_parquet("sv-en.parquet", {"sentence1": ["Hej"], "sentence2": ["Hi"], "lang": ["sv"]}))
+    counts: dict[str, int] = {}
+    pairs = load_training_pairs([bitext, {"path": english, "weight": 0.01}], counts=counts, cache_dir=cache_dir)
+    assert pairs["lang"][:] == ["sv"] and counts == {bitext: 1, english: 0}
+
+
 def test_missing_and_empty_sides_are_dropped_and_counted(write_parquet, cache_dir, caplog):
     path = write_parquet("bad.parquet", {"sentence1": ["a", None, "  ", "d"], "sentence2": ["w", "x", "y", "z"]})
     assert load_training_pairs(path, cache_dir=cache_dir)["sentence1"] == ["a", "d"]
