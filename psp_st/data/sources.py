@@ -181,9 +181,18 @@ def load_training_pairs(
         if source.filters:
             pairs, filtered = apply_filters(pairs, source.filters)
             logger.info("%s: %s", source.path, filtered)
-        rows = sample_rows(len(pairs), source.weight, source.max_pairs, seed=(seed, number))
+        available = len(pairs)
+        rows = sample_rows(available, source.weight, source.max_pairs, seed=(seed, number))
         if len(rows) != len(pairs) or (len(rows) and rows[-1] != len(rows) - 1):
             pairs = pairs.select(rows)
+        if not len(rows):
+            logger.warning(
+                "recipe: data.sources[%d] (%s) gives no training pair after its filters and weight (%d pair(s) "
+                "before the weight): check its filters, or raise its weight",
+                number,
+                source.path,
+                available,
+            )
         parts.append(pairs)
         paths.append(source.path)
     sizes = np.array([len(part) for part in parts])

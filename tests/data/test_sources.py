@@ -141,6 +141,14 @@ def test_a_source_weighted_to_no_pair_beside_bitext_is_left_out_not_a_crash(writ
     assert pairs["lang"][:] == ["sv"] and counts == {bitext: 1, english: 0}
 
 
+def test_a_source_left_with_no_pair_is_warned_about(two_sources, cache_dir, caplog):
+    """M9-3: a source whose filters or weight left no pair was trained without, logged at info level only."""
+    big, small = two_sources
+    with caplog.at_level(logging.WARNING):
+        load_training_pairs([big, {"path": small, "filters": {"length": {"min": 50}}}], cache_dir=cache_dir)
+    assert f"data.sources[1] ({small}) gives no training pair after its filters and weight" in caplog.text
+
+
 def test_missing_and_empty_sides_are_dropped_and_counted(write_parquet, cache_dir, caplog):
     path = write_parquet("bad.parquet", {"sentence1": ["a", None, "  ", "d"], "sentence2": ["w", "x", "y", "z"]})
     assert load_training_pairs(path, cache_dir=cache_dir)["sentence1"] == ["a", "d"]
