@@ -30,7 +30,8 @@ def main() -> int:
     pairs = pd.read_parquet(args.pairs)
     report = json.loads(args.pairs.with_suffix(".json").read_text())
     recall = report["recall"]
-    lines = ["# `psp-st mine` on the English corpus with psp-en-v1", ""]
+    inputs = ", ".join(Path(p).name for p in report["source"] + (report.get("target") or []))
+    lines = [f"# `psp-st mine` of `{inputs}` with `{Path(report['model']).name}`", ""]
     if args.command:
         lines += ["```", args.command, "```", ""]
     lines += [

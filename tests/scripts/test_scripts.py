@@ -229,3 +229,36 @@ def test_the_packaged_ablation_row_trains_the_packaged_psp_en_recipe(monkeypatch
     row = namespace["row_config"](namespace["PACKAGED_ROW"])
     assert namespace["same_training"](row, load_config("psp-en"))
     assert not namespace["same_training"](row, {**row, "seed": row["seed"] + 1})
+
+
+def write_mined_pairs(folder: Path, scores: list[float], min_margin: float) -> Path:
+    """A tiny ``psp-st mine`` output: pairs with these margins and a report naming its model and input."""
+    import json
+
+    import pandas as pd
+
+    pairs = folder / "pairs.parquet"
+    texts = [f"sentence {i}" for i in range(len(scores))]
+    pd.DataFrame({"sentence1": texts, "sentence2": texts, "score": scores, "cosine": scores}).to_parquet(pairs)
+    report = {
+        "model": "/models/my-model",
+        "source": ["/data/news.parquet"],
+        "target": None,
+        "source_rows": 10,
+        "index": "flat",
+        "config": {"k": 4, "strategy": "all", "min_margin": min_margin},
+        "recall": {"k": 10, "queries": 10, "recall": 1.0},
+        "seconds": {},
+        "filters": [],
+    }
+    pairs.with_suffix(".json").write_text(json.dumps(report))
+    return pairs
+
+
+def test_mining_sample_titles_the_page_with_the_reports_model_and_input(tmp_path, monkeypatch):
+    pairs = write_mined_pairs(tmp_path, [1.2], 1.1)
+    with pytest.raises(SystemExit, match="0"):
+        run_script(
+            REPO / "benchmarks" / "mining_sample.py", monkeypatch, str(pairs), "--output", str(tmp_path / "s.md")
+        )
+    assert (tmp_path / "s.md").read_text().splitlines()[0] == "# `psp-st mine` of `news.parquet` with `my-model`"
