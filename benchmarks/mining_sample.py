@@ -14,7 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
-BANDS = [(1.1, 1.15), (1.15, 1.2), (1.2, 1.3), (1.3, 1.5), (1.5, float("inf"))]
+BANDS = [(float("-inf"), 1.1), (1.1, 1.15), (1.15, 1.2), (1.2, 1.3), (1.3, 1.5), (1.5, float("inf"))]
 
 
 def main() -> int:

@@ -262,3 +262,12 @@ def test_mining_sample_titles_the_page_with_the_reports_model_and_input(tmp_path
             REPO / "benchmarks" / "mining_sample.py", monkeypatch, str(pairs), "--output", str(tmp_path / "s.md")
         )
     assert (tmp_path / "s.md").read_text().splitlines()[0] == "# `psp-st mine` of `news.parquet` with `my-model`"
+
+
+def test_mining_sample_shows_pairs_below_the_default_margin_when_mined_with_a_lower_one(tmp_path, monkeypatch):
+    pairs = write_mined_pairs(tmp_path, [1.05, 1.2], 1.0)
+    with pytest.raises(SystemExit, match="0"):
+        run_script(
+            REPO / "benchmarks" / "mining_sample.py", monkeypatch, str(pairs), "--output", str(tmp_path / "s.md")
+        )
+    assert "| 1.050 | 1.050 | sentence 0 | sentence 0 |" in (tmp_path / "s.md").read_text()
