@@ -112,6 +112,12 @@ def results_table(records: Sequence[dict[str, Any]]) -> str:
     return "\n".join([header, rule, *rows])
 
 
+def _runnable(command: str) -> str:
+    """A record's command as it runs today: records written before 2026-11 name ``psp-st baseline``, now this script."""
+    old = "psp-st baseline "
+    return "python benchmarks/baselines_table.py " + command[len(old) :] if command.startswith(old) else command
+
+
 def render_table(args: argparse.Namespace, command: str) -> str:
     """The table of the run records, written to ``--output`` (preamble above, commands below) or returned."""
     records = []
@@ -120,10 +126,10 @@ def render_table(args: argparse.Namespace, command: str) -> str:
         if "metrics" not in record or "name" not in record:
             raise SystemExit(f"{path}: not a baseline record (needs 'name' and 'metrics')")
         records.append(record)
-    commands = [f"# {r['name']}\n{r['command']}" for r in records if r.get("command")]
+    commands = [f"# {r['name']}\n{_runnable(r['command'])}" for r in records if r.get("command")]
     if args.speed:
         speed = json.loads(Path(args.speed).read_text(encoding="utf-8"))
-        commands.append(f"# pairs/s column\n{speed.get('command') or ''}")
+        commands.append(f"# pairs/s column\n{_runnable(speed.get('command') or '')}")
         for record in records:
             if record["name"] in speed["pairs_per_second"]:
                 record["metrics"]["pairs_per_second"] = speed["pairs_per_second"][record["name"]]

@@ -271,3 +271,22 @@ def test_mining_sample_shows_pairs_below_the_default_margin_when_mined_with_a_lo
             REPO / "benchmarks" / "mining_sample.py", monkeypatch, str(pairs), "--output", str(tmp_path / "s.md")
         )
     assert "| 1.050 | 1.050 | sentence 0 | sentence 0 |" in (tmp_path / "s.md").read_text()
+
+
+def test_baselines_table_renders_a_records_old_psp_st_baseline_command_as_todays_script(tmp_path, monkeypatch):
+    import json
+
+    record = {"name": "P-SP", "metrics": {}, "command": "psp-st baseline sbert --no-train --model ./psp-en"}
+    (tmp_path / "r.json").write_text(json.dumps(record))
+    with pytest.raises(SystemExit, match="0"):
+        run_script(
+            REPO / "benchmarks" / "baselines_table.py",
+            monkeypatch,
+            "table",
+            str(tmp_path / "r.json"),
+            "--output",
+            str(tmp_path / "t.md"),
+        )
+    assert (
+        "\npython benchmarks/baselines_table.py sbert --no-train --model ./psp-en\n" in (tmp_path / "t.md").read_text()
+    )
