@@ -166,8 +166,11 @@ def main() -> int:
 
     import psutil
 
+    from psp_st.inference import load_engine
+
     corpus = args.work / f"corpus-{args.rows}.txt"
     info = make_corpus(corpus, args.rows)
+    args.dim = load_engine(args.model).get_embedding_dimension()
     if args.render_only:
         results = json.loads((args.work / "results.json").read_text())
         args.output.write_text(render(results, info, args, psutil.cpu_count(), psutil.virtual_memory().total))
@@ -234,7 +237,7 @@ def render(results: dict, info: dict, args, cpus: int, memory: int) -> str:
         f"Corpus: {rows:,} lines = {info['distinct_drawn']:,} distinct sentences drawn from the "
         f"{info['corpus_distinct_sentences']:,} of `shared/data/corpus/*.parquet` plus {info['perturbed_copies']:,} "
         f"lightly perturbed copies, shuffled (seed {info['seed']}). "
-        f"Model: `{args.model}` (P-SP, 1024-d). Machine: {cpus} cores, {memory / 2**30:.0f} GiB, no GPU, shared "
+        f"Model: `{args.model}` (P-SP, {args.dim}-d). Machine: {cpus} cores, {memory / 2**30:.0f} GiB, no GPU, shared "
         "with other agents (load averages below are the 1/5/15-minute loads when each run started and ended).",
         "",
         f"Mining settings (both runs): `{args.mine_args}`.",
@@ -297,13 +300,13 @@ def render(results: dict, info: dict, args, cpus: int, memory: int) -> str:
     lines += ["", "Filter counts (local run):", "", "| step | kept | dropped |", "| --- | ---: | ---: |"]
     first = next(iter(results.values()))["report"]
     lines += [f"| {s['filter']} | {s['kept']:,} | {s['dropped']:,} |" for s in first["filters"]]
-    lines += ["", projection(results, rows), ""]
+    lines += ["", projection(results, rows, args.dim), ""]
     lines += ["Commands run:", ""] + [f"- {run}: `{r['command']}`" for run, r in results.items()]
     return "\n".join(lines) + "\n"
 
 
-def projection(results: dict, rows: int) -> str:
-    """100M sentences on 32 nodes from the single-process (1 thread) per-core rates."""
+def projection(results: dict, rows: int, model_dim: int) -> str:
+    """100M sentences on 32 nodes from the single-process (1 thread) per-core rates of a ``model_dim``-d model."""
     local = results.get("local") or next(iter(results.values()))
     report = local["report"]
     seconds = report["seconds"]
@@ -315,7 +318,7 @@ def projection(results: dict, rows: int) -> str:
     embed_minutes = target / (embed_rate * nodes * cores) / 60
     search_hours = target / (search_rate_100m * nodes * cores) / 3600
     spec = report["config"]["index"]
-    dim = 1024 if not spec.get("pca") else spec["pca"]
+    dim = spec.get("pca") or model_dim
     bytes_per_vector = dim if report["index"] == "ivf-sq8" else 4 * dim
     index_gb = target * bytes_per_vector / 1e9
     return (

@@ -290,3 +290,14 @@ def test_baselines_table_renders_a_records_old_psp_st_baseline_command_as_todays
     assert (
         "\npython benchmarks/baselines_table.py sbert --no-train --model ./psp-en\n" in (tmp_path / "t.md").read_text()
     )
+
+
+def test_scale_projects_the_index_size_at_the_models_dimension():
+    report = {
+        "seconds": {"embed": 1.0, "search": 1.0, "index": 1.0, "score_filter_write": 1.0},
+        "config": {"index": {"pca": None}},
+        "index": "ivf-sq8",
+    }
+    projection = runpy.run_path(str(REPO / "benchmarks" / "scale.py"))["projection"]
+    text = projection({"local": {"report": report}}, 1000, 384)
+    assert "at 384 dimensions that is 384 bytes per vector, ~38 GB for 100M" in text
