@@ -260,6 +260,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             raise SystemExit(f"--init needs {len(row.encoders)} comma-separated values from {INITS}, got {args.init!r}")
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
+    if args.workdir:  # the trainer's temporary folder goes in it once the model is built and scored untrained
+        Path(args.workdir).mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     pairs = training_pairs(row, args)
     texts = list(pairs["sentence1"]) + list(pairs["sentence2"])

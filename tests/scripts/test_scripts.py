@@ -301,3 +301,17 @@ def test_scale_projects_the_index_size_at_the_models_dimension():
     projection = runpy.run_path(str(REPO / "benchmarks" / "scale.py"))["projection"]
     text = projection({"local": {"report": report}}, 1000, 384)
     assert "at 384 dimensions that is 384 bytes per vector, ~38 GB for 100M" in text
+
+
+def test_zoo_run_creates_its_workdir_before_the_run_needs_it(tmp_path, monkeypatch):
+    main = runpy.run_path(str(REPO / "benchmarks" / "zoo.py"))["main"]
+
+    def stop(row, args):
+        raise KeyboardInterrupt  # before any data is read or a model trained
+
+    monkeypatch.setitem(main.__globals__, "training_pairs", stop)
+    workdir = tmp_path / "new" / "work"
+    monkeypatch.setattr(sys, "argv", ["zoo.py", "run", "--row", "WORD", "--workdir", str(workdir)])
+    with pytest.raises(KeyboardInterrupt):
+        main()
+    assert workdir.is_dir()
