@@ -15,7 +15,8 @@ def test_table_renders_records(table_script, tmp_path):
     (tmp_path / "toy.json").write_text(json.dumps(record))
     assert table_script.main(["table", str(tmp_path / "toy.json"), "--output", str(tmp_path / "t.md")]) == 0
     text = (tmp_path / "t.md").read_text()
-    assert "| toy | 80.1 | — |" in text and "2.0 min" in text and "psp-st baseline sbert" in text
+    assert "| toy | 80.1 | — |" in text and "2.0 min" in text
+    assert "python benchmarks/baselines_table.py sbert" in text and "psp-st baseline" not in text  # B9-3: old records
 
 
 def test_speed_feeds_the_table(table_script, tiny_bert_dir, data_dir, tmp_path):
