@@ -17,7 +17,7 @@
   mean sentence vector subtracted from every row, then the top ``K`` principal directions projected out; fitted on
   60,000 random ``training_pairs/`` sentences, 60,000 of ``corpus/english_sentences.parquet``, or both: round 23).
   ``--gammas g ...`` adds, under each ``a``, the table with every row's norm raised to the power ``g``
-  (:func:`norm_powered`; round 25).
+  (``psp_st.training.norm_power.powered_row_norms``, the recipe key ``norm_power``; rounds 25-26).
 * ``minmax``: the first model's cosine of mean-pooled vectors plus ``l`` times the mean of the cosines of its
   element-wise max- and min-pooled piece vectors, for each ``--lambdas`` l (concatenated power means, Rücklé et al.
   2018, probed after training: round 24).
@@ -83,17 +83,6 @@ def common_component_removed(weights, tokenizer, texts: list[str], pcs: int):
     return folded.astype(np.float32)
 
 
-def norm_powered(weights, gamma: float):
-    """``weights`` with every row's norm raised to the power ``gamma`` (its direction kept; zero rows stay zero):
-    mean pooling weighs a piece by its norm, so ``gamma < 1`` evens the weights out, as SIF does by frequency."""
-    import numpy as np
-
-    table = np.asarray(weights, dtype=np.float64)
-    norms = np.linalg.norm(table, axis=1, keepdims=True)
-    scale = np.divide(norms**gamma, norms, out=np.zeros_like(norms), where=norms > 0)
-    return (table * scale).astype(np.float32)
-
-
 def extreme_pooled(weights, tokenizer, texts: list[str], reduce):
     """Unit rows of the element-wise ``reduce`` (``np.maximum`` or ``np.minimum``) of each text's piece vectors, the
     pieces the engine pools (unknown ones dropped)."""
@@ -149,6 +138,7 @@ def main() -> None:
     from psp_st.evaluation.loaders import local_path
     from psp_st.inference.engine import PSPEngine, load_engine
     from psp_st.io.data_dir import default_data_dir
+    from psp_st.training.norm_power import powered_row_norms
 
     engines = [load_engine(path, threads=1) for path in args.models]
     first = engines[0]
@@ -220,7 +210,7 @@ def main() -> None:
                 label = f"wise-ft a = {alpha}" + (f", b = {beta}" if args.toward else "")
                 show(label, scores(result, gold), result)
                 for gamma in args.gammas:
-                    powered = norm_powered(mixed, gamma)
+                    powered = powered_row_norms(mixed, gamma)
                     result = cosines(PSPEngine(powered, first.tokenizer, threads=1))
                     show(f"{label}, norms to the power {gamma}", scores(result, gold), result)
                 for fit_name in args.common_from:
@@ -247,7 +237,7 @@ def main() -> None:
             show(f"mean + {weight} x max/min pooling", scores(mixed, gold))
     elif args.mode == "norm":
         for gamma in args.gammas:
-            result = cosines(PSPEngine(norm_powered(first.weights, gamma), first.tokenizer, threads=1))
+            result = cosines(PSPEngine(powered_row_norms(first.weights, gamma), first.tokenizer, threads=1))
             show(f"norms to the power {gamma}", scores(result, gold), result)
     else:
         folder = Path(args.data_dir or default_data_dir())

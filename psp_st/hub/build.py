@@ -55,7 +55,7 @@ def training_record(config: dict[str, Any], run: Path, data_dir: Path) -> dict[s
             _relative(name, data_dir): count for name, count in (metrics.get("pairs_per_source") or {}).items()
         },
     }
-    for key in ("pairs_per_language", "soup", "wise_ft", "resumed_from"):
+    for key in ("pairs_per_language", "soup", "wise_ft", "norm_power", "resumed_from"):
         if metrics.get(key):
             training[key] = metrics[key]
     if metrics.get("distillation"):

@@ -201,6 +201,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         "training_threads": training.get("threads", "?"),
         "soup": training.get("soup"),
         "wise_ft": training.get("wise_ft"),
+        "norm_power": training.get("norm_power"),
         "citations": {
             "P-SP": PSP_CITATION,
             **({"Model soups": SOUP_CITATION} if training.get("soup") else {}),

@@ -484,6 +484,7 @@ def train_from_config(
     from psp_st.io.output_policy import check_output
     from psp_st.losses import add_random_negatives
     from psp_st.modules.trusted import load_trusted
+    from psp_st.training.norm_power import raise_row_norms
     from psp_st.training.soup import add_to_soup
     from psp_st.training.wise_ft import interpolate_from_initial
 
@@ -634,6 +635,8 @@ def train_from_config(
         model.load_state_dict(soup)
     if recipe.wise_ft != 1:
         interpolate_from_initial(model, load_trusted(initial), recipe.wise_ft)
+    if recipe.norm_power != 1:
+        raise_row_norms(model[0].embedding, recipe.norm_power)
     final = output_dir / "final"
     with atomic_directory(final) as temporary:  # a crash leaves no partial final/
         model.save(str(temporary))
@@ -653,6 +656,8 @@ def train_from_config(
         metrics["soup"] = {"members": recipe.soup, "seeds": [seed + i for i in range(recipe.soup)]}
     if recipe.wise_ft != 1:
         metrics["wise_ft"] = recipe.wise_ft
+    if recipe.norm_power != 1:
+        metrics["norm_power"] = recipe.norm_power
     atomic_write_json(output_dir / "train_metrics.json", metrics)
     logger.info("saved %s", final)
     return model

@@ -197,6 +197,7 @@ class Recipe:
     seed: int = 42
     soup: int = 1  # runs from one initial model at seeds seed, seed + 1, ...; their weights averaged (a model soup)
     wise_ft: float = 1.0  # the saved weights: initial + wise_ft * (trained - initial) (WiSE-FT); 1 = the trained ones
+    norm_power: float = 1.0  # then every piece vector's norm raised to this power (direction kept); 1 = unchanged
     description: str | None = None
     tokenizer: TokenizerSection = field(default_factory=TokenizerSection)
     model: ModelSection = field(default_factory=ModelSection)
@@ -234,6 +235,7 @@ TOP_LEVEL_NUMBERS = {
     "seed": "an integer in [0, 2^32 - 1]",
     "soup": "a number of runs, 1 or more",
     "wise_ft": "a number in (0, 1]",
+    "norm_power": "a number in (0, 1]",
 }
 
 #: Trainer keys psp-st sets itself, refused in a recipe; so are ``push_to_hub`` and ``hub_*``: a run never uploads.
@@ -321,6 +323,7 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     Check(int, 0, 2**32 - 1)("recipe: seed", config.get("seed"))  # numpy's seed range
     Check(int, 1, 2**32 - config.get("seed", 42))("recipe: soup", config.get("soup"))  # the last member's seed too
     Check(float, 0.0, 1.0, positive=True)("recipe: wise_ft", config.get("wise_ft"))
+    Check(float, 0.0, 1.0, positive=True)("recipe: norm_power", config.get("norm_power"))
     Check(str)("recipe: description", config.get("description"))
     name = config.get("name", "recipe")  # the default release folder (./NAME) and the build record's short name
     if not isinstance(name, str) or not re.fullmatch(r"[^\W_][\w.-]*", name):
@@ -361,6 +364,7 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
         seed=config.get("seed", 42),
         soup=config.get("soup", 1),
         wise_ft=float(config.get("wise_ft", 1.0)),
+        norm_power=float(config.get("norm_power", 1.0)),
         description=config.get("description"),
         tokenizer=_section(TokenizerSection, config.get("tokenizer"), "recipe: tokenizer"),
         model=_section(ModelSection, config.get("model"), "recipe: model"),

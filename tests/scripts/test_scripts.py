@@ -212,15 +212,6 @@ def test_combine_max_pooling_is_each_texts_elementwise_max(sp_tokenizer, monkeyp
     np.testing.assert_allclose(pooled(weights, sp_tokenizer, texts, np.maximum), expected)
 
 
-def test_combine_norm_power_scales_each_row_to_its_norm_to_the_power_and_keeps_zero_rows(monkeypatch):
-    import numpy as np
-
-    monkeypatch.setattr(sys, "path", [str(REPO / "benchmarks"), *sys.path])
-    powered = runpy.run_path(str(REPO / "benchmarks" / "psp_en_combine.py"))["norm_powered"]
-    weights = np.array([[3.0, 4.0], [0.0, 0.0], [0.6, 0.8]])
-    np.testing.assert_allclose(powered(weights, 0.5), [[3 / 5**0.5, 4 / 5**0.5], [0, 0], [0.6, 0.8]], rtol=1e-6)
-
-
 def test_the_packaged_ablation_row_trains_the_packaged_psp_en_recipe(monkeypatch):
     from psp_st.training.recipe import load_config
 
