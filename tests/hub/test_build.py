@@ -280,17 +280,18 @@ def test_a_work_dir_holding_no_run_is_refused_by_its_own_option(build_cli, tiny_
     assert not (tmp_path / "out").exists()
 
 
-def test_a_soup_build_records_its_members_and_wise_ft_in_the_record_and_card(
+def test_a_soup_build_records_its_members_wise_ft_and_norm_power_in_the_record_and_card(
     build_cli, tiny_recipe, data_dir, tmp_path
 ):
     recipe = tmp_path / "soup.yaml"
-    text = tiny_recipe.read_text().replace("seed: 7\n", "seed: 7\nsoup: 2\nwise_ft: 0.5\n")
+    text = tiny_recipe.read_text().replace("seed: 7\n", "seed: 7\nsoup: 2\nwise_ft: 0.5\nnorm_power: 0.8\n")
     recipe.write_text(text, encoding="utf-8")
     assert build_cli(recipe, data_dir, tmp_path) == 0
     record = json.loads((tmp_path / "psp-en" / "psp_build.json").read_text())
     assert record["training"]["soup"] == {"members": 2, "seeds": [7, 8]} and record["training"]["wise_ft"] == 0.5
     card = (tmp_path / "psp-en" / "README.md").read_text()
     assert "mean of 2 runs" in card and "plus 0.5 times what training changed" in card
+    assert record["training"]["norm_power"] == 0.8 and "raised to the power 0.8" in card
 
 
 @pytest.mark.parametrize(

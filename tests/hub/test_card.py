@@ -98,6 +98,14 @@ def test_card_of_a_wise_ft_model_says_how_far_it_is_from_the_initial_one_and_cit
     assert "WiSE-FT" not in plain and "wortsman2022robust" not in plain
 
 
+def test_card_of_a_norm_power_model_says_the_piece_norms_were_raised_to_it(static_model):
+    from psp_st.hub.card import render_model_card
+
+    plain = render_model_card(static_model, INFO)
+    card = render_model_card(static_model, {**INFO, "training": {**INFO["training"], "norm_power": 0.9}})
+    assert "norm was then raised to the power 0.9" in card and "raised to the power" not in plain
+
+
 def test_card_comes_from_the_package_template(static_model):
     from psp_st.hub.card import render_model_card, template_path
 

@@ -683,7 +683,7 @@ def test_init_from_a_training_run_folder_names_its_final_model(pairs_file, data_
         build_model(config, None, seed=0)
 
 
-@pytest.mark.parametrize("key", ["seed", "soup", "wise_ft"])
+@pytest.mark.parametrize("key", ["seed", "soup", "wise_ft", "norm_power"])
 def test_a_top_level_number_without_value_is_refused(key):
     from psp_st.training.schema import parse_recipe
 
@@ -697,6 +697,14 @@ def test_wise_ft_outside_zero_to_one_is_refused(value):
 
     with pytest.raises(ValueError, match="recipe: wise_ft"):
         parse_recipe({"name": "x", "data": {"sources": ["pairs.parquet"]}, "wise_ft": value})
+
+
+@pytest.mark.parametrize("value", [0, -0.5, 1.5, "0.9"])
+def test_norm_power_outside_zero_to_one_is_refused(value):
+    from psp_st.training.schema import parse_recipe
+
+    with pytest.raises(ValueError, match="recipe: norm_power"):
+        parse_recipe({"name": "x", "data": {"sources": ["pairs.parquet"]}, "norm_power": value})
 
 
 @pytest.mark.parametrize(

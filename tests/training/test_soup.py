@@ -1,5 +1,5 @@
 """A recipe with ``soup: N`` trains N members from one initial model and saves the mean of their weights; with
-``wise_ft: a`` it saves ``initial + a * (mean - initial)``."""
+``wise_ft: a`` it saves ``initial + a * (mean - initial)``, and with ``norm_power: g`` every row's norm to the power g."""
 
 from __future__ import annotations
 
@@ -194,3 +194,18 @@ def test_wise_ft_soup_saves_the_initial_weights_plus_a_times_the_members_mean_ch
     mean = (weights(run / "soup" / "0" / "final") + weights(run / "soup" / "1" / "final")) / 2
     np.testing.assert_allclose(weights(run / "final"), start + 0.25 * (mean - start), rtol=1e-5, atol=1e-6)
     assert json.loads((run / "train_metrics.json").read_text())["wise_ft"] == 0.25
+
+
+def test_norm_power_soup_saves_the_members_mean_with_every_rows_norm_to_the_power(files, tmp_path, monkeypatch):
+    from psp_st.training.norm_power import powered_row_norms
+    from psp_st.training.recipe import train_from_config
+
+    monkeypatch.setattr("psp_st.modules.teacher_init.load_teacher", lambda name, device="cpu": Stub())
+    config = {**soup_recipe(files, tmp_path / "cache"), "norm_power": 0.5}
+    train_from_config(config, output_dir=tmp_path / "run", max_steps=3)
+    run = tmp_path / "run"
+    mean = (weights(run / "soup" / "0" / "final") + weights(run / "soup" / "1" / "final")) / 2
+    saved = weights(run / "final")
+    np.testing.assert_allclose(saved, powered_row_norms(mean, 0.5), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(saved, axis=1), np.linalg.norm(mean, axis=1) ** 0.5, rtol=1e-5)
+    assert json.loads((run / "train_metrics.json").read_text())["norm_power"] == 0.5

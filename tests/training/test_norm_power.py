@@ -1,0 +1,43 @@
+"""``norm_power: g`` raises every piece vector's norm to the power ``g`` after training, its direction kept."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+
+def test_powered_row_norms_scales_each_row_to_its_norm_to_the_power_and_keeps_zero_rows():
+    from psp_st.training.norm_power import powered_row_norms
+
+    table = np.array([[3.0, 4.0], [0.0, 0.0], [0.6, 0.8]], dtype=np.float32)
+    powered = powered_row_norms(table, 0.5)
+    np.testing.assert_allclose(powered, [[3 / 5**0.5, 4 / 5**0.5], [0, 0], [0.6, 0.8]], rtol=1e-6)
+    assert powered.dtype == np.float32
+
+
+def test_powered_row_norms_at_power_one_is_the_table():
+    from psp_st.training.norm_power import powered_row_norms
+
+    table = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
+    np.testing.assert_allclose(powered_row_norms(table, 1.0), table, rtol=1e-6)
+
+
+@pytest.mark.parametrize("power", [0, -0.5, 1.5])
+def test_powered_row_norms_refuses_a_power_outside_zero_to_one(power):
+    from psp_st.training.norm_power import powered_row_norms
+
+    with pytest.raises(ValueError, match=r"norm_power must be in \(0, 1\]"):
+        powered_row_norms(np.ones((2, 2)), power)
+
+
+def test_raise_row_norms_changes_the_embedding_in_place():
+    from psp_st.training.norm_power import raise_row_norms
+
+    embedding = torch.nn.Embedding(2, 2)
+    with torch.no_grad():
+        embedding.weight.copy_(torch.tensor([[0.0, 4.0], [0.0, 0.25]]))
+    before = embedding.weight
+    raise_row_norms(embedding, 0.5)
+    assert embedding.weight is before
+    np.testing.assert_allclose(embedding.weight.detach().numpy(), [[0.0, 2.0], [0.0, 0.5]], rtol=1e-6)
