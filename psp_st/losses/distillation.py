@@ -83,7 +83,8 @@ class TeacherDistillationLoss(nn.Module):
             )
         if not bool(torch.isfinite(labels).all()):
             raise ValueError(f"{type(self).__name__}: the teacher vectors (labels) hold NaN or infinite values")
-        projected = self.projection(student)
+        # the projection is float32; a float64 (or half) student is cast, not a dtype error deep in torch
+        projected = self.projection(student.to(self.projection.weight.dtype))
         return (1.0 - F.cosine_similarity(projected, labels.to(projected.dtype), dim=-1)).mean()
 
     def get_config_dict(self) -> dict[str, Any]:

@@ -72,3 +72,15 @@ def test_config_and_citation():
     loss = TeacherDistillationLoss(FixedModel(2), teacher_dim=3)
     assert loss.get_config_dict() == {"teacher_dim": 3}
     assert "Reimers" in loss.citation
+
+
+def test_a_float64_student_trains_through_the_float32_projection():
+    """L10-1: a float64 model (``model.double()``) failed with torch's "expected m1 and m2 to have the same dtype"."""
+    loss = TeacherDistillationLoss(FixedModel(2), teacher_dim=2)
+    with torch.no_grad():
+        loss.projection.weight.copy_(torch.eye(2))
+    student = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64, requires_grad=True)
+    value = loss([{"x": student}], torch.tensor([[1.0, 0.0], [1.0, 1.0]], dtype=torch.float64))
+    value.backward()
+    assert value.item() == pytest.approx((1 - 2**-0.5) / 2, abs=1e-6)
+    assert student.grad is not None and student.grad.dtype == torch.float64
