@@ -36,7 +36,8 @@ class PSPTrainingArguments(SentenceTransformerTrainingArguments):
 
     Args:
         megabatch_size: the largest mega-batch M, in mini-batches (100 for P-SP, 40 for the ParaNMT models);
-            ``None`` or 0: no mega-batching (plain ST training with the given loss, e.g. in-batch MNRL).
+            ``None`` or 0: no mega-batching (plain ST training with the given loss, e.g. in-batch MNRL; the group
+            ids reach a ParaphraseMarginLoss as labels, its in-batch group guard).
         sparse_embeddings: sparse embedding-table gradients, trained with ``SparseDenseAdam`` (``max_grad_norm``
             clips sparse and dense gradients together); off: ST's default optimizer.
         mining_dtype: ``"bfloat16"`` pays only on CPUs with native bf16 matmuls (``benchmarks/mining_dtype.py``).

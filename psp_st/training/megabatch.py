@@ -24,6 +24,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, TrainOutput, get_l
 
 from psp_st.io.atomic import atomic_write_json
 from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
+from psp_st.losses.margin import ParaphraseMarginLoss
 from psp_st.training.arguments import PSPTrainingArguments
 from psp_st.training.auxiliary import AuxiliaryObjective
 from psp_st.training.finite import FiniteGuard, check_weights, non_finite_error
@@ -251,6 +252,8 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
         self.add_callback(FiniteGuard())
         self.guide = self._load_guide()
         if self.schedule is None and self.train_dataset is not None:
+            if isinstance(self.loss, ParaphraseMarginLoss):  # its in-batch mining reads ST's labels as group ids
+                self.train_dataset = _groups_as_labels(self.train_dataset, self.args.group_column)
             # without mega-batching the collator would tokenize the group ids and languages as text
             self.train_dataset = _without_columns(self.train_dataset, (self.args.group_column, *METADATA_COLUMNS))
         # evaluation batches go through ST's collator: it would tokenize the group ids and languages as text
@@ -449,6 +452,16 @@ def _without_columns(dataset: Any, names: tuple[str | None, ...]) -> Any:
         return type(dataset)({key: _without_columns(value, names) for key, value in dataset.items()})
     present = [name for name in names if name and name in (getattr(dataset, "column_names", None) or [])]
     return dataset.remove_columns(present) if present else dataset
+
+
+def _groups_as_labels(dataset: Any, column: str | None) -> Any:
+    """``dataset`` with its group id ``column`` as ST's ``label`` column (int64 ids coded as mega-batching codes them),
+    which :class:`~psp_st.losses.ParaphraseMarginLoss` reads as group ids; unchanged without that column, with a
+    ``label`` column already, or for a dict of datasets."""
+    names = getattr(dataset, "column_names", None)
+    if not column or not isinstance(names, list) or column not in names or "label" in names:
+        return dataset
+    return dataset.remove_columns(column).add_column("label", _group_ids(dataset[column][:]))
 
 
 def _group_ids(values: list[Any]) -> np.ndarray:

@@ -345,3 +345,9 @@ def test_the_optimizer_trains_the_parameters_of_every_loss_of_a_dict(psp_model, 
     trained = {id(p) for group in trainer.create_optimizer().param_groups for p in group["params"]}
     assert id(projection.projection.weight) in trained
     assert {id(p) for p in psp_model.parameters()} <= trained
+
+
+def test_without_mega_batching_the_group_ids_reach_the_margin_loss_as_labels(make_trainer, caption_pairs, psp_module):
+    """L10-2: megabatch_size 0 dropped ``group_id``: in-batch mining took captions of one image as negatives."""
+    trainer = make_trainer(psp_module, caption_pairs, megabatch_size=0)
+    assert trainer.train_dataset["label"][:] == caption_pairs["group_id"][:]
