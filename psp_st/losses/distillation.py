@@ -54,6 +54,7 @@ class TeacherDistillationLoss(nn.Module):
         check_int("teacher_dim", teacher_dim)
         self.model = model
         self.teacher_dim = teacher_dim
+        self.seed = int(seed)  # JSON-safe in the card (a numpy integer is not)
         dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         student_dim = dimension()
         if student_dim is None:  # ST returns None when no module reports an output dimension
@@ -88,7 +89,7 @@ class TeacherDistillationLoss(nn.Module):
         return (1.0 - F.cosine_similarity(projected, labels.to(projected.dtype), dim=-1)).mean()
 
     def get_config_dict(self) -> dict[str, Any]:
-        return {"teacher_dim": self.teacher_dim}
+        return {"teacher_dim": self.teacher_dim, "seed": self.seed}  # the seed draws W: the card's run needs it
 
     @property
     def citation(self) -> str:

@@ -70,7 +70,7 @@ def test_empty_batch_is_a_clear_error():
 
 def test_config_and_citation():
     loss = TeacherDistillationLoss(FixedModel(2), teacher_dim=3)
-    assert loss.get_config_dict() == {"teacher_dim": 3}
+    assert loss.get_config_dict() == {"teacher_dim": 3, "seed": 0}
     assert "Reimers" in loss.citation
 
 
@@ -84,3 +84,8 @@ def test_a_float64_student_trains_through_the_float32_projection():
     value.backward()
     assert value.item() == pytest.approx((1 - 2**-0.5) / 2, abs=1e-6)
     assert student.grad is not None and student.grad.dtype == torch.float64
+
+
+def test_the_config_names_the_projection_seed():
+    """L10-3: the model card listed only ``teacher_dim``; ``seed`` draws ``W`` and changes the trained model."""
+    assert TeacherDistillationLoss(FixedModel(2), teacher_dim=3, seed=7).get_config_dict()["seed"] == 7
