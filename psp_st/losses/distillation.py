@@ -34,8 +34,9 @@ class TeacherDistillationLoss(nn.Module):
 
         ``W``: a learned bias-free projection to the teacher's dimension, trained with the student, never saved with
         the model. Not ST's ``MSELoss``: it has no projection (the dimensions must match) and no cosine variant.
-        ``W`` is in no checkpoint of ``SentenceTransformerTrainer``: a resumed run restarts it from ``seed``; as an
-        :class:`~psp_st.training.auxiliary.AuxiliaryObjective` of ``MegaBatchTrainer`` it is saved and restored.
+        ``W`` is in no checkpoint of ``SentenceTransformerTrainer``: a resumed run restarts it from ``seed``;
+        ``MegaBatchTrainer`` saves and restores it (as the main loss, in a dict of losses or as an
+        :class:`~psp_st.training.auxiliary.AuxiliaryObjective`).
 
         Args:
             model: the SentenceTransformer being trained (the student).

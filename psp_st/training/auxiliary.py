@@ -20,6 +20,44 @@ logger = logging.getLogger(__name__)
 
 #: File in a checkpoint folder holding the auxiliary loss's own parameters (a resume restores them).
 STATE_FILE = "auxiliary_parameters.safetensors"
+#: File in a checkpoint folder holding the main loss's own parameters (e.g. a distillation projection trained as the
+#: main loss or in a dict of losses): ST checkpoints hold the model and the optimizer only, so a resume restores them.
+LOSS_STATE_FILE = "loss_parameters.safetensors"
+
+
+def own_parameters(loss: AuxiliaryLoss | nn.Module | dict[str, nn.Module], model: nn.Module) -> list[nn.Parameter]:
+    """The trainable parameters of ``loss`` (or of each loss of a dict, in its order) that are not ``model``'s."""
+    seen = {id(p) for p in model.parameters()}
+    found = []
+    for module in loss.values() if isinstance(loss, dict) else [loss]:
+        for parameter in module.parameters():
+            if parameter.requires_grad and id(parameter) not in seen:
+                seen.add(id(parameter))
+                found.append(parameter)
+    return found
+
+
+def save_parameters(path: str | os.PathLike, parameters: list[nn.Parameter]) -> None:
+    """Save ``parameters`` (by position) to ``path``; nothing when there are none."""
+    if parameters:
+        save_file({str(i): p.detach().contiguous() for i, p in enumerate(parameters)}, os.fspath(path))
+
+
+@torch.no_grad()
+def load_parameters(path: str | os.PathLike, parameters: list[nn.Parameter], what: str) -> None:
+    """Restore what :func:`save_parameters` wrote to ``path`` into ``parameters`` (``what`` names them in messages;
+    a missing file, from a checkpoint older than the code that writes it: a warning, they restart)."""
+    if not parameters:
+        return
+    if not os.path.isfile(path):
+        logger.warning("%s is missing: this run's %s restart from their initial values", path, what)
+        return
+    saved = load_file(os.fspath(path))
+    shapes = {str(i): tuple(p.shape) for i, p in enumerate(parameters)}
+    if {name: tuple(tensor.shape) for name, tensor in saved.items()} != shapes:
+        raise ValueError(f"{path} does not hold this run's {what} (shapes {shapes})")
+    for i, parameter in enumerate(parameters):
+        parameter.copy_(saved[str(i)])
 
 
 class AuxiliaryLoss(Protocol):
@@ -86,29 +124,15 @@ class AuxiliaryObjective:
 
     def parameters(self, model: nn.Module) -> list[nn.Parameter]:
         """The loss's trainable parameters that are not the model's (e.g. the projection)."""
-        own = {id(p) for p in model.parameters()}
-        return [p for p in self.loss.parameters() if p.requires_grad and id(p) not in own]
+        return own_parameters(self.loss, model)
 
     def save(self, folder: str | os.PathLike, model: nn.Module) -> None:
         """Save the loss's own parameters (e.g. the projection) into checkpoint ``folder``."""
-        parameters = self.parameters(model)
-        if parameters:
-            tensors = {str(i): p.detach().contiguous() for i, p in enumerate(parameters)}
-            save_file(tensors, os.path.join(folder, STATE_FILE))
+        save_parameters(os.path.join(folder, STATE_FILE), self.parameters(model))
 
-    @torch.no_grad()
     def load(self, folder: str | os.PathLike, model: nn.Module) -> None:
         """Restore the parameters :meth:`save` wrote into ``folder`` (an older checkpoint without them: a warning)."""
-        path, parameters = os.path.join(folder, STATE_FILE), self.parameters(model)
-        if parameters and not os.path.isfile(path):
-            logger.warning("%s is missing: the distillation projection restarts from its initial value", path)
-        elif parameters:
-            saved = load_file(path)
-            shapes = {str(i): tuple(p.shape) for i, p in enumerate(parameters)}
-            if {name: tuple(tensor.shape) for name, tensor in saved.items()} != shapes:
-                raise ValueError(f"{path} does not hold this run's distillation parameters (shapes {shapes})")
-            for i, parameter in enumerate(parameters):
-                parameter.copy_(saved[str(i)])
+        load_parameters(os.path.join(folder, STATE_FILE), self.parameters(model), "distillation parameters")
 
     def __call__(self, model, step: int) -> torch.Tensor:
         """The weighted auxiliary loss of optimizer step ``step`` (``model`` is the SentenceTransformer)."""

@@ -26,7 +26,13 @@ from psp_st.io.atomic import atomic_write_json
 from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
 from psp_st.losses.margin import ParaphraseMarginLoss
 from psp_st.training.arguments import PSPTrainingArguments
-from psp_st.training.auxiliary import AuxiliaryObjective
+from psp_st.training.auxiliary import (
+    LOSS_STATE_FILE,
+    AuxiliaryObjective,
+    load_parameters,
+    own_parameters,
+    save_parameters,
+)
 from psp_st.training.finite import FiniteGuard, check_weights, non_finite_error
 from psp_st.training.optimizer import SparseDenseAdam, clip_grad_norm_sparse
 from psp_st.training.schedule import MegaBatchSchedule
@@ -369,6 +375,8 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
             self._restored_mining = read_checkpoint_state(checkpoint, mining=self.schedule is not None)
             if self.auxiliary is not None:
                 self.auxiliary.load(checkpoint, self.model)
+            path = os.path.join(checkpoint, LOSS_STATE_FILE)
+            load_parameters(path, own_parameters(self.loss, self.model), "loss parameters (e.g. a projection)")
             state = TrainerState.load_from_json(os.path.join(checkpoint, TRAINER_STATE_NAME))
             if 0 < self.args.max_steps < state.global_step:
                 raise ValueError(
@@ -393,6 +401,7 @@ class MegaBatchTrainer(SentenceTransformerTrainer):
                 atomic_write_json(os.path.join(output_dir, MINING_STATE_FILE), mined)
             if self.auxiliary is not None:
                 self.auxiliary.save(output_dir, self.model)
+            save_parameters(os.path.join(output_dir, LOSS_STATE_FILE), own_parameters(self.loss, self.model))
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         loss = super().compute_loss(model, inputs, return_outputs=return_outputs, num_items_in_batch=num_items_in_batch)

@@ -351,3 +351,30 @@ def test_without_mega_batching_the_group_ids_reach_the_margin_loss_as_labels(mak
     """L10-2: megabatch_size 0 dropped ``group_id``: in-batch mining took captions of one image as negatives."""
     trainer = make_trainer(psp_module, caption_pairs, megabatch_size=0)
     assert trainer.train_dataset["label"][:] == caption_pairs["group_id"][:]
+
+
+def test_a_resumed_run_restores_the_main_losss_own_parameters(psp_model, caption_pairs, tmp_path):
+    """L10-4: a distillation loss trained as the main loss (or in a dict of losses) kept its projection in no
+    checkpoint, so a resume silently restarted it; a resume from step 2 now ends where an uninterrupted run does."""
+    import copy
+
+    from datasets import Dataset
+
+    from psp_st.losses import TeacherDistillationLoss
+    from psp_st.training import MegaBatchTrainer, PSPTrainingArguments
+    from psp_st.training.auxiliary import LOSS_STATE_FILE
+
+    labels = torch.randn(len(caption_pairs), 8, generator=torch.Generator().manual_seed(0)).tolist()
+    distil = Dataset.from_dict({"sentence": caption_pairs["sentence1"], "label": labels})
+    ends = []
+    for resume in (None, str(tmp_path / "checkpoint-2")):
+        model = copy.deepcopy(psp_model)
+        loss = TeacherDistillationLoss(model, teacher_dim=8, seed=0)
+        args = PSPTrainingArguments(
+            str(tmp_path), megabatch_size=0, max_steps=4, save_steps=2, per_device_train_batch_size=4, seed=3,
+            learning_rate=0.05, report_to="none", use_cpu=True,
+        )  # fmt: skip
+        MegaBatchTrainer(model=model, args=args, train_dataset=distil, loss=loss).train(resume_from_checkpoint=resume)
+        ends.append(loss.projection.weight.detach().clone())
+    assert (tmp_path / "checkpoint-2" / LOSS_STATE_FILE).is_file()
+    torch.testing.assert_close(ends[0], ends[1], rtol=0, atol=0)
