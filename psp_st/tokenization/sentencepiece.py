@@ -228,6 +228,11 @@ class SentencePieceTokenizer:
     def id_to_piece(self, index: int) -> str:
         return self.processor.id_to_piece(index)
 
+    def get_vocab(self) -> dict[str, int]:
+        """``{piece: id}``, as a transformers tokenizer gives it: what Sentence-Transformers compares, e.g. before
+        ``SentenceTransformer.merge`` averages two models' rows (different pieces are then refused)."""
+        return {self.id_to_piece(index): index for index in range(self.vocab_size)}
+
     def token_texts(self) -> list[str]:
         """The text of every piece as a teacher should read it: ``▁`` -> space, stripped; bare ``▁`` stays."""
         pieces = [self.id_to_piece(index) for index in range(self.vocab_size)]

@@ -96,6 +96,10 @@ class _VocabularyTokenizer:
     def id_to_token(self, index: int) -> str:
         return self.vocab.tokens[index]
 
+    def get_vocab(self) -> dict[str, int]:
+        """``{token: id}``, as a transformers tokenizer gives it (what ``SentenceTransformer.merge`` compares)."""
+        return dict(self.vocab.index)
+
     def token_texts(self) -> list[str]:
         """The text of every token id as a teacher should read it (trigram padding spaces stripped)."""
         return [token.strip() or token for token in self.vocab.tokens]

@@ -200,3 +200,16 @@ def test_export_refuses_a_non_empty_folder_unless_overwrite(psp_module, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["note.txt"]
     getattr(psp_module, export)(tmp_path / "out")
     getattr(psp_module, export)(tmp_path / "out", overwrite=True)
+
+
+def test_st_merge_check_refuses_models_whose_pieces_differ(psp_module):
+    """S10-1: ``SentenceTransformer.merge`` averaged row i of two different piece tables; ST's pre-merge check
+    (mergekit itself is optional, so its validation is called directly) compares ``tokenizer.get_vocab()``."""
+    from sentence_transformers.base.merging import _validate_models
+
+    proto = psp_module.tokenizer.parsed_proto()  # the same table with two pieces swapped: same size and config
+    proto.pieces[10].piece, proto.pieces[11].piece = proto.pieces[11].piece, proto.pieces[10].piece
+    other = PSPEmbedding(SentencePieceTokenizer(proto.SerializeToString()), embedding_dim=32)
+    models = [SentenceTransformer(modules=[module], device="cpu") for module in (psp_module, other)]
+    with pytest.raises(ValueError, match="Tokenizer vocabulary"):
+        _validate_models(models)

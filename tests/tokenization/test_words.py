@@ -101,3 +101,8 @@ def test_load_rejects_a_non_boolean_lowercase(tmp_path):
     (tmp_path / "vocab.json").write_text(json.dumps({"kind": "words", "lowercase": "false", "tokens": ["<unk>"]}))
     with pytest.raises(ValueError, match="vocab.json: lowercase must be true or false, got 'false'"):
         WordTokenizer.load(tmp_path)
+
+
+def test_get_vocab_maps_each_token_to_its_id_as_st_merge_compares_it():
+    """S10-1: ``SentenceTransformer.merge`` refuses zoo models only when their tokenizers have ``get_vocab``."""
+    assert WordTokenizer(["<unk>", "dog", "runs"]).get_vocab() == {"<unk>": 0, "dog": 1, "runs": 2}
