@@ -371,8 +371,9 @@ class SentencePieceTokenizer:
         if proto.normalizer_spec.precompiled_charsmap:
             steps.append(normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap))
         if proto.normalizer_spec.remove_extra_whitespaces:
-            # spaces only, as sentencepiece: Strip() would also take a U+0085 (NEL) that the charsmap keeps
-            steps += [normalizers.Replace(Regex(r"\A +| +\z"), ""), normalizers.Replace(Regex(" {2,}"), " ")]
+            # spaces only, as sentencepiece: Strip() would also take a U+0085 (NEL) that the charsmap keeps; the
+            # lookbehind tries the trailing run once per run (" +\z" alone retries it from every space: quadratic)
+            steps += [normalizers.Replace(Regex(r"\A +|(?<! ) +\z"), ""), normalizers.Replace(Regex(" {2,}"), " ")]
         tokenizer.normalizer = normalizers.Sequence(steps)
         prepend = "always" if proto.normalizer_spec.add_dummy_prefix else "never"
         tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=prepend, split=False)

@@ -109,6 +109,19 @@ def test_hf_conversion_keeps_an_outer_next_line_character_as_sentencepiece_does(
     assert hf_ids == sp_tokenizer.encode(texts)
 
 
+def test_hf_conversion_handles_a_long_inner_run_of_spaces_in_linear_time(sp_tokenizer):
+    """K10-1: the trailing-space regex " +\\z" was retried from every space of an inner run: 40,000 spaces (or tabs,
+    NBSPs, ...) between two words took ~8 s in the release root and model2vec export (1,000,000: hours)."""
+    import time
+
+    text = "a" + " " * 40_000 + "dog"
+    hf = sp_tokenizer.to_hf_tokenizer()
+    start = time.perf_counter()
+    ids = hf.encode(text, add_special_tokens=False).ids
+    assert time.perf_counter() - start < 1.0
+    assert ids == sp_tokenizer.encode([text])[0]
+
+
 def test_too_small_vocabulary_says_the_size_needed():
     """XL6: the message named only the CLI option; a recipe user sets tokenizer.vocab_size."""
     message = r"vocab_size \(--vocab-size; a recipe's tokenizer\.vocab_size\) 8 is below the 14 pieces .* at least 14"
