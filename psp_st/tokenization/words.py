@@ -23,8 +23,18 @@ from psp_st.tokenization.text_checks import check_max_length, check_texts, refus
 #: Words keep inner ', - and . ("don't", "u.s") and combining marks; other punctuation marks are tokens of their own.
 WORD_PATTERN = regex.compile(r"\w+(?:['’\-.]\w+)*|[^\w\s]")
 _WHITESPACE = re.compile(r"\s+")
+#: Invisible format characters (Unicode Cf: BOM, zero-width space and joiners, direction marks, soft hyphen).
+_FORMAT_CHARACTERS = regex.compile(r"\p{Cf}+")
 UNK_TOKEN = "<unk>"
 TOKENIZER_FORMAT_VERSION = 1
+
+
+def _canonical_text(text: str) -> str:
+    """``text`` in Unicode NFC without format characters: canonically equivalent texts (NFD accents) and texts
+    differing only by invisible characters get the same words and trigrams."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", _FORMAT_CHARACTERS.sub("", text))
 
 
 def _strip_punctuation(word: str) -> str:
@@ -193,6 +203,7 @@ class WordTokenizer(_VocabularyTokenizer):
         self._retry_cache: dict[str, int] = {}
 
     def split(self, text: str, max_length: int | None = None) -> list[str]:
+        text = _canonical_text(text)
         if self.lowercase:
             text = text.lower()
         if max_length is None:
@@ -219,7 +230,7 @@ class TrigramTokenizer(_VocabularyTokenizer):
     kind: ClassVar[str] = "trigrams"
 
     def split(self, text: str, max_length: int | None = None) -> list[str]:
-        text = _WHITESPACE.sub(" ", text).strip()
+        text = _WHITESPACE.sub(" ", _canonical_text(text)).strip()
         if self.lowercase:
             text = text.lower()
         padded = f" {text} "

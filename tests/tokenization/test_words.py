@@ -58,7 +58,25 @@ def test_max_length_stops_tokenizing_early():
 
 def test_combining_marks_stay_inside_words():
     tokenizer = WordTokenizer(["<unk>"])
-    assert tokenizer.tokenize(["İstanbul cafe\u0301 हिन्दी"]) == [["i\u0307stanbul", "cafe\u0301", "हिन्दी"]]
+    assert tokenizer.tokenize(["İstanbul cafe\u0301 हिन्दी"]) == [["i\u0307stanbul", "café", "हिन्दी"]]  # NFC: K10-2
+
+
+@pytest.mark.parametrize("cls", [WordTokenizer, TrigramTokenizer])
+def test_decomposed_accents_give_the_tokens_of_the_composed_text(cls):
+    """K10-2: NFD 'café' (macOS, some scrapers) was another word and other trigrams than NFC 'café'."""
+    tokenizer = cls(["<unk>"])
+    assert tokenizer.tokenize(["a cafe\u0301 with a nai\u0308ve man"]) == tokenizer.tokenize(
+        ["a café with a naïve man"]
+    )
+
+
+@pytest.mark.parametrize("cls", [WordTokenizer, TrigramTokenizer])
+def test_invisible_format_characters_give_no_tokens(cls):
+    """K10-2: a BOM, zero-width space or direction mark was a token of its own (an <unk> in a word model's mean)."""
+    tokenizer = cls(["<unk>"])
+    assert tokenizer.tokenize(["\ufeffa dog\u200b runs\u200e", "infor\xadmation"]) == tokenizer.tokenize(
+        ["a dog runs", "information"]
+    )
 
 
 def test_trigram_max_length_keeps_the_first_trigrams_after_long_whitespace():
