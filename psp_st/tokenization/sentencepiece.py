@@ -33,6 +33,8 @@ _MEMO_LOCK = threading.Lock()
 #: numba's compiled code loaded): a small job (a few sentences, a CLI call in a loop) never pays for it; a job of one
 #: full engine batch (``PSPEngine.encode``'s ``batch_size``) or more builds it at once, as before.
 MEMO_AFTER_TEXTS = 8192
+#: Threads lower-casing with one tokenizer build its table of normalized capitals once.
+_CAPITALS_LOCK = threading.Lock()
 
 #: Keep every character seen in training (the reference's 0.995 drops digits and letters of caption data).
 DEFAULT_CHARACTER_COVERAGE = 1.0
@@ -238,6 +240,32 @@ class SentencePieceTokenizer:
         pieces = [self.id_to_piece(index) for index in range(self.vocab_size)]
         return [piece.replace("\u2581", " ").strip() or piece for piece in pieces]
 
+    def lower_case(self, text: str) -> str:
+        """``text`` lower-cased as a ``lowercase`` model reads it: ``str.lower``, then the characters that the model's
+        normalization makes capitals (𝐓, ℍ, 🄷: no lower case of their own, NFKC ``T``, ``H``) lower-cased as well."""
+        text = text.lower()
+        if text.isascii():
+            return text
+        capitals, table = self._capitals()
+        return text if capitals.isdisjoint(text) else text.translate(table)
+
+    def _capitals(self) -> tuple[frozenset[str], dict[int, str]]:
+        """The characters (below U+20000, where all of Unicode's are) that this model's normalization turns into
+        capitals, and a ``str.translate`` table to their lower-cased normal form (built once, ~0.15 s)."""
+        if "_capital_table" in self.__dict__:
+            return self.__dict__["_capital_table"]
+        with _CAPITALS_LOCK:
+            if "_capital_table" not in self.__dict__:
+                chars = [chr(code) for code in range(0x80, 0x20000) if not 0xD800 <= code < 0xE000]
+                chars = [char for char in chars if char.lower() == char]  # what str.lower leaves
+                table = {}
+                for char, normalized in zip(chars, self.processor.normalize(chars), strict=True):
+                    normalized = normalized.removeprefix("\u2581").replace("\u2581", " ")  # no dummy-prefix space
+                    if normalized != normalized.lower():
+                        table[ord(char)] = normalized.lower()
+                self.__dict__["_capital_table"] = (frozenset(map(chr, table)), table)
+        return self.__dict__["_capital_table"]
+
     def encode(
         self, texts: Sequence[str], max_length: int | None = None, num_threads: int | None = None
     ) -> list[list[int]]:
@@ -245,7 +273,7 @@ class SentencePieceTokenizer:
         max_length = check_max_length(max_length)
         texts = check_texts(texts)
         if self.lowercase:
-            texts = [text.lower() for text in texts]
+            texts = [self.lower_case(text) for text in texts]
         threads = self.num_threads if num_threads is None else num_threads
         ids = self.processor.encode(texts, out_type=int, num_threads=threads)
         if max_length is not None:
@@ -310,6 +338,7 @@ class SentencePieceTokenizer:
         state = self.__dict__.copy()
         state.pop("_word_memo", None)  # rebuilt on first use (it holds a lock)
         state.pop("_memo_texts", None)  # a copy counts its own texts
+        state.pop("_capital_table", None)  # lower_case's table, rebuilt on use
         return state
 
     def _drop_unknown(self, flat: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -370,6 +399,8 @@ class SentencePieceTokenizer:
             steps += [normalizers.Replace(Regex(FINAL_SIGMA), "\u03c2"), normalizers.Lowercase()]
         if proto.normalizer_spec.precompiled_charsmap:
             steps.append(normalizers.Precompiled(proto.normalizer_spec.precompiled_charsmap))
+            if self.lowercase:  # the capitals the charsmap makes (𝐓 -> T), as lower_case
+                steps.append(normalizers.Lowercase())
         if proto.normalizer_spec.remove_extra_whitespaces:
             # spaces only, as sentencepiece: Strip() would also take a U+0085 (NEL) that the charsmap keeps; the
             # lookbehind tries the trailing run once per run (" +\z" alone retries it from every space: quadratic)

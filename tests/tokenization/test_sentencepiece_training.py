@@ -122,6 +122,20 @@ def test_hf_conversion_handles_a_long_inner_run_of_spaces_in_linear_time(sp_toke
     assert ids == sp_tokenizer.encode([text])[0]
 
 
+def test_lowercase_model_reads_capitals_that_normalization_makes_as_lower_case(sp_tokenizer):
+    """K10-3: 𝐓, ℍ, 🄰 have no lower case of their own; NFKC made them ASCII capitals after lower-casing, pieces a
+    lower-cased vocabulary lacks: "𝐓𝐇𝐄 𝐃𝐎𝐆" embedded as "" (the <unk> vector)."""
+    assert sp_tokenizer.encode(["𝐓𝐇𝐄 𝐃𝐎𝐆 at the ℍ𝕆𝕋𝔼𝕃", "🄰 man"]) == sp_tokenizer.encode(
+        ["the dog at the hotel", "a man"]
+    )
+
+
+def test_hf_conversion_lower_cases_the_capitals_normalization_makes(sp_tokenizer):
+    texts = ["𝐓𝐇𝐄 𝐃𝐎𝐆 at the ℍ𝕆𝕋𝔼𝕃", "🄰 man", "ᴬ ᴮ ℡ 𝚺"]
+    hf_ids = [encoding.ids for encoding in sp_tokenizer.to_hf_tokenizer().encode_batch(texts, add_special_tokens=False)]
+    assert hf_ids == sp_tokenizer.encode(texts)
+
+
 def test_too_small_vocabulary_says_the_size_needed():
     """XL6: the message named only the CLI option; a recipe user sets tokenizer.vocab_size."""
     message = r"vocab_size \(--vocab-size; a recipe's tokenizer\.vocab_size\) 8 is below the 14 pieces .* at least 14"

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("numba")
 
 #: Texts exercising every route: plain ASCII, case, unknown characters, non-ASCII (normalized), tabs, runs of
-#: spaces, empty and blank texts, a literal ▁, control characters, NFKC-changed characters.
+#: spaces, empty and blank texts, a literal ▁, control characters, NFKC-changed characters (capitals too).
 TEXTS = [
     "A man plays a guitar.",
     "TWO DOGS run on the BEACH!!",
@@ -26,6 +26,7 @@ TEXTS = [
     "a \u2581 b \u2581\u2581c",
     "bell\x07 rings",
     "ﬁne ｆｕｌｌ width café naïve",
+    "𝐓𝐇𝐄 𝐃𝐎𝐆 at the ℍ𝕆𝕋𝔼𝕃 🄰",
     "x" * 3000 + " a woman rides a horse",
 ]
 
