@@ -16,7 +16,7 @@ import numpy as np
 import yaml
 
 from psp_st.io.extras import require_installed
-from psp_st.io.model_names import PACKAGED_RECIPES
+from psp_st.io.model_names import BUILD_INFO_FILE, PACKAGED_RECIPES
 from psp_st.training.schema import (
     DEFAULT_TRAINER_ARGS,
     DataSection,
@@ -237,6 +237,21 @@ def _recipe(config: Recipe | dict[str, Any]) -> Recipe:
     return config if isinstance(config, Recipe) else parse_recipe(config)
 
 
+def _recorded_norm_power(name: str) -> float | None:
+    """The ``norm_power`` the build record of the model ``name`` (a release, its ``trainable/`` or a ``psp-st train``
+    run's ``final/``) says its table was raised to, else ``None``."""
+    from psp_st.inference.load import model_folder
+    from psp_st.io.model_names import TRAINABLE_SUBFOLDER, read_build_record
+
+    folder = model_folder(name)
+    record = read_build_record(folder)
+    if record is None and folder.name == TRAINABLE_SUBFOLDER:
+        record = read_build_record(folder.parent)
+    training = (record or {}).get("training")
+    power = training.get("norm_power") if isinstance(training, dict) else None
+    return float(power) if isinstance(power, (int, float)) and not isinstance(power, bool) else None
+
+
 def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timings: dict[str, float] | None = None):
     """Train the sentencepiece tokenizer on the training sentences and build a fresh model (or load
     ``model.init_from``). ``timings`` (if given) receives ``tokenizer_seconds`` and ``teacher_pieces_seconds``."""
@@ -280,6 +295,18 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
                 ", ".join(ignored),
                 model_cfg.init_from,
                 model[0],
+            )
+        earlier = _recorded_norm_power(model_cfg.init_from)
+        if earlier and recipe.norm_power != 1:
+            logger.warning(
+                "recipe: norm_power %s raises the piece norms again after training: %s was built with norm_power %s "
+                "(its %s), so a piece training leaves alone ends at the power %s of its norm before that build's; "
+                "set norm_power: 1 to keep the norms as they are and as fine-tuning moves them",
+                recipe.norm_power,
+                model_cfg.init_from,
+                earlier,
+                BUILD_INFO_FILE,
+                round(earlier * recipe.norm_power, 6),
             )
         return model
     if recipe.tokenizer.language_temperature is not None:

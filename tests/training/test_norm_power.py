@@ -41,3 +41,27 @@ def test_raise_row_norms_changes_the_embedding_in_place():
     raise_row_norms(embedding, 0.5)
     assert embedding.weight is before
     np.testing.assert_allclose(embedding.weight.detach().numpy(), [[0.0, 2.0], [0.0, 0.5]], rtol=1e-6)
+
+
+@pytest.mark.parametrize("subfolder", ["", "trainable"])
+def test_init_from_a_model_built_with_norm_power_warns_that_the_power_applies_again(
+    psp_model, tmp_path, caplog, subfolder
+):
+    """R11-1: fine-tuning psp-en (norm_power 0.9) with its own recipe raised its norms to 0.81 overall, silently."""
+    import json
+
+    from psp_st.training.recipe import build_model
+
+    psp_model.save(str(tmp_path / "release" / "trainable"))
+    record = {"format_version": 1, "training": {"norm_power": 0.9}}
+    (tmp_path / "release" / "psp_build.json").write_text(json.dumps(record), encoding="utf-8")
+    config = {
+        "name": "ft",
+        "data": {"sources": ["x.parquet"]},
+        "model": {"init_from": str(tmp_path / "release" / subfolder)},
+        "norm_power": 0.9,
+        "evaluation": {},
+    }
+    with caplog.at_level("WARNING", logger="psp_st.training.recipe"):
+        build_model(config, None, seed=0)
+    assert "norm_power 0.9 raises the piece norms again" in caplog.text and "power 0.81" in caplog.text
