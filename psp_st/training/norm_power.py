@@ -32,6 +32,8 @@ def raise_row_norms(embedding: nn.Embedding, power: float) -> None:
     import torch
 
     weight = embedding.weight
-    powered = powered_row_norms(weight.detach().cpu().numpy(), power)
+    table = weight.detach().cpu()
+    table = table.float() if table.dtype == torch.bfloat16 else table  # numpy has none; copy_ casts the result back
+    powered = powered_row_norms(table.numpy(), power)
     with torch.no_grad():
         weight.copy_(torch.from_numpy(powered))

@@ -65,3 +65,14 @@ def test_init_from_a_model_built_with_norm_power_warns_that_the_power_applies_ag
     with caplog.at_level("WARNING", logger="psp_st.training.recipe"):
         build_model(config, None, seed=0)
     assert "norm_power 0.9 raises the piece norms again" in caplog.text and "power 0.81" in caplog.text
+
+
+def test_raise_row_norms_takes_a_bfloat16_table():
+    """R11-2: numpy has no bfloat16, so the table's copy failed with "Got unsupported ScalarType BFloat16"."""
+    from psp_st.training.norm_power import raise_row_norms
+
+    embedding = torch.nn.Embedding(1, 2).to(torch.bfloat16)
+    with torch.no_grad():
+        embedding.weight.copy_(torch.tensor([[0.0, 4.0]]))
+    raise_row_norms(embedding, 0.5)
+    assert embedding.weight.dtype == torch.bfloat16 and embedding.weight.tolist() == [[0.0, 2.0]]
