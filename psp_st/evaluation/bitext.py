@@ -5,21 +5,34 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import torch
 from sentence_transformers.sentence_transformer.evaluation import TranslationEvaluator
 
 from psp_st.evaluation.base import CachedEmbeddingEvaluator, shared_cache
-from psp_st.evaluation.embeddings import EmbeddingCache
+from psp_st.evaluation.embeddings import EmbeddingCache, cosine_matrix
 from psp_st.evaluation.loaders import BITEXT_COLUMNS, check_columns
 
 #: The retrieval directions: source -> target (x->en), target -> source (en->x), and their mean.
 DIRECTIONS = ("src2trg", "trg2src", "mean")
 
 
+def tied_top1_accuracy(similarities: np.ndarray, candidate_texts: list[str]) -> float:
+    """Share of queries (rows; row ``i``'s gold is candidate ``i``) whose nearest candidate has the gold's text, ties
+    counted as the mean over tie orders: a query tied at the top between k candidates, g of them with the gold's
+    text, scores g / k. Cosines are compared rounded to 6 decimals (float noise ties, as in pair classification), so
+    the result does not depend on the order of the rows (an argmax gives a tie to the lowest row)."""
+    ids = np.unique(np.asarray(candidate_texts, dtype=object), return_inverse=True)[1]
+    rounded = np.round(similarities.astype(np.float64), 6)
+    credit = [np.mean(ids[row == row.max()] == ids[i]) for i, row in enumerate(rounded)]
+    return float(np.mean(credit))
+
+
 class BitextMiningEvaluator(TranslationEvaluator):
     """ST's ``TranslationEvaluator`` (row ``i`` of ``source`` translates row ``i`` of ``target``), plus error rates.
 
-    A retrieval is correct when the nearest neighbour has the gold's text (as in LASER's Tatoeba). Adds
+    A retrieval is correct when the nearest neighbour has the gold's text (as in LASER's Tatoeba); a tie at the top
+    counts as the mean over tie orders (:func:`tied_top1_accuracy`; ST and MTEB give it to the lowest row). Adds
     ``src2trg_error``, ``trg2src_error`` and ``mean_error`` in percent (P-SP's Tatoeba numbers) to ST's accuracies.
     Lower is better: as a trainer's ``metric_for_best_model``, pass ``greater_is_better=False`` (transformers does
     not read the evaluator's)."""
@@ -50,7 +63,15 @@ class BitextMiningEvaluator(TranslationEvaluator):
     def __call__(
         self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
     ) -> dict[str, float]:
-        metrics = super().__call__(model, output_path, epoch, steps)
+        cache = shared_cache(self, model)
+        similarities = cosine_matrix(cache.encode(self.source_sentences), cache.encode(self.target_sentences))
+        accuracies = {
+            "src2trg_accuracy": tied_top1_accuracy(similarities, self.target_sentences),
+            "trg2src_accuracy": tied_top1_accuracy(similarities.T, self.source_sentences),
+        }
+        accuracies["mean_accuracy"] = (accuracies["src2trg_accuracy"] + accuracies["trg2src_accuracy"]) / 2
+        metrics = self.prefix_name_to_metrics(accuracies, self.name)
+        self.store_metrics_in_model_card_data(model, metrics, epoch, steps)
         prefix = f"{self.name}_" if self.name else ""
         for direction in DIRECTIONS:
             metrics[f"{prefix}{direction}_error"] = 100.0 * (1.0 - metrics[f"{prefix}{direction}_accuracy"])

@@ -37,3 +37,15 @@ def test_multi_bitext_means_are_unweighted_means_over_the_sets(lookup_model):
 def test_bitext_data_needs_source_and_target():
     with pytest.raises(ValueError, match=r"missing column\(s\) \['target'\]"):
         BitextMiningEvaluator({"source": ["a"], "english": ["b"]})
+
+
+def test_a_tie_at_the_top_counts_half_whatever_the_row_order(lookup_model):
+    """E11-2: x1 and x2 share one vector, so target y1 ties between them; an argmax gave the tie to the lowest row
+    (correct in this order, an error reversed). Mean over tie orders: y1 scores 1/2, y2 0, y3 1, in either order."""
+    model = lookup_model(
+        {"x1": [1, 0, 0], "x2": [1, 0, 0], "x3": [0, 0, 1], "y1": [1, 0, 0], "y2": [0, 1, 0.2], "y3": [0, 0, 1]}
+    )
+    data = {"source": ["x1", "x2", "x3"], "target": ["y1", "y2", "y3"]}
+    reversed_data = {column: values[::-1] for column, values in data.items()}
+    for rows in (data, reversed_data):
+        assert BitextMiningEvaluator(rows)(model)["trg2src_error"] == pytest.approx(50.0)
