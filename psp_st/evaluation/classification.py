@@ -44,7 +44,8 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
     """ST's ``BinaryClassificationEvaluator`` (best-threshold accuracy/F1, AP, MCC on cosine) over a shared cache.
 
     ``data`` needs a 0/1 ``label``; ``source`` names it in errors. The thresholds are the best ones on the evaluated
-    set itself (ST's and MTEB's convention: optimistic)."""
+    set itself (ST's and MTEB's convention: optimistic). With ``threshold_data`` (another split, e.g. dev), also
+    ``accuracy_at_dev_threshold``: the accuracy at the threshold best on that split, which chose nothing on this one."""
 
     def __init__(
         self,
@@ -54,9 +55,14 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
         batch_size: int = 64,
         show_progress_bar: bool = False,
         source: str | None = None,
+        threshold_data: Any = None,
     ) -> None:
         source = source or f"pair classification data {name!r}"
         sentences1, sentences2, labels = read_pairs(data, "label", source)
+        self.threshold_pairs = None
+        if threshold_data is not None:
+            first, second, dev_labels = read_pairs(threshold_data, "label", f"threshold data of {source}")
+            self.threshold_pairs = (first, second, np.asarray(binary_labels(dev_labels, f"threshold data of {source}")))
         super().__init__(
             sentences1,
             sentences2,
@@ -81,10 +87,14 @@ class ThresholdClassificationEvaluator(BinaryClassificationEvaluator):
         f1, precision, recall, f1_threshold = self.find_best_f1_and_threshold(scores, labels, True)
         ap, mcc = average_precision_score(labels, scores), matthews_corrcoef(labels, scores >= f1_threshold)
         metrics = dict(accuracy=accuracy, accuracy_threshold=accuracy_threshold, f1=f1, f1_threshold=f1_threshold)
-        majority = max(labels.mean(), 1 - labels.mean())
-        return {
-            "cosine": {**metrics, "precision": precision, "recall": recall, "ap": ap, "mcc": mcc, "majority": majority}
-        }
+        metrics["majority"] = max(labels.mean(), 1 - labels.mean())
+        if self.threshold_pairs is not None:
+            first, second, dev_labels = self.threshold_pairs
+            dev_scores = np.round(cosine_pairs(cache.encode(first), cache.encode(second)).astype(float), 6)
+            _, dev_threshold = self.find_best_acc_and_threshold(dev_scores, dev_labels, True)
+            metrics["dev_accuracy_threshold"] = dev_threshold
+            metrics["accuracy_at_dev_threshold"] = float(np.mean((scores >= dev_threshold) == labels))
+        return {"cosine": {**metrics, "precision": precision, "recall": recall, "ap": ap, "mcc": mcc}}
 
 
 #: The fewest train pairs sklearn's early stopping splits: a stratified 10% needs ``ceil(0.1 * n) >= 2`` pairs.

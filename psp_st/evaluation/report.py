@@ -8,6 +8,13 @@ from typing import Any
 
 from psp_st.io.atomic import atomic_path, atomic_write_json
 
+#: What a cosine-threshold row of the report means (a test set's accuracy and F1 chose their threshold on it).
+THRESHOLD_NOTE = (
+    "Pair classification: accuracy and F1 use the best threshold on the evaluated set itself (ST's and MTEB's "
+    "convention: optimistic, on a test set the test set chose it); accuracy at dev threshold applies the threshold "
+    "best on the dev split (MSRPC, which has none: train)."
+)
+
 
 def summary_markdown(summary: list[dict[str, Any]]) -> str:
     """The summary rows as markdown tables: one per group, one row per task, one column per metric."""
@@ -37,6 +44,8 @@ def to_markdown(result: dict[str, Any], command: str | None = None) -> str:
         "Correlations, accuracies, F1 and AP are ×100; retrieval and bitext numbers are percentages.",
         "",
     ]
+    if any(row["metric"] == "majority rate" for row in result["summary"]):
+        lines += [THRESHOLD_NOTE, ""]
     lines += [summary_markdown(result["summary"]), ""]
     if result.get("skipped"):
         lines += ["### Not run", ""] + [f"- **{task}**: {reason}" for task, reason in result["skipped"].items()] + [""]

@@ -134,3 +134,16 @@ def test_mcc_at_an_f1_threshold_that_calls_every_pair_a_paraphrase(lookup_model)
     metrics = ThresholdClassificationEvaluator(data, name="toy")(model)
     assert metrics["toy_cosine_f1"] == pytest.approx(6 / 7)  # every pair positive: precision 3/4, recall 1
     assert metrics["toy_cosine_mcc"] == 0.0
+
+
+def test_accuracy_at_dev_threshold_applies_the_threshold_chosen_on_dev(lookup_model):  # E11-1
+    """Dev (cosines 0.9 paraphrase, 0.5 not) puts the threshold at 0.7: on the evaluated set (0.8 and 0.6 paraphrases,
+    0.1 not) it gets 2/3, while the threshold best on the evaluated set itself gets 1."""
+    unit = {f"x{c}": [c / 10, (1 - (c / 10) ** 2) ** 0.5] for c in (1, 5, 6, 8, 9)}  # cosine c / 10 with q
+    model = lookup_model({"q": [1, 0], **unit})
+    dev = {"sentence1": ["q", "q"], "sentence2": ["x9", "x5"], "label": [1, 0]}
+    test = {"sentence1": ["q"] * 3, "sentence2": ["x8", "x6", "x1"], "label": [1, 1, 0]}
+    metrics = ThresholdClassificationEvaluator(test, name="toy", threshold_data=dev)(model)
+    assert metrics["toy_cosine_accuracy"] == pytest.approx(1.0)
+    assert metrics["toy_cosine_dev_accuracy_threshold"] == pytest.approx(0.7)
+    assert metrics["toy_cosine_accuracy_at_dev_threshold"] == pytest.approx(2 / 3)

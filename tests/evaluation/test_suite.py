@@ -25,7 +25,7 @@ def test_quick_suite_returns_every_quick_task(psp_model, data_dir):
     row = next(r for r in result["summary"] if r["task"] == "stsb-test" and r["metric"] == "Spearman")
     assert row["value"] == pytest.approx(stsb * 100)
     texts = set()
-    for key in ("stsb-dev", "stsb-test", "sick-test", "sts17-en-en", "pawsx-en-test", "msrpc-test"):
+    for key in ("stsb-dev", "stsb-test", "sick-test", "sts17-en-en", "pawsx-en-test", "msrpc-test", *THRESHOLD_SETS):
         data = load_local(key, data_dir)
         texts |= set(data["sentence1"]) | set(data["sentence2"])
     assert result["embedded_texts"] == len(texts)  # every distinct text embedded once, shared by the tasks
@@ -131,3 +131,22 @@ def test_a_report_of_a_command_naming_a_file_that_is_not_utf8_is_written(tmp_pat
     paths = write_report(result, tmp_path, command)
     assert json.loads(paths["json"].read_text(encoding="utf-8"))["command"] == command
     assert "ev\\udce9" in paths["markdown"].read_text(encoding="utf-8")
+
+
+#: The splits the quick suite's test-set classification tasks take their dev threshold from (E11-1).
+THRESHOLD_SETS = ("pawsx-en-dev", "msrpc-train")
+
+
+def test_test_set_classification_reports_accuracy_at_a_threshold_chosen_elsewhere(psp_model, data_dir):  # E11-1
+    result = run_suite(psp_model, "quick", data_dir=data_dir)
+    for task in ("pawsx-en-test", "msrpc-test"):
+        assert "cosine_accuracy_at_dev_threshold" in result["results"][task]
+        assert any(r["task"] == task and r["metric"] == "accuracy at dev threshold" for r in result["summary"])
+
+
+def test_a_report_with_threshold_tasks_says_where_the_thresholds_come_from():  # E11-1
+    from psp_st.evaluation.report import THRESHOLD_NOTE
+
+    row = {"group": "Paraphrase classification", "task": "msrpc-test", "metric": "majority rate", "value": 66.5}
+    result = {"model": "m", "suite": "quick", "data_dir": "d", "embedded_texts": 2, "seconds": 1.0, "summary": [row]}
+    assert THRESHOLD_NOTE in to_markdown(result)
