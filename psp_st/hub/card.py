@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from psp_st.evaluation.report import THRESHOLD_NOTE
 from psp_st.io.model_names import TRAINABLE_SUBFOLDER, read_build_record
 from psp_st.modules.trusted import load_trusted
 
@@ -184,6 +185,7 @@ def card_fields(info: dict[str, Any]) -> dict[str, Any]:
         "psp_st_version": info.get("psp_st_version", psp_st.__version__),
         "suite": evaluation.get("suite", "quick"),
         "metrics": metrics,
+        "threshold_note": THRESHOLD_NOTE if any(row["metric"] == "majority rate" for row in metrics) else "",
         "files": files,
         "genres": _genre_shares(files, training.get("pairs_per_source") or {}),
         "pairs_per_source": training.get("pairs_per_source") or {},

@@ -59,6 +59,20 @@ def test_card_reports_recorded_numbers_with_the_command(static_model):
     assert "inf tokens" not in card
 
 
+def test_card_says_where_the_pair_classification_thresholds_come_from(static_model):  # D12-3
+    from psp_st.hub.card import render_model_card
+
+    metrics = {
+        "msrpc-test / accuracy": 73.2,
+        "msrpc-test / accuracy at dev threshold": 72.1,
+        "msrpc-test / majority rate": 66.5,
+    }
+    card = render_model_card(static_model, {**INFO, "evaluation": {"suite": "quick", "metrics": metrics}})
+    plain = render_model_card(static_model, INFO)
+    assert "best threshold on the evaluated set itself" in card and "MSRPC, which has none: train" in card
+    assert "threshold" not in plain
+
+
 def test_static_card_states_the_exported_max_seq_length(psp_module):
     from sentence_transformers import SentenceTransformer
 
