@@ -94,8 +94,10 @@ class Check(NamedTuple):
                     check_int(where, value, None if self.low is None else int(self.low))
                     if self.high is not None and value > self.high:
                         raise ValueError(f"{where} must be <= {self.high:.0f}, got {value}")
-                else:
-                    check_number(where, value, self.low, self.high)
+                else:  # a positive value's range excludes a low bound of 0 (wise_ft, norm_power: (0, 1])
+                    check_number(
+                        where, value, self.low, self.high, "0 excluded" if self.positive and self.low == 0 else ""
+                    )
             except TypeError as error:
                 hint = (
                     " (YAML reads 1e-3 and quoted numbers as text: write 1.0e-3, unquoted)" if _numeric(value) else ""

@@ -707,6 +707,14 @@ def test_norm_power_outside_zero_to_one_is_refused(value):
         parse_recipe({"name": "x", "data": {"sources": ["pairs.parquet"]}, "norm_power": value})
 
 
+@pytest.mark.parametrize("key", ["wise_ft", "norm_power"])
+def test_a_value_above_one_is_refused_with_a_range_that_excludes_zero(key):  # D12-5
+    from psp_st.training.schema import parse_recipe
+
+    with pytest.raises(ValueError, match=rf"recipe: {key} must be in \[0.0, 1.0\] \(0 excluded\), got 1.5"):
+        parse_recipe({"name": "x", "data": {"sources": ["pairs.parquet"]}, key: 1.5})
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
