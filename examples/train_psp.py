@@ -1,7 +1,8 @@
 """Train a P-SP model on the shared training pairs with annealed mega-batching; print STS Benchmark test Spearman.
 
 python examples/train_psp.py                       # the packaged psp-en recipe
-python examples/train_psp.py --max-steps 500       # a quick run (psp-en's teacher pass comes first: ~10 min uncached)
+python examples/train_psp.py --max-steps 500       # a quick run: 500 steps for each of psp-en's 4 soup members (its
+                                                   # teacher pass comes first: ~10 min uncached)
 python examples/train_psp.py --resume              # continue the run in --output (or --overwrite: start again)
 """
 
