@@ -241,17 +241,32 @@ class SentencePieceTokenizer:
         return [piece.replace("\u2581", " ").strip() or piece for piece in pieces]
 
     def lower_case(self, text: str) -> str:
-        """``text`` lower-cased as a ``lowercase`` model reads it: ``str.lower``, then the characters that the model's
-        normalization makes capitals (𝐓, ℍ, 🄷: no lower case of their own, NFKC ``T``, ``H``) lower-cased as well."""
-        text = text.lower()
-        if text.isascii():
-            return text
-        capitals, table = self._capitals()
-        return text if capitals.isdisjoint(text) else text.translate(table)
+        """``text`` lower-cased as a ``lowercase`` model reads it (:meth:`lower_case_all` of one text)."""
+        return self.lower_case_all([text])[0]
 
-    def _capitals(self) -> tuple[frozenset[str], dict[int, str]]:
-        """The characters (below U+20000, where all of Unicode's are) that this model's normalization turns into
-        capitals, and a ``str.translate`` table to their lower-cased normal form (built once, ~0.15 s)."""
+    def lower_case_all(self, texts: Sequence[str]) -> list[str]:
+        """``texts`` lower-cased as a ``lowercase`` model reads them: ``str.lower``, then the characters that the
+        model's normalization makes capitals (𝐓, ℍ, 🄷: no lower case of their own, NFKC ``T``, ``H``) lower-cased
+        as well. The non-ASCII texts are searched for those characters at once (one code-point lookup in numpy: a
+        per-text Python search cost a quarter of the engine's speed on Chinese or Arabic text)."""
+        lowered = [text.lower() for text in texts]
+        other = [i for i, text in enumerate(lowered) if not text.isascii()]
+        if not other:
+            return lowered
+        flags, table = self._capitals()
+        codes = np.frombuffer("".join(lowered[i] for i in other).encode("utf-32-le", "surrogatepass"), np.uint32)
+        hits = flags[np.minimum(codes, len(flags) - 1)]
+        if hits.any():
+            starts = np.cumsum([0] + [len(lowered[i]) for i in other[:-1]])  # non-ASCII texts are never empty
+            for i, count in zip(other, np.add.reduceat(hits, starts), strict=True):
+                if count:
+                    lowered[i] = lowered[i].translate(table)
+        return lowered
+
+    def _capitals(self) -> tuple[np.ndarray, dict[int, str]]:
+        """Which code points (below U+20000, where all of Unicode's are; the last entry, False, stands for the rest)
+        this model's normalization turns into capitals, and a ``str.translate`` table to their lower-cased normal
+        form (built once, ~0.15 s)."""
         if "_capital_table" in self.__dict__:
             return self.__dict__["_capital_table"]
         with _CAPITALS_LOCK:
@@ -263,7 +278,9 @@ class SentencePieceTokenizer:
                     normalized = normalized.removeprefix("\u2581").replace("\u2581", " ")  # no dummy-prefix space
                     if normalized != normalized.lower():
                         table[ord(char)] = normalized.lower()
-                self.__dict__["_capital_table"] = (frozenset(map(chr, table)), table)
+                flags = np.zeros(0x20001, dtype=bool)
+                flags[list(table)] = True
+                self.__dict__["_capital_table"] = (flags, table)
         return self.__dict__["_capital_table"]
 
     def encode(
@@ -273,7 +290,7 @@ class SentencePieceTokenizer:
         max_length = check_max_length(max_length)
         texts = check_texts(texts)
         if self.lowercase:
-            texts = [self.lower_case(text) for text in texts]
+            texts = self.lower_case_all(texts)
         threads = self.num_threads if num_threads is None else num_threads
         ids = self.processor.encode(texts, out_type=int, num_threads=threads)
         if max_length is not None:

@@ -269,7 +269,8 @@ class WordMemo:
             return np.frombuffer(joined.encode("ascii"), dtype=np.uint8), lengths, np.full(count, RAW, dtype=np.int8)
         modes = np.fromiter(map(str.isascii, texts), dtype=np.int8, count=count)  # RAW == 1
         other = np.flatnonzero(modes == 0)
-        lowered = [self.tokenizer.lower_case(texts[i]) if self.tokenizer.lowercase else texts[i] for i in other]
+        chosen = [texts[i] for i in other]
+        lowered = self.tokenizer.lower_case_all(chosen) if self.tokenizer.lowercase else chosen
         parts = list(texts)
         for i, normalized in zip(other, self.tokenizer.processor.normalize(lowered), strict=True):
             if "\u2581\u2581" in normalized or normalized.endswith("\u2581"):

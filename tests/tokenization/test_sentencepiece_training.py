@@ -130,6 +130,16 @@ def test_lowercase_model_reads_capitals_that_normalization_makes_as_lower_case(s
     )
 
 
+def test_lower_case_all_treats_each_text_alone_whatever_its_neighbours(sp_tokenizer):
+    """The batch search for normalization capitals (one numpy lookup over all non-ASCII texts) flags exactly the
+    texts holding one, next to ASCII, CJK, astral and lone-surrogate texts."""
+    texts = ["plain", "中文 𝐓𝐇𝐄", "", "ℍ𝕆𝕋𝔼𝕃 ok", "\ud800 x", "😀 🄰 man", "äöü", "𠀀 a"]
+    table = sp_tokenizer._capitals()[1]
+    one_by_one = [t.translate(table) if any(ord(c) in table for c in t) else t for t in (x.lower() for x in texts)]
+    assert sp_tokenizer.lower_case_all(texts) == one_by_one
+    assert sp_tokenizer.lower_case_all(texts)[1] == "中文 the" and sp_tokenizer.lower_case_all(texts)[4] == "\ud800 x"
+
+
 def test_hf_conversion_lower_cases_the_capitals_normalization_makes(sp_tokenizer):
     texts = ["𝐓𝐇𝐄 𝐃𝐎𝐆 at the ℍ𝕆𝕋𝔼𝕃", "🄰 man", "ᴬ ᴮ ℡ 𝚺"]
     hf_ids = [encoding.ids for encoding in sp_tokenizer.to_hf_tokenizer().encode_batch(texts, add_special_tokens=False)]
