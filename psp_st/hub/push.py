@@ -67,14 +67,15 @@ def check_repo_id(repo_id: str) -> str:
 def upload_files(folder: str | os.PathLike) -> list[str]:
     """Relative paths (posix) of the files in ``folder`` that an upload includes, sorted."""
     folder = Path(folder)
+    cache_repo = hub_cache_repo(folder)
     files = []
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder).as_posix()
         if EXCLUDED.search(relative):
             continue
-        if path.is_symlink() and hub_cache_repo(folder):  # its files link to the cache's blobs
+        if path.is_symlink() and cache_repo:  # its files link to the cache's blobs
             raise ValueError(
-                f"{folder} is the Hugging Face cache's copy of {hub_cache_repo(folder)}, whose files are links into "
+                f"{folder} is the Hugging Face cache's copy of {cache_repo}, whose files are links into "
                 f"the cache: push a copy of it (cp -rL {folder} COPY; psp-st push COPY ...), never the cache itself"
             )
         if path.is_symlink():

@@ -107,14 +107,15 @@ def check_model_folder(path: str | os.PathLike, sha256: bool = False) -> None:
             file = path / relative
             if not file.is_file():
                 raise ModelFolderError(f"{path}: file '{relative}' is missing: {_rebuild_hint(path)}.")
-            if file.stat().st_size != size and _lfs_pointer(file):
+            actual = file.stat().st_size
+            if actual != size and _lfs_pointer(file):
                 raise ModelFolderError(
                     f"{path}: file '{relative}' is a Git LFS pointer, not the file (a git clone without Git LFS): "
                     f"run `git lfs install` and then `git lfs pull` in {path}."
                 )
-            if file.stat().st_size != size:
+            if actual != size:
                 raise ModelFolderError(
-                    f"{path}: file '{relative}' has {file.stat().st_size} bytes, expected {size} (truncated or "
+                    f"{path}: file '{relative}' has {actual} bytes, expected {size} (truncated or "
                     f"replaced): {_rebuild_hint(path)}."
                 )
             if relative in hashes and sha256_file(file) != hashes[relative]:
