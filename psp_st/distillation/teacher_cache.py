@@ -106,6 +106,28 @@ def _read_shards(folder: Path) -> tuple[list[Any], dict[str, int]]:
     return shards, row_of
 
 
+def _check_same_teacher(folder: Path, teacher_name: str, teacher: Any, shard: Any, batch_size: int) -> None:
+    """Refuse to add to a cache whose first cached vector ``teacher`` no longer gives (another model or revision,
+    or other settings, under the same name): the run would train on two teachers' vectors."""
+    text = shard["sentence"][0]
+    cached = np.asarray(shard.with_format("numpy")["embedding"][0], dtype=np.float32)
+    fresh = np.asarray(
+        teacher.encode([text], batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False), dtype=np.float32
+    ).reshape(-1)
+    # batch padding moves the last float bits only; another model moves every value
+    if fresh.shape != cached.shape:
+        why = f"{cached.shape[0]} dimensions cached, {fresh.shape[0]} now"
+    elif not np.allclose(fresh, cached, rtol=1e-3, atol=1e-3 * np.abs(cached).max()):
+        why = f"values differ by up to {np.abs(fresh - cached).max():.3g}"
+    else:
+        return
+    raise ValueError(
+        f"teacher cache {folder} holds vectors that teacher {teacher_name!r} no longer gives (for {text!r:.60}: "
+        f"{why}): the name now loads another model, revision or setting; delete the folder (it is only a cache), "
+        "or give this teacher another distillation.cache_dir"
+    )
+
+
 def teacher_vectors(
     sentences: Sequence[str],
     teacher_name: str,
@@ -119,7 +141,7 @@ def teacher_vectors(
     """Teacher vectors of ``sentences`` as a memory-mapped ``Dataset`` (``sentence``, ``embedding`` float32; row ``i``
     is ``sentences[i]``); the teacher (default: :func:`psp_st.modules.teacher_init.load_teacher`; else anything with
     ST's ``encode(texts, batch_size=, convert_to_numpy=True, show_progress_bar=)``) is loaded only when a sentence
-    is not cached yet; ``label`` names the sentences in logs, ``shard_size`` is the unit of resumption."""
+    is not cached yet (and must then still give the cached vectors: C13-1); ``label`` names the sentences in logs, ``shard_size`` is the unit of resumption."""
     from datasets import Dataset, concatenate_datasets
 
     check_int("shard_size", shard_size)
@@ -137,6 +159,8 @@ def teacher_vectors(
             from psp_st.modules.teacher_init import load_teacher
 
             teacher = load_teacher(teacher_name)
+        if shards:  # new vectors join the cached ones: only if this teacher still gives those
+            _check_same_teacher(folder, teacher_name, teacher, shards[0], batch_size)
         logger.info("teacher %s: encoding %d new sentence(s) of %s into %s", teacher_name, len(missing), label, folder)
         progress = progress_bar(total=len(missing), desc=f"teacher {label}", unit="sent", disable=not show_progress_bar)
         for number, start in enumerate(range(0, len(missing), shard_size), start=len(shards)):

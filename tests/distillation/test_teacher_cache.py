@@ -35,7 +35,11 @@ def test_interrupted_pass_keeps_finished_shards(tmp_path, stub_teacher):
 
     resumed = stub_teacher()
     dataset = teacher_vectors(SENTENCES, "stub", tmp_path, teacher=resumed, shard_size=4, show_progress_bar=False)
-    assert resumed.calls == [SENTENCES[4:8], SENTENCES[8:]]  # the first shard is not encoded again
+    assert resumed.calls == [
+        SENTENCES[:1],
+        SENTENCES[4:8],
+        SENTENCES[8:],
+    ]  # first shard not encoded again ([:1]: C13-1)
     assert dataset["sentence"] == SENTENCES
 
 
@@ -57,7 +61,7 @@ def test_a_larger_sample_encodes_only_the_new_sentences(tmp_path, stub_teacher):
     teacher = stub_teacher()
     teacher_vectors(SENTENCES[:6], "stub", tmp_path, teacher=teacher, show_progress_bar=False)
     dataset = teacher_vectors(SENTENCES + SENTENCES[:2], "stub", tmp_path, teacher=teacher, show_progress_bar=False)
-    assert teacher.calls == [SENTENCES[:6], SENTENCES[6:]]
+    assert teacher.calls == [SENTENCES[:6], SENTENCES[:1], SENTENCES[6:]]  # [:1]: C13-1's check of the teacher
     assert dataset["sentence"] == SENTENCES + SENTENCES[:2]
     expected = np.stack([teacher.vector(text) for text in SENTENCES + SENTENCES[:2]])
     np.testing.assert_allclose(np.asarray(dataset.with_format("numpy")["embedding"]), expected, rtol=1e-6)
@@ -143,3 +147,18 @@ def test_a_warm_lookup_reads_the_cached_sentences_in_one_arrow_read(tmp_path, st
     monkeypatch.setattr(Column, "__iter__", refuse)
     dataset = teacher_vectors(SENTENCES[:3], "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
     assert dataset["sentence"][:] == SENTENCES[:3]
+
+
+def test_new_sentences_of_another_model_under_the_same_name_are_refused(tmp_path, stub_teacher):  # C13-1
+    """A teacher folder replaced in place: the cache mixed two models' vectors (of two sizes: a crash later)."""
+    teacher_vectors(SENTENCES[:6], "runs/teacher", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+    with pytest.raises(ValueError, match=r"no longer gives .*8 dimensions cached, 16 now.*delete the folder"):
+        teacher_vectors(SENTENCES, "runs/teacher", tmp_path, teacher=stub_teacher(dim=16), show_progress_bar=False)
+
+
+def test_new_sentences_of_another_model_of_the_same_size_are_refused(tmp_path, stub_teacher):  # C13-1
+    retrained = stub_teacher()
+    retrained.vector = lambda text: -stub_teacher().vector(text)  # type: ignore[method-assign]
+    teacher_vectors(SENTENCES[:6], "runs/teacher", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+    with pytest.raises(ValueError, match=r"no longer gives .*values differ by up to"):
+        teacher_vectors(SENTENCES, "runs/teacher", tmp_path, teacher=retrained, show_progress_bar=False)
