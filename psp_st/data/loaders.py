@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -254,8 +255,13 @@ def _read_parquet(files: list[str], split: str = "train", cache_dir=None, **kwar
     from datasets import load_dataset
     from datasets.exceptions import DatasetGenerationError
 
+    # named by the files' stamps: datasets' own key of a local file is its mtime alone, so a file replaced by another
+    # of the same mtime (cp -p, rsync -a, tar, a 1 s/2 s-mtime file system) was read from its old Arrow copy (C13-2)
+    name = "files-" + hashlib.sha1(" ".join(file_stamps(files)).encode()).hexdigest()[:16]
     try:
-        return load_dataset("parquet", data_files={split: _literal(files)}, split=split, cache_dir=cache_dir, **kwargs)
+        return load_dataset(
+            "parquet", name, data_files={split: _literal(files)}, split=split, cache_dir=cache_dir, **kwargs
+        )
     except DatasetGenerationError as error:
         where = files[0] if len(files) == 1 else f"one of {len(files)} files ({files[0]}, ...)"
         raise ValueError(
@@ -303,6 +309,11 @@ def load_table(
                 f"{where}: column {column!r} row {int(nulls.argmax()) + 1} is null (missing), expected {expected}"
             )
     return dataset
+
+
+def file_stamps(files: Sequence[str]) -> list[str]:
+    """``size:mtime_ns`` of each file: what makes datasets' cache of a local file's Arrow copy see it changed."""
+    return [f"{stat.st_size}:{stat.st_mtime_ns}" for stat in map(os.stat, files)]
 
 
 def _literal(files: list[str]) -> list[str]:
@@ -398,8 +409,7 @@ def _load_text(files: list[str], file_format: str, layout: TextLayout, split: st
     from datasets.exceptions import DatasetGenerationError
 
     features = Features({name: Value("float64" if name == "score" else "string") for name in layout.fields})
-    stamps = [f"{os.stat(path).st_size}:{os.stat(path).st_mtime_ns}" for path in files]
-    gen_kwargs = {"files": list(files), "stamps": stamps, "layout": layout, "file_format": file_format}
+    gen_kwargs = {"files": list(files), "stamps": file_stamps(files), "layout": layout, "file_format": file_format}
     if streaming:
         return IterableDataset.from_generator(generate_pairs, features=features, gen_kwargs=gen_kwargs, split=split)
     try:

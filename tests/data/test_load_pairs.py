@@ -209,3 +209,15 @@ def test_parquet_named_like_a_glob_loads_itself(write_parquet, cache_dir):
     write_parquet("pairs v é.parquet", {"sentence1": ["other"], "sentence2": ["file"]})  # what the glob matches
     assert load_pairs(path, cache_dir=cache_dir)["sentence1"][:] == ["a dog"]
     assert load_table(path, ["sentence1"], cache_dir=cache_dir)["sentence1"] == ["a dog"]
+
+
+def test_a_parquet_file_replaced_with_the_same_mtime_is_read_again(write_parquet, cache_dir):  # C13-2
+    """datasets keys a local file's Arrow copy by its mtime alone (cp -p, rsync -a, tar keep one)."""
+    import os
+
+    path = write_parquet("p.parquet", {"sentence1": ["old a", "old b"], "sentence2": ["x", "y"]})
+    stat = os.stat(path)
+    assert load_pairs(path, cache_dir=cache_dir)["sentence1"][:] == ["old a", "old b"]
+    write_parquet("p.parquet", {"sentence1": ["a new one", "another"], "sentence2": ["x", "y"]})
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert load_pairs(path, cache_dir=cache_dir)["sentence1"][:] == ["a new one", "another"]
