@@ -58,7 +58,8 @@ def weights_checksum(model: Any) -> int | None:
 class EmbeddingCache:
     """Encodes texts with ``model.encode`` (a P-SP model: psp-st's engine, the same vectors, faster), each distinct
     text once, and refuses NaN/inf. Rows are float32, unnormalized, exactly what ``model.encode(texts)`` returns;
-    when the model's weights change (a trainer's evaluator between steps) the cache starts again."""
+    when the model's weights (a trainer's evaluator between steps) or ``max_seq_length`` change the cache starts
+    again."""
 
     def __init__(self, model: Any, batch_size: int = 64, show_progress_bar: bool = False) -> None:
         self.model = model
@@ -66,16 +67,20 @@ class EmbeddingCache:
         self.show_progress_bar = show_progress_bar
         self._index: dict[str, int] = {}
         self._rows: list[np.ndarray] = []
-        self._weights = weights_checksum(model)
+        self._weights = self._state()
 
     def __len__(self) -> int:
         return len(self._index)
 
+    def _state(self) -> tuple[int | None, Any]:
+        """What the cached vectors depend on besides the texts: the weights and the truncation (C13-3)."""
+        return weights_checksum(self.model), getattr(self.model, "max_seq_length", None)
+
     def add(self, texts: Sequence[str]) -> None:
         """Embed the texts not seen yet, in one ``encode`` call."""
         texts = check_texts(texts)
-        weights = weights_checksum(self.model)
-        if weights != self._weights:  # vectors of older weights
+        weights = self._state()
+        if weights != self._weights:  # vectors of older weights or another truncation
             self._index, self._rows, self._weights = {}, [], weights
         new = list(dict.fromkeys(text for text in texts if text not in self._index))
         if not new:

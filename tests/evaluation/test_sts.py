@@ -77,3 +77,13 @@ def test_a_shared_cache_embeds_again_after_the_weights_changed(psp_model):
     after = cache.encode(["a dog runs on the beach"])
     assert not np.allclose(after, before)
     np.testing.assert_allclose(after, psp_model.encode(["a dog runs on the beach"]), atol=1e-6)
+
+
+def test_a_shared_cache_embeds_again_after_max_seq_length_changed(psp_model):  # C13-3
+    from psp_st.evaluation.embeddings import EmbeddingCache
+
+    text = ["a dog runs on the beach near the water"]
+    cache = EmbeddingCache(psp_model)
+    cache.encode(text)
+    psp_model.max_seq_length = 2
+    np.testing.assert_allclose(cache.encode(text), psp_model.encode(text), atol=1e-6)
