@@ -256,7 +256,8 @@ def _read_parquet(files: list[str], split: str = "train", cache_dir=None, **kwar
     from datasets.exceptions import DatasetGenerationError
 
     # named by the files' stamps: datasets' own key of a local file is its mtime alone, so a file replaced by another
-    # of the same mtime (cp -p, rsync -a, tar, a 1 s/2 s-mtime file system) was read from its old Arrow copy (C13-2)
+    # of the same mtime (cp -p, rsync -a, tar, a 1 s/2 s-mtime file system) was read from its old Arrow copy (C13-2);
+    # every map and filter after it is keyed from this name on
     name = "files-" + hashlib.sha1(" ".join(file_stamps(files)).encode()).hexdigest()[:16]
     try:
         return load_dataset(
@@ -312,8 +313,12 @@ def load_table(
 
 
 def file_stamps(files: Sequence[str]) -> list[str]:
-    """``size:mtime_ns`` of each file: what makes datasets' cache of a local file's Arrow copy see it changed."""
-    return [f"{stat.st_size}:{stat.st_mtime_ns}" for stat in map(os.stat, files)]
+    """What datasets' cache of the files' rows is keyed by: ``size:mtime_ns`` of each file and psp-st's version
+    (datasets hashes psp-st's reader and filter functions by name, not code: an upgrade's reading and filtering
+    rules would otherwise apply to the older version's cached rows, C13-4)."""
+    from psp_st import __version__
+
+    return [*(f"{stat.st_size}:{stat.st_mtime_ns}" for stat in map(os.stat, files)), f"psp-st {__version__}"]
 
 
 def _literal(files: list[str]) -> list[str]:
@@ -409,7 +414,13 @@ def _load_text(files: list[str], file_format: str, layout: TextLayout, split: st
     from datasets.exceptions import DatasetGenerationError
 
     features = Features({name: Value("float64" if name == "score" else "string") for name in layout.fields})
-    gen_kwargs = {"files": list(files), "stamps": file_stamps(files), "layout": layout, "file_format": file_format}
+    # a tuple: datasets shards over gen_kwargs lists, which must all have the length of files
+    gen_kwargs = {
+        "files": list(files),
+        "stamps": tuple(file_stamps(files)),
+        "layout": layout,
+        "file_format": file_format,
+    }
     if streaming:
         return IterableDataset.from_generator(generate_pairs, features=features, gen_kwargs=gen_kwargs, split=split)
     try:

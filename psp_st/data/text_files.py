@@ -255,7 +255,7 @@ def generate_pairs(
     files: Sequence[str], stamps: Sequence[object], layout: TextLayout, file_format: str
 ) -> Iterator[dict]:
     """Yield checked rows (``sentence1``, ``sentence2`` and the layout's optional columns) from ``files``; ``stamps``
-    (size and mtime of each file) only feeds datasets' cache fingerprint."""
+    (:func:`~psp_st.data.loaders.file_stamps`) only feeds datasets' cache fingerprint."""
     del stamps
     reader = tsv_rows if file_format == "tsv" else functools.partial(jsonl_rows, unmapped=layout.unmapped)
     for path in files:

@@ -221,3 +221,22 @@ def test_a_parquet_file_replaced_with_the_same_mtime_is_read_again(write_parquet
     write_parquet("p.parquet", {"sentence1": ["a new one", "another"], "sentence2": ["x", "y"]})
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert load_pairs(path, cache_dir=cache_dir)["sentence1"][:] == ["a new one", "another"]
+
+
+def test_another_psp_st_version_reads_a_tsv_again(tmp_path, cache_dir, monkeypatch):  # C13-4
+    """datasets keys the reader by its name, not its code: an upgrade's reading rules never reached cached rows."""
+    import psp_st
+    from psp_st.data import text_files
+
+    path = tmp_path / "p.tsv"
+    path.write_text("a dog runs\ta dog is running\ntwo cats\ta pair of cats\n", encoding="utf-8")
+    assert load_pairs(path, cache_dir=cache_dir)["sentence1"][:] == ["a dog runs", "two cats"]
+    reader = text_files.tsv_rows
+
+    def upgraded(*args, **kwargs):  # another version's reading rule: upper-case
+        for number, row in reader(*args, **kwargs):
+            yield number, {key: value.upper() for key, value in row.items()}
+
+    monkeypatch.setattr(text_files, "tsv_rows", upgraded)
+    monkeypatch.setattr(psp_st, "__version__", "99.0")
+    assert load_pairs(path, cache_dir=cache_dir)["sentence1"][:] == ["A DOG RUNS", "TWO CATS"]
