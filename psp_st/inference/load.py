@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from psp_st.arguments import check_int
 from psp_st.inference.engine import is_psp_folder, load_engine
+from psp_st.io.atomic import inside
 from psp_st.io.checksums import sha256_file
 from psp_st.io.model_names import (
     BUILD_INFO_FILE,
@@ -104,7 +105,13 @@ def check_model_folder(path: str | os.PathLike, sha256: bool = False) -> None:
                 f"corrupt; {_rebuild_hint(path)}."
             )
         for relative, size in files.items():
-            file = path / relative
+            try:
+                file = inside(path, relative)
+            except ValueError:  # a planted record: never stat, hash or name the size of a file elsewhere
+                raise ModelFolderError(
+                    f"{path / BUILD_INFO_FILE} lists the file {relative!r}, which is outside the folder (an absolute "
+                    f"name, '..' or a linked folder): the record is damaged or planted; {_rebuild_hint(path)}."
+                ) from None
             if not file.is_file():
                 raise ModelFolderError(f"{path}: file '{relative}' is missing: {_rebuild_hint(path)}.")
             actual = file.stat().st_size

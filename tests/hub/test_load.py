@@ -195,6 +195,23 @@ def test_a_damaged_release_never_advises_a_recorded_command_that_runs_more_than_
     assert command not in str(error.value)
 
 
+@pytest.mark.parametrize("outside", ["../secret.txt", "ABSOLUTE"])
+def test_a_build_record_listing_a_file_outside_the_folder_is_refused_unread(release_copy, outside):
+    """S13-2: the record is the folder's own (maybe planted): a file it lists elsewhere is never stat'ed or hashed,
+    and its size never shown."""
+    from psp_st.inference.load import check_model_folder
+
+    secret = release_copy.parent / "secret.txt"
+    secret.write_text("precious contents")
+    name = str(secret) if outside == "ABSOLUTE" else outside
+    record = json.loads((release_copy / "psp_build.json").read_text())
+    record["files"][name], record["sha256"][name] = 1, "0" * 64
+    (release_copy / "psp_build.json").write_text(json.dumps(record))
+    with pytest.raises(ModelFolderError, match=r"outside the folder.*planted") as error:
+        check_model_folder(release_copy, sha256=True)
+    assert "17 bytes" not in str(error.value)
+
+
 def test_a_packaged_recipe_not_found_says_build_it():
     """G6: `psp_st.load("psp-multi")` without a build: the command that builds psp-multi, not psp-en."""
     from psp_st.modules.trusted import model_not_found
