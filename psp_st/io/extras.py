@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
+import os
+import sys
 from collections.abc import Sequence
 from contextvars import ContextVar
 from types import ModuleType
@@ -95,10 +97,34 @@ def require_installed(modules: Sequence[str], extra: str, purpose: str) -> None:
     raise ImportError(f'{purpose} needs {names}, not installed: pip install "psp-st[{extra}]"', name=missing[0])
 
 
+#: numba's configuration file, which numba reads from the current folder when it is imported: it may set numba's cache
+#: folder (numba unpickles the files there), modules to import (``cache_locator_classes``) and a file to write
+#: (``chrome_trace``), so a folder someone gave you could run code in psp-st through it.
+NUMBA_CONFIG_FILE = ".numba_config.yaml"
+
+
+def numba_unsafe_here() -> str | None:
+    """Why importing numba now could run code from files someone else wrote, else ``None``: numba's configuration file
+    in the current folder. ``None`` once numba is imported (whoever imported it chose)."""
+    if "numba" in sys.modules:
+        return None
+    if os.path.isfile(NUMBA_CONFIG_FILE):
+        return (
+            f"{os.path.abspath(NUMBA_CONFIG_FILE)} would configure numba (its cache folder, whose files numba "
+            "unpickles, modules to import, files to write): run psp-st from another folder, or remove the file"
+        )
+    return None
+
+
 def import_kernels(module: str) -> ModuleType | None:
     """The numba kernels ``module`` (psp-st[fast]); ``None`` without numba, or when numba finds no writable folder for
-    its compiled code (``cache=True`` in a read-only install with no writable home; logged, naming NUMBA_CACHE_DIR).
+    its compiled code (``cache=True`` in a read-only install with no writable home; logged, naming NUMBA_CACHE_DIR),
+    or when importing numba could run code from files someone else wrote (:func:`numba_unsafe_here`; logged).
     The callers then take their numpy or sentencepiece path: the same results, slower."""
+    unsafe = numba_unsafe_here()
+    if unsafe is not None:
+        logger.warning("%s runs without numba: %s", module, unsafe)
+        return None
     try:
         return importlib.import_module(module)
     except ImportError as error:

@@ -555,3 +555,37 @@ def test_a_pickled_prepared_engine_is_prepared_where_it_is_unpickled(psp_module)
     clone = pickle.loads(pickle.dumps(engine))
     assert "_word_memo" in clone.tokenizer.__dict__, "the unpickled engine builds its memo in its first request"
     np.testing.assert_array_equal(clone.encode(["a dog runs"]), engine.encode(["a dog runs"]))
+
+
+PLANTED_LOCATOR = """\
+from pathlib import Path
+Path({marker!r}).write_text("pwned")
+class Locator:
+    @classmethod
+    def from_function(cls, py_func, source_path):
+        return None
+"""
+
+
+def test_numba_config_file_in_the_current_folder_is_never_read(release_folder, tmp_path):  # S13-1
+    """A folder someone gave you (a cloned data repository) with numba's ``.numba_config.yaml``: numba would import a
+    module it names, load its cache (pickles) from a folder it names and overwrite a file it names at exit."""
+    pytest.importorskip("numba")
+    folder, marker, victim = tmp_path / "cloned", tmp_path / "marker", tmp_path / "victim.txt"
+    folder.mkdir()
+    victim.write_text("precious")
+    (folder / "planted_locator.py").write_text(PLANTED_LOCATOR.format(marker=str(marker)))
+    (folder / ".numba_config.yaml").write_text(
+        f"cache_locator_classes: planted_locator.Locator\nchrome_trace: {victim}\n"
+    )
+    code = (
+        "from psp_st.inference.engine import load_engine\n"
+        "from psp_st.inference.pooling import has_compiled_kernel\n"
+        f"load_engine({str(release_folder)!r}, threads=1).encode({TEXTS!r})\n"
+        "assert not has_compiled_kernel()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "OMP_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=folder)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert not marker.exists() and victim.read_text() == "precious"
+    assert ".numba_config.yaml" in result.stderr  # the warning names the file
