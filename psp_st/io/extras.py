@@ -105,7 +105,8 @@ NUMBA_CONFIG_FILE = ".numba_config.yaml"
 
 def numba_unsafe_here() -> str | None:
     """Why importing numba now could run code from files someone else wrote, else ``None``: numba's configuration file
-    in the current folder. ``None`` once numba is imported (whoever imported it chose)."""
+    in the current folder, or a ``NUMBA_CACHE_DIR`` other users can write (numba's cache is pickles). ``None`` once
+    numba is imported (whoever imported it chose)."""
     if "numba" in sys.modules:
         return None
     if os.path.isfile(NUMBA_CONFIG_FILE):
@@ -113,7 +114,23 @@ def numba_unsafe_here() -> str | None:
             f"{os.path.abspath(NUMBA_CONFIG_FILE)} would configure numba (its cache folder, whose files numba "
             "unpickles, modules to import, files to write): run psp-st from another folder, or remove the file"
         )
-    return None
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    if not cache or not hasattr(os, "getuid"):
+        return None
+    target = folder = os.path.realpath(cache)
+    while True:  # the folder (world-writable: anyone adds numba's subfolders) and every folder above it
+        if os.path.exists(folder):
+            status = os.stat(folder)
+            writable = status.st_mode & 0o002 and (folder == target or not status.st_mode & 0o1000)
+            if writable or status.st_uid not in (os.getuid(), 0):
+                return (
+                    f"NUMBA_CACHE_DIR {cache}: {folder} is owned by another user or writable by others, who could "
+                    "plant files there that numba unpickles (runs): set NUMBA_CACHE_DIR to a folder only you can write"
+                )
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def import_kernels(module: str) -> ModuleType | None:
@@ -134,5 +151,5 @@ def import_kernels(module: str) -> ModuleType | None:
     except RuntimeError as error:  # numba: "cannot cache function ...: no locator available for file ..."
         if "no locator available" not in str(error):
             raise
-        logger.warning("%s; %s runs without numba: set NUMBA_CACHE_DIR to a writable folder", error, module)
+        logger.warning("%s; %s runs without numba: set NUMBA_CACHE_DIR to a folder only you can write", error, module)
         return None

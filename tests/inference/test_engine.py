@@ -589,3 +589,21 @@ def test_numba_config_file_in_the_current_folder_is_never_read(release_folder, t
     assert result.returncode == 0, result.stderr[-2000:]
     assert not marker.exists() and victim.read_text() == "precious"
     assert ".numba_config.yaml" in result.stderr  # the warning names the file
+
+
+def test_numba_cache_folder_other_users_can_write_is_never_used(release_folder, tmp_path):  # S13-3
+    """numba unpickles its cache files: a NUMBA_CACHE_DIR anyone can write (a shared /tmp folder) runs their code."""
+    pytest.importorskip("numba")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    code = (
+        "from psp_st.inference.engine import load_engine\n"
+        "from psp_st.inference.pooling import has_compiled_kernel\n"
+        f"load_engine({str(release_folder)!r}, threads=1).encode({TEXTS!r})\n"
+        "assert not has_compiled_kernel()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "NUMBA_CACHE_DIR": str(shared)}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "only you can write" in result.stderr and not any(shared.iterdir())
