@@ -21,6 +21,7 @@ from torch.utils.data import DataLoader, IterableDataset
 from transformers.trainer import TRAINER_STATE_NAME, TrainerState
 from transformers.trainer_pt_utils import safe_globals
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, TrainOutput, get_last_checkpoint
+from transformers.utils import check_torch_load_is_safe
 
 from psp_st.io.atomic import atomic_write_json
 from psp_st.losses.hard_negatives import mine_hardest_negatives, text_ids
@@ -58,7 +59,10 @@ def read_checkpoint_state(checkpoint: str | os.PathLike, mining: bool = False) -
         if not (folder / name).is_file():  # the trainer writes its state last: a save that was cut short
             raise ValueError(f"{folder / name} is missing: {_damaged(folder)}")
     negatives = None
-    for file in sorted(folder.iterdir()):
+    files = sorted(folder.iterdir())
+    if any(file.suffix in (".pt", ".pth") for file in files):
+        check_torch_load_is_safe()  # before torch 2.6 a crafted file runs code even with weights_only (transformers')
+    for file in files:
         try:
             if file.name in (TRAINER_STATE_NAME, MINING_STATE_FILE):
                 content = json.loads(file.read_text(encoding="utf-8"))

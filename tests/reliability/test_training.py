@@ -200,3 +200,22 @@ def test_resume_from_a_checkpoint_missing_a_state_file_names_it(
     resumed = _tiny(make_trainer, caption_pairs, sp_tokenizer, tmp_path, TrainerCallback(), save_steps=4)
     with pytest.raises(ValueError, match=rf"{file} is missing: the checkpoint is damaged .*checkpoint-8$"):
         resumed.train(resume_from_checkpoint=True)
+
+
+def test_resume_never_torch_loads_a_checkpoint_file_on_a_torch_before_2_6(tmp_path, monkeypatch):  # S13-4
+    """Before torch 2.6 ``torch.load(weights_only=True)`` runs code from a crafted file (CVE-2025-32434): psp-st's own
+    check of a resumed checkpoint (a run folder someone gave you) must refuse first, as transformers' loads do."""
+    import transformers.utils.import_utils as import_utils
+
+    from psp_st.training.megabatch import read_checkpoint_state
+
+    checkpoint = tmp_path / "run" / "checkpoint-4"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "trainer_state.json").write_text("{}")
+    torch.save({"python": 1}, checkpoint / "rng_state.pth")
+    loaded = []
+    monkeypatch.setattr(import_utils, "is_torch_greater_or_equal", lambda *args, **kwargs: False)  # torch 2.5
+    monkeypatch.setattr(torch, "load", lambda *args, **kwargs: loaded.append(args))
+    with pytest.raises(ValueError, match=r"torch to at least v2\.6"):
+        read_checkpoint_state(checkpoint)
+    assert loaded == []
