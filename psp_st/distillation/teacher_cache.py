@@ -57,6 +57,8 @@ def _check_meta(folder: Path, teacher_name: str) -> None:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise ValueError(f"teacher cache {folder}: unreadable {META_FILE} ({error}); delete the folder") from error
+        if not isinstance(meta, dict):
+            raise ValueError(f"teacher cache {folder}: {META_FILE} is not a JSON object; delete the folder")
         version = meta.get("format_version")
         if version != FORMAT_VERSION:
             newer = isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION

@@ -92,6 +92,13 @@ def test_a_cache_of_a_newer_psp_st_says_to_upgrade_not_to_delete_it(tmp_path, st
     assert "delete the folder" not in str(error.value)
 
 
+def test_a_metadata_file_that_is_not_a_json_object_is_named(tmp_path, stub_teacher):  # S13-6
+    teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+    (cache_folder(tmp_path, "stub") / META_FILE).write_text("[]")
+    with pytest.raises(ValueError, match=rf"{META_FILE} is not a JSON object; delete the folder"):
+        teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
+
+
 def test_damaged_shard_is_named(tmp_path, stub_teacher):
     teacher_vectors(SENTENCES, "stub", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
     shard = cache_folder(tmp_path, "stub") / shard_names(tmp_path)[0]
