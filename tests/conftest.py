@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +60,19 @@ def data_path(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared data file {path} is absent (set PSP_ST_DATA_DIR to the shared/data folder)")
     return path
+
+
+@pytest.fixture(scope="session", autouse=True)
+def datasets_cache(tmp_path_factory) -> Iterator[Path]:
+    """The datasets cache (the Arrow copy of every file a test loads) in this session's temp folder, here and in
+    the CLI subprocesses: left at ~/.cache/huggingface/datasets, each run added ~120 folders there (T13-1)."""
+    path = tmp_path_factory.mktemp("hf-datasets-cache")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("HF_DATASETS_CACHE", str(path))  # read when datasets is first imported (subprocesses)
+    if (config := sys.modules.get("datasets.config")) is not None:  # already imported while collecting
+        patch.setattr(config, "HF_DATASETS_CACHE", path)
+    yield path
+    patch.undo()
 
 
 @pytest.fixture(scope="session")
