@@ -29,7 +29,8 @@ def test_scale_multiplies_the_first_side_before_the_ratio():
 
 
 def test_median_length_ratio_is_the_median_of_second_over_first():
-    assert median_length_ratio(["ab", "a", "abc", ""], ["abcd", "aaa", "abc", "x"]) == 2.0
+    # ratios 2, 3, 0.5 (their mean is 1.83): the median, not the mean
+    assert median_length_ratio(["ab", "a", "abcdef", ""], ["abcd", "aaa", "abc", "x"]) == 2.0
     with pytest.raises(ValueError, match="no pair with two non-empty sides"):
         median_length_ratio([""], ["x"])
 
