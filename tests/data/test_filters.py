@@ -147,3 +147,17 @@ def test_language_filter_rejects_unknown_codes():
 def test_a_nan_bound_is_refused_not_a_filter_that_keeps_nothing(make):
     with pytest.raises(ValueError, match="must be numbers, got"):
         make()
+
+
+def test_identical_filter_drops_a_pair_with_a_side_without_words():
+    from psp_st.data.filters import IdenticalFilter
+
+    batch = {"sentence1": ["!!!", "a dog runs"], "sentence2": ["a dog runs", "a cat sleeps"]}
+    assert IdenticalFilter().keep(batch) == [False, True]
+
+
+def test_exclude_texts_filter_drops_a_pair_by_its_second_side_too():
+    from psp_st.data.filters import ExcludeTextsFilter
+
+    batch = {"sentence1": ["a cat sleeps", "a cat sleeps"], "sentence2": ["A dog runs!", "a bird sings"]}
+    assert ExcludeTextsFilter(frozenset({text_key("a dog runs")})).keep(batch) == [False, True]
