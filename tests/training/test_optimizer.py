@@ -123,3 +123,26 @@ def test_adam_settings_torch_refuses_are_refused(options, message, tmp_path):
     settings = dict(zip(names[key], value if isinstance(value, tuple) else (value,), strict=True))
     with pytest.raises(ValueError, match=message):
         PSPTrainingArguments(str(tmp_path), report_to="none", use_cpu=True, **settings)
+
+
+def test_clipping_norm_is_the_l2_norm_over_all_parameters_together():
+    first, second = torch.nn.Parameter(torch.zeros(1)), torch.nn.Parameter(torch.zeros(1))
+    first.grad, second.grad = torch.tensor([3.0]), torch.tensor([4.0])
+    assert float(clip_grad_norm_sparse([first, second], max_norm=0.0)) == pytest.approx(5.0)
+
+
+def test_dense_parameters_step_as_torch_adamw():
+    """The docstring's "AdamW for dense ones": three steps with weight decay equal torch.optim.AdamW's."""
+    torch.manual_seed(0)
+    ours, reference = torch.nn.Linear(4, 3), torch.nn.Linear(4, 3)
+    reference.load_state_dict(ours.state_dict())
+    options = {"lr": 0.1, "betas": (0.8, 0.9), "weight_decay": 0.5}
+    optimizers = [SparseDenseAdam(ours.parameters(), **options), torch.optim.AdamW(reference.parameters(), **options)]
+    inputs = torch.randn(5, 4)
+    for _ in range(3):
+        for module, optimizer in zip((ours, reference), optimizers, strict=True):
+            optimizer.zero_grad()
+            module(inputs).pow(2).sum().backward()
+            optimizer.step()
+    for mine, theirs in zip(ours.parameters(), reference.parameters(), strict=True):
+        assert torch.allclose(mine, theirs, atol=1e-6)
