@@ -124,3 +124,9 @@ def test_load_rejects_a_non_boolean_lowercase(tmp_path):
 def test_get_vocab_maps_each_token_to_its_id_as_st_merge_compares_it():
     """S10-1: ``SentenceTransformer.merge`` refuses zoo models only when their tokenizers have ``get_vocab``."""
     assert WordTokenizer(["<unk>", "dog", "runs"]).get_vocab() == {"<unk>": 0, "dog": 1, "runs": 2}
+
+
+def test_vocabulary_ids_do_not_depend_on_the_order_of_the_texts():
+    """Tokens seen equally often are ordered by their text, so shuffled training texts give the same ids."""
+    texts = ["b a", "c d"]
+    assert WordTokenizer.train(texts).vocab.tokens == WordTokenizer.train(texts[::-1]).vocab.tokens
