@@ -169,3 +169,19 @@ def test_new_sentences_of_another_model_of_the_same_size_are_refused(tmp_path, s
     teacher_vectors(SENTENCES[:6], "runs/teacher", tmp_path, teacher=stub_teacher(), show_progress_bar=False)
     with pytest.raises(ValueError, match=r"no longer gives .*values differ by up to"):
         teacher_vectors(SENTENCES, "runs/teacher", tmp_path, teacher=retrained, show_progress_bar=False)
+
+
+def test_candidates_keep_a_sentence_of_exactly_max_words():
+    assert candidates(["one two three four"], exclude=set(), max_words=4) == ["one two three four"]
+
+
+def test_a_later_source_never_repeats_a_sentence_an_earlier_one_chose(tmp_path):
+    import pandas as pd
+
+    from psp_st.distillation.sentences import distillation_sentences
+
+    for name, texts in (("one", ["a dog runs", "a cat sleeps"]), ("two", ["a cat sleeps", "a bird sings"])):
+        pd.DataFrame({"sentence": texts}).to_parquet(tmp_path / f"{name}.parquet")
+    sources = [str(tmp_path / "one.parquet"), str(tmp_path / "two.parquet")]
+    (_, first, _), (_, second, _) = distillation_sentences(sources)
+    assert first == ["a dog runs", "a cat sleeps"] and second == ["a bird sings"]
