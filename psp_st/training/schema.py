@@ -74,7 +74,8 @@ class TokenizerSection:
 
     vocab_size: int = _option(50_000, int, positive=True)
     lowercase: bool = _option(True, bool)
-    character_coverage: float | None = _option(None, float, 0.9, 1.0)
+    #: sentencepiece's range: its trainer refuses less than 0.98 (checked here, before any data loads).
+    character_coverage: float | None = _option(None, float, 0.98, 1.0)
     model_type: str | None = _option(None, str, choices=("unigram", "bpe"))
     #: Train on a language-balanced sample (:func:`~psp_st.tokenization.multilingual.language_balanced_texts`).
     language_temperature: float | None = _option(None, float, 0.0, 1.0)

@@ -133,6 +133,8 @@ def test_unknown_recipe_key_is_a_clear_error(pairs_file, data_dir):
         ({"release": {"license": "other"}}, r"license: other needs license_name .* and license_link"),  # H8-4
         ({"release": {"license_name": "my-terms"}}, r"release\.license_name go with license: other only"),  # H8-4
         ({"distillation": {"sources": [{"path": "c.parquet", "license": ""}]}}, r"sources\[0\]\.license must be a"),
+        # sentencepiece's own floor, before any data loads (the schema took 0.9-0.98, the tokenizer refused it later)
+        ({"tokenizer": {"character_coverage": 0.95}}, r"tokenizer\.character_coverage must be in \[0\.98, 1\.0\]"),
     ],
 )
 def test_recipe_schema_names_the_bad_key(section, message):
