@@ -61,3 +61,40 @@ def test_documented_recipe_passes_the_schema(doc, text):
     from psp_st.training.schema import parse_recipe
 
     parse_recipe(yaml.safe_load(text))
+
+
+def recipe_key_table() -> set[str]:
+    """The keys docs/training.md's "Recipe keys" table names (``.anneal`` after ``megabatch.size``: ``megabatch.anneal``)."""
+    text = (REPO / "docs" / "training.md").read_text(encoding="utf-8").split("**Recipe keys**")[1]
+    keys = set()
+    for row in re.findall(r"^\| (`.*?) \|", text, flags=re.M):
+        section = ""
+        for name in re.findall(r"`([\w.*]+)`", row):
+            if name.startswith("."):
+                name = section + name
+            section = name.split(".")[0] if "." in name else ""
+            keys.add(name)
+    return keys
+
+
+def test_docs_recipe_key_table_names_every_key_the_schema_reads():
+    from dataclasses import fields, is_dataclass
+
+    from psp_st.training import schema
+    from psp_st.training.arguments import PSPTrainingArguments
+
+    expected = set()
+    for item in fields(schema.Recipe):  # annotations are strings: the section classes by name
+        section = getattr(schema, str(item.type), None)
+        if is_dataclass(section):
+            expected |= {f"{item.name}.{inner.name}" for inner in fields(section)}
+        elif item.name not in ("loss", "megabatch", "trainer"):  # free-form sections: their keys below
+            expected.add(item.name)
+    own = {item.name for item in fields(PSPTrainingArguments)} - {
+        item.name for item in fields(PSPTrainingArguments.__base__)
+    }
+    expected |= {"megabatch." + ("size" if name == "megabatch_size" else name) for name in own}
+    expected |= {"loss.name", "trainer.*"}
+    documented = recipe_key_table()
+    assert "data.sources" in documented and "megabatch.anneal" in documented  # the table was read
+    assert sorted(expected - documented) == []
