@@ -256,6 +256,60 @@ def contextual(
     print(f"{out}: contextual piece vectors, shrink {shrink} (mean weight {float(w.mean()):.3f})")
 
 
+def tokenizer_text(text: str, vocab_size: int, out: str, data_dir: str | None) -> None:
+    """Save psp-en's initial model (the packaged recipe's ``build_model`` at seed 42: teacher piece vectors, SIF weights
+    counted on the training pairs) with its sentencepiece model trained on the pairs' text plus more: ``distil`` (the
+    recipe's distillation sample) at ``vocab_size`` pieces. ``text`` ``pairs`` at 32,000 pieces is the recipe's own
+    initial model (the check that this function builds it as ``build_model`` does)."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    from psp_st.distillation import distillation_sentences
+    from psp_st.distillation.piece_weights import piece_counts, sif_weights
+    from psp_st.evaluation.decontamination import evaluation_sentences
+    from psp_st.io.data_dir import default_data_dir
+    from psp_st.modules.psp import PSPEmbedding
+    from psp_st.training.recipe import load_config, load_recipe_pairs
+    from psp_st.training.schema import parse_recipe
+
+    folder = data_dir or default_data_dir()
+    recipe = parse_recipe(load_config("psp-en"))
+    pairs = load_recipe_pairs(recipe.data, recipe.seed, data_dir=folder)
+    pair_texts = pairs["sentence1"][:] + pairs["sentence2"][:]
+    texts = list(pair_texts)
+    if text == "pairs+distil":
+        distil = recipe.distillation
+        parts = distillation_sentences(
+            distil.sources, seed=42, exclude=evaluation_sentences(folder), data_dir=folder, max_words=distil.max_words
+        )
+        texts += [sentence for _, part, _ in parts for sentence in part]
+    model_cfg, distil = recipe.model, recipe.distillation
+    module = PSPEmbedding.from_texts(
+        texts,
+        vocab_size=vocab_size,
+        embedding_dim=model_cfg.embedding_dim,
+        lowercase=recipe.tokenizer.lowercase,
+        seed=recipe.seed,
+        **model_cfg.module_options(),
+        **recipe.tokenizer.options(),
+    )
+    module = PSPEmbedding.from_teacher(
+        distil.teacher,
+        module.tokenizer,
+        embedding_dim=module.embedding_dim,
+        seed=recipe.seed,
+        cache_dir=distil.cache_dir,
+        teacher_name=distil.teacher,
+        max_seq_length=module.max_seq_length,
+        dropout=module.dropout,
+    )
+    weights = sif_weights(piece_counts(module.tokenizer, pair_texts), model_cfg.init_sif)
+    with torch.no_grad():
+        module.embedding.weight[: module.vocab_size].mul_(torch.from_numpy(weights).float().unsqueeze(1))
+    SentenceTransformer(modules=[module], device="cpu").save(out)
+    print(f"{out}: {module.vocab_size:,} pieces trained on {len(texts):,} texts ({text}); SIF counted on the pairs")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -288,7 +342,11 @@ def main() -> None:
     five.add_argument("--teacher", default="all-MiniLM-L6-v2", help="the teacher the initial model came from")
     five.add_argument("--same-basis", action="store_true", help="the initial model's PCA columns, not a new PCA")
     five.add_argument("--out", required=True)
-    for command in (one, two, four):
+    six = commands.add_parser("tokenizer-text", help="psp-en's initial model, its tokenizer trained on more text")
+    six.add_argument("--text", choices=("pairs", "pairs+distil"), required=True)
+    six.add_argument("--vocab-size", type=int, required=True, help="sentencepiece's piece count (an upper bound)")
+    six.add_argument("--out", required=True)
+    for command in (one, two, four, six):
         command.add_argument("--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR)")
     args = parser.parse_args()
     if args.command == "subset":
@@ -297,6 +355,8 @@ def main() -> None:
         contextual_sums(args.initial, args.teacher, args.sentences, args.seed, args.sums, args.data_dir)
     elif args.command == "contextual":
         contextual(args.initial, args.sums, args.shrink, args.teacher_cache, args.teacher, args.out, args.same_basis)
+    elif args.command == "tokenizer-text":
+        tokenizer_text(args.text, args.vocab_size, args.out, args.data_dir)
     elif args.command == "whitening":
         whitening(args.initial, args.strength, args.teacher_cache, args.teacher, args.out)
     else:
