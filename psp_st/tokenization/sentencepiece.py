@@ -6,7 +6,6 @@ import io
 import itertools
 import logging
 import os
-import random
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -150,8 +149,7 @@ class SentencePieceTokenizer:
             bar.update(count % 10_000)
             bar.set_description_str(f"sentencepiece {vocab_size:,} pieces, training on", refresh=True)
 
-        spm.set_random_generator_seed(seed)
-        random.seed(seed)
+        spm.set_random_generator_seed(seed)  # sentencepiece's own generator; Python's random is the caller's
         buffer = io.BytesIO()
         failure: list[BaseException] = []
 

@@ -192,3 +192,13 @@ def test_ctrl_c_stops_the_wait_for_sentencepiece_training_at_once(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         SentencePieceTokenizer.train(["a dog runs", "a cat sleeps"], vocab_size=20)
     assert time.monotonic() - start < 2
+
+
+def test_training_leaves_the_callers_random_stream_alone(caption_sentences):  # E14-1
+    import random
+
+    random.seed(123)
+    expected = random.random()
+    random.seed(123)
+    SentencePieceTokenizer.train(caption_sentences[:2000], vocab_size=300, seed=1)
+    assert random.random() == expected
