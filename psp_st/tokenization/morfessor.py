@@ -83,10 +83,14 @@ class MorfessorSegmenter:
         data = [(count, word) for word, count in sorted(items)]
         if not data:
             raise ValueError("cannot train Morfessor: no words in the training texts")
+        caller_state = random.getstate()  # Morfessor draws from Python's global generator: seeded here, then restored
         random.seed(seed)
-        model = morfessor.BaselineModel(corpusweight=corpus_weight)
-        model.load_data(data, count_modifier=modifiers[count_modifier])
-        model.train_batch(finish_threshold=finish_threshold, max_epochs=max_epochs)
+        try:
+            model = morfessor.BaselineModel(corpusweight=corpus_weight)
+            model.load_data(data, count_modifier=modifiers[count_modifier])
+            model.train_batch(finish_threshold=finish_threshold, max_epochs=max_epochs)
+        finally:
+            random.setstate(caller_state)
         return cls(model.get_segmentations(), corpus_weight=corpus_weight)
 
     def segment(self, word: str) -> tuple[str, ...]:

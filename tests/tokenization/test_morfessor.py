@@ -89,3 +89,23 @@ def test_a_word_with_a_separator_control_character_still_saves_loadably(tmp_path
     tokenizer = MorfessorTokenizer.train(texts, count_modifier="types")
     tokenizer.save(tmp_path)
     assert MorfessorTokenizer.load(tmp_path).encode(texts) == tokenizer.encode(texts)
+
+
+def test_training_leaves_the_callers_random_stream_alone():  # E14-2
+    import random
+
+    random.seed(123)
+    expected = random.random()
+    random.seed(123)
+    MorfessorSegmenter.train(Counter({"talossa": 5, "kissa": 3, "koira": 1}))
+    assert random.random() == expected
+
+
+def test_training_is_the_same_whatever_the_callers_random_state():  # E14-2: still seeded inside
+    import random
+
+    words = Counter(" ".join(FINNISH).split())
+    random.seed(1)
+    first = MorfessorSegmenter.train(words, count_modifier="types").segmentations
+    random.seed(2)
+    assert MorfessorSegmenter.train(words, count_modifier="types").segmentations == first
