@@ -128,9 +128,15 @@ def run_tasks(
     """Run ``worker_class(**worker_kwargs).run(task)`` for every task; results in task order."""
     if not tasks:
         return []
-    if execution.ray is None:
-        worker = worker_class(**worker_kwargs)
-        return [worker.run(dict(task)) for task in tasks]
+    if execution.ray is None:  # in this process: a worker's torch threads (a non-P-SP model's) are the caller's after
+        torch = sys.modules.get("torch")
+        threads = None if torch is None else torch.get_num_threads()
+        try:
+            worker = worker_class(**worker_kwargs)
+            return [worker.run(dict(task)) for task in tasks]
+        finally:
+            if torch is not None:
+                torch.set_num_threads(threads)
     with session(execution) as ray:
         ray.data.DataContext.get_current().enable_progress_bars = False
         dataset = ray.data.from_items([{"task": json.dumps(task)} for task in tasks], override_num_blocks=len(tasks))

@@ -218,3 +218,23 @@ def test_a_job_removes_what_a_killed_worker_left_of_a_shard_when_it_finishes(tmp
         store.write(shard, vectors=np.zeros((1, 2)))
     store.finish({"kind": "test"}, shards)
     assert not stale.exists()
+
+
+def test_a_local_job_with_a_sentence_transformers_model_leaves_the_callers_torch_threads(
+    caption_file, distinct_captions, tmp_path
+):
+    """E14-3: the in-process workers ran torch on ``execution.threads`` (1) and left the caller's torch there."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer import modules as models
+
+    vocab = sorted({word for text in distinct_captions[:50] for word in text.lower().split()})
+    words = models.WordEmbeddings(models.tokenizer.WhitespaceTokenizer(vocab), torch.randn(len(vocab), 8))
+    SentenceTransformer(modules=[words, models.Pooling(8)], device="cpu").save(str(tmp_path / "st"))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        manifest = embed_shards(caption_file, tmp_path / "v", str(tmp_path / "st"), shard_rows=500)
+        assert manifest["dim"] == 8 and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
