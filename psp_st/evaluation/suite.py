@@ -4,6 +4,7 @@ evaluate with), ``full`` (+ STS years, PAWS-X x7, MLP protocol, Turku, Tatoeba, 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -44,7 +45,7 @@ from psp_st.evaluation.sts import STSEvaluator
 from psp_st.inference.encode import check_model
 from psp_st.io.data_dir import data_folder
 from psp_st.io.extras import require, require_installed
-from psp_st.io.progress import progress_bar
+from psp_st.io.progress import progress_bar, progress_bars_disabled
 
 SUITES = ("quick", "full", "xling")
 OPUSPARCUS_LANGS = ("de", "en", "fi", "fr", "ru", "sv")
@@ -306,38 +307,42 @@ def run_suite(
             f"run_suite needs a SentenceTransformer, got {type(model).__name__}: open the model with "
             "psp_st.load(name) (a P-SP model is still embedded by psp-st's engine)"
         )
-    data_dir = data_folder(data_dir)
-    model_name = model_name or model_label(model)
-    tasks, skipped = suite_tasks(suite, data_dir, opusparcus_dir)
-    if out_dir is not None and any(task.plot for task in tasks):
-        require("matplotlib", "plots")  # before any work, not after the tasks before the first plot
-    cache = EmbeddingCache(model, batch_size=batch_size, show_progress_bar=show_progress_bar)
-    start = time.perf_counter()
-    results: dict[str, dict[str, float]] = {}
-    summary: list[dict[str, Any]] = []
-    timings: dict[str, float] = {}
-    plots: list[str] = []
-    if out_dir is not None:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-    bar = progress_bar(iterable=tasks, desc=f"{suite} suite", unit="task", disable=not show_progress_bar)
-    for task in bar:
-        bar.set_postfix_str(task.name)
-        task_start = time.perf_counter()
-        try:
-            evaluator = task.build(cache)
-            metrics = {key: float(value) for key, value in evaluator(model).items()}
-        except ValueError as error:  # name the task: evaluators built here have no name of their own
-            error.args = (f"suite task {task.name}: {error}",)
-            raise
-        timings[task.name] = time.perf_counter() - task_start
-        results[task.name] = metrics
-        for key, (label, scale) in task.headline.items():
-            if key in metrics:
-                summary.append({"group": task.group, "task": task.name, "metric": label, "value": metrics[key] * scale})
-        if task.plot and out_dir is not None:
-            path = Path(out_dir) / f"agreement_{task.plot.replace('/', '_')}.png"
-            plots.append(plot_score_levels(task.plot, evaluator.stats, path, title=f"{model_name}: {task.plot}"))
-    neighbours = stsb_neighbour_tables(cache, data_dir) if suite == "full" else []
+    # datasets' own bars ("Generating train split" of each file read) are off too unless bars are asked for (E14-4)
+    with contextlib.nullcontext() if show_progress_bar else progress_bars_disabled():
+        data_dir = data_folder(data_dir)
+        model_name = model_name or model_label(model)
+        tasks, skipped = suite_tasks(suite, data_dir, opusparcus_dir)
+        if out_dir is not None and any(task.plot for task in tasks):
+            require("matplotlib", "plots")  # before any work, not after the tasks before the first plot
+        cache = EmbeddingCache(model, batch_size=batch_size, show_progress_bar=show_progress_bar)
+        start = time.perf_counter()
+        results: dict[str, dict[str, float]] = {}
+        summary: list[dict[str, Any]] = []
+        timings: dict[str, float] = {}
+        plots: list[str] = []
+        if out_dir is not None:
+            Path(out_dir).mkdir(parents=True, exist_ok=True)
+        bar = progress_bar(iterable=tasks, desc=f"{suite} suite", unit="task", disable=not show_progress_bar)
+        for task in bar:
+            bar.set_postfix_str(task.name)
+            task_start = time.perf_counter()
+            try:
+                evaluator = task.build(cache)
+                metrics = {key: float(value) for key, value in evaluator(model).items()}
+            except ValueError as error:  # name the task: evaluators built here have no name of their own
+                error.args = (f"suite task {task.name}: {error}",)
+                raise
+            timings[task.name] = time.perf_counter() - task_start
+            results[task.name] = metrics
+            for key, (label, scale) in task.headline.items():
+                if key in metrics:
+                    summary.append(
+                        {"group": task.group, "task": task.name, "metric": label, "value": metrics[key] * scale}
+                    )
+            if task.plot and out_dir is not None:
+                path = Path(out_dir) / f"agreement_{task.plot.replace('/', '_')}.png"
+                plots.append(plot_score_levels(task.plot, evaluator.stats, path, title=f"{model_name}: {task.plot}"))
+        neighbours = stsb_neighbour_tables(cache, data_dir) if suite == "full" else []
     return {
         "model": model_name,
         "suite": suite,

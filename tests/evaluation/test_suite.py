@@ -150,3 +150,14 @@ def test_a_report_with_threshold_tasks_says_where_the_thresholds_come_from():  #
     row = {"group": "Paraphrase classification", "task": "msrpc-test", "metric": "majority rate", "value": 66.5}
     result = {"model": "m", "suite": "quick", "data_dir": "d", "embedded_texts": 2, "seconds": 1.0, "summary": [row]}
     assert THRESHOLD_NOTE in to_markdown(result)
+
+
+def test_no_progress_bar_means_none_from_the_data_loading_either(psp_model, data_dir, tmp_path, monkeypatch, capsys):
+    """E14-4: with show_progress_bar=False (the default), datasets' "Generating train split" bars still printed."""
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "fresh-cache")  # the files load anew
+    capsys.readouterr()
+    run_suite(psp_model, "quick", data_dir=data_dir)
+    assert capsys.readouterr().err == ""
+    assert datasets.is_progress_bar_enabled()  # the caller's switch is back
