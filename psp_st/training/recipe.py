@@ -499,6 +499,9 @@ def train_from_config(
     ``checkpoint-*/`` and ``final/``. ``resume=True`` continues from the last checkpoint with the same data order;
     it refuses a folder holding no run and a changed recipe (:func:`recipe_changes`) or data. ``output_option``:
     the caller's name for ``output_dir`` in errors (``psp-st build`` trains in its ``--work-dir``).
+
+    Like transformers' ``Trainer``, it seeds the process's global generators (``random``, ``numpy.random``,
+    ``torch``) with the recipe's ``seed`` and leaves them there: seed again afterwards if your script draws more.
     """
     require_installed(("datasets", "accelerate", "pyarrow", "scipy"), "train", "train_from_config")
     import torch
