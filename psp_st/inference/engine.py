@@ -171,9 +171,10 @@ class PSPEngine:
         return cls(pooled, tokenizer, max_seq_length=max_seq_length, threads=threads, prompt=default_prompt(path))
 
     def prepare(self) -> PSPEngine:
-        """Take the one-time costs now (the word memo's build and numba's kernel, ~0.5-1 s together), which a job
-        otherwise pays once it is large enough (8,192 texts, 100,000 pieces): for a service, so that no request
-        pays them. Returns the engine; the vectors are the same either way."""
+        """Take the one-time costs now (the word memo's build and numba's kernel, ~0.5-1 s and ~130 MB together),
+        which are otherwise paid by the call that brings the totals so far to 8,192 texts or 100,000 pieces (counted
+        across calls: in a service, e.g. its ~130th request of 64 captions): for a service, so that no request pays
+        them. Returns the engine; the vectors are the same either way."""
         if self.memo:
             self.tokenizer.word_memo()
         has_compiled_kernel()
