@@ -75,6 +75,8 @@ def check_output(
     """
     if os.fspath(path) == "":  # Path("") is the current folder
         raise ValueError(f"{option}: empty path (an unset variable?): give a file or folder, './NAME' for one here")
+    if os.fspath(path) == "-":  # Unix habit for stdout: a file named '-' would appear instead (E14-8)
+        raise ValueError(f"{option} -: psp-st writes this output to a file, not to stdout: name a file ('./-' is one)")
     check_home_prefix(path, option)
     path = Path(path)
     target = path.resolve()

@@ -219,3 +219,21 @@ def test_the_chunk_the_help_states_is_the_one_used(command, flag, default):
         action.help for name, action in options if name == f"psp-st {command}" and flag in action.option_strings
     ]
     assert str(getattr(files, default)) in help_text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["score", "--model", "{model}", "--pairs", "pairs.tsv", "--output", "-"],
+        ["embed", "--model", "{model}", "--input", "pairs.tsv", "--output", "-"],
+        ["data", "pairs.tsv", "--output", "-"],
+    ],
+)
+def test_a_dash_output_is_refused_not_written_as_a_file_named_dash(argv, psp_model_dir, tmp_path, monkeypatch, capsys):
+    """E14-8: `--output -` (stdout by Unix habit) wrote a file called '-' and printed 'wrote -: ...' to stdout."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pairs.tsv").write_text("a dog runs\ta dog is running\n")
+    assert _exit_code([arg.format(model=psp_model_dir) for arg in argv] + ["--no-progress"]) == EXIT_ERROR
+    captured = capsys.readouterr()
+    assert "not to stdout" in captured.err and captured.out == ""
+    assert not (tmp_path / "-").exists()
