@@ -252,9 +252,16 @@ def _recorded_norm_power(name: str) -> float | None:
     return float(power) if isinstance(power, (int, float)) and not isinstance(power, bool) else None
 
 
-def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timings: dict[str, float] | None = None):
-    """Train the sentencepiece tokenizer on the training sentences and build a fresh model (or load
-    ``model.init_from``). ``timings`` (if given) receives ``tokenizer_seconds`` and ``teacher_pieces_seconds``."""
+def build_model(
+    config: Recipe | dict[str, Any],
+    train_dataset,
+    seed: int,
+    timings: dict[str, float] | None = None,
+    data_dir: str | os.PathLike | None = None,
+):
+    """Train the sentencepiece tokenizer on the training sentences (and, with ``tokenizer.distillation_text``, the
+    distillation sentences) and build a fresh model (or load ``model.init_from``). ``timings`` (if given) receives
+    ``tokenizer_seconds`` and ``teacher_pieces_seconds``."""
     import torch
     from sentence_transformers import SentenceTransformer
     from torch import nn
@@ -322,8 +329,11 @@ def build_model(config: Recipe | dict[str, Any], train_dataset, seed: int, timin
     else:
         texts = train_dataset["sentence1"][:] + train_dataset["sentence2"][:]
     start = time.perf_counter()
+    extra = []
+    if recipe.tokenizer.distillation_text:
+        extra = [text for _, part, _ in distillation_sample(recipe, seed, data_dir) for text in part]
     module = PSPEmbedding.from_texts(
-        texts,
+        texts + extra,
         vocab_size=recipe.tokenizer.vocab_size,
         embedding_dim=model_cfg.embedding_dim,
         lowercase=recipe.tokenizer.lowercase,
@@ -361,6 +371,26 @@ def build_loss(config: Recipe | dict[str, Any], model):
     return loss_class(recipe.loss["name"])(model, **recipe.loss_options())
 
 
+def distillation_sample(recipe: Recipe, seed: int, data_dir: str | os.PathLike | None = None) -> list:
+    """The recipe's distillation sentences (:func:`psp_st.distillation.distillation_sentences` of
+    ``distillation.sources`` at ``seed``, the evaluation sets' sentences excluded): what the distillation term trains
+    on and, with ``tokenizer.distillation_text``, what sentencepiece reads besides the pairs."""
+    from psp_st.distillation import distillation_sentences
+    from psp_st.evaluation.decontamination import evaluation_sentences
+    from psp_st.io.data_dir import data_folder
+
+    distil = recipe.distillation
+    folder = data_folder(data_dir)
+    return distillation_sentences(  # in the training pairs' datasets cache: bitext sources reuse their filter results
+        distil.sources,
+        seed=seed,
+        exclude=evaluation_sentences(folder),
+        data_dir=folder,
+        cache_dir=datasets_cache(recipe.data),
+        max_words=distil.max_words,
+    )
+
+
 def build_distillation(
     config: Recipe | dict[str, Any],
     model,
@@ -374,22 +404,12 @@ def build_distillation(
     distil = recipe.distillation
     if not distil.weight:
         return None
-    from psp_st.distillation import distillation_sentences, teacher_vectors
-    from psp_st.evaluation.decontamination import evaluation_sentences
-    from psp_st.io.data_dir import data_folder
+    from psp_st.distillation import teacher_vectors
     from psp_st.losses import TeacherDistillationLoss
     from psp_st.training.auxiliary import AuxiliaryObjective
 
     start = time.perf_counter()
-    folder = data_folder(data_dir)
-    parts = distillation_sentences(  # in the training pairs' datasets cache: bitext sources reuse their filter results
-        distil.sources,
-        seed=seed,
-        exclude=evaluation_sentences(folder),
-        data_dir=folder,
-        cache_dir=datasets_cache(recipe.data),
-        max_words=distil.max_words,
-    )
+    parts = distillation_sample(recipe, seed, data_dir)
     if not any(texts for _, texts, _ in parts):
         raise ValueError(
             "recipe: distillation.sources give no sentence (after de-duplication, the evaluation sentences, exclude, "
@@ -619,7 +639,7 @@ def train_from_config(
     if latest is None and any(finished):
         latest = str(members[max(i for i, info in enumerate(finished) if info)] / "final")
     resumed_from = Path(latest).relative_to(output_dir).as_posix() if resumed and latest else None
-    model = load_trusted(initial) if resumed else build_model(recipe, train_dataset, seed, timings)
+    model = load_trusted(initial) if resumed else build_model(recipe, train_dataset, seed, timings, data_dir)
     auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir)
     digest = data_digest(train_dataset.with_format("arrow")[:], auxiliary.texts if auxiliary else ())
     if (

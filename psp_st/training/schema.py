@@ -82,10 +82,14 @@ class TokenizerSection:
     #: sentencepiece's training threads: its model depends on their number, so a recipe pins it (not the machine's
     #: cores); 2, the count every packaged release was built with.
     num_threads: int = _option(2, int, positive=True)
+    #: Train sentencepiece on the distillation sentences too (``distillation.sources``' sample, besides the pairs'
+    #: text): pieces for the words of the genres the pairs lack (news, questions, dialogue). SIF stays counted on the
+    #: pairs.
+    distillation_text: bool = _option(False, bool)
 
     def options(self) -> dict[str, Any]:
         """The set keys passed on to sentencepiece's trainer."""
-        own = ("vocab_size", "lowercase", "language_temperature")
+        own = ("vocab_size", "lowercase", "language_temperature", "distillation_text")
         return {k: v for k, v in vars(self).items() if v is not None and k not in own}
 
 
@@ -382,6 +386,11 @@ def parse_recipe(config: dict[str, Any]) -> Recipe:
     )
     if recipe.distillation.weight > 0 and not recipe.distillation.sources:
         raise ValueError("recipe: distillation.weight > 0 needs distillation.sources (the sentences to distil on)")
+    if recipe.tokenizer.distillation_text and not recipe.distillation.sources:
+        raise ValueError(
+            "recipe: tokenizer.distillation_text trains sentencepiece on the distillation sentences too: it needs "
+            "distillation.sources"
+        )
     _check_loss(loss_class(recipe.loss["name"]), recipe.loss_options())
     _check_trainer(recipe)
     if not recipe.evaluation.sts_dev and str(trainer.get("eval_strategy", "no")) != "no":
