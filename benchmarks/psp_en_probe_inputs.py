@@ -256,10 +256,10 @@ def contextual(
     print(f"{out}: contextual piece vectors, shrink {shrink} (mean weight {float(w.mean()):.3f})")
 
 
-def tokenizer_text(text: str, vocab_size: int, out: str, data_dir: str | None) -> None:
-    """Save psp-en's initial model (the packaged recipe's ``build_model`` at seed 42: teacher piece vectors, SIF weights
-    counted on the training pairs) with its sentencepiece model trained on the pairs' text plus more: ``distil`` (the
-    recipe's distillation sample) at ``vocab_size`` pieces. ``text`` ``pairs`` at 32,000 pieces is the recipe's own
+def tokenizer_text(text: str, vocab_size: int, out: str, data_dir: str | None, seed: int = 42) -> None:
+    """Save psp-en's initial model (the packaged recipe's ``build_model`` at ``seed``: teacher piece vectors, SIF
+    weights counted on the training pairs) with its sentencepiece model trained on the pairs' text plus more: ``distil``
+    (the recipe's distillation sample, seed 42's as ``--fixed-sample-seed 42`` keeps it) at ``vocab_size`` pieces. ``text`` ``pairs`` at 32,000 pieces is the recipe's own
     initial model (the check that this function builds it as ``build_model`` does)."""
     import torch
     from sentence_transformers import SentenceTransformer
@@ -273,7 +273,7 @@ def tokenizer_text(text: str, vocab_size: int, out: str, data_dir: str | None) -
     from psp_st.training.schema import parse_recipe
 
     folder = data_dir or default_data_dir()
-    recipe = parse_recipe(load_config("psp-en"))
+    recipe = parse_recipe({**load_config("psp-en"), "seed": seed})
     pairs = load_recipe_pairs(recipe.data, recipe.seed, data_dir=folder)
     pair_texts = pairs["sentence1"][:] + pairs["sentence2"][:]
     texts = list(pair_texts)
@@ -345,6 +345,7 @@ def main() -> None:
     six = commands.add_parser("tokenizer-text", help="psp-en's initial model, its tokenizer trained on more text")
     six.add_argument("--text", choices=("pairs", "pairs+distil"), required=True)
     six.add_argument("--vocab-size", type=int, required=True, help="sentencepiece's piece count (an upper bound)")
+    six.add_argument("--seed", type=int, default=42, help="the recipe's seed (tokenizer sample, data order)")
     six.add_argument("--out", required=True)
     for command in (one, two, four, six):
         command.add_argument("--data-dir", default=None, help="shared data folder (default: $PSP_ST_DATA_DIR)")
@@ -356,7 +357,7 @@ def main() -> None:
     elif args.command == "contextual":
         contextual(args.initial, args.sums, args.shrink, args.teacher_cache, args.teacher, args.out, args.same_basis)
     elif args.command == "tokenizer-text":
-        tokenizer_text(args.text, args.vocab_size, args.out, args.data_dir)
+        tokenizer_text(args.text, args.vocab_size, args.out, args.data_dir, args.seed)
     elif args.command == "whitening":
         whitening(args.initial, args.strength, args.teacher_cache, args.teacher, args.out)
     else:
