@@ -1,4 +1,4 @@
-"""psp-en rounds 19, 20 and 23: the inputs of their probes, made from the shared data (all negative: the recipe is unchanged).
+"""psp-en rounds 19, 20, 23 and 27: the inputs of their probes, made from the shared data (19-23 negative; 27 led to v10).
 
 * ``subset``: the rows of a corpus file whose ``source`` starts with one of ``--source-prefix``, as a new Parquet
   file (e.g. only the WMT news sentences of ``corpus/english_sentences.parquet``), which a distillation-sources
@@ -13,6 +13,8 @@
   package's standardisation, 0 plain PCA; columns beyond the teacher's numerical rank, which it never varies in, go
   to ~0 below 1). The teacher piece vectors come from the teacher cache; the script checks that the initial model's
   columns within that rank are their standardised PCA times one weight per row before it rescales.
+* ``tokenizer-text``: psp-en's initial model with its sentencepiece model trained on the pairs and the recipe's
+  distillation sample (round 27; ``--text pairs --vocab-size 32000`` is the v9 recipe's own initial model).
 * ``contextual-sums``: per piece id, the sum of the teacher's last-layer token vectors over the piece's occurrences in
   sentences of the recipe's distillation sample (a piece's vector there: the mean of the teacher tokens its characters
   overlap), saved as ``.npz``; ``contextual``: an initial model from them (round 23: contextual vectors, each mixed
@@ -29,11 +31,13 @@
         --teacher-cache runs/teacher_cache --out runs/round20/init-white0
     python benchmarks/psp_en_probe_inputs.py contextual-sums --initial runs/ablation/v6-s24-base-order42/initial \\
         --sentences 60000 --sums runs/round23/ctx60k.npz
+    python benchmarks/psp_en_probe_inputs.py tokenizer-text --text pairs+distil --vocab-size 32000 [--seed 7] \\
+        --out runs/round27/init-distil-32k
     python benchmarks/psp_en_probe_inputs.py contextual --initial runs/ablation/v6-s24-base-order42/initial \\
         --sums runs/round23/ctx60k.npz --shrink 0 --teacher-cache runs/teacher_cache --out runs/round23/init-ctx-k0
 
-Numbers: ``benchmarks/results/psp_en_v3_ablation.md`` (rounds 19, 20 and 23), raw logs ``psp_en_v19_runs.jsonl``,
-``psp_en_v20_runs.jsonl``, ``psp_en_v23_runs.jsonl``.
+Numbers: ``benchmarks/results/psp_en_v3_ablation.md`` (rounds 19, 20, 23 and 27), raw logs ``psp_en_v19_runs.jsonl``,
+``psp_en_v20_runs.jsonl``, ``psp_en_v23_runs.jsonl``, ``psp_en_v27_runs.jsonl``.
 """
 
 from __future__ import annotations
@@ -259,7 +263,9 @@ def contextual(
 def tokenizer_text(text: str, vocab_size: int, out: str, data_dir: str | None, seed: int = 42) -> None:
     """Save psp-en's initial model (the packaged recipe's ``build_model`` at ``seed``: teacher piece vectors, SIF
     weights counted on the training pairs) with its sentencepiece model trained on the pairs' text plus more: ``distil``
-    (the recipe's distillation sample, seed 42's as ``--fixed-sample-seed 42`` keeps it) at ``vocab_size`` pieces. ``text`` ``pairs`` at 32,000 pieces is the recipe's own
+    (the recipe's distillation sample, seed 42's as ``--fixed-sample-seed 42`` keeps it) at ``vocab_size`` pieces.
+    Not ``build_model`` with ``tokenizer.distillation_text`` (the recipe key round 27 led to, which gives the same
+    model at seed 42): that draws the sample at the recipe's seed, and the round's other draws kept seed 42's. ``text`` ``pairs`` at 32,000 pieces is the recipe's own
     initial model (the check that this function builds it as ``build_model`` does)."""
     import torch
     from sentence_transformers import SentenceTransformer
