@@ -258,10 +258,12 @@ def build_model(
     seed: int,
     timings: dict[str, float] | None = None,
     data_dir: str | os.PathLike | None = None,
+    sample: list | None = None,
 ):
     """Train the sentencepiece tokenizer on the training sentences (and, with ``tokenizer.distillation_text``, the
     distillation sentences) and build a fresh model (or load ``model.init_from``). ``timings`` (if given) receives
-    ``tokenizer_seconds`` and ``teacher_pieces_seconds``."""
+    ``tokenizer_seconds`` and ``teacher_pieces_seconds``; ``sample`` (if given) receives the distillation sentences
+    drawn for the tokenizer, for :func:`build_distillation` to reuse."""
     import torch
     from sentence_transformers import SentenceTransformer
     from torch import nn
@@ -331,7 +333,10 @@ def build_model(
     start = time.perf_counter()
     extra = []
     if recipe.tokenizer.distillation_text:
-        extra = [text for _, part, _ in distillation_sample(recipe, seed, data_dir) for text in part]
+        drawn = distillation_sample(recipe, seed, data_dir)
+        if sample is not None:
+            sample[:] = drawn
+        extra = [text for _, part, _ in drawn for text in part]
     module = PSPEmbedding.from_texts(
         texts + extra,
         vocab_size=recipe.tokenizer.vocab_size,
@@ -397,9 +402,11 @@ def build_distillation(
     seed: int,
     timings: dict[str, float] | None = None,
     data_dir: str | os.PathLike | None = None,
+    sample: list | None = None,
 ):
     """The sentence-distillation objective of ``distillation`` (``None`` when its weight is 0), teacher vectors
-    from :func:`psp_st.distillation.teacher_vectors`. ``timings`` receives ``teacher_sentences_seconds``."""
+    from :func:`psp_st.distillation.teacher_vectors`. ``timings`` receives ``teacher_sentences_seconds``; ``sample``:
+    the :func:`distillation_sample` already drawn (by :func:`build_model`), else drawn here."""
     recipe = _recipe(config)
     distil = recipe.distillation
     if not distil.weight:
@@ -409,7 +416,7 @@ def build_distillation(
     from psp_st.training.auxiliary import AuxiliaryObjective
 
     start = time.perf_counter()
-    parts = distillation_sample(recipe, seed, data_dir)
+    parts = sample or distillation_sample(recipe, seed, data_dir)
     if not any(texts for _, texts, _ in parts):
         raise ValueError(
             "recipe: distillation.sources give no sentence (after de-duplication, the evaluation sentences, exclude, "
@@ -639,8 +646,9 @@ def train_from_config(
     if latest is None and any(finished):
         latest = str(members[max(i for i, info in enumerate(finished) if info)] / "final")
     resumed_from = Path(latest).relative_to(output_dir).as_posix() if resumed and latest else None
-    model = load_trusted(initial) if resumed else build_model(recipe, train_dataset, seed, timings, data_dir)
-    auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir)
+    sample: list = []  # drawn once: sentencepiece (tokenizer.distillation_text) and the distillation term read it
+    model = load_trusted(initial) if resumed else build_model(recipe, train_dataset, seed, timings, data_dir, sample)
+    auxiliary = build_distillation(recipe, model, seed, timings, data_dir=data_dir, sample=sample)
     digest = data_digest(train_dataset.with_format("arrow")[:], auxiliary.texts if auxiliary else ())
     if (
         resumed
